@@ -1,0 +1,41 @@
+"""The `copydesk` command line. Each group of commands lives in its own module
+and adds itself here through `register(app)`; this file only wires them up."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from copydesk import commands_check, commands_pipeline, context
+from copydesk.logs import setup_logging
+
+app = typer.Typer(
+    name="copydesk",
+    help="Short, faithful news summaries that ship only after an editor approves them.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+
+@app.callback()
+def _global(
+    config: Path | None = typer.Option(
+        None, "--config", "-c", help="config.toml to use (default: $COPYDESK_CONFIG or ./config.toml)"
+    ),
+    log_format: str = typer.Option("text", "--log-format", help="text or json (for schedulers)"),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="debug logging"),
+) -> None:
+    """Short, faithful news summaries that ship only after an editor approves them."""
+    context.CONFIG_PATH = config
+    setup_logging(log_format, verbose)
+
+
+for module in (commands_pipeline, commands_check):
+    module.register(app)
+
+
+def main() -> None:  # pragma: no cover - console entry point
+    app()

@@ -1,0 +1,38 @@
+"""Logging to stderr, as text for people or as JSON lines for schedulers."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from datetime import UTC, datetime
+
+_RESERVED = set(vars(logging.makeLogRecord({})))
+
+
+class JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        payload = {
+            "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "msg": record.getMessage(),
+        }
+        payload.update({k: v for k, v in vars(record).items() if k not in _RESERVED})
+        if record.exc_info:
+            payload["exc"] = self.formatException(record.exc_info)
+        return json.dumps(payload, default=str)
+
+
+def setup_logging(fmt: str = "text", verbose: bool = False) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    if fmt == "json":
+        handler.setFormatter(JsonFormatter())
+    else:
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(logging.DEBUG if verbose else logging.INFO)
+    # Libraries that log request URLs or headers stay quiet unless asked.
+    for noisy in ("httpx", "httpx2", "httpcore", "anthropic", "trafilatura", "urllib3"):
+        logging.getLogger(noisy).setLevel(logging.DEBUG if verbose else logging.WARNING)

@@ -1,0 +1,190 @@
+"""SQLModel tables. The schema itself is created by the Alembic migrations in
+`store/migrations`; these classes must stay in step with them (a test compares).
+
+Times are stored as timezone-aware UTC. JSON columns hold evidence and raw
+payloads so that every decision can be explained later from the database alone.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import JSON, Column, DateTime, Text
+from sqlmodel import Field, SQLModel
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def _ts(**kw: Any) -> Any:
+    return Field(sa_column=Column(DateTime(timezone=True), **kw))
+
+
+class Feed(SQLModel, table=True):
+    __tablename__ = "feeds"
+
+    id: int | None = Field(default=None, primary_key=True)
+    url: str = Field(unique=True)
+    name: str
+    enabled: bool = True
+    origin: str = "cli"  # "config" or "cli": where the feed was declared
+    etag: str | None = None
+    last_modified: str | None = None
+    last_fetched_at: datetime | None = _ts(nullable=True)
+    last_success_at: datetime | None = _ts(nullable=True)
+    last_error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    consecutive_errors: int = 0
+    next_fetch_at: datetime | None = _ts(nullable=True)
+    bozo_message: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    created_at: datetime = Field(
+        default_factory=utcnow, sa_column=Column(DateTime(timezone=True), nullable=False)
+    )
+
+
+class Item(SQLModel, table=True):
+    """One article. `dedup_key` is the canonical source URL, or `entry:<feed>:<id>`
+    for an entry without a link; it is unique, so a second run cannot duplicate."""
+
+    __tablename__ = "items"
+
+    id: int | None = Field(default=None, primary_key=True)
+    dedup_key: str = Field(unique=True)
+    feed_id: int | None = Field(default=None, foreign_key="feeds.id", index=True)
+    entry_id: str | None = Field(default=None, index=True)
+    source_url: str | None = None  # canonical URL, None when the entry had no link
+    original_url: str | None = None  # the link as the feed or submitter gave it
+    content_hash: str | None = Field(default=None, index=True)
+    title: str | None = None
+    author: str | None = None
+    published_at: datetime | None = _ts(nullable=True)
+    seen_at: datetime = Field(
+        default_factory=utcnow, sa_column=Column(DateTime(timezone=True), nullable=False)
+    )
+    text_origin: str | None = None  # "feed_content", "page" or None
+    fetch_status: int | None = None  # HTTP status of the page fetch, when there was one
+    fetch_bytes: int | None = None
+    source_text: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    word_count: int | None = None
+    summariser: str | None = None  # backend name, e.g. "extractive", "anthropic:claude-..."
+    recorded_reply: bool = False  # draft came from a recorded (scripted) model reply
+    headline: str | None = None
+    summary: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    status: str = Field(default="new", index=True)
+    version: int = 0  # bumped on every status move and edit: compare-and-set for editors
+    attempts: int = 0
+    next_attempt_at: datetime | None = _ts(nullable=True)
+    last_error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    decided_by: str | None = None
+    decided_at: datetime | None = _ts(nullable=True)
+    created_at: datetime = Field(
+        default_factory=utcnow, sa_column=Column(DateTime(timezone=True), nullable=False)
+    )
+    updated_at: datetime = Field(
+        default_factory=utcnow, sa_column=Column(DateTime(timezone=True), nullable=False)
+    )
+
+
+class GateVerdict(SQLModel, table=True):
+    """A gate's verdict on one version of an item's draft (or on its source)."""
+
+    __tablename__ = "gate_verdicts"
+
+    id: int | None = Field(default=None, primary_key=True)
+    item_id: int = Field(foreign_key="items.id", index=True)
+    run_id: int | None = Field(default=None, foreign_key="runs.id")
+    stage: str  # "source", "draft" or "edit"
+    gate: str
+    passed: bool
+    mode: str  # "discard", "flag" or "off"
+    reason: str = Field(sa_column=Column(Text, nullable=False))
+    evidence: Any = Field(default=None, sa_column=Column(JSON, nullable=True))
+    created_at: datetime = Field(
+        default_factory=utcnow, sa_column=Column(DateTime(timezone=True), nullable=False)
+    )
+
+
+class AuditEvent(SQLModel, table=True):
+    """Append-only: database triggers refuse UPDATE and DELETE on this table."""
+
+    __tablename__ = "audit_events"
+
+    id: int | None = Field(default=None, primary_key=True)
+    item_id: int = Field(foreign_key="items.id", index=True)
+    at: datetime = Field(
+        default_factory=utcnow, sa_column=Column(DateTime(timezone=True), nullable=False)
+    )
+    actor: str  # "editor:<name>", "run:<id>", "cli", ...
+    from_status: str | None = None
+    to_status: str
+    reason: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    details: Any = Field(default=None, sa_column=Column(JSON, nullable=True))
+
+
+class ModelCall(SQLModel, table=True):
+    """The ledger: one row per model call, with what was sent and what came back."""
+
+    __tablename__ = "model_calls"
+
+    id: int | None = Field(default=None, primary_key=True)
+    item_id: int | None = Field(default=None, foreign_key="items.id", index=True)
+    run_id: int | None = Field(default=None, foreign_key="runs.id", index=True)
+    purpose: str = "summary"  # "summary", later "claims" and "judge"
+    backend: str
+    model: str | None = None
+    api_version: str | None = None
+    temperature: float | None = None  # the temperature sent, None when none was
+    temperature_in_force: bool = False
+    prompt_version: str | None = None
+    prompt_hash: str | None = None
+    request_id: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cache_creation_tokens: int | None = None
+    cache_read_tokens: int | None = None
+    latency_ms: int | None = None
+    stop_reason: str | None = None
+    cost_usd: float | None = None
+    ok: bool = True
+    error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    request_json: Any = Field(default=None, sa_column=Column(JSON, nullable=True))
+    response_json: Any = Field(default=None, sa_column=Column(JSON, nullable=True))
+    created_at: datetime = Field(
+        default_factory=utcnow, sa_column=Column(DateTime(timezone=True), nullable=False)
+    )
+
+
+class Run(SQLModel, table=True):
+    """One pipeline run (a `copydesk run`, `demo` or `submit`)."""
+
+    __tablename__ = "runs"
+
+    id: int | None = Field(default=None, primary_key=True)
+    command: str
+    started_at: datetime = Field(
+        default_factory=utcnow, sa_column=Column(DateTime(timezone=True), nullable=False)
+    )
+    ended_at: datetime | None = _ts(nullable=True)
+    backend: str | None = None
+    counts: Any = Field(default=None, sa_column=Column(JSON, nullable=True))
+    exit_status: int | None = None
+    error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+
+
+class Editor(SQLModel, table=True):
+    """A person who may sign in to the review queue. Passwords are argon2 hashes."""
+
+    __tablename__ = "editors"
+
+    id: int | None = Field(default=None, primary_key=True)
+    name: str = Field(unique=True)
+    role: str = "editor"  # "editor" decides; "viewer" only looks
+    password_hash: str
+    enabled: bool = True
+    failed_logins: int = 0
+    locked_until: datetime | None = _ts(nullable=True)
+    last_login_at: datetime | None = _ts(nullable=True)
+    created_at: datetime = Field(
+        default_factory=utcnow, sa_column=Column(DateTime(timezone=True), nullable=False)
+    )

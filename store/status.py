@@ -1,0 +1,206 @@
+"""The status machine: the only code that changes an item's status.
+
+Every move is a compare-and-set on the item's (status, version) and writes its
+audit event in the same transaction, so a move either happens with its record or
+not at all, and two deciders racing on one item cannot both win.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select as sa_select
+from sqlalchemy import update
+from sqlalchemy.orm.attributes import set_committed_value
+from sqlmodel import Session
+
+from store.models import AuditEvent, Item, utcnow
+
+NEW = "new"
+DRAFT = "draft"
+DISCARDED = "discarded"
+ERROR = "error"
+APPROVED = "approved"
+REJECTED = "rejected"
+PUBLISHED = "published"
+
+STATUSES = (NEW, DRAFT, DISCARDED, ERROR, APPROVED, REJECTED, PUBLISHED)
+FINAL = frozenset({DISCARDED, REJECTED, PUBLISHED})
+
+# DESIGN.md: the only moves there are.
+MOVES: dict[str, frozenset[str]] = {
+    NEW: frozenset({DISCARDED, DRAFT, ERROR}),
+    ERROR: frozenset({NEW, DISCARDED}),
+    DRAFT: frozenset({APPROVED, REJECTED, DISCARDED}),
+    APPROVED: frozenset({PUBLISHED}),
+    DISCARDED: frozenset(),
+    REJECTED: frozenset(),
+    PUBLISHED: frozenset(),
+}
+
+# Moves that only a signed-in editor may make, and the ones that need a reason.
+EDITOR_MOVES = frozenset({(DRAFT, APPROVED), (DRAFT, REJECTED)})
+REASON_REQUIRED = frozenset({DISCARDED, REJECTED, ERROR})
+
+
+class IllegalMove(ValueError):
+    """The move is not in DESIGN.md's status machine, or lacks what it needs."""
+
+
+@dataclass(frozen=True)
+class Conflict(Exception):
+    """Someone else moved the item first: the caller's view was stale."""
+
+    item_id: int
+    status: str
+    actor: str | None
+    at: datetime | None
+
+    def __str__(self) -> str:
+        who = self.actor or "someone"
+        when = self.at.isoformat(timespec="seconds") if self.at else "earlier"
+        return f"item {self.item_id} was already {self.status} by {who} at {when}"
+
+
+def can_move(from_status: str, to_status: str) -> bool:
+    return to_status in MOVES.get(from_status, frozenset())
+
+
+def check_move(from_status: str, to_status: str, actor: str, reason: str | None) -> None:
+    """Raise IllegalMove unless the move is allowed for this actor with this reason."""
+    if not can_move(from_status, to_status):
+        raise IllegalMove(f"illegal move {from_status} -> {to_status}")
+    if (from_status, to_status) in EDITOR_MOVES and not actor.startswith("editor:"):
+        raise IllegalMove(f"{from_status} -> {to_status} needs a signed-in editor, not {actor}")
+    if to_status in REASON_REQUIRED and not (reason and reason.strip()):
+        raise IllegalMove(f"a move to {to_status} needs a reason")
+
+
+def create(
+    session: Session,
+    item: Item,
+    *,
+    actor: str,
+    reason: str,
+    details: dict[str, Any] | None = None,
+) -> AuditEvent:
+    """Insert a new item (status `new`) with the audit event that says where it came from."""
+    if item.status != NEW:
+        raise IllegalMove(f"an item is born new, not {item.status}")
+    session.add(item)
+    session.flush()
+    event = AuditEvent(
+        item_id=item.id, actor=actor, from_status=None, to_status=NEW, reason=reason,
+        details=details,
+    )
+    session.add(event)
+    session.flush()
+    return event
+
+
+def move(
+    session: Session,
+    item: Item,
+    to_status: str,
+    *,
+    actor: str,
+    reason: str | None = None,
+    details: dict[str, Any] | None = None,
+    expected_version: int | None = None,
+    changes: dict[str, Any] | None = None,
+) -> AuditEvent:
+    """Move `item` to `to_status`, applying `changes` to its columns, and record it.
+
+    `expected_version` is the version the caller saw (an editor's screen); it
+    defaults to the item's loaded version. Raises IllegalMove or Conflict and
+    changes nothing in either case. The caller commits.
+    """
+    from_status = item.status
+    check_move(from_status, to_status, actor, reason)
+    version = item.version if expected_version is None else expected_version
+    now = utcnow()
+    values: dict[str, Any] = dict(changes or {})
+    values.update(status=to_status, version=version + 1, updated_at=now)
+    if (from_status, to_status) in EDITOR_MOVES:
+        values.update(decided_by=actor.removeprefix("editor:"), decided_at=now)
+    _compare_and_set(session, item, from_status, version, values)
+    event = AuditEvent(
+        item_id=item.id,
+        at=now,
+        actor=actor,
+        from_status=from_status,
+        to_status=to_status,
+        reason=reason,
+        details=details,
+    )
+    session.add(event)
+    session.flush()
+    return event
+
+
+def record_edit(
+    session: Session,
+    item: Item,
+    *,
+    actor: str,
+    headline: str | None,
+    summary: str,
+    expected_version: int,
+    details: dict[str, Any] | None = None,
+) -> AuditEvent:
+    """An editor's edit keeps a draft a draft; the audit keeps both texts."""
+    if item.status != DRAFT:
+        raise IllegalMove(f"only a draft can be edited, not a {item.status} item")
+    if not actor.startswith("editor:"):
+        raise IllegalMove("only a signed-in editor can edit a draft")
+    before = {"headline": item.headline, "summary": item.summary}
+    values = {
+        "headline": headline,
+        "summary": summary,
+        "version": expected_version + 1,
+        "updated_at": utcnow(),
+    }
+    _compare_and_set(session, item, DRAFT, expected_version, values)
+    event = AuditEvent(
+        item_id=item.id,
+        actor=actor,
+        from_status=DRAFT,
+        to_status=DRAFT,
+        reason="edited",
+        details={"before": before, "after": {"headline": headline, "summary": summary}}
+        | (details or {}),
+    )
+    session.add(event)
+    session.flush()
+    return event
+
+
+def _compare_and_set(
+    session: Session, item: Item, status: str, version: int, values: dict[str, Any]
+) -> None:
+    result = session.execute(
+        update(Item)
+        .where(Item.id == item.id, Item.status == status, Item.version == version)
+        .values(**values)
+        .execution_options(synchronize_session=False)
+    )
+    if result.rowcount != 1:
+        raise _conflict(session, item.id)
+    for key, value in values.items():
+        # The row is already written; mirror it on the object without a second UPDATE.
+        set_committed_value(item, key, value)
+
+
+def _conflict(session: Session, item_id: int) -> Conflict:
+    current = session.get(Item, item_id, populate_existing=True)
+    last = session.scalars(
+        sa_select(AuditEvent).where(AuditEvent.item_id == item_id).order_by(AuditEvent.id.desc())
+    ).first()
+    return Conflict(
+        item_id=item_id,
+        status=current.status if current else "gone",
+        actor=last.actor if last else None,
+        at=last.at if last else None,
+    )

@@ -1,0 +1,1 @@
+"""Summariser backends behind one interface (`summarise.base.Summariser`)."""

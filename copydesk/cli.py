@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from copydesk import commands_check, commands_pipeline, context
+from copydesk import commands_pipeline, context
 from copydesk.logs import setup_logging
 
 app = typer.Typer(
@@ -33,7 +33,7 @@ def _global(
     setup_logging(log_format, verbose)
 
 
-for module in (commands_pipeline, commands_check):
+for module in (commands_pipeline,):
     module.register(app)
 
 

@@ -67,6 +67,12 @@ class GateSettings(_Section):
 
         return self.modes.get(gate, DEFAULT_MODES.get(gate, "discard"))
 
+    def all_modes(self) -> dict[str, str]:
+        """The mode of every known gate, defaults filled in."""
+        from guards.registry import ALL_GATES
+
+        return {gate: self.mode(gate) for gate in ALL_GATES}
+
 
 class IngestSettings(_Section):
     user_agent: str = "copydesk/0.1 (+https://github.com/copydesk/copydesk)"

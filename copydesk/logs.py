@@ -29,10 +29,12 @@ def setup_logging(fmt: str = "text", verbose: bool = False) -> None:
     if fmt == "json":
         handler.setFormatter(JsonFormatter())
     else:
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        handler.setFormatter(
+            logging.Formatter("%(asctime)s %(levelname)-7s %(message)s", datefmt="%H:%M:%S")
+        )
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(logging.DEBUG if verbose else logging.INFO)
     # Libraries that log request URLs or headers stay quiet unless asked.
-    for noisy in ("httpx", "httpx2", "httpcore", "anthropic", "trafilatura", "urllib3"):
+    for noisy in ("httpx", "httpx2", "httpcore", "anthropic", "trafilatura", "urllib3", "alembic"):
         logging.getLogger(noisy).setLevel(logging.DEBUG if verbose else logging.WARNING)

@@ -60,7 +60,9 @@ def migrate(engine: Engine, revision: str = "head") -> None:
     try:
         command.upgrade(alembic_config(engine), revision)
     except Exception as exc:  # noqa: BLE001 - reported as one line to the user
-        raise StoreError(f"database {safe_url(engine)} could not be brought up to date: {exc}") from exc
+        raise StoreError(
+            f"database {safe_url(engine)} could not be brought up to date: {exc}"
+        ) from exc
 
 
 def safe_url(engine: Engine) -> str:

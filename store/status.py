@@ -7,7 +7,6 @@ not at all, and two deciders racing on one item cannot both win.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -49,14 +48,20 @@ class IllegalMove(ValueError):
     """The move is not in DESIGN.md's status machine, or lacks what it needs."""
 
 
-@dataclass(frozen=True)
 class Conflict(Exception):
-    """Someone else moved the item first: the caller's view was stale."""
+    """Someone else moved the item first: the caller's view was stale.
 
-    item_id: int
-    status: str
-    actor: str | None
-    at: datetime | None
+    A plain exception class rather than a frozen dataclass: `contextlib` sets
+    `__traceback__` on exceptions leaving a `with session_scope(...)` block, which
+    a frozen dataclass refuses (the caller would see FrozenInstanceError).
+    """
+
+    def __init__(self, item_id: int, status: str, actor: str | None, at: datetime | None):
+        super().__init__(item_id, status, actor, at)
+        self.item_id = item_id
+        self.status = status
+        self.actor = actor
+        self.at = at
 
     def __str__(self) -> str:
         who = self.actor or "someone"
@@ -68,11 +73,16 @@ def can_move(from_status: str, to_status: str) -> bool:
     return to_status in MOVES.get(from_status, frozenset())
 
 
+def is_editor(actor: str) -> bool:
+    """`editor:<name>` with a name: an empty `editor:` would record a decision by nobody."""
+    return actor.startswith("editor:") and bool(actor.removeprefix("editor:").strip())
+
+
 def check_move(from_status: str, to_status: str, actor: str, reason: str | None) -> None:
     """Raise IllegalMove unless the move is allowed for this actor with this reason."""
     if not can_move(from_status, to_status):
         raise IllegalMove(f"illegal move {from_status} -> {to_status}")
-    if (from_status, to_status) in EDITOR_MOVES and not actor.startswith("editor:"):
+    if (from_status, to_status) in EDITOR_MOVES and not is_editor(actor):
         raise IllegalMove(f"{from_status} -> {to_status} needs a signed-in editor, not {actor}")
     if to_status in REASON_REQUIRED and not (reason and reason.strip()):
         raise IllegalMove(f"a move to {to_status} needs a reason")
@@ -92,7 +102,11 @@ def create(
     session.add(item)
     session.flush()
     event = AuditEvent(
-        item_id=item.id, actor=actor, from_status=None, to_status=NEW, reason=reason,
+        item_id=item.id,
+        actor=actor,
+        from_status=None,
+        to_status=NEW,
+        reason=reason,
         details=details,
     )
     session.add(event)
@@ -117,6 +131,7 @@ def move(
     defaults to the item's loaded version. Raises IllegalMove or Conflict and
     changes nothing in either case. The caller commits.
     """
+    _check_not_stale(session, item, expected_version)
     from_status = item.status
     check_move(from_status, to_status, actor, reason)
     version = item.version if expected_version is None else expected_version
@@ -151,30 +166,39 @@ def record_edit(
     details: dict[str, Any] | None = None,
 ) -> AuditEvent:
     """An editor's edit keeps a draft a draft; the audit keeps both texts."""
+    _check_not_stale(session, item, expected_version)
     if item.status != DRAFT:
         raise IllegalMove(f"only a draft can be edited, not a {item.status} item")
-    if not actor.startswith("editor:"):
+    if not is_editor(actor):
         raise IllegalMove("only a signed-in editor can edit a draft")
     before = {"headline": item.headline, "summary": item.summary}
-    values = {
-        "headline": headline,
-        "summary": summary,
-        "version": expected_version + 1,
-        "updated_at": utcnow(),
-    }
+    after = {"headline": headline, "summary": summary}
+    now = utcnow()
+    values = {**after, "version": expected_version + 1, "updated_at": now}
     _compare_and_set(session, item, DRAFT, expected_version, values)
     event = AuditEvent(
         item_id=item.id,
+        at=now,
         actor=actor,
         from_status=DRAFT,
         to_status=DRAFT,
         reason="edited",
-        details={"before": before, "after": {"headline": headline, "summary": summary}}
-        | (details or {}),
+        # The texts go last: caller details cannot overwrite what the audit must keep.
+        details=(details or {}) | {"before": before, "after": after},
     )
     session.add(event)
     session.flush()
     return event
+
+
+def _check_not_stale(session: Session, item: Item, expected_version: int | None) -> None:
+    """A caller whose screen showed an older version hears who moved the item since
+    ("already approved by ann"), not a puzzling "illegal move approved -> rejected"."""
+    if expected_version is None or expected_version == item.version:
+        return
+    conflict = _conflict(session, item.id)  # reloads `item` from the database
+    if expected_version != item.version:
+        raise conflict
 
 
 def _compare_and_set(

@@ -1,12 +1,38 @@
-"""Alembic environment: the engine is handed in by `store.db.migrate`."""
+"""Alembic environment: the engine is handed in by `store.db.migrate`.
+
+Several commands may open the same fresh database at once (a cron run starting
+while the review queue starts, or workers on several machines against
+PostgreSQL). The migration therefore runs as one transaction that first takes a
+database-wide lock: the second command waits for the first, then finds the
+schema already at head and does nothing.
+"""
 
 from alembic import context
+from sqlalchemy import Connection, text
 from sqlmodel import SQLModel
 
 import store.models  # noqa: F401 - registers the tables on SQLModel.metadata
 
 config = context.config
 target_metadata = SQLModel.metadata
+
+# Any fixed 64-bit number; it names copydesk's migration lock on a PostgreSQL server.
+PG_MIGRATION_LOCK = 0x636F70796465736B  # "copydesk" in ASCII
+
+
+def _lock_for_migration(connection: Connection) -> None:
+    """Serialise migrations and make them all-or-nothing.
+
+    PostgreSQL: a transaction-scoped advisory lock, released at commit.
+    SQLite: Python's sqlite3 runs DDL outside any transaction unless told
+    otherwise, so a crash mid-migration would leave half a schema and two
+    migrators would both try to create the tables. BEGIN IMMEDIATE takes the
+    write lock up front; a second migrator waits for it (busy_timeout).
+    """
+    if connection.dialect.name == "postgresql":
+        connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": PG_MIGRATION_LOCK})
+    elif connection.dialect.name == "sqlite":
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
 
 
 def run_migrations_online() -> None:
@@ -16,6 +42,7 @@ def run_migrations_online() -> None:
 
         engine = make_engine(config.get_main_option("sqlalchemy.url"))
     with engine.begin() as connection:
+        _lock_for_migration(connection)
         context.configure(
             connection=connection,
             target_metadata=target_metadata,

@@ -1,0 +1,733 @@
+"""The auditor's two questions, answered from the database alone.
+
+`item_history` says everything that happened to one item: what was fetched, what
+the model was sent and cost, every gate verdict and every status move.
+`discards_report` says what was thrown away and why. Both return plain
+dataclasses holding rows; `to_dict` turns them into JSON documents and
+`render_history` / `render_discards` print them for a terminal. The Streamlit
+app calls the two queries and draws the rows with its own widgets.
+
+Everything shown here (titles, article text, model output, reasons) may come
+from an untrusted feed or model, so the renderers build `rich.text.Text` objects
+(never markup) and make control characters visible instead of sending them to
+the terminal.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+from sqlalchemy import or_, select
+from sqlalchemy.engine import Engine
+from sqlmodel import Session
+
+from store.models import AuditEvent, Feed, GateVerdict, Item, ModelCall
+
+RECORDED_REPLY_LABEL = "recorded reply (demo), not a live model call"
+OTHER = "other"  # the discards bucket for items no gate failed (model gave up, link refused...)
+_CHUNK = 500  # ids per IN (...) query: well under every backend's parameter limit
+
+# C0/C1 control characters (but tab and newline) and the bidi overrides that can
+# make a terminal show something other than what the text says.
+_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+# --- small helpers -------------------------------------------------------------------------
+
+
+def utc(value: datetime | None) -> datetime | None:
+    """SQLite hands back naive datetimes; everything is stored as UTC, so say so."""
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
+
+
+def iso(value: datetime | None) -> str | None:
+    stamp = utc(value)
+    return stamp.isoformat() if stamp else None
+
+
+def parse_since(text: str) -> datetime:
+    """YYYY-MM-DD (midnight UTC) or an ISO 8601 datetime (UTC when it has no offset).
+
+    Raises ValueError with a message fit for the user."""
+    raw = text.strip()
+    try:
+        if len(raw) == 10:
+            day = date.fromisoformat(raw)
+            return datetime(day.year, day.month, day.day, tzinfo=UTC)
+        parsed = datetime.fromisoformat(raw)
+    except ValueError:
+        raise ValueError(
+            f"--since {text!r} is not a date: use YYYY-MM-DD or an ISO 8601 datetime"
+        ) from None
+    return utc(parsed)  # type: ignore[return-value]
+
+
+def safe(value: Any) -> str:
+    """The text with control and bidi characters shown as escapes, so a hostile
+    article cannot move the cursor, clear the screen or reverse a line."""
+    text = "" if value is None else str(value)
+    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def plain(value: Any, style: str = "") -> Text:
+    """Untrusted text as a rich Text: never parsed as markup."""
+    return Text(safe(value), style=style)
+
+
+# --- one item's history ----------------------------------------------------------------------
+
+
+@dataclass
+class ItemHistory:
+    """An item with its feed and, oldest first, its verdicts, model calls and audit events."""
+
+    item: Item
+    feed: Feed | None
+    verdicts: list[GateVerdict]
+    calls: list[ModelCall]
+    events: list[AuditEvent]
+
+    @property
+    def summariser_label(self) -> str:
+        return summariser_label(self.item)
+
+    def to_dict(self, *, full: bool = False) -> dict[str, Any]:
+        """A JSON document; `full` adds the source text and each call's request and reply."""
+        item = self.item
+        doc: dict[str, Any] = {
+            "item": {
+                "id": item.id,
+                "status": item.status,
+                "version": item.version,
+                "title": item.title,
+                "author": item.author,
+                "source_url": item.source_url,
+                "original_url": item.original_url,
+                "dedup_key": item.dedup_key,
+                "entry_id": item.entry_id,
+                "seen_at": iso(item.seen_at),
+                "published_at": iso(item.published_at),
+                "created_at": iso(item.created_at),
+                "updated_at": iso(item.updated_at),
+                "decided_by": item.decided_by,
+                "decided_at": iso(item.decided_at),
+            },
+            "feed": feed_dict(self.feed),
+            "fetch": {
+                "text_origin": item.text_origin,
+                "fetch_status": item.fetch_status,
+                "fetch_bytes": item.fetch_bytes,
+                "word_count": item.word_count,
+                "content_hash": item.content_hash,
+            },
+            "summariser": {
+                "name": item.summariser,
+                "recorded_reply": item.recorded_reply,
+                "label": self.summariser_label,
+            },
+            "draft": {"headline": item.headline, "summary": item.summary},
+            "retries": {
+                "attempts": item.attempts,
+                "next_attempt_at": iso(item.next_attempt_at),
+                "last_error": item.last_error,
+            },
+            "verdicts": [verdict_dict(v) for v in self.verdicts],
+            "model_calls": [call_dict(c, full=full) for c in self.calls],
+            "events": [event_dict(e) for e in self.events],
+        }
+        if full:
+            doc["source_text"] = item.source_text
+        return doc
+
+
+def summariser_label(item: Item) -> str:
+    """What produced the draft, said plainly: a recorded demo reply is not a model call."""
+    if not item.summariser:
+        return "no draft yet"
+    if item.recorded_reply:
+        return f"{item.summariser}: {RECORDED_REPLY_LABEL}"
+    if item.summariser.startswith("extractive"):
+        return f"{item.summariser}: offline extractive summariser, no model call"
+    return item.summariser
+
+
+def feed_dict(feed: Feed | None) -> dict[str, Any] | None:
+    if feed is None:
+        return None
+    return {"id": feed.id, "name": feed.name, "url": feed.url}
+
+
+def verdict_dict(v: GateVerdict) -> dict[str, Any]:
+    return {
+        "at": iso(v.created_at),
+        "stage": v.stage,
+        "gate": v.gate,
+        "mode": v.mode,
+        "passed": v.passed,
+        "reason": v.reason,
+        "evidence": v.evidence,
+        "run_id": v.run_id,
+    }
+
+
+_CALL_FIELDS = (
+    "purpose",
+    "backend",
+    "model",
+    "api_version",
+    "temperature",
+    "temperature_in_force",
+    "prompt_version",
+    "prompt_hash",
+    "request_id",
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_tokens",
+    "cache_read_tokens",
+    "latency_ms",
+    "stop_reason",
+    "cost_usd",
+    "ok",
+    "error",
+    "run_id",
+)
+
+
+def call_dict(c: ModelCall, *, full: bool = False) -> dict[str, Any]:
+    doc = {"at": iso(c.created_at)} | {name: getattr(c, name) for name in _CALL_FIELDS}
+    if full:
+        doc |= {"request_json": c.request_json, "response_json": c.response_json}
+    return doc
+
+
+def event_dict(e: AuditEvent) -> dict[str, Any]:
+    return {
+        "at": iso(e.at),
+        "actor": e.actor,
+        "from_status": e.from_status,
+        "to_status": e.to_status,
+        "reason": e.reason,
+        "details": e.details,
+    }
+
+
+def find_item(session: Session, key: str | int) -> Item | None:
+    """An item by id (an integer), or by URL or dedup key.
+
+    A URL matches the canonical `source_url` (and the dedup key, which is the
+    canonical URL) or the link exactly as the feed gave it (`original_url`)."""
+    if isinstance(key, int) or key.strip().isdigit():
+        return session.get(Item, int(key))
+    raw = key.strip()
+    candidates = [raw]
+    canonical = _canonical(raw)
+    if canonical and canonical != raw:
+        candidates.insert(0, canonical)
+    for column in (Item.dedup_key, Item.source_url, Item.original_url):
+        for candidate in candidates:
+            found = session.scalars(
+                select(Item).where(column == candidate).order_by(Item.id).limit(1)
+            ).first()
+            if found is not None:
+                return found
+    return None
+
+
+def _canonical(url: str) -> str | None:
+    """`ingest.urls.canonical_url`, or None when it is unavailable or refuses the text."""
+    try:
+        from ingest.urls import canonical_url
+    except ImportError:
+        return None
+    try:
+        return canonical_url(url)
+    except Exception:  # noqa: BLE001 - not a URL we can canonicalise: match it as given
+        return None
+
+
+def item_history(engine: Engine, key: str | int) -> ItemHistory | None:
+    """Everything the database knows about one item, or None when no item matches."""
+    with Session(engine, expire_on_commit=False) as session:
+        item = find_item(session, key)
+        if item is None:
+            return None
+        feed = session.get(Feed, item.feed_id) if item.feed_id is not None else None
+        verdicts = _rows(
+            session,
+            select(GateVerdict).where(GateVerdict.item_id == item.id).order_by(GateVerdict.id),
+        )
+        calls = _rows(
+            session, select(ModelCall).where(ModelCall.item_id == item.id).order_by(ModelCall.id)
+        )
+        events = _rows(
+            session, select(AuditEvent).where(AuditEvent.item_id == item.id).order_by(AuditEvent.id)
+        )
+        return ItemHistory(item, feed, verdicts, calls, events)
+
+
+def _rows(session: Session, statement: Any) -> list[Any]:
+    return list(session.scalars(statement))
+
+
+# --- discards --------------------------------------------------------------------------------
+
+
+@dataclass
+class Discard:
+    """One discarded item: when, by whom, and the failed hard gates (empty: see `reason`)."""
+
+    item_id: int
+    title: str | None
+    url: str | None
+    feed: str | None
+    discarded_at: datetime
+    actor: str
+    reason: str | None
+    failed: list[GateVerdict] = field(default_factory=list)
+
+    @property
+    def buckets(self) -> list[str]:
+        """The gates this discard counts under: each failed gate once, or `other`."""
+        gates = list(dict.fromkeys(v.gate for v in self.failed))
+        return gates or [OTHER]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "item_id": self.item_id,
+            "title": self.title,
+            "url": self.url,
+            "feed": self.feed,
+            "discarded_at": iso(self.discarded_at),
+            "actor": self.actor,
+            "reason": self.reason,
+            "failed_gates": [
+                {"stage": v.stage, "gate": v.gate, "reason": v.reason, "evidence": v.evidence}
+                for v in self.failed
+            ],
+        }
+
+
+@dataclass
+class DiscardsReport:
+    """Discards newest first, and how many fall under each failed gate."""
+
+    discards: list[Discard]
+    counts: dict[str, int]
+    since: datetime | None = None
+    gate: str | None = None
+    feed: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "filters": {"since": iso(self.since), "gate": self.gate, "feed": self.feed},
+            "total": len(self.discards),
+            "counts": self.counts,
+            "discards": [d.to_dict() for d in self.discards],
+        }
+
+
+def discards_report(
+    engine: Engine,
+    *,
+    since: datetime | None = None,
+    gate: str | None = None,
+    feed: str | None = None,
+) -> DiscardsReport:
+    """Discarded items (newest first) with their failed hard gates, optionally only
+    those discarded since a time, failed by one gate (or `other`), or from one feed
+    (by name or URL). Counts are over the items listed."""
+    with Session(engine, expire_on_commit=False) as session:
+        discards = _discard_rows(session, since=since, feed=feed)
+        failed = _failed_hard_verdicts(session, [d.item_id for d in discards])
+    for d in discards:
+        d.failed = failed.get(d.item_id, [])
+    if gate:
+        discards = [d for d in discards if gate in d.buckets]
+    return DiscardsReport(discards, count_buckets(discards), since=since, gate=gate, feed=feed)
+
+
+def count_buckets(discards: Iterable[Discard]) -> dict[str, int]:
+    """Discards per failed gate (an item two gates failed counts under both), most first."""
+    counts = Counter(bucket for d in discards for bucket in d.buckets)
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0] == OTHER, kv[0])))
+
+
+def _discard_rows(session: Session, *, since: datetime | None, feed: str | None) -> list[Discard]:
+    statement = (
+        select(
+            Item.id,
+            Item.title,
+            Item.source_url,
+            Item.original_url,
+            Feed.name,
+            AuditEvent.at,
+            AuditEvent.actor,
+            AuditEvent.reason,
+        )
+        .join(AuditEvent, AuditEvent.item_id == Item.id)
+        .outerjoin(Feed, Feed.id == Item.feed_id)
+        .where(Item.status == "discarded", AuditEvent.to_status == "discarded")
+        .order_by(AuditEvent.at.desc(), AuditEvent.id.desc())
+    )
+    if since is not None:
+        # SQLite compares the stored UTC wall-clock text: bind UTC too.
+        statement = statement.where(AuditEvent.at >= utc(since))
+    if feed:
+        statement = statement.where(or_(Feed.name == feed, Feed.url == feed))
+    discards: dict[int, Discard] = {}
+    for item_id, title, source_url, original_url, feed_name, at, actor, reason in session.execute(
+        statement
+    ):
+        if item_id in discards:  # a discard is final; keep the newest event all the same
+            continue
+        discards[item_id] = Discard(
+            item_id=item_id,
+            title=title,
+            url=source_url or original_url,
+            feed=feed_name,
+            discarded_at=utc(at),  # type: ignore[arg-type]
+            actor=actor,
+            reason=reason,
+        )
+    return list(discards.values())
+
+
+def _failed_hard_verdicts(
+    session: Session, item_ids: Sequence[int]
+) -> dict[int, list[GateVerdict]]:
+    failed: dict[int, list[GateVerdict]] = {}
+    for start in range(0, len(item_ids), _CHUNK):
+        chunk = item_ids[start : start + _CHUNK]
+        statement = (
+            select(GateVerdict)
+            .where(
+                GateVerdict.item_id.in_(chunk),  # type: ignore[attr-defined]
+                GateVerdict.passed.is_(False),  # type: ignore[attr-defined]
+                GateVerdict.mode == "discard",
+            )
+            .order_by(GateVerdict.id)
+        )
+        for verdict in session.scalars(statement):
+            failed.setdefault(verdict.item_id, []).append(verdict)
+    return failed
+
+
+def known_gates(engine: Engine) -> set[str]:
+    """Every gate name the registry knows or the database has a verdict from."""
+    from guards.registry import ALL_GATES
+
+    with Session(engine) as session:
+        recorded = set(session.scalars(select(GateVerdict.gate).distinct()))
+    return set(ALL_GATES) | recorded
+
+
+def feed_exists(engine: Engine, name_or_url: str) -> bool:
+    with Session(engine) as session:
+        found = session.scalars(
+            select(Feed.id).where(or_(Feed.name == name_or_url, Feed.url == name_or_url)).limit(1)
+        ).first()
+    return found is not None
+
+
+# --- rendering -------------------------------------------------------------------------------
+
+
+def render_history(console: Console, history: ItemHistory, *, full: bool = False) -> None:
+    """A readable report of one item's history, oldest first within each part."""
+    item = history.item
+    console.print(
+        Text.assemble(
+            (f"Item {item.id}", "bold"), " — ", (item.status, "bold"), f" (version {item.version})"
+        )
+    )
+    _fields(
+        console,
+        [
+            ("title", item.title),
+            ("author", item.author),
+            ("source URL", item.source_url),
+            ("original link", item.original_url),
+            ("dedup key", item.dedup_key),
+            ("feed", _feed_line(history.feed)),
+            ("entry id", item.entry_id),
+            ("seen at", iso(item.seen_at)),
+            ("published at", iso(item.published_at)),
+            ("decided", _decided_line(item)),
+        ],
+    )
+
+    _heading(console, "Fetched and extracted")
+    _fields(
+        console,
+        [
+            ("text origin", _origin_label(item.text_origin)),
+            ("fetch status", item.fetch_status),
+            ("fetch bytes", item.fetch_bytes),
+            ("words extracted", item.word_count),
+            ("content hash", item.content_hash),
+        ],
+    )
+    if full:
+        console.print(Text("source text:", style="dim"))
+        console.print(plain(item.source_text or "(none)"))
+
+    _heading(console, "Draft")
+    _fields(console, [("summariser", history.summariser_label)])
+    if item.recorded_reply:
+        console.print(Text(f"  note: {RECORDED_REPLY_LABEL}", style="yellow"))
+    _fields(console, [("headline", item.headline), ("summary", item.summary)])
+
+    if item.attempts or item.next_attempt_at or item.last_error:
+        _heading(console, "Retries")
+        _fields(
+            console,
+            [
+                ("attempts", item.attempts),
+                ("next attempt at", iso(item.next_attempt_at)),
+                ("last error", item.last_error),
+            ],
+        )
+
+    _heading(console, f"Gate verdicts ({len(history.verdicts)})")
+    if history.verdicts:
+        console.print(_verdicts_table(history.verdicts))
+        for v in history.verdicts:
+            if not v.passed and v.evidence not in (None, {}, []):
+                console.print(Text(f"  {v.stage}/{v.gate} evidence:", style="bold"))
+                render_evidence(console, v.evidence, indent=4)
+    else:
+        console.print(Text("  none recorded", style="dim"))
+
+    _heading(console, f"Model calls ({len(history.calls)})")
+    if history.calls:
+        for number, call in enumerate(history.calls, 1):
+            _render_call(console, number, call, full=full)
+        _render_call_totals(console, history.calls)
+    else:
+        console.print(Text("  none recorded", style="dim"))
+
+    _heading(console, f"Audit events ({len(history.events)})")
+    console.print(_events_table(history.events))
+
+
+def render_discards(console: Console, report: DiscardsReport) -> None:
+    """The discards table, newest first, then the counts per gate."""
+    if not report.discards:
+        console.print(plain("No discarded items" + _filters_note(report) + "."))
+        return
+    table = Table(title=plain(f"Discarded items ({len(report.discards)})" + _filters_note(report)))
+    table.add_column("discarded at (UTC)", no_wrap=True)
+    table.add_column("item", justify="right")
+    table.add_column("feed")
+    table.add_column("title / url", overflow="fold")
+    table.add_column("why", overflow="fold")
+    for d in report.discards:
+        title = plain(d.title or "(no title)")
+        title.append("\n")
+        title.append_text(plain(d.url or "(no url)", style="dim"))
+        table.add_row(
+            Text(_short_time(d.discarded_at)),
+            Text(str(d.item_id)),
+            plain(d.feed or "-"),
+            title,
+            _why(d),
+        )
+    console.print(table)
+    counts = Table(title=Text("Discards per gate"))
+    counts.add_column("gate")
+    counts.add_column("items", justify="right")
+    for gate, count in report.counts.items():
+        counts.add_row(plain(gate), Text(str(count)))
+    console.print(counts)
+
+
+def render_evidence(console: Console, evidence: Any, *, indent: int = 2) -> None:
+    """Evidence as `key: value` lines. Gates shape their evidence freely, so this
+    stays generic: strings as they are, anything else as compact JSON."""
+    pad = " " * indent
+    if isinstance(evidence, dict):
+        for key, value in evidence.items():
+            line = Text(f"{pad}{safe(key)}: ", style="dim")
+            line.append(safe(_compact(value)))
+            console.print(line)
+    else:
+        console.print(Text(pad + safe(_compact(evidence))))
+
+
+def _compact(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _heading(console: Console, title: str) -> None:
+    console.print()
+    console.print(Text(title, style="bold underline"))
+
+
+def _fields(console: Console, rows: Iterable[tuple[str, Any]]) -> None:
+    for label, value in rows:
+        line = Text(f"  {label}: ", style="dim")
+        line.append_text(plain("-" if value is None or value == "" else value))
+        console.print(line)
+
+
+def _feed_line(feed: Feed | None) -> str | None:
+    return f"{feed.name} <{feed.url}>" if feed else None
+
+
+def _decided_line(item: Item) -> str | None:
+    if not item.decided_by:
+        return None
+    return f"{item.decided_by} at {iso(item.decided_at)}"
+
+
+def _origin_label(origin: str | None) -> str | None:
+    labels = {
+        "feed_content": "feed_content (the feed carried the full text)",
+        "page": "page (fetched and extracted from the article page)",
+    }
+    return labels.get(origin or "", origin)
+
+
+def _result(passed: bool, mode: str) -> Text:
+    if passed:
+        return Text("passed", style="green")
+    if mode == "discard":
+        return Text("FAILED", style="bold red")
+    return Text(f"failed ({mode})", style="yellow")
+
+
+def _verdicts_table(verdicts: Sequence[GateVerdict]) -> Table:
+    table = Table()
+    table.add_column("at (UTC)", no_wrap=True)
+    table.add_column("stage")
+    table.add_column("gate")
+    table.add_column("mode")
+    table.add_column("result")
+    table.add_column("reason", overflow="fold")
+    for v in verdicts:
+        table.add_row(
+            Text(_short_time(v.created_at)),
+            plain(v.stage),
+            plain(v.gate),
+            plain(v.mode),
+            _result(v.passed, v.mode),
+            plain(v.reason),
+        )
+    return table
+
+
+def _events_table(events: Sequence[AuditEvent]) -> Table:
+    table = Table()
+    table.add_column("at (UTC)", no_wrap=True)
+    table.add_column("actor")
+    table.add_column("move")
+    table.add_column("reason", overflow="fold")
+    table.add_column("details", overflow="fold")
+    for e in events:
+        table.add_row(
+            Text(_short_time(e.at)),
+            plain(e.actor),
+            plain(f"{e.from_status or '(born)'} -> {e.to_status}"),
+            plain(e.reason or ""),
+            plain(_compact(e.details) if e.details else ""),
+        )
+    return table
+
+
+def _render_call(console: Console, number: int, call: ModelCall, *, full: bool) -> None:
+    outcome = Text("ok", style="green") if call.ok else Text("ERROR", style="bold red")
+    console.print(Text.assemble(f"  call {number}: ", (call.purpose, "bold"), ", ", outcome))
+    if call.temperature is None:
+        temperature = "none sent (model default)"
+    else:
+        temperature = f"{call.temperature:g}"
+    temperature += " (in force)" if call.temperature_in_force else " (not in force)"
+    tokens = (
+        f"{_n(call.input_tokens)} in, {_n(call.output_tokens)} out, cache "
+        f"{_n(call.cache_creation_tokens)} written / {_n(call.cache_read_tokens)} read"
+    )
+    cost = f"${call.cost_usd:.6f}" if call.cost_usd is not None else "-"
+    latency = f"{call.latency_ms} ms" if call.latency_ms is not None else "-"
+    rows: list[tuple[str, Any]] = [
+        ("at", iso(call.created_at)),
+        ("backend", call.backend),
+        ("model", call.model),
+        ("api version", call.api_version),
+        ("temperature", temperature),
+        ("prompt", f"{call.prompt_version or '-'} {call.prompt_hash or '-'}"),
+        ("request id", call.request_id),
+        ("tokens", tokens),
+        ("latency", latency),
+        ("stop reason", call.stop_reason),
+        ("cost", cost),
+    ]
+    if not call.ok:
+        rows.append(("error", call.error))
+    if full:
+        rows += [
+            ("request", _compact(call.request_json)),
+            ("response", _compact(call.response_json)),
+        ]
+    _fields(console, [(f"  {label}", value) for label, value in rows])
+
+
+def _render_call_totals(console: Console, calls: Sequence[ModelCall]) -> None:
+    cost = sum(c.cost_usd or 0 for c in calls)
+    tokens_in = sum(c.input_tokens or 0 for c in calls)
+    tokens_out = sum(c.output_tokens or 0 for c in calls)
+    failed = sum(1 for c in calls if not c.ok)
+    console.print(
+        Text(
+            f"  total: {len(calls)} call(s), {failed} failed, {tokens_in} tokens in, "
+            f"{tokens_out} out, ${cost:.6f}",
+            style="bold",
+        )
+    )
+
+
+def _n(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+def _short_time(value: datetime | None) -> str:
+    stamp = utc(value)
+    return stamp.strftime("%Y-%m-%d %H:%M:%S") if stamp else "-"
+
+
+def _why(d: Discard) -> Text:
+    if not d.failed:
+        return plain(d.reason or "(no reason recorded)")
+    why = Text()
+    for n, v in enumerate(d.failed):
+        if n:
+            why.append("\n")
+        why.append(safe(v.gate), style="bold")
+        why.append(": ")
+        why.append(safe(v.reason))
+    return why
+
+
+def _filters_note(report: DiscardsReport) -> str:
+    parts = []
+    if report.since:
+        parts.append(f"since {iso(report.since)}")
+    if report.gate:
+        parts.append(f"gate {report.gate}")
+    if report.feed:
+        parts.append(f"feed {report.feed}")
+    return (" (" + ", ".join(parts) + ")") if parts else ""

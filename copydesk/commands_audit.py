@@ -1,0 +1,76 @@
+"""`copydesk audit` and `copydesk discards`: the auditor's view, from the database alone.
+
+The queries and the rendering live in `copydesk.audit` (the review app reuses
+them); this module only turns options into calls and results into exit codes.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import typer
+
+from copydesk import audit
+from copydesk.context import EXIT_FAILED, EXIT_USAGE, context, fail, out
+
+
+def register(app: typer.Typer) -> None:
+    app.command("audit")(audit_command)
+    app.command("discards")(discards_command)
+
+
+def audit_command(
+    item: str = typer.Argument(
+        ..., metavar="URL_OR_ID", help="item id, or its URL (canonical or as the feed gave it)"
+    ),
+    as_json: bool = typer.Option(False, "--json", help="one JSON document instead of a report"),
+    full: bool = typer.Option(
+        False, "--full", help="also the source text and each model call's request and reply"
+    ),
+) -> None:
+    """An item's whole history: what was fetched, what the model was sent and said,
+    every gate verdict, every status move and who made it."""
+    ctx = context()
+    history = audit.item_history(ctx.engine, item)
+    if history is None:
+        fail(f"no item matches {item!r}", EXIT_FAILED)
+    if as_json:
+        _print_json(history.to_dict(full=full))
+    else:
+        audit.render_history(out, history, full=full)
+
+
+def discards_command(
+    since: str | None = typer.Option(
+        None, "--since", help="only items discarded since YYYY-MM-DD or an ISO datetime (UTC)"
+    ),
+    gate: str | None = typer.Option(
+        None, "--gate", help="only items this gate failed ('other': no gate failed)"
+    ),
+    feed: str | None = typer.Option(None, "--feed", help="only items from this feed (name or URL)"),
+    as_json: bool = typer.Option(False, "--json", help="one JSON document instead of a table"),
+) -> None:
+    """Discarded items, newest first, with every failed gate's reason, and the
+    number of discards per gate."""
+    try:
+        since_at = audit.parse_since(since) if since else None
+    except ValueError as exc:
+        fail(str(exc), EXIT_USAGE)
+    ctx = context()
+    if gate and gate != audit.OTHER:
+        known = audit.known_gates(ctx.engine)
+        if gate not in known:
+            fail(f"unknown gate {gate!r}; known: {', '.join(sorted(known))}, other", EXIT_USAGE)
+    if feed and not audit.feed_exists(ctx.engine, feed):
+        fail(f"no feed named {feed!r} (give its name or URL)", EXIT_USAGE)
+    report = audit.discards_report(ctx.engine, since=since_at, gate=gate, feed=feed)
+    if as_json:
+        _print_json(report.to_dict())
+    else:
+        audit.render_discards(out, report)
+
+
+def _print_json(document: Any) -> None:
+    """JSON straight to stdout: not through rich, which would wrap or highlight it."""
+    typer.echo(json.dumps(document, ensure_ascii=False, indent=2, default=str))

@@ -1,0 +1,1 @@
+"""Getting articles in: feeds, pages, text extraction, canonical URLs."""

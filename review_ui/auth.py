@@ -1,0 +1,126 @@
+"""Sign-in: nothing of the queue is drawn until someone has signed in.
+
+Two ways in, chosen by `[review] auth` in config.toml:
+
+- `password` (default): the editor accounts of `copydesk editor add`, checked
+  with argon2 and throttled by `store.editors.authenticate`.
+- `oidc`: Streamlit's `st.login` against the newsroom's identity provider. The
+  identity (its `email` claim, else `preferred_username`) must still match an
+  enabled account in the editors table, which gives the role. See
+  review_ui/README.md for the set-up.
+
+Either way the account is re-read on every rerun, so disabling an editor ends
+their session at their next click.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+from sqlalchemy.engine import Engine
+from sqlmodel import Session
+
+from copydesk.config import Settings
+from review_ui.decisions import Reviewer
+from review_ui.widgets import plain
+from store.db import session_scope
+from store.editors import active_role, authenticate
+
+SESSION_KEY = "reviewer"
+_MESSAGE = "sign_in_message"
+
+
+def current_reviewer(engine: Engine) -> Reviewer | None:
+    """The signed-in person with their role as the database says now, or None."""
+    reviewer: Reviewer | None = st.session_state.get(SESSION_KEY)
+    if reviewer is None:
+        return None
+    with Session(engine) as session:
+        role = active_role(session, reviewer.name)
+    if role is None:
+        sign_out(message="Your account is disabled or no longer exists. Signed out.")
+        return None
+    if role != reviewer.role:
+        reviewer = Reviewer(reviewer.name, role)
+        st.session_state[SESSION_KEY] = reviewer
+    return reviewer
+
+
+def sign_out(message: str | None = None) -> None:
+    """Forget everything about this browser session, including the open item."""
+    for key in list(st.session_state.keys()):
+        del st.session_state[key]
+    if message:
+        st.session_state[_MESSAGE] = message
+
+
+def require_sign_in(engine: Engine, settings: Settings) -> Reviewer:
+    """The signed-in reviewer; otherwise draws the sign-in form and stops the run."""
+    reviewer = current_reviewer(engine)
+    if reviewer is not None:
+        return reviewer
+    st.title("copydesk review")
+    if settings.review.auth == "oidc":
+        _oidc(engine)
+    else:
+        _password_form(engine)
+    st.stop()
+    raise AssertionError("unreachable")  # st.stop() raises  # pragma: no cover
+
+
+def _try_password(engine: Engine) -> None:
+    """Form callback: runs before the next script run, so the password can be
+    wiped from the session before anything else sees it."""
+    name = (st.session_state.get("login_name") or "").strip()
+    password = st.session_state.get("login_password") or ""
+    st.session_state["login_password"] = ""
+    if not name or not password:
+        st.session_state[_MESSAGE] = "Enter your name and password."
+        return
+    with session_scope(engine) as session:
+        result = authenticate(session, name, password)
+    if result.ok and result.name and result.role:
+        st.session_state[SESSION_KEY] = Reviewer(result.name, result.role)
+        st.session_state.pop(_MESSAGE, None)
+    else:
+        st.session_state[_MESSAGE] = result.message
+
+
+def _password_form(engine: Engine) -> None:
+    st.caption("Drafts are unpublished material: sign in with your editor account.")
+    message = st.session_state.get(_MESSAGE)
+    if message:
+        st.error(message)
+    with st.form("sign_in", enter_to_submit=True, border=True, width=420):
+        st.text_input("Name", key="login_name", autocomplete="username")
+        st.text_input("Password", key="login_password", type="password")
+        st.form_submit_button(
+            "Sign in", type="primary", key="login_submit", on_click=_try_password, args=(engine,)
+        )
+    st.caption("No account? An administrator creates one with `copydesk editor add NAME`.")
+
+
+def _oidc(engine: Engine) -> None:
+    logged_in = st.user.get("is_logged_in")
+    if logged_in is None:
+        st.error(
+            'Single sign-on is selected ([review] auth = "oidc") but Streamlit\'s [auth] '
+            "section is missing from .streamlit/secrets.toml. See review_ui/README.md."
+        )
+        return
+    if not logged_in:
+        st.caption("Drafts are unpublished material: sign in with your newsroom account.")
+        st.button("Sign in with single sign-on", type="primary", on_click=st.login)
+        return
+    identity = str(st.user.get("email") or st.user.get("preferred_username") or "")
+    with Session(engine) as session:
+        role = active_role(session, identity) if identity else None
+    if role is None:
+        plain(
+            f"{identity or 'This identity'} is not an enabled copydesk account. "
+            "An administrator can add it with: copydesk editor add NAME --role editor|viewer",
+            kind="error",
+        )
+        st.button("Sign out", on_click=st.logout)
+        return
+    st.session_state[SESSION_KEY] = Reviewer(identity, role)
+    st.rerun()

@@ -1,0 +1,227 @@
+"""What an editor can do to a draft: approve, reject with a reason, edit.
+
+Every function here checks, inside the caller's transaction, that the person is
+a signed-in, enabled account with the `editor` role (a viewer is refused here
+too, not only by hiding buttons), then changes the item only through
+`store.status`. Decisions are compare-and-set on the version the editor saw:
+when someone else decided or edited first, `Conflict` says who and when, and
+nothing is written. The caller commits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from sqlmodel import Session
+
+from guards.registry import DRAFT_GATES, GateResult, run_gates
+from review_ui.queries import current_verdicts, last_event, stamp
+from store import status
+from store.editors import get_editor
+from store.models import GateVerdict, Item, utcnow
+from store.status import Conflict, IllegalMove
+
+
+class NotAllowed(PermissionError):
+    """This person may not decide (viewer, disabled or unknown account)."""
+
+
+class Blocked(ValueError):
+    """A hard gate fails on the current text: the draft cannot be approved."""
+
+    def __init__(self, failures: list[tuple[str, str]]):
+        self.failures = failures
+        names = ", ".join(gate for gate, _ in failures)
+        super().__init__(f"cannot approve while a hard gate fails: {names}")
+
+
+class ReasonRequired(ValueError):
+    """A rejection without a reason."""
+
+
+@dataclass(frozen=True)
+class Reviewer:
+    """Who is signed in. The role is re-read from the database before every decision."""
+
+    name: str
+    role: str
+
+    @property
+    def actor(self) -> str:
+        return f"editor:{self.name}"
+
+    @property
+    def can_decide(self) -> bool:
+        return self.role == "editor"
+
+
+@dataclass(frozen=True)
+class EditOutcome:
+    results: list[GateResult]
+    version: int  # the item's version after the edit
+
+    @property
+    def hard_failures(self) -> list[GateResult]:
+        return [r for r in self.results if r.hard_fail]
+
+    @property
+    def flagged(self) -> list[GateResult]:
+        return [r for r in self.results if r.flagged]
+
+
+def require_editor(session: Session, reviewer: Reviewer) -> None:
+    account = get_editor(session, reviewer.name)
+    if account is None or not account.enabled:
+        raise NotAllowed(f"{reviewer.name} is not an enabled account: sign in again")
+    if account.role != "editor":
+        raise NotAllowed(f"{reviewer.name} is a {account.role}: viewers cannot decide")
+
+
+def _load(session: Session, item_id: int, expected_version: int) -> Item:
+    """The item as the editor saw it, or Conflict naming who changed it since."""
+    item = session.get(Item, item_id, populate_existing=True)
+    if item is None:
+        raise LookupError(f"item {item_id} does not exist")
+    if item.status != status.DRAFT or item.version != expected_version:
+        event = last_event(session, item_id)
+        raise Conflict(
+            item_id, item.status, event.actor if event else None, event.at if event else None
+        )
+    return item
+
+
+def hard_failures(session: Session, item_id: int) -> list[tuple[str, str]]:
+    """(gate, reason) of every current verdict that fails a gate in `discard` mode."""
+    source, draft = current_verdicts(session, item_id)
+    return [(v.gate, v.reason) for v in source + draft if not v.passed and v.mode == "discard"]
+
+
+def approve(session: Session, reviewer: Reviewer, item_id: int, expected_version: int) -> Item:
+    require_editor(session, reviewer)
+    item = _load(session, item_id, expected_version)
+    failures = hard_failures(session, item_id)
+    if failures:
+        raise Blocked(failures)
+    status.move(
+        session,
+        item,
+        status.APPROVED,
+        actor=reviewer.actor,
+        reason="approved",
+        expected_version=expected_version,
+    )
+    return item
+
+
+def reject(
+    session: Session, reviewer: Reviewer, item_id: int, expected_version: int, reason: str
+) -> Item:
+    require_editor(session, reviewer)
+    if not reason or not reason.strip():
+        raise ReasonRequired("a rejection needs a reason")
+    item = _load(session, item_id, expected_version)
+    status.move(
+        session,
+        item,
+        status.REJECTED,
+        actor=reviewer.actor,
+        reason=reason.strip(),
+        expected_version=expected_version,
+    )
+    return item
+
+
+def check_text(
+    source: str | None,
+    url: str | None,
+    headline: str,
+    summary: str,
+    gate_modes: Mapping[str, str],
+    min_source_words: int,
+) -> list[GateResult]:
+    """Every deterministic draft gate on a proposed text, at once, without saving."""
+    modes = {gate: gate_modes.get(gate, "discard") for gate in DRAFT_GATES}
+    return run_gates(
+        DRAFT_GATES,
+        source or "",
+        url,
+        f"{headline}\n\n{summary}",
+        modes=modes,
+        min_source_words=min_source_words,
+    )
+
+
+def edit(
+    session: Session,
+    reviewer: Reviewer,
+    item_id: int,
+    expected_version: int,
+    headline: str,
+    summary: str,
+    *,
+    gate_modes: Mapping[str, str],
+    min_source_words: int,
+) -> EditOutcome:
+    """Save an editor's text and its gate verdicts (stage `edit`) in one transaction.
+
+    The edit is kept even when a hard gate fails, so the audit shows what was
+    tried; `approve` then refuses until a later edit passes (or someone rejects)."""
+    require_editor(session, reviewer)
+    headline, summary = headline.strip(), summary.strip()
+    if not headline or not summary:
+        raise IllegalMove("an edit needs both a headline and a summary")
+    item = _load(session, item_id, expected_version)
+    if headline == (item.headline or "") and summary == (item.summary or ""):
+        raise IllegalMove("the text is unchanged: nothing to save")
+    results = check_text(
+        item.source_text, item.source_url, headline, summary, gate_modes, min_source_words
+    )
+    event = status.record_edit(
+        session,
+        item,
+        actor=reviewer.actor,
+        headline=headline,
+        summary=summary,
+        expected_version=expected_version,
+        details={"gates": [_gate_summary(r) for r in results]},
+    )
+    at = event.at or utcnow()
+    for result in results:
+        verdict = result.verdict
+        session.add(
+            GateVerdict(
+                item_id=item_id,
+                stage="edit",
+                gate=verdict.gate,
+                passed=verdict.passed,
+                mode=result.mode,
+                reason=verdict.reason,
+                evidence=verdict.evidence,
+                created_at=at,
+            )
+        )
+    session.flush()
+    return EditOutcome(results, item.version)
+
+
+def _gate_summary(result: GateResult) -> dict[str, Any]:
+    return {"gate": result.gate, "passed": result.verdict.passed, "mode": result.mode}
+
+
+def who_and_when(conflict: Conflict) -> str:
+    """'bob at 2026-11-30 14:02 UTC' from a Conflict, for people."""
+    who = (conflict.actor or "someone").removeprefix("editor:")
+    return f"{who} at {stamp(conflict.at)}"
+
+
+def conflict_message(conflict: Conflict) -> str:
+    """Tell the slower editor what happened instead of what they asked for."""
+    who = who_and_when(conflict)
+    if conflict.status == status.DRAFT:
+        return (
+            f"Not saved: this draft was changed by {who} after you opened it. "
+            "The new text is shown now; check it and decide again."
+        )
+    return f"Not saved: this item was already {conflict.status} by {who}."

@@ -1,0 +1,541 @@
+"""Read-side queries for the review app: the queue, the lists, one item, stats.
+
+Every list is paged in SQL (LIMIT/OFFSET over an indexed order, or a keyset on
+`items.id` for next/previous), so a queue of 100,000 drafts costs the same to
+show as one of ten: nothing here loads all items. Untrusted text comes back as
+plain strings; drawing it safely is the views' job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import Date, cast, exists, false, func, or_, select
+from sqlalchemy.engine import Engine
+from sqlalchemy.orm import aliased
+from sqlmodel import Session
+
+from review_ui.highlight import VerdictInfo
+from store.models import AuditEvent, Feed, GateVerdict, Item, ModelCall
+from store.status import APPROVED, DISCARDED, DRAFT, PUBLISHED, REJECTED
+
+PAGE_SIZE = 25
+MODEL_GATES = ("claims_supported", "faithfulness")
+MODEL_GATE_LABELS = {"claims_supported": "claims check", "faithfulness": "faithfulness judge"}
+
+
+def utc(value: datetime | None) -> datetime | None:
+    """SQLite hands back naive datetimes; everything is stored as UTC."""
+    if value is None:
+        return None
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def age(value: datetime | None, now: datetime | None = None) -> str:
+    """'5 min', '3 h', '2 d': how long ago, for a reader in a hurry."""
+    stamp = utc(value)
+    if stamp is None:
+        return "-"
+    seconds = max(0, int(((now or datetime.now(UTC)) - stamp).total_seconds()))
+    if seconds < 3600:
+        return f"{seconds // 60} min"
+    if seconds < 86400:
+        return f"{seconds // 3600} h"
+    return f"{seconds // 86400} d"
+
+
+def stamp(value: datetime | None) -> str:
+    value = utc(value)
+    return value.strftime("%Y-%m-%d %H:%M UTC") if value else "-"
+
+
+# --------------------------------------------------------------------------- the queue
+
+
+@dataclass(frozen=True)
+class QueueFilter:
+    feed_id: int | None = None
+    flagged_only: bool = False
+    search: str = ""
+
+
+@dataclass(frozen=True)
+class QueueRow:
+    id: int
+    headline: str
+    feed: str
+    seen_at: datetime | None
+    flagged: bool
+
+
+def _latest_per_gate(verdict: Any) -> Any:
+    """SQL: `verdict` is the newest verdict of its gate for its item (an edit's
+    re-check supersedes the pipeline's verdict of the same gate)."""
+    newer = aliased(GateVerdict)
+    return ~exists().where(
+        newer.item_id == verdict.item_id, newer.gate == verdict.gate, newer.id > verdict.id
+    )
+
+
+def flagged_clause() -> Any:
+    """SQL: the item's current verdicts include a failed gate in `flag` mode."""
+    v = aliased(GateVerdict)
+    return exists().where(
+        v.item_id == Item.id, v.mode == "flag", v.passed == false(), _latest_per_gate(v)
+    )
+
+
+def _search_clause(text: str) -> Any:
+    return or_(
+        Item.headline.icontains(text, autoescape=True),  # type: ignore[union-attr]
+        Item.summary.icontains(text, autoescape=True),  # type: ignore[union-attr]
+        Item.title.icontains(text, autoescape=True),  # type: ignore[union-attr]
+    )
+
+
+def queue_where(filt: QueueFilter) -> list[Any]:
+    clauses: list[Any] = [Item.status == DRAFT]
+    if filt.feed_id is not None:
+        clauses.append(Item.feed_id == filt.feed_id)
+    if filt.flagged_only:
+        clauses.append(flagged_clause())
+    if filt.search.strip():
+        clauses.append(_search_clause(filt.search.strip()))
+    return clauses
+
+
+def queue_count(session: Session, filt: QueueFilter) -> int:
+    return session.scalar(select(func.count()).select_from(Item).where(*queue_where(filt))) or 0
+
+
+def queue_page(
+    session: Session, filt: QueueFilter, *, page: int = 1, size: int = PAGE_SIZE
+) -> list[QueueRow]:
+    """One page of pending drafts, oldest first (ingestion order: `items.id`)."""
+    statement = (
+        select(Item.id, Item.headline, Item.title, Feed.name, Item.seen_at)
+        .outerjoin(Feed, Feed.id == Item.feed_id)
+        .where(*queue_where(filt))
+        .order_by(Item.id)
+        .limit(size)
+        .offset(max(0, page - 1) * size)
+    )
+    rows = session.execute(statement).all()
+    flagged = flagged_ids(session, [r[0] for r in rows])
+    return [
+        QueueRow(
+            id=r[0],
+            headline=r[1] or r[2] or "(no headline)",
+            feed=r[3] or "-",
+            seen_at=r[4],
+            flagged=r[0] in flagged,
+        )
+        for r in rows
+    ]
+
+
+def flagged_ids(session: Session, item_ids: Sequence[int]) -> set[int]:
+    if not item_ids:
+        return set()
+    statement = select(Item.id).where(Item.id.in_(item_ids), flagged_clause())  # type: ignore[union-attr]
+    return set(session.scalars(statement))
+
+
+def queue_neighbours(
+    session: Session, filt: QueueFilter, item_id: int
+) -> tuple[int | None, int | None]:
+    """The drafts just before and after `item_id` in queue order (keyset on id)."""
+    where = queue_where(filt)
+    before = session.scalar(
+        select(Item.id).where(*where, Item.id < item_id).order_by(Item.id.desc()).limit(1)
+    )
+    after = session.scalar(
+        select(Item.id).where(*where, Item.id > item_id).order_by(Item.id).limit(1)
+    )
+    return before, after
+
+
+def queue_position(session: Session, filt: QueueFilter, item_id: int) -> int:
+    """1-based place of `item_id` in the queue (counts the drafts before it)."""
+    before = session.scalar(
+        select(func.count()).select_from(Item).where(*queue_where(filt), Item.id < item_id)
+    )
+    return (before or 0) + 1
+
+
+def next_in_queue(session: Session, filt: QueueFilter, after_id: int | None = None) -> int | None:
+    """The draft to open next: the first after `after_id`, else the oldest one."""
+    where = queue_where(filt)
+    if after_id is not None:
+        found = session.scalar(
+            select(Item.id).where(*where, Item.id > after_id).order_by(Item.id).limit(1)
+        )
+        if found is not None:
+            return found
+    return session.scalar(select(Item.id).where(*where).order_by(Item.id).limit(1))
+
+
+def feed_choices(session: Session) -> list[tuple[int, str]]:
+    return [(i, n) for i, n in session.execute(select(Feed.id, Feed.name).order_by(Feed.name))]
+
+
+# --------------------------------------------------------------------------- one item
+
+
+@dataclass
+class ItemView:
+    """One item as the editor sees it, with the verdicts that currently apply."""
+
+    item: Item
+    feed: str | None
+    source_verdicts: list[GateVerdict]
+    draft_verdicts: list[GateVerdict]  # newest per gate among stages draft and edit
+    edited: bool  # an editor changed the text after the pipeline drafted it
+    last_event: AuditEvent | None
+    reason: str | None = None  # the reason of the move into the current status
+
+    @property
+    def verdicts(self) -> list[GateVerdict]:
+        return self.source_verdicts + self.draft_verdicts
+
+    @property
+    def hard_failures(self) -> list[GateVerdict]:
+        return [v for v in self.verdicts if not v.passed and v.mode == "discard"]
+
+    @property
+    def flags(self) -> list[GateVerdict]:
+        return [v for v in self.verdicts if not v.passed and v.mode == "flag"]
+
+    def model_verdict(self, gate: str) -> GateVerdict | None:
+        return next((v for v in self.draft_verdicts if v.gate == gate), None)
+
+
+def verdict_info(v: GateVerdict) -> VerdictInfo:
+    return VerdictInfo(v.gate, v.passed, v.mode, v.reason, v.evidence)
+
+
+def newest_per_gate(verdicts: Sequence[GateVerdict]) -> list[GateVerdict]:
+    """The newest verdict of each gate, in the order the gates first ran."""
+    newest: dict[str, GateVerdict] = {}
+    for v in sorted(verdicts, key=lambda v: v.id or 0):
+        newest[v.gate] = v  # a dict keeps a key's first position when its value changes
+    return list(newest.values())
+
+
+def current_verdicts(session: Session, item_id: int) -> tuple[list[GateVerdict], list[GateVerdict]]:
+    """(source verdicts, draft verdicts) that apply now: the newest of each gate."""
+    rows = list(
+        session.scalars(
+            select(GateVerdict).where(GateVerdict.item_id == item_id).order_by(GateVerdict.id)
+        )
+    )
+    source = newest_per_gate([v for v in rows if v.stage == "source"])
+    draft = newest_per_gate([v for v in rows if v.stage in ("draft", "edit")])
+    return source, draft
+
+
+def last_event(session: Session, item_id: int, to_status: str | None = None) -> AuditEvent | None:
+    statement = select(AuditEvent).where(AuditEvent.item_id == item_id)
+    if to_status is not None:
+        statement = statement.where(AuditEvent.to_status == to_status)
+    return session.scalars(statement.order_by(AuditEvent.id.desc()).limit(1)).first()
+
+
+def item_view(session: Session, item_id: int) -> ItemView | None:
+    item = session.get(Item, item_id, populate_existing=True)
+    if item is None:
+        return None
+    feed = session.get(Feed, item.feed_id) if item.feed_id is not None else None
+    source, draft = current_verdicts(session, item_id)
+    edited = (
+        session.scalar(
+            select(func.count())
+            .select_from(AuditEvent)
+            .where(
+                AuditEvent.item_id == item_id,
+                AuditEvent.from_status == DRAFT,
+                AuditEvent.to_status == DRAFT,
+            )
+        )
+        or 0
+    ) > 0
+    event = last_event(session, item_id)
+    into = last_event(session, item_id, item.status)
+    return ItemView(
+        item=item,
+        feed=feed.name if feed else None,
+        source_verdicts=source,
+        draft_verdicts=draft,
+        edited=edited,
+        last_event=event,
+        reason=into.reason if into else None,
+    )
+
+
+# --------------------------------------------------------------------------- other lists
+
+
+@dataclass(frozen=True)
+class DiscardFilter:
+    gate: str | None = None
+    feed_id: int | None = None
+    since: date | None = None
+    until: date | None = None  # inclusive
+
+
+@dataclass
+class DiscardRow:
+    id: int
+    title: str
+    feed: str
+    discarded_at: datetime | None
+    failed: list[tuple[str, str, str]] = field(default_factory=list)  # (gate, mode, reason)
+    reason: str | None = None  # the audit event's reason (when no gate failed)
+
+
+def _day_start(day: date) -> datetime:
+    return datetime(day.year, day.month, day.day, tzinfo=UTC)
+
+
+def _bind_time(value: datetime, session: Session) -> datetime:
+    """SQLite compares the stored UTC wall-clock text: bind naive UTC there."""
+    if session.get_bind().dialect.name == "sqlite":
+        return value.astimezone(UTC).replace(tzinfo=None)
+    return value
+
+
+def discard_where(session: Session, filt: DiscardFilter) -> list[Any]:
+    clauses: list[Any] = [Item.status == DISCARDED]
+    if filt.feed_id is not None:
+        clauses.append(Item.feed_id == filt.feed_id)
+    if filt.gate:
+        clauses.append(
+            exists().where(
+                GateVerdict.item_id == Item.id,
+                GateVerdict.gate == filt.gate,
+                GateVerdict.passed == false(),
+            )
+        )
+    # A discard is final, so the item's last update is the discard itself.
+    if filt.since:
+        clauses.append(Item.updated_at >= _bind_time(_day_start(filt.since), session))
+    if filt.until:
+        end = _day_start(filt.until) + timedelta(days=1)
+        clauses.append(Item.updated_at < _bind_time(end, session))
+    return clauses
+
+
+def discard_count(session: Session, filt: DiscardFilter) -> int:
+    statement = select(func.count()).select_from(Item).where(*discard_where(session, filt))
+    return session.scalar(statement) or 0
+
+
+def discard_page(
+    session: Session, filt: DiscardFilter, *, page: int = 1, size: int = PAGE_SIZE
+) -> list[DiscardRow]:
+    """Discarded items, newest first, with every failed gate and its reason."""
+    statement = (
+        select(Item.id, Item.title, Item.headline, Feed.name, Item.updated_at)
+        .outerjoin(Feed, Feed.id == Item.feed_id)
+        .where(*discard_where(session, filt))
+        .order_by(Item.id.desc())
+        .limit(size)
+        .offset(max(0, page - 1) * size)
+    )
+    rows = [
+        DiscardRow(id=r[0], title=r[1] or r[2] or "(no title)", feed=r[3] or "-", discarded_at=r[4])
+        for r in session.execute(statement)
+    ]
+    by_id = {r.id: r for r in rows}
+    if by_id:
+        failed = session.execute(
+            select(GateVerdict.item_id, GateVerdict.gate, GateVerdict.mode, GateVerdict.reason)
+            .where(GateVerdict.item_id.in_(list(by_id)), GateVerdict.passed == false())  # type: ignore[union-attr]
+            .order_by(GateVerdict.id)
+        )
+        for item_id, gate, mode, reason in failed:
+            by_id[item_id].failed.append((gate, mode, reason))
+        for row in rows:
+            event = last_event(session, row.id, DISCARDED)
+            row.reason = event.reason if event else None
+    return rows
+
+
+def failed_gate_names(session: Session) -> list[str]:
+    """Gates that have failed at least once: the choices of the discards filter."""
+    statement = select(GateVerdict.gate).where(GateVerdict.passed == false()).distinct()
+    return sorted(session.scalars(statement))
+
+
+@dataclass
+class DecidedRow:
+    id: int
+    headline: str
+    feed: str
+    decided_by: str | None
+    decided_at: datetime | None
+    reason: str | None = None
+
+
+DECIDED_STATUSES = (APPROVED, REJECTED, PUBLISHED)
+
+
+def decided_count(session: Session, status: str) -> int:
+    statement = select(func.count()).select_from(Item).where(Item.status == status)
+    return session.scalar(statement) or 0
+
+
+def decided_page(
+    session: Session, status: str, *, page: int = 1, size: int = PAGE_SIZE
+) -> list[DecidedRow]:
+    """Approved, rejected or published items, newest first, with the editor and,
+    for rejections, the reason they gave."""
+    statement = (
+        select(Item.id, Item.headline, Item.title, Feed.name, Item.decided_by, Item.decided_at)
+        .outerjoin(Feed, Feed.id == Item.feed_id)
+        .where(Item.status == status)
+        .order_by(Item.id.desc())
+        .limit(size)
+        .offset(max(0, page - 1) * size)
+    )
+    rows = [
+        DecidedRow(
+            id=r[0],
+            headline=r[1] or r[2] or "(no headline)",
+            feed=r[3] or "-",
+            decided_by=r[4],
+            decided_at=r[5],
+        )
+        for r in session.execute(statement)
+    ]
+    for row in rows:
+        event = last_event(session, row.id, status)
+        row.reason = event.reason if event else None
+    return rows
+
+
+# --------------------------------------------------------------------------- audit trail
+
+
+def audit_trail(engine: Engine, item_id: int) -> dict[str, Any] | None:
+    """The history `copydesk audit` prints, as a JSON-like document.
+
+    Uses `copydesk.audit.item_history` so the page and the command agree; when
+    that module is unavailable, builds the same parts from the tables here."""
+    try:
+        from copydesk.audit import item_history
+    except ImportError:
+        return _own_trail(engine, item_id)
+    history = item_history(engine, item_id)
+    return history.to_dict() if history is not None else None
+
+
+def _own_trail(engine: Engine, item_id: int) -> dict[str, Any] | None:
+    with Session(engine) as session:
+        item = session.get(Item, item_id)
+        if item is None:
+            return None
+
+        def rows(model: Any, order: Any) -> list[dict[str, Any]]:
+            found = session.scalars(select(model).where(model.item_id == item_id).order_by(order))
+            return [r.model_dump(exclude={"request_json", "response_json"}) for r in found]
+
+        return {
+            "item": item.model_dump(exclude={"source_text"}),
+            "draft": {"headline": item.headline, "summary": item.summary},
+            "verdicts": rows(GateVerdict, GateVerdict.id),
+            "model_calls": rows(ModelCall, ModelCall.id),
+            "events": rows(AuditEvent, AuditEvent.id),
+        }
+
+
+# --------------------------------------------------------------------------- stats
+
+
+def _day(session: Session, column: Any) -> Any:
+    """SQL: the UTC calendar day of a timestamp. SQLite stores UTC text, which
+    date() reads; PostgreSQL converts the timestamptz to UTC first."""
+    if session.get_bind().dialect.name == "sqlite":
+        return func.date(column)
+    return cast(func.timezone("UTC", column), Date)
+
+
+def status_counts(session: Session) -> dict[str, int]:
+    statement = select(Item.status, func.count()).group_by(Item.status)
+    return {status: n for status, n in session.execute(statement)}
+
+
+def discards_by_gate_per_day(session: Session, since: datetime) -> list[tuple[str, str, int]]:
+    """(day, gate, discarded items) for hard-gate failures that discarded an item."""
+    day = _day(session, GateVerdict.created_at)
+    statement = (
+        select(day, GateVerdict.gate, func.count(func.distinct(GateVerdict.item_id)))
+        .join(Item, Item.id == GateVerdict.item_id)
+        .where(
+            Item.status == DISCARDED,
+            GateVerdict.passed == false(),
+            GateVerdict.mode == "discard",
+            GateVerdict.created_at >= _bind_time(since, session),
+        )
+        .group_by(day, GateVerdict.gate)
+        .order_by(day)
+    )
+    return [(str(d), g, n) for d, g, n in session.execute(statement)]
+
+
+def items_per_feed(session: Session) -> list[tuple[str, str, int]]:
+    """(feed, status, items) for items that got a draft (draft or decided)."""
+    statement = (
+        select(func.coalesce(Feed.name, "(submitted)"), Item.status, func.count())
+        .outerjoin(Feed, Feed.id == Item.feed_id)
+        .where(Item.status.in_([DRAFT, APPROVED, REJECTED, PUBLISHED]))  # type: ignore[attr-defined]
+        .group_by(Feed.name, Item.status)
+    )
+    return [(f, s, n) for f, s, n in session.execute(statement)]
+
+
+def decisions_per_editor(session: Session) -> list[tuple[str, int, int]]:
+    """(editor, approved, rejected); published items were approved first."""
+    statement = (
+        select(Item.decided_by, Item.status, func.count())
+        .where(
+            Item.decided_by.is_not(None),  # type: ignore[union-attr]
+            Item.status.in_([APPROVED, PUBLISHED, REJECTED]),  # type: ignore[attr-defined]
+        )
+        .group_by(Item.decided_by, Item.status)
+    )
+    counts: dict[str, list[int]] = {}
+    for editor, status, n in session.execute(statement):
+        slot = counts.setdefault(editor, [0, 0])
+        slot[0 if status in (APPROVED, PUBLISHED) else 1] += n
+    return [(editor, a, r) for editor, (a, r) in sorted(counts.items())]
+
+
+def model_usage_per_day(
+    session: Session, since: datetime
+) -> list[tuple[str, int, int, float, int]]:
+    """(day, input tokens, output tokens, cost in USD, calls) from the model ledger."""
+    day = _day(session, ModelCall.created_at)
+    statement = (
+        select(
+            day,
+            func.coalesce(func.sum(ModelCall.input_tokens), 0),
+            func.coalesce(func.sum(ModelCall.output_tokens), 0),
+            func.coalesce(func.sum(ModelCall.cost_usd), 0.0),
+            func.count(),
+        )
+        .where(ModelCall.created_at >= _bind_time(since, session))
+        .group_by(day)
+        .order_by(day)
+    )
+    return [
+        (str(d), int(i), int(o), float(c), int(n)) for d, i, o, c, n in session.execute(statement)
+    ]
+
+
+def since_days(days: int, now: datetime | None = None) -> datetime:
+    start = (now or datetime.now(UTC)) - timedelta(days=days)
+    return datetime(start.year, start.month, start.day, tzinfo=UTC)

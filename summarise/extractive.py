@@ -1,0 +1,82 @@
+"""The offline summariser: deterministic, no network, no key.
+
+It only ever copies whole sentences of the source (the lead, as a news desk
+would), so it cannot invent a number, a name or a quote: the draft gates can
+never fail on its output. That makes it the safe default, and a baseline.
+"""
+
+from __future__ import annotations
+
+import re
+
+from summarise.base import Article, Draft, SummaryFailed
+
+# A sentence ends at . ! ? (optionally followed by a closing quote or bracket)
+# before whitespace and an upper-case letter, digit or opening quote.
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"”’')\]]?\s+(?=[\"“‘(\[]?[A-Z0-9])")
+_ABBREVIATIONS = re.compile(
+    r"\b(?:Mr|Mrs|Ms|Dr|Prof|St|Sr|Jr|Gen|Col|Capt|Lt|Sgt|Rev|Hon|Cllr|No|Co|Ltd|Inc|vs|etc|"
+    r"Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|[A-Z])\.$"
+)
+HEADLINE_MAX = 110
+SUMMARY_MAX_WORDS = 110
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of a paragraph-separated text; abbreviations do not end one."""
+    sentences: list[str] = []
+    for paragraph in re.split(r"\n\s*\n", text):
+        paragraph = " ".join(paragraph.split())
+        if not paragraph:
+            continue
+        start = 0
+        for match in _SENTENCE_END.finditer(paragraph):
+            candidate = paragraph[start : match.start()].rstrip()
+            head = paragraph[start : match.start() + 1].rstrip()
+            if _ABBREVIATIONS.search(head.rstrip("\"”’')]")):
+                continue
+            if candidate:
+                sentences.append(paragraph[start : match.end()].strip())
+            start = match.end()
+        tail = paragraph[start:].strip()
+        if tail:
+            sentences.append(tail)
+    return sentences
+
+
+def _shorten(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    cut = text[:limit].rsplit(" ", 1)[0]
+    return cut.rstrip(",;:") + "…"
+
+
+class ExtractiveSummariser:
+    """Lead sentences of the article body; the headline is the article's own title."""
+
+    name = "extractive"
+
+    def __init__(self, sentences: int = 3, max_words: int = SUMMARY_MAX_WORDS):
+        self.sentences = sentences
+        self.max_words = max_words
+
+    def summarise(self, article: Article) -> Draft:
+        body = article.text
+        if article.title and body.startswith(article.title):
+            body = body[len(article.title) :]
+        picked: list[str] = []
+        words = 0
+        for sentence in split_sentences(body):
+            n = len(sentence.split())
+            if n < 4:  # datelines, bylines, captions
+                continue
+            if picked and words + n > self.max_words:
+                break
+            picked.append(sentence)
+            words += n
+            if len(picked) >= self.sentences:
+                break
+        if not picked:
+            raise SummaryFailed("no sentence to build a summary from", transient=False)
+        headline = article.title or _shorten(picked[0], HEADLINE_MAX)
+        return Draft(headline=headline, summary=" ".join(picked), backend=self.name)

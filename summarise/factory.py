@@ -1,0 +1,46 @@
+"""Choosing the summariser a run uses, and saying which."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from copydesk.config import SummariseSettings
+from summarise.base import Summariser
+from summarise.extractive import ExtractiveSummariser
+
+
+class BackendChoiceError(RuntimeError):
+    """The configured backend cannot be used (no key, model refuses temperature 0...)."""
+
+
+def choose_backend(settings: SummariseSettings, env: Mapping[str, str] | None = None) -> str:
+    """`auto` means Anthropic when a key is set, the extractive summariser otherwise."""
+    env = os.environ if env is None else env
+    if settings.backend == "auto":
+        return "anthropic" if env.get("ANTHROPIC_API_KEY") else "extractive"
+    return settings.backend
+
+
+def make_summariser(
+    settings: SummariseSettings, env: Mapping[str, str] | None = None, **client_options: object
+) -> Summariser:
+    """Build the backend and check, before any item is touched, that it can work."""
+    env = os.environ if env is None else env
+    backend = choose_backend(settings, env)
+    if backend == "extractive":
+        return ExtractiveSummariser(sentences=settings.summary_sentences)
+    key = env.get("ANTHROPIC_API_KEY", "").strip()
+    if not key:
+        raise BackendChoiceError(
+            "backend is anthropic but ANTHROPIC_API_KEY is not set "
+            "(set it, or choose backend = \"extractive\" in config.toml)"
+        )
+    from summarise.anthropic_backend import AnthropicSummariser, BackendUnavailable
+
+    summariser = AnthropicSummariser(settings, api_key=key, **client_options)
+    try:
+        summariser.preflight()
+    except BackendUnavailable as exc:
+        raise BackendChoiceError(str(exc)) from None
+    return summariser

@@ -1,0 +1,70 @@
+"""Recorded model replies, replayed instead of calling a model.
+
+Used by the demo (so it can show the draft gates discarding a reply with an
+invented figure or an altered quote, offline) and by tests. Every draft it
+returns is marked `recorded_reply`, and its ledger row says "recorded", so no
+one can mistake it for a live model call.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from ingest.urls import canonical_url
+from summarise.base import Article, CallRecord, Draft, Summariser, SummaryFailed
+
+
+@dataclass(frozen=True)
+class RecordedReply:
+    url: str
+    headline: str
+    summary: str
+    kind: str = ""
+
+
+def load_replies(path: str | Path) -> dict[str, RecordedReply]:
+    """Replies keyed by canonical URL, from `{"replies": [{"url", "headline", "summary", "kind"}]}`."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    replies = {}
+    for raw in data["replies"]:
+        reply = RecordedReply(raw["url"], raw["headline"], raw["summary"], raw.get("kind", ""))
+        replies[canonical_url(reply.url)] = reply
+    return replies
+
+
+class RecordedSummariser:
+    """Replays a recorded reply for the articles that have one; the others go to
+    `fallback` (or fail, when there is none)."""
+
+    name = "recorded"
+
+    def __init__(self, replies: dict[str, RecordedReply], fallback: Summariser | None = None):
+        self.replies = replies
+        self.fallback = fallback
+
+    def summarise(self, article: Article) -> Draft:
+        reply = self.replies.get(canonical_url(article.url)) if article.url else None
+        if reply is None:
+            if self.fallback is None:
+                raise SummaryFailed("no recorded reply for this article", transient=False)
+            return self.fallback.summarise(article)
+        call = CallRecord(
+            purpose="summary",
+            backend="recorded",
+            ok=True,
+            response_json={
+                "recorded_reply": True,
+                "kind": reply.kind,
+                "headline": reply.headline,
+                "summary": reply.summary,
+            },
+        )
+        return Draft(
+            headline=reply.headline,
+            summary=reply.summary,
+            backend="recorded reply (demo)",
+            recorded_reply=True,
+            calls=[call],
+        )

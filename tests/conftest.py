@@ -1,0 +1,188 @@
+"""Shared fixtures: real databases for every test that needs one.
+
+Fixtures (names are stable, other test files rely on them):
+
+- `sqlite_url`     "sqlite:///<tmp_path>/copydesk.db": a fresh, not yet created SQLite file.
+- `pg_url`         a fresh, empty PostgreSQL database for this test alone, created on the
+                   server named by env `COPYDESK_TEST_PG_URL` and dropped (WITH FORCE)
+                   afterwards. Without that variable the test is skipped, unless
+                   `COPYDESK_REQUIRE_PG=1` (CI sets it): then it fails. Tests using it are
+                   marked `postgres` automatically.
+- `db_url`         parametrized over ids "sqlite" and "postgres": one of the two above.
+- `engine`         `store.db.open_store(db_url)`: a migrated engine on both backends,
+                   disposed afterwards.
+- `sqlite_engine`  `store.db.open_store(sqlite_url)`, for tests that only need SQLite.
+- `module_engine`  like `engine` (same two params) but one database per test module:
+                   only for tests that touch nothing but rows they create themselves.
+
+An autouse fixture removes ANTHROPIC_API_KEY, COPYDESK_CONFIG and COPYDESK_DATABASE_URL
+from the environment, so no test runs against a developer's key, config or database.
+It does not change the working directory: tests that need one set it themselves.
+
+Select or deselect the PostgreSQL half with `-m postgres` / `-m "not postgres"`.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+from sqlalchemy.engine import URL, Engine, make_url
+from sqlmodel import create_engine
+
+from store.db import open_store
+
+PG_ENV = "COPYDESK_TEST_PG_URL"
+REQUIRE_PG_ENV = "COPYDESK_REQUIRE_PG"
+LEAKY_ENV = ("ANTHROPIC_API_KEY", "COPYDESK_CONFIG", "COPYDESK_DATABASE_URL")
+TEST_DB_PREFIX = "copydesk_t_"
+
+
+@pytest.fixture(autouse=True)
+def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A developer's real key, config or database must never leak into a test."""
+    for name in LEAKY_ENV:
+        monkeypatch.delenv(name, raising=False)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests that ask for `pg_url` directly get the `postgres` marker too."""
+    for item in items:
+        if "pg_url" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.postgres)
+
+
+# --- SQLite ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def sqlite_url(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'copydesk.db'}"
+
+
+@pytest.fixture
+def sqlite_engine(sqlite_url: str) -> Iterator[Engine]:
+    engine = open_store(sqlite_url)
+    yield engine
+    engine.dispose()
+
+
+# --- PostgreSQL -----------------------------------------------------------------------
+
+
+def _pg_server_url() -> URL:
+    """The server to create test databases on, or skip/fail when there is none."""
+    raw = os.environ.get(PG_ENV, "").strip()
+    if not raw:
+        if os.environ.get(REQUIRE_PG_ENV) == "1":
+            pytest.fail(
+                f"{REQUIRE_PG_ENV}=1 but {PG_ENV} is not set: PostgreSQL tests cannot run. "
+                f"Set it to e.g. postgresql+psycopg://copydesk:copydesk@127.0.0.1:5432/copydesk_test",
+                pytrace=False,
+            )
+        pytest.skip(f"{PG_ENV} is not set")
+    url = make_url(raw)
+    if url.get_backend_name() != "postgresql":
+        pytest.fail(f"{PG_ENV} must be a postgresql:// URL", pytrace=False)
+    return url.set(drivername="postgresql+psycopg")
+
+
+@pytest.fixture(scope="session")
+def _pg_admin() -> Iterator[tuple[Engine, URL]]:
+    """One autocommit connection pool to the server, shared by the whole session:
+    CREATE/DROP DATABASE cannot run inside a transaction."""
+    server = _pg_server_url()
+    admin = create_engine(server, isolation_level="AUTOCOMMIT", pool_size=1)
+    try:
+        with admin.connect() as conn:
+            conn.execute(text("SELECT 1"))
+    except Exception as exc:  # noqa: BLE001 - turned into a clear test failure
+        admin.dispose()
+        pytest.fail(
+            f"cannot reach the PostgreSQL server in {PG_ENV} "
+            f"({server.render_as_string(hide_password=True)}): {exc}",
+            pytrace=False,
+        )
+    yield admin, server
+    admin.dispose()
+
+
+@contextmanager
+def _fresh_pg_database(admin: Engine, server: URL) -> Iterator[str]:
+    """Create a database of its own, yield its URL, drop it (even if still connected).
+
+    template0 with UTF8/C gives the same encoding whatever the cluster's default
+    locale is, and unlike template1 it can be copied while others are connected."""
+    name = TEST_DB_PREFIX + secrets.token_hex(6)
+    with admin.connect() as conn:
+        conn.execute(
+            text(
+                f'CREATE DATABASE "{name}" TEMPLATE template0 '
+                "ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C'"
+            )
+        )
+    try:
+        yield server.set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+@pytest.fixture
+def pg_url(_pg_admin: tuple[Engine, URL]) -> Iterator[str]:
+    """A database per test: tests never see each other's rows, and several engineers
+    can run the suite against one server at once."""
+    with _fresh_pg_database(*_pg_admin) as url:
+        yield url
+
+
+# --- Either backend -------------------------------------------------------------------
+
+
+@pytest.fixture(
+    params=[
+        pytest.param("sqlite", id="sqlite"),
+        pytest.param("postgres", id="postgres", marks=pytest.mark.postgres),
+    ]
+)
+def db_url(request: pytest.FixtureRequest) -> str:
+    if request.param == "sqlite":
+        return request.getfixturevalue("sqlite_url")
+    return request.getfixturevalue("pg_url")
+
+
+@pytest.fixture
+def engine(db_url: str) -> Iterator[Engine]:
+    engine = open_store(db_url)
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture(
+    scope="module",
+    params=[
+        pytest.param("sqlite", id="sqlite"),
+        pytest.param("postgres", id="postgres", marks=pytest.mark.postgres),
+    ],
+)
+def module_engine(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Engine]:
+    """Like `engine`, but one database per test module and backend. Only for tests
+    that touch nothing but rows they create themselves (e.g. one item each): it saves
+    creating and migrating a database per test in long table-driven suites."""
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path_factory.mktemp('db') / 'copydesk.db'}"
+        engine = open_store(url)
+        yield engine
+        engine.dispose()
+        return
+    with _fresh_pg_database(*request.getfixturevalue("_pg_admin")) as url:
+        engine = open_store(url)
+        yield engine
+        engine.dispose()

@@ -1,0 +1,344 @@
+"""`copydesk check`: the deterministic gates from the command line, one pair or a stream."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from copydesk import commands_check
+from guards.registry import DRAFT_GATES, SOURCE_GATES
+
+# Invented article (Port Elsmere, the harbour authority and everyone in it do not exist).
+ARTICLE = "\n\n".join(
+    [
+        (
+            "The harbour authority in Port Elsmere said on Tuesday that 4,080 households had "
+            "signed up for its new flood-warning text service in the first month, well ahead "
+            "of the 2,500 it had forecast when the scheme was approved in the spring."
+        ),
+        (
+            "Harbourmaster Ines Kalloway told a meeting of the town council that the take-up "
+            'was "better than any of us dared hope" and that the authority would now extend '
+            "the service to the villages along the estuary. The messages warn residents when "
+            "tide gauges at the outer mole predict water above the quay walls, usually six to"
+            " eight hours ahead."
+        ),
+        (
+            "The service cost 38,000 pounds to set up, paid from the authority's reserves, "
+            "and will cost about 9,500 pounds a year to run. Councillor Tobias Renwick, who "
+            "chairs the finance committee, said the money had been well spent after last "
+            "winter, when 112 homes on Ferry Lane were flooded in a single night. He asked "
+            "the authority to publish how many warnings were sent and how many proved "
+            "accurate."
+        ),
+        (
+            "Ms Kalloway said a first report would be ready in March. Residents who have not "
+            "yet joined can sign up at the harbour office on Quay Street or through the "
+            "authority's website, she added, and the service will remain free of charge."
+        ),
+    ]
+)
+
+URL = "https://news.example.org/port-elsmere-flood-alerts"
+
+GOOD = (
+    "Port Elsmere flood alerts draw 4,080 households\n\n"
+    "The harbour authority says 4,080 households joined its flood-warning text service in its "
+    "first month, against a forecast of 2,500. Harbourmaster Ines Kalloway called the take-up "
+    '"better than any of us dared hope".'
+)
+WRONG_NUMBER = GOOD.replace("4,080", "4,800")
+WRONG_QUOTE = GOOD.replace("better than any of us dared hope", "a triumph for the whole town")
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+@pytest.fixture
+def app() -> typer.Typer:
+    """An app with only the check command (cli.py wires the real one)."""
+    app = typer.Typer()
+
+    @app.callback()
+    def _root() -> None:
+        pass
+
+    commands_check.register(app)
+    return app
+
+
+def write_config(path: Path, modes: dict[str, str] | None = None, min_words: int = 150) -> Path:
+    lines = ["[gates]", f"min_source_words = {min_words}", "[gates.modes]"]
+    lines += [f'{gate} = "{mode}"' for gate, mode in (modes or {}).items()]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture(autouse=True)
+def settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test runs in its own directory with its own config (all gates `discard`)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COLUMNS", "200")
+    monkeypatch.setenv("COPYDESK_DATABASE_URL", f"sqlite:///{tmp_path / 'unused.db'}")
+    config = write_config(tmp_path / "config.toml")
+    monkeypatch.setenv("COPYDESK_CONFIG", str(config))
+    return config
+
+
+def pair(tmp_path: Path, draft: str, source: str = ARTICLE) -> tuple[str, str]:
+    src = tmp_path / "source.txt"
+    dft = tmp_path / "draft.txt"
+    src.write_text(source, encoding="utf-8")
+    dft.write_text(draft, encoding="utf-8")
+    return str(src), str(dft)
+
+
+# --- one pair ---------------------------------------------------------------------------------
+
+
+def test_faithful_draft_passes_every_gate(app, runner, tmp_path):
+    src, dft = pair(tmp_path, GOOD)
+    result = runner.invoke(app, ["check", src, dft, "--url", URL])
+    assert result.exit_code == 0, result.output
+    for gate in SOURCE_GATES + DRAFT_GATES:
+        assert gate in result.stdout
+    assert "FAILED" not in result.stdout
+    assert "passed: no hard gate failed" in result.stdout
+
+
+def test_changed_number_fails_numbers_grounded_with_evidence(app, runner, tmp_path):
+    src, dft = pair(tmp_path, WRONG_NUMBER)
+    result = runner.invoke(app, ["check", src, dft, "--url", URL])
+    assert result.exit_code == 1, result.output
+    assert "numbers_grounded evidence:" in result.stdout
+    assert "4,800" in result.stdout
+    assert "failed: numbers_grounded" in result.stdout
+
+
+def test_invented_quote_fails_quotes_verbatim(app, runner, tmp_path):
+    src, dft = pair(tmp_path, WRONG_QUOTE)
+    result = runner.invoke(app, ["check", src, dft, "--url", URL, "--json"])
+    assert result.exit_code == 1, result.output
+    doc = json.loads(result.stdout)
+    verdicts = {v["gate"]: v for v in doc["verdicts"]}
+    assert doc["passed"] is False
+    assert verdicts["quotes_verbatim"]["passed"] is False
+    assert verdicts["numbers_grounded"]["passed"] is True
+    assert "a triumph for the whole town" in json.dumps(verdicts["quotes_verbatim"]["evidence"])
+
+
+def test_json_lists_every_gate_in_order_with_its_mode(app, runner, tmp_path):
+    src, dft = pair(tmp_path, WRONG_NUMBER)
+    result = runner.invoke(app, ["check", src, dft, "--url", URL, "--json"])
+    assert result.exit_code == 1
+    doc = json.loads(result.stdout)
+    assert set(doc) == {"passed", "verdicts"}
+    assert [v["gate"] for v in doc["verdicts"]] == list(SOURCE_GATES + DRAFT_GATES)
+    for v in doc["verdicts"]:
+        assert set(v) == {"gate", "passed", "mode", "reason", "evidence"}
+        assert v["mode"] == "discard"
+    failed = [v["gate"] for v in doc["verdicts"] if not v["passed"]]
+    assert failed == ["numbers_grounded"]
+
+
+def test_flag_mode_failure_is_reported_but_does_not_fail(app, runner, tmp_path, settings):
+    write_config(settings, {"numbers_grounded": "flag"})
+    src, dft = pair(tmp_path, WRONG_NUMBER)
+    result = runner.invoke(app, ["check", src, dft, "--url", URL, "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    numbers = next(v for v in doc["verdicts"] if v["gate"] == "numbers_grounded")
+    assert doc["passed"] is True
+    assert numbers == numbers | {"passed": False, "mode": "flag"}
+
+    text = runner.invoke(app, ["check", src, dft, "--url", URL])
+    assert text.exit_code == 0
+    assert "failed (flag)" in text.stdout
+
+
+def test_gate_off_is_not_run(app, runner, tmp_path, settings):
+    write_config(settings, {"numbers_grounded": "off"})
+    src, dft = pair(tmp_path, WRONG_NUMBER)
+    result = runner.invoke(app, ["check", src, dft, "--url", URL, "--json"])
+    assert result.exit_code == 0, result.output
+    assert "numbers_grounded" not in [v["gate"] for v in json.loads(result.stdout)["verdicts"]]
+
+
+def test_teaser_source_fails_source_length(app, runner, tmp_path):
+    teaser = "Port Elsmere launches a flood-warning text service. 4,080 households signed up."
+    src, dft = pair(tmp_path, "4,080 households signed up.", source=teaser)
+    result = runner.invoke(app, ["check", src, dft, "--url", URL, "--json"])
+    assert result.exit_code == 1
+    failed = [v["gate"] for v in json.loads(result.stdout)["verdicts"] if not v["passed"]]
+    assert failed == ["source_length"]
+
+
+def test_bad_url_fails_source_url(app, runner, tmp_path):
+    src, dft = pair(tmp_path, GOOD)
+    result = runner.invoke(app, ["check", src, dft, "--url", "/port-elsmere", "--json"])
+    assert result.exit_code == 1
+    failed = [v["gate"] for v in json.loads(result.stdout)["verdicts"] if not v["passed"]]
+    assert failed == ["source_url"]
+
+
+def test_untrusted_text_is_never_markup_nor_terminal_control(app, runner, tmp_path):
+    """A hostile URL and quote are printed as they are: brackets shown, escapes defused."""
+    hostile_quote = GOOD.replace("better than any of us dared hope", "[/] [bold]flooded[/bold]")
+    src, dft = pair(tmp_path, hostile_quote)
+    url = "ftp://news.example.org/[link=https://evil.example]x[/link]\x1b[2J"
+    result = runner.invoke(app, ["check", src, dft, "--url", url])
+    assert result.exit_code == 1, result.output
+    assert "[link=https://evil.example]x[/link]" in result.stdout
+    assert "[bold]flooded[/bold]" in result.stdout
+    assert "\x1b[2J" not in result.stdout
+    assert "\\u001b[2J" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "args_of, message",
+    [
+        (lambda s, d: ["check"], "give SOURCE_FILE DRAFT_FILE"),
+        (lambda s, d: ["check", s, "--url", URL], "give SOURCE_FILE DRAFT_FILE"),
+        (lambda s, d: ["check", s, d], "--url URL is required"),
+        (lambda s, d: ["check", s, "missing.txt", "--url", URL], "DRAFT_FILE missing.txt does not"),
+        (lambda s, d: ["check", ".", d, "--url", URL], "cannot read SOURCE_FILE ."),
+        (lambda s, d: ["check", s, d, "--jsonl", "x.jsonl"], "not both"),
+        (lambda s, d: ["check", "--jsonl", s, "--url", URL], "--url goes with"),
+        (lambda s, d: ["check", "--jsonl", "missing.jsonl"], "missing.jsonl does not exist"),
+    ],
+)
+def test_bad_usage_exits_2_with_one_line(app, runner, tmp_path, args_of, message):
+    src, dft = pair(tmp_path, GOOD)
+    result = runner.invoke(app, args_of(src, dft))
+    assert result.exit_code == 2, result.output
+    assert message in result.stderr
+    assert result.stderr.count("\n") == 1
+    assert result.stdout == ""
+
+
+def test_file_that_is_not_utf8_is_a_usage_error(app, runner, tmp_path):
+    src, dft = pair(tmp_path, GOOD)
+    Path(dft).write_bytes(b"Port Elsmere \xff\xfe households")
+    result = runner.invoke(app, ["check", src, dft, "--url", URL])
+    assert result.exit_code == 2
+    assert "is not UTF-8 text" in result.stderr
+
+
+# --- many pairs -------------------------------------------------------------------------------
+
+
+def generated_pairs(n: int) -> tuple[list[dict], dict]:
+    """n pairs over n variants of the article; every third draft misstates the
+    figure, every fifth invents a quote. Returns the lines and id -> should pass."""
+    lines, expected = [], {}
+    for i in range(n):
+        figure = 10_000 + 7 * i
+        source = ARTICLE.replace("4,080", f"{figure:,}")
+        stated = figure + 3 if i % 3 == 0 else figure
+        quote = "a triumph for the whole town" if i % 5 == 0 else "better than any of us dared hope"
+        summary = (
+            f"The harbour authority says {stated:,} households joined its flood-warning "
+            f'service. Ines Kalloway called it "{quote}".'
+        )
+        item_id = i if i % 2 else f"pair-{i}"
+        lines.append({"id": item_id, "source": source, "summary": summary, "url": URL})
+        expected[json.dumps(item_id)] = i % 3 != 0 and i % 5 != 0
+    return lines, expected
+
+
+def test_jsonl_thousand_pairs_one_line_each_with_the_right_verdict(app, runner, tmp_path):
+    lines, expected = generated_pairs(1000)
+    path = tmp_path / "pairs.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    result = runner.invoke(app, ["check", "--jsonl", str(path)])
+    assert result.exit_code == 1
+    out_lines = result.stdout.splitlines()
+    assert len(out_lines) == 1000
+    got = {}
+    for raw in out_lines:
+        doc = json.loads(raw)
+        got[json.dumps(doc["id"])] = doc["passed"]
+        failed = {v["gate"] for v in doc["verdicts"] if not v["passed"]}
+        assert failed <= {"numbers_grounded", "quotes_verbatim"}
+        assert doc["passed"] == (not failed)
+    assert got == expected
+    assert "checked 1000:" in result.stderr
+
+
+def test_jsonl_from_stdin_all_passing_exits_0(app, runner):
+    lines, expected = generated_pairs(30)
+    good = [line for line in lines if expected[json.dumps(line["id"])]]
+    stdin = "".join(json.dumps(line) + "\n" for line in good)
+    result = runner.invoke(app, ["check", "--jsonl", "-"], input=stdin)
+    assert result.exit_code == 0, result.output
+    docs = [json.loads(raw) for raw in result.stdout.splitlines()]
+    assert [d["id"] for d in docs] == [line["id"] for line in good]
+    assert all(d["passed"] for d in docs)
+
+
+def test_jsonl_malformed_lines_are_reported_and_the_run_goes_on(app, runner, tmp_path):
+    good = {"id": "ok-1", "source": ARTICLE, "summary": GOOD, "url": URL}
+    raw_lines = [
+        json.dumps(good).encode(),
+        b"{not json",
+        b"[1, 2, 3]",
+        json.dumps({"id": "no-summary", "source": ARTICLE, "url": URL}).encode(),
+        json.dumps({"id": 7, "source": ARTICLE, "summary": GOOD, "url": 42}).encode(),
+        b"   ",
+        b'{"id": "latin1", "source": "caf\xe9", "summary": "x", "url": null}',
+        json.dumps(good | {"id": "ok-2"}).encode(),
+    ]
+    path = tmp_path / "mixed.jsonl"
+    path.write_bytes(b"\n".join(raw_lines) + b"\n")
+    result = runner.invoke(app, ["check", "--jsonl", str(path)])
+    assert result.exit_code == 1
+    docs = [json.loads(raw) for raw in result.stdout.splitlines()]
+    assert len(docs) == 7  # the blank line is skipped
+    assert docs[0] == docs[0] | {"id": "ok-1", "passed": True}
+    assert docs[-1] == docs[-1] | {"id": "ok-2", "passed": True}
+    errors = docs[1:-1]
+    assert [(d["id"], d["line"]) for d in errors] == [
+        (None, 2),
+        (None, 3),
+        ("no-summary", 4),
+        (7, 5),
+        (None, 7),
+    ]
+    for d in errors:
+        assert d["passed"] is False
+        assert d["error"].startswith(f"line {d['line']}: ")
+        assert "verdicts" not in d
+    assert '"summary" must be a string' in errors[2]["error"]
+    assert '"url" must be a string or null' in errors[3]["error"]
+    assert "4 passed" not in result.stderr and "5 malformed" in result.stderr
+
+
+def test_jsonl_missing_url_fails_source_url_not_the_line(app, runner):
+    line = json.dumps({"id": "no-url", "source": ARTICLE, "summary": GOOD})
+    result = runner.invoke(app, ["check", "--jsonl", "-"], input=line + "\n")
+    assert result.exit_code == 1
+    doc = json.loads(result.stdout)
+    assert doc["id"] == "no-url" and "error" not in doc
+    assert [v["gate"] for v in doc["verdicts"] if not v["passed"]] == ["source_url"]
+
+
+def test_check_jsonl_function_streams_without_a_terminal():
+    """The stream path is a plain function: usable from bench/ without typer."""
+    import io
+
+    lines, expected = generated_pairs(10)
+    source = io.BytesIO("".join(json.dumps(line) + "\n" for line in lines).encode())
+    output = io.StringIO()
+    gates = commands_check.Gates(
+        {g: "discard" for g in SOURCE_GATES + DRAFT_GATES}, min_source_words=150
+    )
+    code = commands_check.check_jsonl(source, output, gates)
+    docs = [json.loads(raw) for raw in output.getvalue().splitlines()]
+    assert code == 1
+    assert {json.dumps(d["id"]): d["passed"] for d in docs} == expected

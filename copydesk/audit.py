@@ -652,11 +652,7 @@ def _events_table(events: Sequence[AuditEvent]) -> Table:
 def _render_call(console: Console, number: int, call: ModelCall, *, full: bool) -> None:
     outcome = Text("ok", style="green") if call.ok else Text("ERROR", style="bold red")
     console.print(Text.assemble(f"  call {number}: ", (call.purpose, "bold"), ", ", outcome))
-    if call.temperature is None:
-        temperature = "none sent (model default)"
-    else:
-        temperature = f"{call.temperature:g}"
-    temperature += " (in force)" if call.temperature_in_force else " (not in force)"
+    temperature = _temperature(call)
     tokens = (
         f"{_n(call.input_tokens)} in, {_n(call.output_tokens)} out, cache "
         f"{_n(call.cache_creation_tokens)} written / {_n(call.cache_read_tokens)} read"
@@ -669,7 +665,8 @@ def _render_call(console: Console, number: int, call: ModelCall, *, full: bool) 
         ("model", call.model),
         ("api version", call.api_version),
         ("temperature", temperature),
-        ("prompt", f"{call.prompt_version or '-'} {call.prompt_hash or '-'}"),
+        ("prompt version", call.prompt_version),
+        ("prompt hash", call.prompt_hash),
         ("request id", call.request_id),
         ("tokens", tokens),
         ("latency", latency),
@@ -684,6 +681,14 @@ def _render_call(console: Console, number: int, call: ModelCall, *, full: bool) 
             ("response", _compact(call.response_json)),
         ]
     _fields(console, [(f"  {label}", value) for label, value in rows])
+
+
+def _temperature(call: ModelCall) -> str:
+    """The temperature the ledger says was sent, and whether the model applied it."""
+    if call.temperature is None:
+        return "none sent (the model's own default)"
+    applied = "in force" if call.temperature_in_force else "sent but not in force"
+    return f"{call.temperature:g} ({applied})"
 
 
 def _render_call_totals(console: Console, calls: Sequence[ModelCall]) -> None:

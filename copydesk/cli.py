@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from copydesk import commands_pipeline, context
+from copydesk import commands_feeds, commands_pipeline, context
 from copydesk.logs import setup_logging
 
 app = typer.Typer(
@@ -19,11 +19,13 @@ app = typer.Typer(
 )
 
 
-
 @app.callback()
 def _global(
     config: Path | None = typer.Option(
-        None, "--config", "-c", help="config.toml to use (default: $COPYDESK_CONFIG or ./config.toml)"
+        None,
+        "--config",
+        "-c",
+        help="config.toml (default: $COPYDESK_CONFIG, else ./config.toml)",
     ),
     log_format: str = typer.Option("text", "--log-format", help="text or json (for schedulers)"),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="debug logging"),
@@ -33,7 +35,7 @@ def _global(
     setup_logging(log_format, verbose)
 
 
-for module in (commands_pipeline,):
+for module in (commands_pipeline, commands_feeds):
     module.register(app)
 
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections import Counter
 import shutil
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -12,14 +12,12 @@ from pathlib import Path
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
-from sqlmodel import select
 
 from copydesk import context as cx
 from copydesk.config import FeedSettings, Settings
-from copydesk.pipeline import Pipeline, RunReport, add_feed, sync_config_feeds
+from copydesk.pipeline import Pipeline, RunReport, sync_config_feeds
 from ingest.fetch import Fetcher
 from store.db import safe_url, session_scope
-from store.models import Feed
 from summarise.base import Summariser
 from summarise.factory import BackendChoiceError, choose_backend, make_summariser
 
@@ -27,14 +25,11 @@ SAMPLE_DIR = Path(__file__).parent / "sample"
 SAMPLE_FEED = SAMPLE_DIR / "feed.xml"
 SAMPLE_REPLIES = SAMPLE_DIR / "recorded_replies.json"
 
-feeds_app = typer.Typer(help="Feeds polled by `copydesk run`.", no_args_is_help=True)
-
 
 def register(app: typer.Typer) -> None:
     app.command("init")(init)
     app.command("run")(run)
     app.command("demo")(demo)
-    app.add_typer(feeds_app, name="feeds")
 
 
 def init() -> None:
@@ -63,8 +58,9 @@ def run(
 def _summariser(settings: Settings) -> Summariser:
     backend = choose_backend(settings.summarise)
     why = {
-        "auto": " (ANTHROPIC_API_KEY is set)" if backend == "anthropic" else
-        " (no ANTHROPIC_API_KEY: offline extractive summariser)",
+        "auto": " (ANTHROPIC_API_KEY is set)"
+        if backend == "anthropic"
+        else " (no ANTHROPIC_API_KEY: offline extractive summariser)",
     }.get(settings.summarise.backend, "")
     try:
         summariser = make_summariser(settings.summarise)
@@ -77,8 +73,12 @@ def _summariser(settings: Settings) -> Summariser:
 @contextmanager
 def _progress_bar() -> Iterator[callable]:
     with Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-        console=cx.err, transient=True, disable=not cx.is_tty(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=cx.err,
+        transient=True,
+        disable=not cx.is_tty(),
     ) as bar:
         tasks: dict[str, int] = {}
 
@@ -91,12 +91,24 @@ def _progress_bar() -> Iterator[callable]:
 
 
 def _run_pipeline(
-    ctx: cx.Context, summariser: Summariser, fetcher: Fetcher, *, command: str,
-    only: list[str] | None = None, fetch_pages: bool = True,
+    ctx: cx.Context,
+    summariser: Summariser,
+    fetcher: Fetcher,
+    *,
+    command: str,
+    only: list[str] | None = None,
+    fetch_pages: bool = True,
 ) -> RunReport:
     with _progress_bar() as progress:
-        pipeline = Pipeline(ctx.settings, ctx.engine, summariser, fetcher, command=command,
-                            fetch_pages=fetch_pages, progress=progress)
+        pipeline = Pipeline(
+            ctx.settings,
+            ctx.engine,
+            summariser,
+            fetcher,
+            command=command,
+            fetch_pages=fetch_pages,
+            progress=progress,
+        )
         return pipeline.run(only_feeds=only or None)
 
 
@@ -112,8 +124,13 @@ def _print_report(report: RunReport, as_json: bool) -> None:
         row = feed.to_dict()
         discards.update(feed.discarded)
         name = feed.name + (f"\n  fetch failed: {feed.fetch_error}" if feed.fetch_error else "")
-        table.add_row(name, *(str(row[k]) for k in ("seen", "new", "duplicates", "drafts",
-                                                    "discarded", "errors", "retried")))
+        table.add_row(
+            name,
+            *(
+                str(row[k])
+                for k in ("seen", "new", "duplicates", "drafts", "discarded", "errors", "retried")
+            ),
+        )
     cx.out.print(table)
     if discards:
         by = Table(title="discarded by", title_justify="left")
@@ -123,53 +140,18 @@ def _print_report(report: RunReport, as_json: bool) -> None:
             by.add_row(gate, str(n))
         cx.out.print(by)
     totals = report.totals()
-    if totals["new"] == 0 and totals["retried"] == 0 and not any(f.fetch_error for f in report.feeds):
+    if (
+        totals["new"] == 0
+        and totals["retried"] == 0
+        and not any(f.fetch_error for f in report.feeds)
+    ):
         cx.out.print("nothing new: every entry was already seen.")
     recorded = sum(f.recorded_replies for f in report.feeds)
     if recorded:
-        cx.out.print(f"{recorded} item(s) were summarised from RECORDED model replies shipped "
-                     "with the demo, not live model calls; each such item is labelled so.")
-
-
-# ---------------------------------------------------------------- feeds
-
-
-@feeds_app.command("add")
-def feeds_add(
-    url: str = typer.Argument(..., help="feed URL (http/https) or local file path"),
-    name: str = typer.Option(None, "--name", "-n", help="a short name for tables and filters"),
-) -> None:
-    """Add a feed to poll on every run."""
-    ctx = cx.context()
-    if "://" not in url:
-        url = str(Path(url).resolve())
-    with session_scope(ctx.engine) as session:
-        feed = add_feed(session, url, name)
-        cx.out.print(f"feed {feed.id}: {feed.name} <{feed.url}>", markup=False)
-
-
-@feeds_app.command("list")
-def feeds_list(as_json: bool = typer.Option(False, "--json")) -> None:
-    """Every feed with its state: last success, last error, errors in a row."""
-    ctx = cx.context()
-    with session_scope(ctx.engine) as session:
-        sync_config_feeds(session, ctx.settings.feeds)
-        feeds = list(session.exec(select(Feed).order_by(Feed.id)))
-    if as_json:
-        rows = [f.model_dump(mode="json") for f in feeds]
-        cx.out.print(json.dumps(rows, indent=2), markup=False)
-        return
-    table = Table()
-    for column in ("id", "name", "url", "enabled", "from", "last success", "errors", "last error"):
-        table.add_column(column)
-    for f in feeds:
-        table.add_row(str(f.id), f.name, f.url, "yes" if f.enabled else "no", f.origin,
-                      _when(f.last_success_at), str(f.consecutive_errors), f.last_error or "")
-    cx.out.print(table)
-
-
-def _when(value: object) -> str:
-    return value.isoformat(timespec="seconds") if value else "never"
+        cx.out.print(
+            f"{recorded} item(s) were summarised from RECORDED model replies shipped "
+            "with the demo, not live model calls; each such item is labelled so."
+        )
 
 
 # ---------------------------------------------------------------- demo
@@ -177,7 +159,9 @@ def _when(value: object) -> str:
 
 def demo(
     no_ui: bool = typer.Option(False, "--no-ui", help="stop after the run; do not open the queue"),
-    directory: Path = typer.Option(Path("copydesk-demo"), "--dir", help="where the demo database goes"),
+    directory: Path = typer.Option(
+        Path("copydesk-demo"), "--dir", help="where the demo database goes"
+    ),
 ) -> None:
     """Run the whole pipeline on the bundled sample feed, offline, into a fresh database."""
     settings = cx.load()
@@ -198,14 +182,19 @@ def demo(
         fallback=ExtractiveSummariser(sentences=settings.summarise.summary_sentences),
     )
     summariser.name = "extractive + recorded replies (demo)"
-    cx.err.print("demo: offline, no API key, no network; some articles replay RECORDED "
-                 "model replies to show the draft gates at work", markup=False)
+    cx.err.print(
+        "demo: offline, no API key, no network; some articles replay RECORDED "
+        "model replies to show the draft gates at work",
+        markup=False,
+    )
     with Fetcher(settings.ingest) as fetcher:
         report = _run_pipeline(ctx, summariser, fetcher, command="demo", fetch_pages=False)
     _print_report(report, as_json=False)
     cx.out.print(f"\ndemo database: {db}", markup=False)
-    cx.out.print(f"see why an item was discarded:  COPYDESK_DATABASE_URL=sqlite:///{db} "
-                 "copydesk discards", markup=False)
+    cx.out.print(
+        f"see why an item was discarded:  COPYDESK_DATABASE_URL=sqlite:///{db} copydesk discards",
+        markup=False,
+    )
     _launch_review(ctx, no_ui)
 
 
@@ -219,14 +208,19 @@ def _launch_review(ctx: cx.Context, no_ui: bool) -> None:
         from copydesk.commands_review import launch_review
         from store.editors import ensure_demo_editor
     except ImportError:
-        cx.out.print("the review queue is not built yet: read the drafts with "
-                     "`copydesk audit ID`", markup=False)
+        cx.out.print(
+            "the review queue is not built yet: read the drafts with `copydesk audit ID`",
+            markup=False,
+        )
         return
     name, password = ensure_demo_editor(ctx.engine)
     cx.out.print(f"demo editor: {name}   password: {password}", markup=False)
     if no_ui:
-        cx.out.print("review queue: run `copydesk review` with COPYDESK_DATABASE_URL="
-                     f"{ctx.settings.database.url}", markup=False)
+        cx.out.print(
+            "review queue: run `copydesk review` with COPYDESK_DATABASE_URL="
+            f"{ctx.settings.database.url}",
+            markup=False,
+        )
         return
     if shutil.which("streamlit") is None and not Path(typer.__file__).exists():
         return

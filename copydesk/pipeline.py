@@ -219,8 +219,9 @@ class Pipeline:
 
     def _ingest_feed(self, feed: Feed) -> FeedReport:
         report = FeedReport(feed.name, feed.url)
-        result = fetch_feed(feed.url, self.fetcher, etag=feed.etag,
-                            last_modified=feed.last_modified)
+        result = fetch_feed(
+            feed.url, self.fetcher, etag=feed.etag, last_modified=feed.last_modified
+        )
         self._record_feed_fetch(feed, result, report)
         if not result.fetch.ok:
             return report
@@ -286,8 +287,12 @@ class Pipeline:
                         item,
                         actor=self.actor,
                         reason=f"seen in feed {feed.name}",
-                        details={"feed": feed.name, "feed_url": feed.url,
-                                 "entry_id": entry.entry_id, "link": entry.link},
+                        details={
+                            "feed": feed.name,
+                            "feed_url": feed.url,
+                            "entry_id": entry.entry_id,
+                            "link": entry.link,
+                        },
                     )
             except IntegrityError:  # another worker created it a moment ago
                 return False
@@ -306,21 +311,21 @@ class Pipeline:
         and every `error` item whose retry time has come (moved back to `new`)."""
         now = utcnow()
         with session_scope(self.engine) as session:
-            due = session.exec(
-                select(Item).where(Item.status == st.ERROR).order_by(Item.id)
-            ).all()
+            due = session.exec(select(Item).where(Item.status == st.ERROR).order_by(Item.id)).all()
             for item in due:
                 if item.next_attempt_at and _aware(item.next_attempt_at) > now:
                     continue
-                st.move(session, item, st.NEW, actor=self.actor,
-                        reason=f"retry after {item.attempts} failed attempt(s)")
+                st.move(
+                    session,
+                    item,
+                    st.NEW,
+                    actor=self.actor,
+                    reason=f"retry after {item.attempts} failed attempt(s)",
+                )
                 self._report_for(item.feed_id).retried += 1
-            items = session.exec(
-                select(Item).where(Item.status == st.NEW).order_by(Item.id)
-            ).all()
+            items = session.exec(select(Item).where(Item.status == st.NEW).order_by(Item.id)).all()
             return [
-                Job(i.id, i.version, i.dedup_key, i.source_url, i.title, i.source_text,
-                    i.attempts)
+                Job(i.id, i.version, i.dedup_key, i.source_url, i.title, i.source_text, i.attempts)
                 for i in items
             ]
 
@@ -359,8 +364,14 @@ class Pipeline:
             text = self._fetch_page(job, out)
             if text is None:
                 return out
-        length = run_gates(("source_length",), text, job.source_url, "", modes=modes,
-                           min_source_words=gates.min_source_words)
+        length = run_gates(
+            ("source_length",),
+            text,
+            job.source_url,
+            "",
+            modes=modes,
+            min_source_words=gates.min_source_words,
+        )
         out.verdicts += [("source", r) for r in length]
         if any(r.hard_fail for r in length):
             return _discard(out, length)
@@ -403,7 +414,9 @@ class Pipeline:
         extracted = extract_page(result.content, result.final_url)
         text = compose_source(job.title or extracted.title, extracted.text)
         out.changes.update(
-            source_text=text, word_count=count_words(text), text_origin="page",
+            source_text=text,
+            word_count=count_words(text),
+            text_origin="page",
             title=job.title or extracted.title,
         )
         return text
@@ -432,21 +445,39 @@ class Pipeline:
             item = session.get(Item, job.item_id)
             for stage, result in out.verdicts:
                 d = result.to_dict()
-                session.add(GateVerdict(item_id=item.id, run_id=self.run_id, stage=stage,
-                                        gate=d["gate"], passed=d["passed"], mode=d["mode"],
-                                        reason=d["reason"], evidence=d["evidence"]))
+                session.add(
+                    GateVerdict(
+                        item_id=item.id,
+                        run_id=self.run_id,
+                        stage=stage,
+                        gate=d["gate"],
+                        passed=d["passed"],
+                        mode=d["mode"],
+                        reason=d["reason"],
+                        evidence=d["evidence"],
+                    )
+                )
             for call in out.calls:
                 session.add(ModelCall(item_id=item.id, run_id=self.run_id, **vars(call)))
             failed = [r.gate for _, r in out.verdicts if r.hard_fail]
             flagged = [r.gate for _, r in out.verdicts if r.flagged]
             reason = out.reason
             if out.to_status == st.DRAFT:
-                reason = "all hard gates passed" + (f"; flagged: {', '.join(flagged)}"
-                                                    if flagged else "")
-            st.move(session, item, out.to_status, actor=self.actor, reason=reason,
-                    expected_version=job.version, changes=out.changes,
-                    details={"failed_gates": failed, "flagged_gates": flagged} if
-                    (failed or flagged) else None)
+                reason = "all hard gates passed" + (
+                    f"; flagged: {', '.join(flagged)}" if flagged else ""
+                )
+            st.move(
+                session,
+                item,
+                out.to_status,
+                actor=self.actor,
+                reason=reason,
+                expected_version=job.version,
+                changes=out.changes,
+                details={"failed_gates": failed, "flagged_gates": flagged}
+                if (failed or flagged)
+                else None,
+            )
         report = self._report_for(item.feed_id)
         if out.draft is not None and out.draft.recorded_reply:
             report.recorded_replies += 1
@@ -456,8 +487,13 @@ class Pipeline:
             report.errors += 1
         else:
             report.discarded[out.discard_kind or "other"] += 1
-        log.info("item %s -> %s%s", item.id, out.to_status, f": {reason}" if reason else "",
-                 extra={"item_id": item.id, "status": out.to_status})
+        log.info(
+            "item %s -> %s%s",
+            item.id,
+            out.to_status,
+            f": {reason}" if reason else "",
+            extra={"item_id": item.id, "status": out.to_status},
+        )
 
     def _report_for(self, feed_id: int | None) -> FeedReport:
         key = feed_id or 0
@@ -494,8 +530,14 @@ def sync_config_feeds(session: Session, feeds: list[FeedSettings]) -> None:
     for declared in feeds:
         row = session.exec(select(Feed).where(Feed.url == declared.url)).first()
         if row is None:
-            session.add(Feed(url=declared.url, name=declared.name or declared.url,
-                             enabled=declared.enabled, origin="config"))
+            session.add(
+                Feed(
+                    url=declared.url,
+                    name=declared.name or declared.url,
+                    enabled=declared.enabled,
+                    origin="config",
+                )
+            )
         else:
             row.enabled = declared.enabled
             if declared.name:

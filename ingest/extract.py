@@ -11,8 +11,23 @@ import lxml.html
 import trafilatura
 
 _BLOCKS = {
-    "p", "div", "li", "blockquote", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "tr",
-    "section", "article", "figcaption", "dd", "dt",
+    "p",
+    "div",
+    "li",
+    "blockquote",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "pre",
+    "tr",
+    "section",
+    "article",
+    "figcaption",
+    "dd",
+    "dt",
 }
 _SPACES = re.compile(r"[ \t\r\f\v]+")
 _BLANKS = re.compile(r"\n\s*\n+")

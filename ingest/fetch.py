@@ -136,8 +136,9 @@ class Fetcher:
             try:
                 result = self._get_once(url, current, headers or {})
             except httpx.TimeoutException as exc:
-                return FetchResult(url, current, error=f"timeout: {type(exc).__name__}",
-                                   transient=True)
+                return FetchResult(
+                    url, current, error=f"timeout: {type(exc).__name__}", transient=True
+                )
             except httpx.HTTPError as exc:
                 return FetchResult(url, current, error=f"network error: {exc}", transient=True)
             if result.status in (301, 302, 303, 307, 308) and "location" in result.headers:

@@ -7,10 +7,32 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 # Query parameters that identify a campaign or a click, never the article.
 TRACKING_PARAMS = frozenset(
     {
-        "fbclid", "gclid", "dclid", "gbraid", "wbraid", "msclkid", "yclid", "twclid",
-        "mc_cid", "mc_eid", "igshid", "_hsenc", "_hsmi", "mkt_tok", "oly_anon_id",
-        "oly_enc_id", "vero_id", "ref_src", "cmpid", "ncid", "sr_share", "smid", "at_medium",
-        "at_campaign", "ito", "__twitter_impression",
+        "fbclid",
+        "gclid",
+        "dclid",
+        "gbraid",
+        "wbraid",
+        "msclkid",
+        "yclid",
+        "twclid",
+        "mc_cid",
+        "mc_eid",
+        "igshid",
+        "_hsenc",
+        "_hsmi",
+        "mkt_tok",
+        "oly_anon_id",
+        "oly_enc_id",
+        "vero_id",
+        "ref_src",
+        "cmpid",
+        "ncid",
+        "sr_share",
+        "smid",
+        "at_medium",
+        "at_campaign",
+        "ito",
+        "__twitter_impression",
     }
 )
 TRACKING_PREFIXES = ("utm_", "pk_", "mtm_", "at_")
@@ -39,6 +61,10 @@ def canonical_url(url: str) -> str:
         netloc = f"{parts.username}@{netloc}"
     path = parts.path or "/"
     query = urlencode(
-        [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if not is_tracking_param(k)]
+        [
+            (k, v)
+            for k, v in parse_qsl(parts.query, keep_blank_values=True)
+            if not is_tracking_param(k)
+        ]
     )
     return urlunsplit((scheme, netloc, path, query, ""))

@@ -34,7 +34,7 @@ def make_summariser(
     if not key:
         raise BackendChoiceError(
             "backend is anthropic but ANTHROPIC_API_KEY is not set "
-            "(set it, or choose backend = \"extractive\" in config.toml)"
+            '(set it, or choose backend = "extractive" in config.toml)'
         )
     from summarise.anthropic_backend import AnthropicSummariser, BackendUnavailable
 

@@ -25,7 +25,7 @@ class RecordedReply:
 
 
 def load_replies(path: str | Path) -> dict[str, RecordedReply]:
-    """Replies keyed by canonical URL, from `{"replies": [{"url", "headline", "summary", "kind"}]}`."""
+    """Replies keyed by canonical URL, from `{"replies": [{"url", "headline", "summary"}]}`."""
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     replies = {}
     for raw in data["replies"]:

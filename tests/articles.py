@@ -104,4 +104,4 @@ def rss(items: list[dict[str, str | None]], *, title: str = "Example Gazette") -
     return f"""<?xml version="1.0" encoding="utf-8"?>
 <rss version="2.0" xmlns:content="http://purl.org/rss/1.0/modules/content/">
 <channel><title>{escape(title)}</title><link>https://gazette.example.org/</link>
-<description>Test feed</description>{''.join(parts)}</channel></rss>"""
+<description>Test feed</description>{"".join(parts)}</channel></rss>"""

@@ -480,9 +480,9 @@ def test_preflight_without_a_key_makes_no_request() -> None:
 
 
 def test_preflight_with_an_unknown_model() -> None:
-    fake = FakeAnthropic(model_reply=fake_api.not_found("claude-haiku-9-9"))
+    fake = FakeAnthropic(model_reply=fake_api.not_found("claude-nonesuch-4"))
     with pytest.raises(BackendUnavailable, match=r"unknown to the API \(404\)"):
-        make_backend(fake, model="claude-haiku-9-9").preflight()
+        make_backend(fake, model="claude-nonesuch-4").preflight()
 
 
 def test_preflight_with_a_retired_model() -> None:

@@ -331,7 +331,8 @@ def test_audit_by_id_tells_the_whole_story(app, runner, world):
         "request id: req_011CVfloods",
         "1210 in, 96 out",
         "temperature: 0 (in force)",
-        "prompt: summary-v1 sha256:9f2c41d0",
+        "prompt version: summary-v1",
+        "prompt hash: sha256:9f2c41d0",
         "api version: 2023-06-01",
         "stop reason: tool_use",
         "cost: $0.001690",
@@ -424,7 +425,8 @@ def test_audit_full_adds_source_text_and_model_payloads(app, runner, world):
     [
         FLOODS_URL,  # the canonical URL
         FLOODS_LINK,  # the link exactly as the feed gave it
-        "https://news.example.org/port-elsmere-flood-alerts?utm_campaign=winter#top",  # canonicalised
+        # canonicalised: tracking parameter and fragment dropped
+        "https://news.example.org/port-elsmere-flood-alerts?utm_campaign=winter#top",
         " " + FLOODS_URL + " ",
     ],
 )

@@ -36,21 +36,43 @@ def newsroom(httpserver):
     """A feed of seven entries covering every path an entry can take."""
     base = httpserver.url_for("")
     items = [
-        {"guid": "g-ferry", "title": TITLES["ferry"], "link": f"{base}news/ferry",
-         "content": paragraphs_html(FERRY)},
-        {"guid": "g-library", "title": TITLES["library"], "link": f"{base}news/library",
-         "content": TEASER},
-        {"guid": "g-gone", "title": "A story that was taken down", "link": f"{base}news/gone",
-         "content": TEASER},
-        {"guid": "g-flaky", "title": "A server having a bad day", "link": f"{base}news/flaky",
-         "content": TEASER},
-        {"guid": "g-nolink", "title": "An entry without a link", "link": None,
-         "content": paragraphs_html(LIBRARY)},
-        {"guid": "g-ferry-again", "title": TITLES["ferry"],
-         "link": f"{base}news/ferry?utm_source=newsletter&utm_medium=email#comments",
-         "content": paragraphs_html(FERRY)},
-        {"guid": "g-short", "title": "Short note", "link": f"{base}news/short",
-         "content": TEASER},
+        {
+            "guid": "g-ferry",
+            "title": TITLES["ferry"],
+            "link": f"{base}news/ferry",
+            "content": paragraphs_html(FERRY),
+        },
+        {
+            "guid": "g-library",
+            "title": TITLES["library"],
+            "link": f"{base}news/library",
+            "content": TEASER,
+        },
+        {
+            "guid": "g-gone",
+            "title": "A story that was taken down",
+            "link": f"{base}news/gone",
+            "content": TEASER,
+        },
+        {
+            "guid": "g-flaky",
+            "title": "A server having a bad day",
+            "link": f"{base}news/flaky",
+            "content": TEASER,
+        },
+        {
+            "guid": "g-nolink",
+            "title": "An entry without a link",
+            "link": None,
+            "content": paragraphs_html(LIBRARY),
+        },
+        {
+            "guid": "g-ferry-again",
+            "title": TITLES["ferry"],
+            "link": f"{base}news/ferry?utm_source=newsletter&utm_medium=email#comments",
+            "content": paragraphs_html(FERRY),
+        },
+        {"guid": "g-short", "title": "Short note", "link": f"{base}news/short", "content": TEASER},
     ]
     httpserver.expect_request("/feed.xml").respond_with_data(
         rss(items), content_type="application/rss+xml"
@@ -134,9 +156,7 @@ def test_run_fills_the_database_and_accounts_for_every_entry(tmp_path, newsroom,
     assert run.counts["totals"]["new"] == 6
 
 
-def test_second_run_adds_nothing_and_retries_the_transient_failure(
-    tmp_path, newsroom, sqlite_url
-):
+def test_second_run_adds_nothing_and_retries_the_transient_failure(tmp_path, newsroom, sqlite_url):
     config = write_config(tmp_path, sqlite_url, newsroom)
     assert run_cli(config, "run").exit_code == 0
     engine = open_store(sqlite_url)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from copydesk import commands_feeds, commands_pipeline, context
+from copydesk import commands_feeds, commands_pipeline, commands_stats, context
 from copydesk.logs import setup_logging
 
 app = typer.Typer(
@@ -35,7 +35,7 @@ def _global(
     setup_logging(log_format, verbose)
 
 
-for module in (commands_pipeline, commands_feeds):
+for module in (commands_pipeline, commands_feeds, commands_stats):
     module.register(app)
 
 

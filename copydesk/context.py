@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +18,9 @@ from store.db import StoreError, open_store
 # Results go to stdout; logs, progress and errors to stderr.
 out = Console(soft_wrap=True, highlight=False)
 err = Console(stderr=True, soft_wrap=True, highlight=False)
+for _console in (out, err):
+    if not _console.is_terminal and "COLUMNS" not in os.environ:
+        _console.width = 140  # pipes and logs: wide enough that tables stay readable
 
 EXIT_OK = 0
 EXIT_FAILED = 1  # the command ran and found something that needs a person (e.g. a hard gate)

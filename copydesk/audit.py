@@ -158,6 +158,8 @@ def summariser_label(item: Item) -> str:
     if not item.summariser:
         return "no draft yet"
     if item.recorded_reply:
+        if "recorded" in item.summariser:  # e.g. "recorded reply (demo)": say it once
+            return RECORDED_REPLY_LABEL
         return f"{item.summariser}: {RECORDED_REPLY_LABEL}"
     if item.summariser.startswith("extractive"):
         return f"{item.summariser}: offline extractive summariser, no model call"
@@ -485,9 +487,11 @@ def render_history(console: Console, history: ItemHistory, *, full: bool = False
         console.print(plain(item.source_text or "(none)"))
 
     _heading(console, "Draft")
-    _fields(console, [("summariser", history.summariser_label)])
+    _fields(console, [("summariser", item.summariser)])
     if item.recorded_reply:
-        console.print(Text(f"  note: {RECORDED_REPLY_LABEL}", style="yellow"))
+        console.print(Text(f"  note: {RECORDED_REPLY_LABEL}", style="bold yellow"))
+    elif history.summariser_label != item.summariser:
+        _fields(console, [("kind", history.summariser_label)])
     _fields(console, [("headline", item.headline), ("summary", item.summary)])
 
     if item.attempts or item.next_attempt_at or item.last_error:
@@ -524,28 +528,30 @@ def render_history(console: Console, history: ItemHistory, *, full: bool = False
 
 
 def render_discards(console: Console, report: DiscardsReport) -> None:
-    """The discards table, newest first, then the counts per gate."""
+    """The discards newest first, one block each (a URL is never folded to fit a
+    column), then the counts per gate."""
     if not report.discards:
         console.print(plain("No discarded items" + _filters_note(report) + "."))
         return
-    table = Table(title=plain(f"Discarded items ({len(report.discards)})" + _filters_note(report)))
-    table.add_column("discarded at (UTC)", no_wrap=True)
-    table.add_column("item", justify="right")
-    table.add_column("feed")
-    table.add_column("title / url", overflow="fold")
-    table.add_column("why", overflow="fold")
+    console.print(
+        plain(f"Discarded items ({len(report.discards)})" + _filters_note(report), style="bold")
+    )
     for d in report.discards:
-        title = plain(d.title or "(no title)")
-        title.append("\n")
-        title.append_text(plain(d.url or "(no url)", style="dim"))
-        table.add_row(
-            Text(_short_time(d.discarded_at)),
-            Text(str(d.item_id)),
-            plain(d.feed or "-"),
-            title,
-            _why(d),
+        console.print()
+        console.print(
+            Text.assemble(
+                (_short_time(d.discarded_at) + " UTC", "dim"),
+                "  ",
+                (f"item {d.item_id}", "bold"),
+                "  ",
+                plain(d.feed or "(no feed)"),
+            )
         )
-    console.print(table)
+        console.print(Text("  ") + plain(d.title or "(no title)"))
+        console.print(Text("  ") + plain(d.url or "(no url)", style="dim"))
+        for line in _why(d):
+            console.print(Text("  ") + line)
+    console.print()
     counts = Table(title=Text("Discards per gate"))
     counts.add_column("gate")
     counts.add_column("items", justify="right")
@@ -555,13 +561,22 @@ def render_discards(console: Console, report: DiscardsReport) -> None:
 
 
 def render_evidence(console: Console, evidence: Any, *, indent: int = 2) -> None:
-    """Evidence as `key: value` lines. Gates shape their evidence freely, so this
-    stays generic: strings as they are, anything else as compact JSON."""
+    """Evidence as readable lines. Gates shape their evidence freely, so this stays
+    generic: a dict is `key: value` lines, a list is one line per element, and an
+    element that says `"found": false` (a number or quote the source lacks) is
+    marked NOT FOUND so it stands out among the ones that were found."""
     pad = " " * indent
     if isinstance(evidence, dict):
         for key, value in evidence.items():
             line = Text(f"{pad}{safe(key)}: ", style="dim")
             line.append(safe(_compact(value)))
+            console.print(line)
+    elif isinstance(evidence, list):
+        for element in evidence:
+            missing = isinstance(element, dict) and element.get("found") is False
+            line = Text(pad)
+            line.append("NOT FOUND " if missing else "- ", style="bold red" if missing else "dim")
+            line.append(safe(_compact(element)))
             console.print(line)
     else:
         console.print(Text(pad + safe(_compact(evidence))))
@@ -714,17 +729,11 @@ def _short_time(value: datetime | None) -> str:
     return stamp.strftime("%Y-%m-%d %H:%M:%S") if stamp else "-"
 
 
-def _why(d: Discard) -> Text:
+def _why(d: Discard) -> list[Text]:
+    """One line per failed hard gate, or the discard's own reason when none failed."""
     if not d.failed:
-        return plain(d.reason or "(no reason recorded)")
-    why = Text()
-    for n, v in enumerate(d.failed):
-        if n:
-            why.append("\n")
-        why.append(safe(v.gate), style="bold")
-        why.append(": ")
-        why.append(safe(v.reason))
-    return why
+        return [plain(d.reason or "(no reason recorded)")]
+    return [Text.assemble((safe(v.gate), "bold red"), ": ", safe(v.reason)) for v in d.failed]
 
 
 def _filters_note(report: DiscardsReport) -> str:

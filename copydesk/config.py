@@ -40,9 +40,10 @@ class SummariseSettings(_Section):
     temperature: float | Literal["model-default"] = 0
     max_tokens: int = 4096
     max_concurrency: int = Field(default=4, ge=1, le=64)
-    max_attempts: int = Field(default=5, ge=1)
-    retry_base_seconds: float = Field(default=300, ge=0)
-    timeout_seconds: float = Field(default=60, gt=0)
+    max_attempts: int = Field(default=5, ge=1)  # failed runs before an item is discarded
+    max_retries: int = Field(default=2, ge=0, le=10)  # the SDK's own retries of 429/529/5xx
+    retry_base_seconds: float = Field(default=300, ge=0)  # backoff between runs: base * 2^n
+    timeout_seconds: float = Field(default=60, gt=0)  # per HTTP attempt
     summary_sentences: int = Field(default=3, ge=1, le=10)
     # USD per million tokens, per model: input, output, cache_write, cache_read.
     prices: dict[str, dict[str, float]] = Field(default_factory=dict)

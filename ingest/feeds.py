@@ -1,17 +1,28 @@
-"""Feeds: fetch (conditionally), parse with feedparser, and hand back entries."""
+"""Feeds: fetch (conditionally), parse with feedparser, hand back entries, and
+decide when to poll a feed again.
+
+feedparser never downloads anything here: it gets the bytes the safe fetcher
+read, with the response headers (content-type for the encoding, content-location
+so that relative links resolve against where the feed really lives).
+"""
 
 from __future__ import annotations
 
 import calendar
 import hashlib
+import random
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
+from urllib.parse import urljoin
 
 import feedparser
 
 from ingest.extract import fragment_to_text
 from ingest.fetch import Fetcher, FetchResult, is_local, read_local
+
+MAX_POLL_BACKOFF = timedelta(days=1)
+MAX_ID_LENGTH = 2000
 
 
 @dataclass(frozen=True)
@@ -43,8 +54,9 @@ def fetch_feed(
     etag: str | None = None,
     last_modified: str | None = None,
 ) -> FeedResult:
-    """Fetch and parse one feed. A malformed feed is parsed as far as feedparser
-    can; a failure is returned in `fetch.error`, never raised."""
+    """Fetch and parse one feed. A 304 returns no entries and is not parsed; a
+    malformed feed is parsed as far as feedparser can; a failure is returned in
+    `fetch.error`, never raised."""
     if is_local(url):
         fetched = read_local(url)
     else:
@@ -59,18 +71,35 @@ def fetch_feed(
     return parse_feed(fetched)
 
 
+def feed_headers(fetched: FetchResult) -> dict[str, str]:
+    """The response headers feedparser should see. The body is already decoded,
+    so content-encoding goes; content-location is absolute, defaulting to the
+    final URL after redirects."""
+    headers = {k.lower(): v for k, v in fetched.headers.items()}
+    headers.pop("content-encoding", None)
+    headers.pop("content-length", None)
+    location = headers.get("content-location", "").strip()
+    try:
+        headers["content-location"] = urljoin(fetched.final_url, location) if location else ""
+    except ValueError:
+        headers["content-location"] = ""
+    if not headers["content-location"]:
+        headers["content-location"] = fetched.final_url
+    return headers
+
+
 def parse_feed(fetched: FetchResult) -> FeedResult:
-    response_headers = {k.lower(): v for k, v in fetched.headers.items()}
-    response_headers.setdefault("content-location", fetched.final_url)
-    response_headers.pop("content-encoding", None)  # httpx already decoded the body
-    parsed = feedparser.parse(fetched.content, response_headers=response_headers)
+    parsed = feedparser.parse(fetched.content, response_headers=feed_headers(fetched))
     bozo = None
     if parsed.get("bozo"):
         exc = parsed.get("bozo_exception")
         bozo = f"{type(exc).__name__}: {exc}" if exc else "malformed feed"
+    if fetched.truncated:
+        cut = f"feed larger than the size cap: cut off after {len(fetched.content)} bytes"
+        bozo = f"{cut}; {bozo}" if bozo else cut
     entries = [to_entry(raw) for raw in parsed.entries]
     title = parsed.feed.get("title") if parsed.get("feed") else None
-    if not entries and bozo and not parsed.get("version"):
+    if not entries and parsed.get("bozo") and not parsed.get("version"):
         fetched.error = f"not a feed: {bozo}"
     return FeedResult(fetched, entries, bozo, title)
 
@@ -88,7 +117,7 @@ def _published(raw: Any) -> datetime | None:
         if value:
             try:
                 return datetime.fromtimestamp(calendar.timegm(value), UTC)
-            except (OverflowError, ValueError, TypeError):
+            except (OverflowError, ValueError, TypeError, OSError):
                 continue
     return None
 
@@ -97,22 +126,68 @@ def _content(raw: Any) -> str:
     """The longest text the entry carries: content:encoded / atom content, else summary."""
     candidates = [c.get("value", "") for c in raw.get("content", []) or []]
     candidates.append(raw.get("summary", "") or "")
-    texts = [fragment_to_text(c) for c in candidates if c]
+    texts = [fragment_to_text(c) for c in candidates if isinstance(c, str) and c]
     return max(texts, key=len, default="")
 
 
+def _link(raw: Any) -> str | None:
+    """The entry's article link: `link`, else the first rel=alternate link."""
+    link = raw.get("link")
+    if not link:
+        for candidate in raw.get("links", []) or []:
+            if candidate.get("rel", "alternate") == "alternate" and candidate.get("href"):
+                link = candidate["href"]
+                break
+    link = (link or "").strip()
+    return link or None
+
+
 def to_entry(raw: Any) -> Entry:
-    link = (raw.get("link") or "").strip() or None
+    link = _link(raw)
     content = _content(raw)
-    entry_id = (raw.get("id") or "").strip() or link
+    entry_id = str(raw.get("id") or "").strip() or link
     if not entry_id:
         digest = hashlib.sha256(f"{raw.get('title', '')}\n{content}".encode()).hexdigest()
         entry_id = f"sha256:{digest[:32]}"
+    if len(entry_id) > MAX_ID_LENGTH:  # keep it indexable, and still unique
+        entry_id = "sha256:" + hashlib.sha256(entry_id.encode()).hexdigest()
     return Entry(
-        entry_id=entry_id[:2000],
+        entry_id=entry_id,
         link=link,
         title=_text(raw.get("title")),
         author=_text(raw.get("author")),
         published=_published(raw),
         content_text=content,
     )
+
+
+# --------------------------------------------------------------------------- polling schedule
+
+
+def next_poll_after_failure(
+    consecutive_errors: int,
+    now: datetime,
+    *,
+    base_seconds: float,
+    retry_after: float | None = None,
+    rng: random.Random | None = None,
+) -> datetime:
+    """When to try a failing feed again: base x 2^(errors-1), +-20% jitter so that
+    a newsroom's feeds do not all retry in step, never later than a day (a feed
+    that has been down for a month is still polled daily, never dropped), and not
+    before the server's Retry-After."""
+    errors = max(1, consecutive_errors)
+    delay = base_seconds * 2 ** min(errors - 1, 30)
+    delay *= (rng or random).uniform(0.8, 1.2)
+    if retry_after is not None:
+        delay = max(delay, retry_after)
+    delay = min(delay, MAX_POLL_BACKOFF.total_seconds())
+    return now + timedelta(seconds=delay)
+
+
+def is_due(next_fetch_at: datetime | None, now: datetime) -> bool:
+    if next_fetch_at is None:
+        return True
+    if next_fetch_at.tzinfo is None:
+        next_fetch_at = next_fetch_at.replace(tzinfo=UTC)
+    return next_fetch_at <= now

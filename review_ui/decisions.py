@@ -16,7 +16,7 @@ from typing import Any
 
 from sqlmodel import Session
 
-from guards.registry import DRAFT_GATES, GateResult, run_gates
+from guards.registry import DEFAULT_MODES, DRAFT_GATES, GateResult, run_gates
 from review_ui.queries import current_verdicts, last_event, stamp
 from store import status
 from store.editors import get_editor
@@ -142,7 +142,7 @@ def check_text(
     min_source_words: int,
 ) -> list[GateResult]:
     """Every deterministic draft gate on a proposed text, at once, without saving."""
-    modes = {gate: gate_modes.get(gate, "discard") for gate in DRAFT_GATES}
+    modes = {gate: gate_modes.get(gate, DEFAULT_MODES[gate]) for gate in DRAFT_GATES}
     return run_gates(
         DRAFT_GATES,
         source or "",

@@ -178,6 +178,7 @@ class AnthropicSummariser:
             None if settings.temperature == "model-default" else float(settings.temperature)
         )
         self.prompt_hash = prompt.prompt_hash(settings.summary_sentences)
+        self.model_max_tokens: int | None = None  # learnt in preflight, caps the retry budget
         self._api_key = (api_key or "").strip()
         if max_retries is None:
             max_retries = getattr(settings, "max_retries", DEFAULT_MAX_RETRIES)
@@ -219,10 +220,20 @@ class AnthropicSummariser:
                 self._scrub(f"could not reach the Anthropic API at {client.base_url}: {exc}")
             ) from None
         info = _decode_body(raw.http_response)
-        if isinstance(info, dict) and info.get("lifecycle") == "retired":
+        if not isinstance(info, dict):
+            return
+        if info.get("lifecycle") == "retired":
             raise BackendUnavailable(
                 f"model {self.model} is retired: choose another [summarise] model in config.toml"
             )
+        limit = info.get("max_tokens")
+        if isinstance(limit, int) and limit > 0:
+            self.model_max_tokens = limit
+            if self.settings.max_tokens > limit:
+                raise BackendUnavailable(
+                    f"max_tokens = {self.settings.max_tokens} is more than model {self.model} "
+                    f"can write ({limit}): lower [summarise] max_tokens in config.toml"
+                )
 
     # -- one article --------------------------------------------------------
 
@@ -241,11 +252,17 @@ class AnthropicSummariser:
                 raise self._failure(error, tries, calls)
             stop = reply.stop_reason(response)
             if stop == "max_tokens":
-                if round_ == 1:
-                    _mark_failed(calls, f"stop_reason max_tokens at {budget}: retrying")
-                    budget *= 2
+                larger = min(budget * 2, self.model_max_tokens or budget * 2)
+                if round_ == 1 and larger > budget:
+                    _mark_failed(calls, f"stop_reason max_tokens at {budget}: retrying at {larger}")
+                    budget = larger
                     continue
-                raise self._item_failed("model reply truncated (max_tokens) twice", False, calls)
+                reason = (
+                    "model reply truncated (max_tokens) twice"
+                    if round_ == 2
+                    else f"model reply truncated (max_tokens) at the model's limit of {budget}"
+                )
+                raise self._item_failed(reason, False, calls)
             if stop == "refusal":
                 raise self._item_failed(
                     "model refused to summarise (stop_reason refusal)", False, calls

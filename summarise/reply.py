@@ -92,7 +92,7 @@ def parse_summary(response: Any) -> ParsedSummary:
         found = _as_summary(candidate)
         if found:
             return ParsedSummary(*found, source="tool_use")
-    text = "\n".join(
+    text = "".join(
         b["text"] for b in blocks if b.get("type") == "text" and isinstance(b.get("text"), str)
     )
     for candidate in reversed(json_values(text)):

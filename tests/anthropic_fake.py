@@ -191,13 +191,15 @@ def not_found(model: str) -> Reply:
     return error(404, "not_found_error", f"model: {model}", retry_after_ms=None)
 
 
-def model_card(model_id: str, *, lifecycle: str = "active") -> Reply:
+def model_card(model_id: str, *, lifecycle: str = "active", max_tokens: int = 64_000) -> Reply:
     body = {
         "type": "model",
         "id": model_id,
         "display_name": model_id,
         "created_at": "2025-10-01T00:00:00Z",
         "lifecycle": lifecycle,
+        "max_input_tokens": 200_000,
+        "max_tokens": max_tokens,
     }
     return Reply(200, body, {"request-id": f"req_fakemodel{_next_id():06d}"})
 
@@ -336,7 +338,7 @@ class FakeAnthropic:
                 pass  # quiet: tests read `fake.requests` instead
 
         server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
         thread.start()
         try:
             yield f"http://127.0.0.1:{server.server_address[1]}"

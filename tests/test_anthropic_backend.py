@@ -63,6 +63,13 @@ GOOD_SUMMARY = (
 )
 
 
+@pytest.fixture(autouse=True)
+def _no_sdk_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The SDK reads these; a developer's shell must not redirect or re-head the tests."""
+    for name in ("ANTHROPIC_BASE_URL", "ANTHROPIC_CUSTOM_HEADERS", "ANTHROPIC_AUTH_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+
+
 def make_settings(**overrides: Any) -> SummariseSettings:
     values: dict[str, Any] = {"model": "claude-haiku-4-5", "prices": PRICES} | overrides
     return SummariseSettings(**values)
@@ -314,6 +321,36 @@ def test_max_tokens_is_retried_once_with_double_the_budget() -> None:
     assert second.ok
 
 
+def test_max_tokens_retry_stays_within_the_models_limit() -> None:
+    card = fake_api.model_card("claude-haiku-4-5", max_tokens=3000)
+    fake = FakeAnthropic(fake_api.truncated(), fake_api.truncated(), model_reply=card)
+    backend = make_backend(fake, max_tokens=2000)
+    backend.preflight()
+
+    failed = fail(backend)
+
+    assert [r.json["max_tokens"] for r in fake.message_requests] == [2000, 3000]
+    assert failed.reason == "model reply truncated (max_tokens) twice"
+
+
+def test_max_tokens_at_the_models_limit_is_not_retried() -> None:
+    card = fake_api.model_card("claude-haiku-4-5", max_tokens=4096)
+    fake = FakeAnthropic(fake_api.truncated(), good_reply(), model_reply=card)
+    backend = make_backend(fake)
+    backend.preflight()
+
+    failed = fail(backend)
+
+    assert len(fake.message_requests) == 1 and failed.transient is False
+    assert failed.reason == "model reply truncated (max_tokens) at the model's limit of 4096"
+
+
+def test_preflight_refuses_max_tokens_above_the_models_limit() -> None:
+    fake = FakeAnthropic(model_reply=fake_api.model_card("claude-haiku-4-5", max_tokens=8192))
+    with pytest.raises(BackendUnavailable, match=r"max_tokens = 10000 is more than .* \(8192\)"):
+        make_backend(fake, max_tokens=10_000).preflight()
+
+
 def test_max_tokens_twice_is_a_permanent_failure() -> None:
     fake = FakeAnthropic(fake_api.truncated(), fake_api.truncated(), good_reply())
 
@@ -541,6 +578,7 @@ def test_the_api_key_never_reaches_the_ledger_logs_or_messages(
         good_reply(),
         fake_api.bad_request(),
         TIMEOUT,
+        TIMEOUT,
         fake_api.text_reply("garbled"),
         fake_api.unauthorized(),
     ]
@@ -559,6 +597,7 @@ def test_the_api_key_never_reaches_the_ledger_logs_or_messages(
             records += exc.calls
             messages += [str(exc), repr(exc)]
 
+    assert fake.steps == []  # every scripted outcome was met
     # The key did travel, in the header, where it belongs ...
     assert all(KEY in r.headers["authorization"] for r in fake.requests)
     assert len(records) == 8 and len(messages) >= 6
@@ -581,7 +620,9 @@ def test_parallel_calls_over_loopback_each_get_their_own_ledger_rows() -> None:
         for i in range(12)
     ]
     with fake.serve() as base_url:
-        backend = AnthropicSummariser(make_settings(max_concurrency=4), api_key=KEY, base_url=base_url)
+        backend = AnthropicSummariser(
+            make_settings(max_concurrency=4), api_key=KEY, base_url=base_url
+        )
         backend.preflight()
         with ThreadPoolExecutor(max_workers=4) as pool:
             drafts = list(pool.map(backend.summarise, articles))

@@ -11,11 +11,13 @@ from pathlib import Path
 
 import pytest
 import typer
+from sqlalchemy.engine import Engine
+from sqlmodel import Session
 from typer.testing import CliRunner
 
 from copydesk import audit, commands_audit
 from store import status
-from store.db import open_store, session_scope
+from store.db import session_scope
 from store.models import AuditEvent, Feed, GateVerdict, Item, ModelCall, Run
 
 GAZETTE = "Harbourside Gazette"
@@ -30,7 +32,7 @@ SOURCE_TEXT = (
 
 @dataclass
 class World:
-    engine: object
+    engine: Engine
     floods: int  # discarded: numbers_grounded failed (quotes_verbatim only flagged)
     ferry: int  # approved; the draft came from a recorded reply
     bridge: int  # discarded after the model failed five times (no gate failed)
@@ -57,17 +59,23 @@ def app() -> typer.Typer:
     return app
 
 
+@pytest.fixture(scope="module")
+def shared_world(module_engine: Engine) -> World:
+    """One world per module and backend (SQLite and PostgreSQL): the tests only read
+    it, or add items of their own that no other test looks for."""
+    with session_scope(module_engine) as s:
+        return build_world(s, module_engine)
+
+
 @pytest.fixture
-def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> World:
+def world(shared_world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> World:
+    """The shared world, with the commands pointed at its database."""
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("COLUMNS", "200")
-    url = f"sqlite:///{tmp_path / 'copydesk.db'}"
+    url = shared_world.engine.url.render_as_string(hide_password=False)
     monkeypatch.setenv("COPYDESK_DATABASE_URL", url)
     monkeypatch.setenv("COPYDESK_CONFIG", str(tmp_path / "config.toml"))
     (tmp_path / "config.toml").write_text("[gates]\nmin_source_words = 20\n", encoding="utf-8")
-    engine = open_store(url)
-    with session_scope(engine) as s:
-        return build_world(s, engine)
+    return shared_world
 
 
 def born(s, run: Run, feed: Feed | None, **fields) -> Item:
@@ -108,7 +116,7 @@ def source_passed(s, item: Item, run: Run) -> None:
     )
 
 
-def build_world(s, engine) -> World:
+def build_world(s: Session, engine: Engine) -> World:
     gazette = Feed(url="https://news.example.org/rss.xml", name=GAZETTE)
     courier = Feed(url="https://courier.example.net/feed", name=COURIER)
     run = Run(command="run", backend="anthropic")

@@ -283,7 +283,11 @@ def test_second_decision_on_the_same_view_raises_conflict(module_engine: Engine)
 
     conflict = caught.value
     row = item_row(module_engine, item_id)
-    assert (conflict.item_id, conflict.status, conflict.actor) == (item_id, "approved", "editor:ann")
+    assert (conflict.item_id, conflict.status, conflict.actor) == (
+        item_id,
+        "approved",
+        "editor:ann",
+    )
     assert conflict.at is not None and utc(conflict.at) == utc(row["decided_at"])
     assert "approved by editor:ann at " in str(conflict)
 
@@ -535,9 +539,7 @@ def test_failure_after_create_leaves_no_item_and_no_event(module_engine: Engine)
             raise RuntimeError("crash after create")
     with module_engine.connect() as conn:
         items = conn.scalar(select(func.count()).where(Item.__table__.c.dedup_key == key))
-        events = conn.scalar(
-            select(func.count()).where(AuditEvent.__table__.c.item_id == item_id)
-        )
+        events = conn.scalar(select(func.count()).where(AuditEvent.__table__.c.item_id == item_id))
     assert (items, events) == (0, 0)
 
 
@@ -574,7 +576,12 @@ def test_deleting_an_item_cannot_take_its_audit_trail(module_engine: Engine) -> 
 
 
 @pytest.mark.parametrize(
-    "sql", ["TRUNCATE audit_events", "TRUNCATE items, audit_events", "TRUNCATE items CASCADE"]
+    "sql",
+    [
+        "TRUNCATE audit_events",
+        "TRUNCATE TABLE audit_events RESTART IDENTITY",
+        "TRUNCATE items CASCADE",
+    ],
 )
 def test_postgres_audit_log_refuses_truncate(pg_url: str, sql: str) -> None:
     engine = open_store(pg_url)

@@ -1,0 +1,200 @@
+"""`copydesk editor ...` (accounts for the review queue) and `copydesk review` (the app).
+
+Passwords are asked twice on a terminal, or read from the first line of stdin
+with `--password-stdin` for scripts; they are never taken as an argument (it
+would land in shell history and `ps`), never printed, never logged.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from copydesk.config import Settings
+from copydesk.context import EXIT_OK, EXIT_UNABLE, EXIT_USAGE, connect, err, fail, load, out
+from store.db import StoreError, open_store, safe_url, session_scope
+from store.editors import (
+    ROLES,
+    EditorError,
+    add_editor,
+    disable_editor,
+    list_editors,
+    set_password,
+)
+
+editor_app = typer.Typer(
+    help="Editor accounts for the review queue (editor: decides; viewer: reads).",
+    no_args_is_help=True,
+)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(editor_app, name="editor")
+    app.command("review")(review_command)
+
+
+def _read_password(password_stdin: bool) -> str:
+    if password_stdin:
+        line = sys.stdin.readline()
+        password = line.rstrip("\r\n")
+        if not password:
+            fail("--password-stdin: no password on standard input", EXIT_USAGE)
+        return password
+    return typer.prompt("Password", hide_input=True, confirmation_prompt=True)
+
+
+@editor_app.command("add")
+def editor_add(
+    name: str = typer.Argument(..., help="sign-in name (with single sign-on: the e-mail)"),
+    role: str = typer.Option("editor", "--role", help=f"one of: {', '.join(ROLES)}"),
+    password_stdin: bool = typer.Option(
+        False, "--password-stdin", help="read the password from the first line of stdin"
+    ),
+) -> None:
+    """Create an account. Asks for the password twice unless --password-stdin."""
+    if role not in ROLES:
+        fail(f"--role must be one of {', '.join(ROLES)}, not {role!r}", EXIT_USAGE)
+    engine = connect(load())
+    password = _read_password(password_stdin)
+    try:
+        with session_scope(engine) as session:
+            add_editor(session, name, password, role=role)
+    except EditorError as exc:
+        fail(str(exc), EXIT_USAGE)
+    out.print(Text(f"added {role} {name.strip()}"))
+
+
+@editor_app.command("password")
+def editor_password(
+    name: str = typer.Argument(...),
+    password_stdin: bool = typer.Option(
+        False, "--password-stdin", help="read the password from the first line of stdin"
+    ),
+    enable: bool = typer.Option(False, "--enable", help="also re-enable a disabled account"),
+) -> None:
+    """Set a new password (also lifts a lock from repeated wrong passwords)."""
+    engine = connect(load())
+    password = _read_password(password_stdin)
+    try:
+        with session_scope(engine) as session:
+            set_password(session, name, password, enable=enable)
+    except EditorError as exc:
+        fail(str(exc), EXIT_USAGE)
+    out.print(Text(f"password changed for {name}" + (" (enabled)" if enable else "")))
+
+
+@editor_app.command("list")
+def editor_list() -> None:
+    """Every account with its role and state."""
+    engine = connect(load())
+    with session_scope(engine) as session:
+        editors = list_editors(session)
+    if not editors:
+        out.print(Text("no editor accounts yet: copydesk editor add NAME"))
+        return
+    table = Table()
+    for column in ("name", "role", "enabled", "last sign-in (UTC)", "failed sign-ins"):
+        table.add_column(column)
+    for editor in editors:
+        last = editor.last_login_at.strftime("%Y-%m-%d %H:%M") if editor.last_login_at else "-"
+        table.add_row(
+            Text(editor.name),
+            Text(editor.role),
+            Text("yes" if editor.enabled else "no"),
+            Text(last),
+            Text(str(editor.failed_logins)),
+        )
+    out.print(table)
+
+
+@editor_app.command("disable")
+def editor_disable(name: str = typer.Argument(...)) -> None:
+    """Stop an account from signing in; a signed-in session ends at its next click."""
+    engine = connect(load())
+    try:
+        with session_scope(engine) as session:
+            disable_editor(session, name)
+    except EditorError as exc:
+        fail(str(exc), EXIT_USAGE)
+    out.print(Text(f"disabled {name}"))
+
+
+def review_command(
+    port: int | None = typer.Option(None, "--port", help="port (default: [review] port, 8501)"),
+    host: str | None = typer.Option(None, "--host", help="address (default: [review] host)"),
+) -> None:
+    """Start the review queue (Streamlit) and wait until it is stopped (Ctrl-C)."""
+    settings = load()
+    raise typer.Exit(launch_review(settings, port=port, host=host))
+
+
+def app_path() -> Path:
+    import review_ui
+
+    return Path(review_ui.__file__).resolve().with_name("app.py")
+
+
+def streamlit_command(host: str, port: int) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(app_path()),
+        "--server.address",
+        host,
+        "--server.port",
+        str(port),
+        "--server.headless",
+        "true",
+        "--browser.gatherUsageStats",
+        "false",
+        "--server.fileWatcherType",
+        "none",
+    ]
+
+
+def review_env(settings: Settings) -> dict[str, str]:
+    """The app reads the same settings: config file and database URL by environment."""
+    env = dict(os.environ)
+    env["COPYDESK_DATABASE_URL"] = settings.database.url
+    if settings.source:
+        env["COPYDESK_CONFIG"] = str(Path(settings.source).resolve())
+    return env
+
+
+def launch_review(settings: Settings, port: int | None = None, host: str | None = None) -> int:
+    """Run the review app in the foreground; returns its exit code (0 after Ctrl-C)."""
+    host = host or settings.review.host
+    port = settings.review.port if port is None else port
+    if not 0 < port < 65536:
+        err.print(Text(f"copydesk: error: --port {port} is not a TCP port"))
+        return EXIT_USAGE
+    try:
+        engine = open_store(settings.database.url)
+    except StoreError as exc:
+        err.print(Text(f"copydesk: error: {str(exc).splitlines()[0]}"))
+        return EXIT_UNABLE
+    with session_scope(engine) as session:
+        enabled = [e for e in list_editors(session) if e.enabled]
+    where = safe_url(engine)
+    engine.dispose()
+    if not enabled:
+        err.print(Text("copydesk: no editor accounts yet: create one with copydesk editor add NAME"))
+    err.print(Text(f"copydesk review: http://{host}:{port}  (database {where}; Ctrl-C stops it)"))
+    process = subprocess.Popen(streamlit_command(host, port), env=review_env(settings))
+    try:
+        return process.wait()
+    except KeyboardInterrupt:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        return EXIT_OK

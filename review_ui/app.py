@@ -1,0 +1,72 @@
+"""The review queue's Streamlit entry script (`copydesk review` runs it).
+
+Settings come from $COPYDESK_CONFIG or ./config.toml, with
+$COPYDESK_DATABASE_URL overriding the database. Nothing but the sign-in form
+is drawn until someone has signed in.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+from sqlalchemy.engine import Engine
+from sqlmodel import Session
+
+from copydesk.config import ConfigError, load_settings
+from review_ui import auth
+from review_ui.highlight import escape_text
+from review_ui.queries import QueueFilter, queue_count
+from review_ui.views_lists import decided_view, discarded_view
+from review_ui.views_queue import queue_view, sidebar_filters
+from review_ui.views_stats import stats_view
+from review_ui.widgets import plain
+from store.db import StoreError, open_store
+
+VIEWS = ("Queue", "Discarded", "Approved", "Rejected", "Published", "Stats")
+
+
+@st.cache_resource(show_spinner=False)
+def engine_for(url: str) -> Engine:
+    """One engine (and connection pool) per database for the whole server."""
+    return open_store(url)
+
+
+def main() -> None:
+    st.set_page_config(page_title="copydesk review", layout="wide")
+    try:
+        settings = load_settings()
+        engine = engine_for(settings.database.url)
+    except (ConfigError, StoreError) as exc:
+        plain(f"copydesk review cannot start: {exc}", kind="error")
+        st.stop()
+        return
+
+    reviewer = auth.require_sign_in(engine, settings)
+
+    with st.sidebar:
+        st.html(
+            '<div style="font-weight:700;font-size:1.1rem">copydesk review</div>'
+            '<div class="cd-who" style="font-size:0.9rem">Signed in as '
+            f"<b>{escape_text(reviewer.name)}</b> ({escape_text(reviewer.role)})</div>"
+        )
+        st.button("Sign out", key="sign_out", on_click=auth.sign_out)
+        with Session(engine) as session:
+            pending = queue_count(session, QueueFilter())
+        view = st.radio(
+            "View",
+            VIEWS,
+            key="view",
+            format_func=lambda v: f"Queue ({pending:,})" if v == "Queue" else v,
+        )
+    if view == "Queue":
+        sidebar_filters(engine)
+        st.sidebar.caption("Keys: J next · K previous · A approve · Enter in the reason rejects")
+        queue_view(engine, settings, reviewer)
+    elif view == "Discarded":
+        discarded_view(engine, settings)
+    elif view in ("Approved", "Rejected", "Published"):
+        decided_view(engine, settings, view.lower())
+    else:
+        stats_view(engine)
+
+
+main()

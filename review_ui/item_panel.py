@@ -1,0 +1,169 @@
+"""One item on screen: headline, draft beside its source with the evidence marked,
+every gate verdict, the model checks, and the audit trail. Read-only: the
+queue adds the decision buttons."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+from sqlalchemy.engine import Engine
+
+from copydesk.config import Settings
+from review_ui import highlight as hl
+from review_ui.queries import (
+    MODEL_GATE_LABELS,
+    MODEL_GATES,
+    ItemView,
+    age,
+    audit_trail,
+    stamp,
+    verdict_info,
+)
+from review_ui.widgets import cell, heading, plain, source_link, table
+
+SOURCE_HEIGHT = 560
+
+
+def meta_line(view: ItemView) -> str:
+    item = view.item
+    parts = [
+        view.feed or "no feed (submitted)",
+        f"{age(item.published_at or item.seen_at)} old",
+        f"seen {stamp(item.seen_at)}",
+        f"item #{item.id}",
+        f"version {item.version}",
+    ]
+    if item.summariser:
+        parts.append(f"drafted by {item.summariser}")
+    if item.recorded_reply:
+        parts.append("recorded reply (demo), not a live model call")
+    if view.edited:
+        parts.append("edited by an editor")
+    return " · ".join(parts)
+
+
+def draw_item(view: ItemView, *, extra_verdicts: list[hl.VerdictInfo] | None = None) -> None:
+    """Headline, meta, and the draft beside the source with evidence marked."""
+    item = view.item
+    infos = [verdict_info(v) for v in view.verdicts]
+    draft = hl.draft_text(item.headline, item.summary)
+    headline_end = len(item.headline or "")
+    d_marks = hl.draft_marks(draft, infos)
+    s_marks = hl.source_marks(item.source_text or "", infos)
+
+    heading(item.headline or item.title or "(no headline)")
+    plain(meta_line(view), style="font-size:0.85rem;opacity:0.8")
+    left, right = st.columns(2, gap="medium")
+    with left:
+        st.html('<div style="font-weight:600">Draft</div>')
+        with st.container(border=True):
+            st.html(
+                hl.block(
+                    hl.render(draft, d_marks, 0, headline_end),
+                    style="font-weight:650;font-size:1.05rem",
+                )
+            )
+            st.html(hl.block(hl.render(draft, d_marks, headline_end + 2)))
+        st.html(hl.legend())
+        source_link(item.source_url or item.original_url, key=f"src_{item.id}_{item.version}")
+    with right:
+        words = f" · {item.word_count} words" if item.word_count else ""
+        st.html(f'<div style="font-weight:600">Source text{hl.escape_text(words)}</div>')
+        with st.container(border=True, height=SOURCE_HEIGHT):
+            if item.source_text:
+                st.html(hl.block(hl.render(item.source_text, s_marks)))
+            else:
+                plain("(no source text stored)")
+
+
+def _result(passed: bool, mode: str) -> str:
+    if passed:
+        return "passed"
+    return "FAILED" if mode == "discard" else f"failed ({mode})"
+
+
+def draw_verdicts(view: ItemView, settings: Settings) -> None:
+    """Every gate verdict with its reason, then the model checks or why they did not run."""
+    st.html('<div style="font-weight:600">Checks</div>')
+    rows = [
+        {
+            "check": v.gate,
+            "result": _result(v.passed, v.mode),
+            "mode": v.mode,
+            "stage": v.stage,
+            "reason": v.reason,
+        }
+        for v in view.verdicts
+    ]
+    if rows:
+        table(rows, key=f"verdicts_{view.item.id}_{view.item.version}")
+    else:
+        plain("No gate verdicts recorded for this item.", kind="warning")
+    for gate in MODEL_GATES:
+        verdict = view.model_verdict(gate)
+        label = MODEL_GATE_LABELS[gate]
+        if verdict is None:
+            plain(f"{label}: not run ({_why_not_run(gate, settings)})", style="opacity:0.8")
+            continue
+        note = " (on the pipeline's draft, before the edit)" if view.edited else ""
+        plain(f"{label}: {_result(verdict.passed, verdict.mode)}{note}: {verdict.reason}")
+        entries = verdict.evidence if isinstance(verdict.evidence, list) else None
+        if entries and all(isinstance(e, dict) for e in entries):
+            table(entries, key=f"model_{gate}_{view.item.id}")
+    with st.expander("Evidence of each check (JSON)"):
+        for v in view.verdicts:
+            plain(f"{v.stage} / {v.gate}: {v.reason}", style="font-weight:600")
+            st.json(v.evidence if v.evidence is not None else {}, expanded=False)
+
+
+def _why_not_run(gate: str, settings: Settings) -> str:
+    from guards.registry import ALL_GATES
+
+    if gate not in ALL_GATES:
+        return "not configured"
+    if settings.gates.mode(gate) == "off":
+        return "off in config.toml"
+    return "no verdict recorded for this item"
+
+
+def draw_audit_trail(engine: Engine, item_id: int) -> None:
+    """The same history `copydesk audit` prints, drawn with text-only widgets."""
+    doc = audit_trail(engine, item_id)
+    if doc is None:
+        plain(f"No item #{item_id}.", kind="warning")
+        return
+    events = doc.get("events") or []
+    st.html('<div style="font-weight:600">Status moves</div>')
+    table(events, key=f"trail_events_{item_id}")
+    for name, title in (("verdicts", "Gate verdicts"), ("model_calls", "Model calls")):
+        rows = doc.get(name) or []
+        st.html(f'<div style="font-weight:600">{title} ({len(rows)})</div>')
+        if rows:
+            table(
+                [{k: v for k, v in r.items() if k != "evidence"} for r in rows],
+                key=f"trail_{name}_{item_id}",
+            )
+    edits = [e for e in events if e.get("from_status") == "draft" and e.get("to_status") == "draft"]
+    for n, event in enumerate(edits, 1):
+        details: dict[str, Any] = event.get("details") or {}
+        before, after = details.get("before") or {}, details.get("after") or {}
+        plain(f"Edit {n} by {event.get('actor')} at {event.get('at')}", style="font-weight:600")
+        b, a = st.columns(2)
+        with b:
+            plain("before:\n" + hl.draft_text(before.get("headline"), before.get("summary")))
+        with a:
+            plain("after:\n" + hl.draft_text(after.get("headline"), after.get("summary")))
+    facts = {k: v for k, v in doc.items() if isinstance(v, dict)}
+    if facts:
+        st.html('<div style="font-weight:600">Item</div>')
+        table(
+            [
+                {"part": part, "field": k, "value": cell(v)}
+                for part, values in facts.items()
+                for k, v in values.items()
+            ],
+            key=f"trail_facts_{item_id}",
+        )
+    with st.expander("Raw audit document (JSON)"):
+        st.json(doc, expanded=False)

@@ -1,0 +1,142 @@
+"""Discarded, approved, rejected and published items: paged lists, and one item
+with its full audit trail when a row is picked."""
+
+from __future__ import annotations
+
+import math
+
+import streamlit as st
+from sqlalchemy.engine import Engine
+from sqlmodel import Session
+
+from copydesk.config import Settings
+from review_ui.item_panel import draw_audit_trail, draw_item, draw_verdicts
+from review_ui.queries import (
+    PAGE_SIZE,
+    DiscardFilter,
+    decided_count,
+    decided_page,
+    discard_count,
+    discard_page,
+    failed_gate_names,
+    feed_choices,
+    item_view,
+    stamp,
+)
+from review_ui.widgets import plain, table
+
+
+def _title(text: str, count: int) -> None:
+    st.html(
+        f'<div style="font-size:1.6rem;font-weight:700">{text}</div>'
+        f'<div class="cd-count" style="opacity:0.8">{count:,} item{"" if count == 1 else "s"}</div>'
+    )
+
+
+def _page(key: str, total: int) -> int:
+    pages = max(1, math.ceil(total / PAGE_SIZE))
+    if (st.session_state.get(key) or 1) > pages:
+        st.session_state[key] = pages
+    return st.pagination(pages, key=key) if pages > 1 else 1
+
+
+def _picked(event: object, ids: list[int]) -> int | None:
+    rows = event.selection.rows if event is not None else []  # type: ignore[attr-defined]
+    return ids[rows[0]] if rows else None
+
+
+def _detail(engine: Engine, settings: Settings, item_id: int) -> None:
+    st.divider()
+    with Session(engine) as session:
+        view = item_view(session, item_id)
+    if view is None:
+        plain(f"No item #{item_id}.", kind="warning")
+        return
+    draw_item(view)
+    draw_verdicts(view, settings)
+    st.html('<div style="font-size:1.2rem;font-weight:650">Audit trail</div>')
+    draw_audit_trail(engine, item_id)
+
+
+def discarded_view(engine: Engine, settings: Settings) -> None:
+    with Session(engine) as session:
+        gates = failed_gate_names(session)
+        feeds = dict(feed_choices(session))
+    cols = st.columns(4)
+    gate = cols[0].selectbox(
+        "Failed gate",
+        [None, *gates],
+        format_func=lambda g: "Any gate" if g is None else g,
+        key="d_gate",
+    )
+    feed = cols[1].selectbox(
+        "Feed",
+        [None, *feeds],
+        format_func=lambda f: "All feeds" if f is None else feeds.get(f, f"feed {f}"),
+        key="d_feed",
+    )
+    since = cols[2].date_input("Discarded from", value=None, key="d_since")
+    until = cols[3].date_input("until (inclusive)", value=None, key="d_until")
+    filt = DiscardFilter(gate=gate, feed_id=feed, since=since, until=until)  # type: ignore[arg-type]
+    with Session(engine) as session:
+        total = discard_count(session, filt)
+        _title("Discarded", total)
+        if total == 0:
+            plain("No discarded item matches.", kind="info")
+            return
+        page = _page("d_page", total)
+        rows = discard_page(session, filt, page=page)
+    event = table(
+        [
+            {
+                "#": r.id,
+                "discarded": stamp(r.discarded_at),
+                "feed": r.feed,
+                "title": r.title,
+                "failed gates": "; ".join(f"{g}: {reason}" for g, _, reason in r.failed)
+                or (r.reason or ""),
+            }
+            for r in rows
+        ],
+        key=f"d_table_{page}_{filt}",
+        on_select="rerun",
+        selection_mode="single-row",
+    )
+    picked = _picked(event, [r.id for r in rows])
+    if picked is None:
+        plain("Pick a row to see the item and its full audit trail.", style="opacity:0.7")
+    else:
+        _detail(engine, settings, picked)
+
+
+STATUS_TITLES = {"approved": "Approved", "rejected": "Rejected", "published": "Published"}
+
+
+def decided_view(engine: Engine, settings: Settings, status: str) -> None:
+    with Session(engine) as session:
+        total = decided_count(session, status)
+        _title(STATUS_TITLES[status], total)
+        if total == 0:
+            plain(f"No {status} items yet.", kind="info")
+            return
+        page = _page(f"{status}_page", total)
+        rows = decided_page(session, status, page=page)
+    event = table(
+        [
+            {
+                "#": r.id,
+                "decided": stamp(r.decided_at),
+                "by": r.decided_by or "-",
+                "feed": r.feed,
+                "headline": r.headline,
+                **({"reason": r.reason or ""} if status == "rejected" else {}),
+            }
+            for r in rows
+        ],
+        key=f"{status}_table_{page}",
+        on_select="rerun",
+        selection_mode="single-row",
+    )
+    picked = _picked(event, [r.id for r in rows])
+    if picked is not None:
+        _detail(engine, settings, picked)

@@ -1,0 +1,421 @@
+"""The queue: pending drafts oldest first, one open at a time, decided in seconds.
+
+Keyboard: J next, K previous, A approve; in the reject box, Enter rejects.
+Decisions run in button callbacks with the item id and version bound when the
+button was drawn, so the compare-and-set uses exactly the version the editor
+was looking at, not whatever the database holds by the time they click.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import streamlit as st
+from sqlalchemy.engine import Engine
+from sqlmodel import Session
+
+from copydesk.config import Settings
+from review_ui import decisions
+from review_ui import highlight as hl
+from review_ui.decisions import Blocked, NotAllowed, ReasonRequired, Reviewer
+from review_ui.item_panel import draw_audit_trail, draw_item, draw_verdicts
+from review_ui.queries import (
+    PAGE_SIZE,
+    QueueFilter,
+    age,
+    feed_choices,
+    item_view,
+    next_in_queue,
+    queue_count,
+    queue_neighbours,
+    queue_page,
+    queue_position,
+    stamp,
+)
+from review_ui.widgets import flash, plain, show_flash, table
+from store.db import session_scope
+from store.status import DRAFT, Conflict, IllegalMove
+
+OPEN = "open_id"  # the item on screen
+GEN = "queue_gen"  # bumped after every decision: resets the list's row selection
+PICKED = "picked_row"
+
+
+def current_filter() -> QueueFilter:
+    return QueueFilter(
+        feed_id=st.session_state.get("f_feed"),
+        flagged_only=bool(st.session_state.get("f_flagged")),
+        search=st.session_state.get("f_search") or "",
+    )
+
+
+def _filters_changed() -> None:
+    st.session_state[OPEN] = None
+    st.session_state["q_page"] = 1
+    st.session_state[GEN] = st.session_state.get(GEN, 0) + 1
+
+
+def sidebar_filters(engine: Engine) -> None:
+    with Session(engine) as session:
+        feeds = dict(feed_choices(session))
+    st.sidebar.selectbox(
+        "Feed",
+        [None, *feeds],
+        format_func=lambda f: "All feeds" if f is None else feeds.get(f, f"feed {f}"),
+        key="f_feed",
+        on_change=_filters_changed,
+    )
+    st.sidebar.toggle(
+        "Flagged only",
+        key="f_flagged",
+        on_change=_filters_changed,
+        help="a gate in flag mode fired",
+    )
+    st.sidebar.text_input("Search headline and draft", key="f_search", on_change=_filters_changed)
+
+
+# --------------------------------------------------------------------------- callbacks
+
+
+def _open(item_id: int | None) -> None:
+    st.session_state[OPEN] = item_id
+
+
+def _advance(engine: Engine, filt: QueueFilter, after_id: int) -> None:
+    """After a decision the next draft opens (or the oldest, at the end)."""
+    with Session(engine) as session:
+        st.session_state[OPEN] = next_in_queue(session, filt, after_id)
+    st.session_state[GEN] = st.session_state.get(GEN, 0) + 1
+
+
+def _report_conflict(engine: Engine, filt: QueueFilter, conflict: Conflict) -> None:
+    flash("error", decisions.conflict_message(conflict))
+    if conflict.status != DRAFT:
+        _advance(engine, filt, conflict.item_id)
+
+
+def _approve(engine: Engine, reviewer: Reviewer, item_id: int, version: int) -> None:
+    filt = current_filter()
+    try:
+        with session_scope(engine) as session:
+            item = decisions.approve(session, reviewer, item_id, version)
+            headline = item.headline or ""
+    except Conflict as conflict:
+        _report_conflict(engine, filt, conflict)
+    except (Blocked, NotAllowed, IllegalMove, LookupError) as exc:
+        flash("error", f"Not approved: {exc}")
+    else:
+        flash("success", f"Approved #{item_id}: {headline}")
+        _advance(engine, filt, item_id)
+
+
+def _reject(engine: Engine, reviewer: Reviewer, item_id: int, version: int, key: str) -> None:
+    filt = current_filter()
+    reason = st.session_state.get(key) or ""
+    try:
+        with session_scope(engine) as session:
+            item = decisions.reject(session, reviewer, item_id, version, reason)
+            headline = item.headline or ""
+    except ReasonRequired:
+        flash("error", "Not rejected: a rejection needs a reason. Type it, then press Enter.")
+    except Conflict as conflict:
+        _report_conflict(engine, filt, conflict)
+    except (NotAllowed, IllegalMove, LookupError) as exc:
+        flash("error", f"Not rejected: {exc}")
+    else:
+        flash("success", f"Rejected #{item_id}: {headline} (reason: {reason.strip()})")
+        _advance(engine, filt, item_id)
+
+
+def _edit_values(item_id: int, version: int) -> tuple[str, str]:
+    return (
+        st.session_state.get(f"edit_headline_{item_id}_{version}") or "",
+        st.session_state.get(f"edit_summary_{item_id}_{version}") or "",
+    )
+
+
+def _check_edit(
+    settings: Settings, source: str | None, url: str | None, item_id: int, version: int
+) -> None:
+    headline, summary = _edit_values(item_id, version)
+    results = decisions.check_text(
+        source, url, headline, summary, settings.gates.modes, settings.gates.min_source_words
+    )
+    st.session_state["edit_check"] = {
+        "key": (item_id, version),
+        "draft": hl.draft_text(headline, summary),
+        "headline_len": len(headline),
+        "results": [r.to_dict() for r in results],
+    }
+
+
+def _save_edit(
+    engine: Engine,
+    settings: Settings,
+    reviewer: Reviewer,
+    item_id: int,
+    version: int,
+    then_approve: bool,
+) -> None:
+    filt = current_filter()
+    headline, summary = _edit_values(item_id, version)
+    try:
+        with session_scope(engine) as session:
+            outcome = decisions.edit(
+                session,
+                reviewer,
+                item_id,
+                version,
+                headline,
+                summary,
+                gate_modes=settings.gates.modes,
+                min_source_words=settings.gates.min_source_words,
+            )
+    except Conflict as conflict:
+        _report_conflict(engine, filt, conflict)
+        return
+    except (NotAllowed, IllegalMove, LookupError) as exc:
+        flash("error", f"Edit not saved: {exc}")
+        return
+    st.session_state.pop("edit_check", None)
+    if outcome.hard_failures:
+        failed = "; ".join(f"{r.gate}: {r.verdict.reason}" for r in outcome.hard_failures)
+        flash(
+            "error",
+            f"Edit saved, but it cannot be approved while a hard gate fails: {failed}. "
+            "Edit again or reject.",
+        )
+        return
+    flagged = "; ".join(f"{r.gate}: {r.verdict.reason}" for r in outcome.flagged)
+    flash(
+        "success",
+        "Edit saved; every hard gate passes." + (f" Flagged: {flagged}" if flagged else ""),
+    )
+    if then_approve:
+        _approve(engine, reviewer, item_id, outcome.version)
+
+
+# --------------------------------------------------------------------------- the page
+
+
+def queue_view(engine: Engine, settings: Settings, reviewer: Reviewer) -> None:
+    filt = current_filter()
+    with Session(engine) as session:
+        total = queue_count(session, filt)
+    filtered = filt != QueueFilter()
+    st.html(
+        '<div style="font-size:1.6rem;font-weight:700">Review queue</div>'
+        f'<div class="cd-count" style="opacity:0.8">{total:,} pending draft'
+        f"{'' if total == 1 else 's'}{' (filtered)' if filtered else ''}, oldest first</div>"
+    )
+    show_flash()
+    if total == 0:
+        plain(
+            "Nothing to review." if not filtered else "No pending draft matches the filters.",
+            kind="success",
+        )
+        return
+    _queue_list(engine, filt, total)
+    item_id = st.session_state.get(OPEN)
+    if item_id is None:
+        with Session(engine) as session:
+            item_id = next_in_queue(session, filt)
+        st.session_state[OPEN] = item_id
+    if item_id is not None:
+        _item(engine, settings, reviewer, filt, item_id)
+
+
+def _queue_list(engine: Engine, filt: QueueFilter, total: int) -> None:
+    pages = max(1, math.ceil(total / PAGE_SIZE))
+    if (st.session_state.get("q_page") or 1) > pages:
+        st.session_state["q_page"] = pages
+    with st.expander(f"List of pending drafts ({total:,}, {pages:,} page{'s' * (pages > 1)})"):
+        page = st.pagination(pages, key="q_page") if pages > 1 else 1
+        with Session(engine) as session:
+            rows = queue_page(session, filt, page=page)
+        event = table(
+            [
+                {
+                    "#": r.id,
+                    "age": age(r.seen_at),
+                    "feed": r.feed,
+                    "flag": "flagged" if r.flagged else "",
+                    "headline": r.headline,
+                }
+                for r in rows
+            ],
+            key=f"q_table_{st.session_state.get(GEN, 0)}_{page}",
+            on_select="rerun",
+            selection_mode="single-row",
+        )
+        chosen = event.selection.rows if event is not None else []
+        if chosen:
+            picked = rows[chosen[0]].id
+            if st.session_state.get(PICKED) != (page, picked):
+                st.session_state[PICKED] = (page, picked)
+                st.session_state[OPEN] = picked
+
+
+def _item(
+    engine: Engine, settings: Settings, reviewer: Reviewer, filt: QueueFilter, item_id: int
+) -> None:
+    with Session(engine) as session:
+        view = item_view(session, item_id)
+        before, after = queue_neighbours(session, filt, item_id)
+        position = queue_position(session, filt, item_id)
+    if view is None:
+        st.session_state[OPEN] = None
+        st.rerun()
+    item = view.item
+    nav = st.columns([1, 1, 4], vertical_alignment="center")
+    nav[0].button(
+        "◀ Previous",
+        key="nav_prev",
+        shortcut="K",
+        disabled=before is None,
+        on_click=_open,
+        args=(before,),
+        width="stretch",
+    )
+    nav[1].button(
+        "Next ▶",
+        key="nav_next",
+        shortcut="J",
+        disabled=after is None,
+        on_click=_open,
+        args=(after,),
+        width="stretch",
+    )
+    in_queue = item.status == DRAFT
+    nav[2].html(
+        f'<div style="opacity:0.8">Draft {position:,} in the queue · item #{item.id}</div>'
+        if in_queue
+        else f'<div style="opacity:0.8">Item #{item.id}</div>'
+    )
+    if not in_queue:
+        who = (view.last_event.actor if view.last_event else "someone").removeprefix("editor:")
+        when = view.last_event.at if view.last_event else None
+        plain(
+            f"This item left the queue: {item.status} by {who} at {stamp(when)}.",
+            kind="warning",
+        )
+    draw_item(view)
+    if in_queue:
+        _actions(engine, settings, reviewer, view)
+    draw_verdicts(view, settings)
+    with st.expander("Audit trail"):
+        draw_audit_trail(engine, item.id)
+
+
+def _actions(engine: Engine, settings: Settings, reviewer: Reviewer, view: Any) -> None:
+    item = view.item
+    if not reviewer.can_decide:
+        plain(
+            "You are signed in as a viewer: you can read everything, but only editors decide.",
+            kind="info",
+        )
+        return
+    blocked = view.hard_failures
+    approve_col, reject_col = st.columns([1, 2], vertical_alignment="bottom")
+    with approve_col:
+        st.button(
+            "Approve",
+            key="approve",
+            type="primary",
+            shortcut="A",
+            disabled=bool(blocked),
+            on_click=_approve,
+            args=(engine, reviewer, item.id, item.version),
+            width="stretch",
+        )
+    with reject_col:
+        reason_key = f"reason_{item.id}_{item.version}"
+        with st.form(f"reject_form_{item.id}_{item.version}", border=False, enter_to_submit=True):
+            cols = st.columns([3, 1], vertical_alignment="bottom")
+            cols[0].text_input(
+                "Reason for rejecting",
+                key=reason_key,
+                placeholder="e.g. duplicate of an earlier story; misleading headline",
+            )
+            cols[1].form_submit_button(
+                "Reject",
+                key="reject_submit",
+                on_click=_reject,
+                args=(engine, reviewer, item.id, item.version, reason_key),
+                width="stretch",
+            )
+    if blocked:
+        reasons = "; ".join(f"{v.gate}: {v.reason}" for v in blocked)
+        plain(f"Approval blocked while a hard gate fails: {reasons}", kind="error")
+    _edit_box(engine, settings, reviewer, view)
+
+
+def _edit_box(engine: Engine, settings: Settings, reviewer: Reviewer, view: Any) -> None:
+    item = view.item
+    key = (item.id, item.version)
+    check = st.session_state.get("edit_check")
+    with st.expander("Edit the draft", expanded=bool(check and check["key"] == key)):
+        plain(
+            "Every deterministic gate re-checks the edited text at once. An edit that fails "
+            "a hard gate is saved for the record but cannot be approved.",
+            style="font-size:0.85rem;opacity:0.8",
+        )
+        with st.form(f"edit_form_{item.id}_{item.version}", border=False, enter_to_submit=False):
+            st.text_input(
+                "Headline", value=item.headline or "", key=f"edit_headline_{item.id}_{item.version}"
+            )
+            st.text_area(
+                "Summary",
+                value=item.summary or "",
+                height=180,
+                key=f"edit_summary_{item.id}_{item.version}",
+            )
+            cols = st.columns(3)
+            source, url = item.source_text, item.source_url
+            cols[0].form_submit_button(
+                "Check",
+                key="edit_check_btn",
+                on_click=_check_edit,
+                args=(settings, source, url, item.id, item.version),
+                width="stretch",
+            )
+            cols[1].form_submit_button(
+                "Save edit",
+                key="edit_save",
+                on_click=_save_edit,
+                args=(engine, settings, reviewer, item.id, item.version, False),
+                width="stretch",
+            )
+            cols[2].form_submit_button(
+                "Save and approve",
+                key="edit_save_approve",
+                type="primary",
+                on_click=_save_edit,
+                args=(engine, settings, reviewer, item.id, item.version, True),
+                width="stretch",
+            )
+        if check and check["key"] == key:
+            _show_check(check)
+
+
+def _show_check(check: dict[str, Any]) -> None:
+    infos = [
+        hl.VerdictInfo(r["gate"], r["passed"], r["mode"], r["reason"], r["evidence"])
+        for r in check["results"]
+    ]
+    draft = check["draft"]
+    marks = hl.draft_marks(draft, infos)
+    hard = [i for i in infos if not i.passed and i.mode == "discard"]
+    if hard:
+        plain(
+            "Check: this text cannot be approved: "
+            + "; ".join(f"{i.gate}: {i.reason}" for i in hard),
+            kind="error",
+        )
+    else:
+        plain("Check: every hard gate passes on this text (not saved yet).", kind="success")
+    st.html(hl.block(hl.render(draft, marks)))
+    table(
+        [{"check": i.gate, "passed": i.passed, "mode": i.mode, "reason": i.reason} for i in infos]
+    )

@@ -1,0 +1,215 @@
+"""Editor accounts: argon2 hashes, roles, disabling, throttled sign-in, the demo
+editor, and the `copydesk editor` commands. Core functions run on SQLite and
+PostgreSQL."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+import typer
+from sqlalchemy.engine import Engine
+from sqlmodel import Session
+from typer.testing import CliRunner
+
+from copydesk import commands_review
+from store.db import session_scope
+from store.editors import (
+    FREE_FAILURES,
+    MAX_LOCK_SECONDS,
+    EditorError,
+    add_editor,
+    authenticate,
+    disable_editor,
+    ensure_demo_editor,
+    get_editor,
+    list_editors,
+    lock_seconds,
+)
+from store.models import utcnow
+
+PASSWORD = "lantern-harbour-42"
+
+
+def _add(engine: Engine, name: str = "alice", role: str = "editor") -> None:
+    with session_scope(engine) as session:
+        add_editor(session, name, PASSWORD, role=role)
+
+
+def _sign_in(engine: Engine, name: str, password: str, **kw):  # type: ignore[no-untyped-def]
+    with session_scope(engine) as session:
+        return authenticate(session, name, password, **kw)
+
+
+def test_password_is_stored_as_an_argon2_hash(engine: Engine) -> None:
+    _add(engine)
+    with Session(engine) as session:
+        editor = get_editor(session, "alice")
+    assert editor is not None
+    assert editor.password_hash.startswith("$argon2id$")
+    assert PASSWORD not in editor.password_hash
+    assert editor.role == "editor" and editor.enabled
+
+
+def test_add_refuses_duplicates_bad_roles_names_and_short_passwords(engine: Engine) -> None:
+    _add(engine)
+    with session_scope(engine) as session:
+        with pytest.raises(EditorError, match="already exists"):
+            add_editor(session, "alice", PASSWORD)
+        with pytest.raises(EditorError, match="role"):
+            add_editor(session, "carol", PASSWORD, role="admin")
+        with pytest.raises(EditorError, match="not allowed"):
+            add_editor(session, "<b>x</b>", PASSWORD)
+        with pytest.raises(EditorError, match="too short"):
+            add_editor(session, "carol", "short")
+    with Session(engine) as session:
+        assert [e.name for e in list_editors(session)] == ["alice"]
+
+
+def test_right_password_signs_in_with_the_role(engine: Engine) -> None:
+    _add(engine, "vera", role="viewer")
+    result = _sign_in(engine, "vera", PASSWORD)
+    assert result.ok and result.name == "vera" and result.role == "viewer"
+    with Session(engine) as session:
+        assert get_editor(session, "vera").last_login_at is not None  # type: ignore[union-attr]
+
+
+def test_wrong_password_and_unknown_name_get_the_same_answer(engine: Engine) -> None:
+    _add(engine)
+    wrong = _sign_in(engine, "alice", "not-the-password")
+    unknown = _sign_in(engine, "nobody", PASSWORD)
+    assert not wrong.ok and not unknown.ok
+    assert wrong.message == unknown.message == "Wrong name or password."
+    with Session(engine) as session:
+        assert get_editor(session, "alice").failed_logins == 1  # type: ignore[union-attr]
+
+
+def test_repeated_wrong_passwords_lock_the_account_even_for_the_right_one(engine: Engine) -> None:
+    _add(engine)
+    now = utcnow()
+    for _ in range(FREE_FAILURES):
+        assert _sign_in(engine, "alice", "guess", now=now).retry_after == 0
+    locked = _sign_in(engine, "alice", "guess", now=now)
+    assert not locked.ok and locked.retry_after == lock_seconds(FREE_FAILURES + 1) > 0
+    assert "try again" in locked.message
+    # During the lock even the right password is refused, without being checked.
+    during = _sign_in(engine, "alice", PASSWORD, now=now + timedelta(seconds=5))
+    assert not during.ok and "Too many wrong passwords" in during.message
+    # After it, the right password works and the counter starts again.
+    after = now + timedelta(seconds=locked.retry_after + 1)
+    assert _sign_in(engine, "alice", PASSWORD, now=after).ok
+    with Session(engine) as session:
+        editor = get_editor(session, "alice")
+        assert editor is not None and editor.failed_logins == 0 and editor.locked_until is None
+
+
+def test_lock_doubles_and_is_capped() -> None:
+    waits = [lock_seconds(n) for n in range(1, FREE_FAILURES + 8)]
+    assert waits[:FREE_FAILURES] == [0] * FREE_FAILURES
+    growing = waits[FREE_FAILURES:]
+    assert all(b == min(2 * a, MAX_LOCK_SECONDS) for a, b in zip(growing, growing[1:], strict=False))
+    assert lock_seconds(100) == MAX_LOCK_SECONDS
+
+
+def test_disabled_account_cannot_sign_in(engine: Engine) -> None:
+    _add(engine)
+    with session_scope(engine) as session:
+        disable_editor(session, "alice")
+    result = _sign_in(engine, "alice", PASSWORD)
+    assert not result.ok and "disabled" in result.message
+
+
+def test_demo_editor_is_created_then_reset(engine: Engine) -> None:
+    name, first = ensure_demo_editor(engine)
+    assert name == "demo" and len(first) >= 12
+    assert _sign_in(engine, name, first).ok
+    with session_scope(engine) as session:
+        disable_editor(session, "demo")
+    again_name, second = ensure_demo_editor(engine)
+    assert again_name == "demo" and second != first
+    assert not _sign_in(engine, "demo", first).ok
+    assert _sign_in(engine, "demo", second).ok  # re-enabled, new password
+
+
+# --------------------------------------------------------------------------- the commands
+
+
+@pytest.fixture
+def cli(tmp_path: Path, sqlite_url: str, monkeypatch: pytest.MonkeyPatch) -> typer.Typer:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COPYDESK_DATABASE_URL", sqlite_url)
+    app = typer.Typer()
+
+    @app.callback()
+    def _root() -> None:  # a group, as in copydesk.cli
+        pass
+
+    commands_review.register(app)
+    return app
+
+
+def test_editor_commands_add_list_disable(cli: typer.Typer, sqlite_url: str) -> None:
+    runner = CliRunner()
+    added = runner.invoke(cli, ["editor", "add", "alice", "--password-stdin"], input=PASSWORD + "\n")
+    assert added.exit_code == 0, added.output
+    viewer = runner.invoke(
+        cli, ["editor", "add", "vera", "--role", "viewer", "--password-stdin"], input=PASSWORD + "\n"
+    )
+    assert viewer.exit_code == 0, viewer.output
+    listed = runner.invoke(cli, ["editor", "list"])
+    assert listed.exit_code == 0
+    assert "alice" in listed.output and "vera" in listed.output and "viewer" in listed.output
+    assert PASSWORD not in added.output + viewer.output + listed.output
+    disabled = runner.invoke(cli, ["editor", "disable", "vera"])
+    assert disabled.exit_code == 0
+    from store.db import open_store
+
+    engine = open_store(sqlite_url)
+    try:
+        assert _sign_in(engine, "alice", PASSWORD).ok
+        assert not _sign_in(engine, "vera", PASSWORD).ok
+    finally:
+        engine.dispose()
+
+
+def test_editor_add_prompts_twice_on_a_terminal(cli: typer.Typer) -> None:
+    result = CliRunner().invoke(cli, ["editor", "add", "alice"], input=f"{PASSWORD}\n{PASSWORD}\n")
+    assert result.exit_code == 0, result.output
+    assert "added editor alice" in result.output
+
+
+def test_editor_add_refusals_exit_2(cli: typer.Typer) -> None:
+    runner = CliRunner()
+    bad_role = runner.invoke(cli, ["editor", "add", "x", "--role", "boss", "--password-stdin"])
+    assert bad_role.exit_code == 2
+    short = runner.invoke(cli, ["editor", "add", "alice", "--password-stdin"], input="abc\n")
+    assert short.exit_code == 2
+    ok = runner.invoke(cli, ["editor", "add", "alice", "--password-stdin"], input=PASSWORD + "\n")
+    assert ok.exit_code == 0
+    again = runner.invoke(cli, ["editor", "add", "alice", "--password-stdin"], input=PASSWORD + "\n")
+    assert again.exit_code == 2
+    missing = runner.invoke(cli, ["editor", "disable", "nobody"])
+    assert missing.exit_code == 2
+
+
+def test_review_command_line_and_environment(tmp_path: Path, sqlite_url: str) -> None:
+    from copydesk.config import load_settings
+
+    config = tmp_path / "review.toml"
+    config.write_text("[review]\nport = 8612\n", encoding="utf-8")
+    settings = load_settings(config, env={"COPYDESK_DATABASE_URL": sqlite_url})
+    command = commands_review.streamlit_command("127.0.0.1", 8612)
+    assert command[1:4] == ["-m", "streamlit", "run"]
+    assert Path(command[4]).name == "app.py" and Path(command[4]).exists()
+    for flag, value in [
+        ("--server.address", "127.0.0.1"),
+        ("--server.port", "8612"),
+        ("--server.headless", "true"),
+        ("--browser.gatherUsageStats", "false"),
+    ]:
+        assert command[command.index(flag) + 1] == value
+    env = commands_review.review_env(settings)
+    assert env["COPYDESK_DATABASE_URL"] == sqlite_url
+    assert env["COPYDESK_CONFIG"] == str(config.resolve())
+    assert commands_review.launch_review(settings, port=0) == 2  # refused before starting

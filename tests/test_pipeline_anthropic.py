@@ -1,0 +1,179 @@
+"""`copydesk run` with the Anthropic backend: the real SDK, a loopback server that
+answers like the API, a loopback feed, and a real SQLite database."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import pytest
+from sqlmodel import Session, select
+from typer.testing import CliRunner
+
+from copydesk.cli import app
+from store.db import open_store
+from store.models import Item, ModelCall, Run
+from tests import anthropic_fake as fake_api
+from tests.articles import FERRY, LIBRARY, paragraphs_html, rss
+from tests.test_pipeline_e2e import write_config
+
+KEY = "sk-ant-test-0123456789abcdef"
+
+
+def long_articles(n: int) -> list[dict[str, str]]:
+    """n distinct full-text entries (the body varies so no two are the same story)."""
+    bodies = [FERRY, LIBRARY]
+    return [
+        {
+            "guid": f"g-{i}",
+            "title": f"Story number {i}",
+            "link": f"https://gazette.example.org/news/{i}",
+            "content": paragraphs_html(f"Report {i} from the council desk.\n\n" + bodies[i % 2]),
+        }
+        for i in range(n)
+    ]
+
+
+@pytest.fixture
+def feed_url(httpserver):
+    httpserver.expect_request("/feed.xml").respond_with_data(
+        rss(long_articles(8)), content_type="application/rss+xml"
+    )
+    return httpserver.url_for("/feed.xml")
+
+
+def invoke(config, monkeypatch, base_url: str, *args: str):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", base_url)
+    return CliRunner().invoke(app, ["--config", str(config), *args], catch_exceptions=False)
+
+
+def config_for(tmp_path, sqlite_url, feed_url, *extra: str):
+    config = write_config(tmp_path, sqlite_url, feed_url)
+    text = config.read_text().replace(
+        'backend = "extractive"', 'backend = "auto"\nmax_retries = 0\nmax_concurrency = 4'
+    )
+    text = text.replace("[summarise]", "[summarise]\n" + "\n".join(extra))
+    text += '\n\n[summarise.prices."claude-haiku-4-5"]\ninput = 1.0\noutput = 5.0\n'
+    text += "cache_write = 1.25\ncache_read = 0.1\n"
+    config.write_text(text)
+    return config
+
+
+class Concurrency:
+    """Wraps a responder, counting how many requests are in flight at once."""
+
+    def __init__(self, inner, delay: float = 0.15):
+        self.inner, self.delay = inner, delay
+        self.now = self.peak = 0
+        self.lock = threading.Lock()
+
+    def __call__(self, request_json):
+        with self.lock:
+            self.now += 1
+            self.peak = max(self.peak, self.now)
+        time.sleep(self.delay)
+        with self.lock:
+            self.now -= 1
+        return self.inner(request_json)
+
+
+def test_auto_uses_anthropic_with_a_key_and_fills_the_ledger(
+    tmp_path, sqlite_url, feed_url, monkeypatch
+):
+    meter = Concurrency(fake_api.first_sentences_responder())
+    fake = fake_api.FakeAnthropic(responder=meter, api_key=KEY)
+    config = config_for(tmp_path, sqlite_url, feed_url)
+    with fake.serve() as base_url:
+        result = invoke(config, monkeypatch, base_url, "run", "--json")
+    assert result.exit_code == 0, result.output
+    assert "summariser: anthropic:claude-haiku-4-5 (ANTHROPIC_API_KEY is set)" in result.stderr
+    assert json.loads(result.stdout)["totals"]["drafts"] == 8
+
+    # Calls ran in parallel, never more than max_concurrency at once.
+    assert 1 < meter.peak <= 4
+    engine = open_store(sqlite_url)
+    with Session(engine) as session:
+        items = session.exec(select(Item)).all()
+        calls = session.exec(select(ModelCall)).all()
+        run = session.exec(select(Run)).one()
+    assert {i.status for i in items} == {"draft"}
+    assert {i.summariser for i in items} == {"anthropic:claude-haiku-4-5"}
+    assert len(calls) == 8
+    for call in calls:
+        assert call.item_id is not None and call.run_id == run.id
+        assert call.purpose == "summary" and call.ok
+        assert call.temperature == 0 and call.temperature_in_force
+        assert call.api_version == "2023-06-01"
+        assert call.prompt_hash and call.request_id
+        assert call.input_tokens == 1200 and call.output_tokens == 140
+        assert call.cost_usd == pytest.approx((1200 * 1.0 + 140 * 5.0) / 1e6)
+        assert KEY not in json.dumps(call.request_json)
+    # Every message request carried temperature 0 and the pinned version.
+    for seen in fake.message_requests:
+        assert seen.json["temperature"] == 0
+        assert seen.headers["anthropic-version"] == "2023-06-01"
+
+    stats = CliRunner().invoke(app, ["--config", str(config), "stats", "--json"])
+    row = json.loads(stats.stdout)["runs"][0]
+    assert (row["model_calls"], row["input_tokens"], row["output_tokens"]) == (8, 9600, 1120)
+    assert row["cost_usd"] == pytest.approx(8 * 0.0019)
+
+
+def test_refused_key_stops_the_run_before_any_item_is_touched(
+    tmp_path, sqlite_url, feed_url, monkeypatch
+):
+    fake = fake_api.FakeAnthropic(api_key="sk-ant-some-other-key")
+    config = config_for(tmp_path, sqlite_url, feed_url)
+    with fake.serve() as base_url:
+        result = invoke(config, monkeypatch, base_url, "run")
+    assert result.exit_code == 3
+    assert "refused" in result.stderr and "401" in result.stderr
+    assert KEY not in result.stderr + result.stdout
+    assert fake.message_requests == []
+    with Session(open_store(sqlite_url)) as session:
+        assert session.exec(select(Item)).all() == []
+
+
+def test_overloaded_model_sends_items_to_error_and_a_later_run_drafts_them(
+    tmp_path, sqlite_url, feed_url, monkeypatch
+):
+    config = config_for(tmp_path, sqlite_url, feed_url)
+    down = fake_api.FakeAnthropic(responder=lambda _req: fake_api.overloaded(), api_key=KEY)
+    with down.serve() as base_url:
+        first = invoke(config, monkeypatch, base_url, "run", "--json")
+    assert first.exit_code == 0  # the run did its job: the failures are recorded
+    engine = open_store(sqlite_url)
+    with Session(engine) as session:
+        items = session.exec(select(Item)).all()
+        failed_calls = session.exec(select(ModelCall).where(ModelCall.ok == False)).all()  # noqa: E712
+    assert {i.status for i in items} == {"error"}
+    assert all(i.attempts == 1 and "529" in i.last_error for i in items)
+    assert len(failed_calls) == 8
+
+    up = fake_api.FakeAnthropic(responder=fake_api.first_sentences_responder(), api_key=KEY)
+    with up.serve() as base_url:
+        second = invoke(config, monkeypatch, base_url, "run", "--json")
+    report = json.loads(second.stdout)
+    assert report["totals"]["retried"] == 8 and report["totals"]["drafts"] == 8
+    with Session(engine) as session:
+        assert {i.status for i in session.exec(select(Item))} == {"draft"}
+
+
+def test_model_rejecting_temperature_mid_run_stops_and_loses_nothing(
+    tmp_path, sqlite_url, feed_url, monkeypatch
+):
+    config = config_for(tmp_path, sqlite_url, feed_url, "max_concurrency = 1")
+    config.write_text(config.read_text().replace("max_concurrency = 4", ""))
+    fake = fake_api.FakeAnthropic(
+        responder=lambda _req: fake_api.temperature_deprecated(), api_key=KEY
+    )
+    with fake.serve() as base_url:
+        result = invoke(config, monkeypatch, base_url, "run")
+    assert result.exit_code == 3
+    assert "temperature" in result.stderr
+    with Session(open_store(sqlite_url)) as session:
+        statuses = [i.status for i in session.exec(select(Item))]
+    # Nothing was discarded or drafted: the items wait, still new, for a fixed config.
+    assert statuses and set(statuses) == {"new"}

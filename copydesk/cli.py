@@ -7,7 +7,14 @@ from pathlib import Path
 
 import typer
 
-from copydesk import commands_feeds, commands_pipeline, commands_stats, context
+from copydesk import (
+    commands_audit,
+    commands_check,
+    commands_feeds,
+    commands_pipeline,
+    commands_stats,
+    context,
+)
 from copydesk.logs import setup_logging
 
 app = typer.Typer(
@@ -35,7 +42,13 @@ def _global(
     setup_logging(log_format, verbose)
 
 
-for module in (commands_pipeline, commands_feeds, commands_stats):
+for module in (
+    commands_pipeline,
+    commands_feeds,
+    commands_check,
+    commands_audit,
+    commands_stats,
+):
     module.register(app)
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -221,7 +220,5 @@ def _launch_review(ctx: cx.Context, no_ui: bool) -> None:
             f"{ctx.settings.database.url}",
             markup=False,
         )
-        return
-    if shutil.which("streamlit") is None and not Path(typer.__file__).exists():
         return
     raise typer.Exit(launch_review(ctx.settings))

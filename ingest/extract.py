@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from urllib.parse import urljoin, urlsplit
 
 import lxml.html
 import trafilatura
+from trafilatura.utils import load_html
 
 _BLOCKS = {
     "p",
@@ -39,7 +41,7 @@ class Extracted:
     title: str | None = None
     author: str | None = None
     date: str | None = None
-    canonical_url: str | None = None
+    canonical_url: str | None = None  # the page's own <link rel="canonical">, absolute
 
     @property
     def word_count(self) -> int:
@@ -79,26 +81,57 @@ def fragment_to_text(html: str) -> str:
     return tidy(root.text_content())
 
 
+# The options that serve news best on the real-page benchmark in
+# tests/test_extraction.py (bag-of-words F1, pooled over 62 pages): comments are
+# not the article, and favouring precision drops the related-story lists, share
+# bars and captions that otherwise cling to it (F1 0.953 -> 0.977).
+EXTRACT_OPTIONS = {
+    "include_comments": False,
+    "include_tables": True,
+    "favor_precision": True,
+    "with_metadata": True,
+}
+
+_CANONICAL = (
+    "//link[@href][contains(concat(' ', normalize-space("
+    "translate(@rel, 'CANONICAL', 'canonical')), ' '), ' canonical ')]/@href"
+)
+
+
+def declared_canonical(tree: lxml.html.HtmlElement, url: str | None) -> str | None:
+    """The page's rel=canonical link, absolute (relative ones resolve against the
+    page's URL), or None when there is none or it is not http(s)."""
+    for href in tree.xpath(_CANONICAL):
+        href = str(href).strip()
+        if not href:
+            continue
+        try:
+            absolute = urljoin(url, href) if url else href
+            parts = urlsplit(absolute)
+        except ValueError:
+            continue
+        if parts.scheme.lower() in ("http", "https") and parts.hostname:
+            return absolute
+    return None
+
+
 def extract_page(html: str | bytes, url: str | None = None) -> Extracted:
-    """The article of a whole web page. Comments are not the article: they are
-    excluded (measured on the real-page benchmark in tests/test_extraction.py)."""
-    raw = trafilatura.bare_extraction(
-        html,
-        url=url,
-        include_comments=False,
-        include_tables=True,
-        favor_precision=False,
-        with_metadata=True,
-    )
-    if raw is None:
+    """The article of a whole web page, with its title, author, date and the
+    canonical URL the page declares. Never raises for bad HTML: an empty text."""
+    tree = load_html(html)
+    if tree is None:
         return Extracted(text="")
+    canonical = declared_canonical(tree, url)
+    raw = trafilatura.bare_extraction(tree, url=url, **EXTRACT_OPTIONS)
+    if raw is None:
+        return Extracted(text="", canonical_url=canonical)
     data = raw.as_dict() if hasattr(raw, "as_dict") else dict(raw)
     return Extracted(
         text=tidy(data.get("text") or ""),
         title=data.get("title"),
         author=data.get("author"),
         date=data.get("date"),
-        canonical_url=data.get("url"),
+        canonical_url=canonical,
     )
 
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+import re
+from urllib.parse import unquote_plus, urlsplit, urlunsplit
 
 # Query parameters that identify a campaign or a click, never the article.
 TRACKING_PARAMS = frozenset(
@@ -44,27 +45,65 @@ def is_tracking_param(name: str) -> bool:
     return lowered in TRACKING_PARAMS or lowered.startswith(TRACKING_PREFIXES)
 
 
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
+
+
+def _normalise_escapes(text: str) -> str:
+    """RFC 3986 6.2.2: `%7E` is `~`, and `%2f` is `%2F`; the other escapes stay."""
+
+    def one(match: re.Match[str]) -> str:
+        char = chr(int(match.group(1), 16))
+        return char if char in _UNRESERVED else f"%{match.group(1).upper()}"
+
+    return _ESCAPE.sub(one, text)
+
+
+def _remove_dot_segments(path: str) -> str:
+    """`/a/./b/../c` is `/a/c` (RFC 3986 5.2.4), as a browser would request it."""
+    if "." not in path:
+        return path
+    out: list[str] = []
+    for segment in path.split("/"):
+        if segment == ".":
+            continue
+        if segment == "..":
+            if len(out) > 1:
+                out.pop()
+            continue
+        out.append(segment)
+    result = "/".join(out)
+    if path.endswith(("/.", "/..")):
+        result += "/"
+    return result if result.startswith("/") else "/" + result
+
+
+def _query_name(pair: str) -> str:
+    return unquote_plus(pair.split("=", 1)[0])
+
+
 def canonical_url(url: str) -> str:
-    """Lower-case scheme and host, drop default ports, fragments and tracking
-    parameters; keep path case and the order of the remaining parameters."""
+    """One key per article, however the link was decorated: scheme and host
+    lower-cased, default ports, fragments and tracking parameters (`utm_*`,
+    `fbclid`, `gclid`...) removed, escapes and dot segments normalised. The path's
+    case and the remaining parameters (order and spelling) are kept: servers may
+    care. A non-http(s) or unparsable link comes back stripped, not raised."""
     url = url.strip()
-    parts = urlsplit(url)
-    scheme = parts.scheme.lower()
-    if scheme not in ("http", "https") or not parts.hostname:
+    try:
+        parts = urlsplit(url)
+        scheme = parts.scheme.lower()
+        if scheme not in ("http", "https") or not parts.hostname:
+            return url
+        port = parts.port
+    except ValueError:
         return url
     host = parts.hostname.lower().rstrip(".")
     if ":" in host:  # IPv6 literal
         host = f"[{host}]"
-    port = parts.port
     netloc = host if port is None or port == DEFAULT_PORTS.get(scheme) else f"{host}:{port}"
     if parts.username:
         netloc = f"{parts.username}@{netloc}"
-    path = parts.path or "/"
-    query = urlencode(
-        [
-            (k, v)
-            for k, v in parse_qsl(parts.query, keep_blank_values=True)
-            if not is_tracking_param(k)
-        ]
-    )
+    path = _remove_dot_segments(_normalise_escapes(parts.path)) or "/"
+    kept = [p for p in parts.query.split("&") if p and not is_tracking_param(_query_name(p))]
+    query = _normalise_escapes("&".join(kept))
     return urlunsplit((scheme, netloc, path, query, ""))

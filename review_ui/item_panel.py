@@ -127,6 +127,12 @@ def _why_not_run(gate: str, settings: Settings) -> str:
     return "no verdict recorded for this item"
 
 
+def _text(value: Any) -> str:
+    """One text column: Arrow wants a single type per column."""
+    shown = cell(value)
+    return "" if shown is None else str(shown)
+
+
 def draw_audit_trail(engine: Engine, item_id: int) -> None:
     """The same history `copydesk audit` prints, drawn with text-only widgets."""
     doc = audit_trail(engine, item_id)
@@ -159,7 +165,7 @@ def draw_audit_trail(engine: Engine, item_id: int) -> None:
         st.html('<div style="font-weight:600">Item</div>')
         table(
             [
-                {"part": part, "field": k, "value": cell(v)}
+                {"part": part, "field": k, "value": _text(v)}
                 for part, values in facts.items()
                 for k, v in values.items()
             ],

@@ -343,7 +343,10 @@ def write_number(value: Decimal, style: tuple[str, bool, str, str]) -> tuple[str
         thousands = ""
     number = _group(integer, thousands) if thousands else integer
     if fraction:
-        mark = "," if decimal_comma and thousands in ("", ".") else "."
+        if thousands in (",", "."):
+            mark = "," if thousands == "." else "."
+        else:
+            mark = "," if decimal_comma else "."
         number = f"{number}{mark}{fraction}"
     return prefix + number + suffix, number, expected
 

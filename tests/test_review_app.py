@@ -1,0 +1,431 @@
+"""The review app through Streamlit's AppTest: sign-in first, roles, decisions,
+edits re-checked by the gates, compare-and-set conflicts, hostile text."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+from sqlalchemy.engine import Engine
+from sqlmodel import Session
+from streamlit.testing.v1 import AppTest
+
+from review_ui import decisions
+from review_ui.decisions import Blocked, NotAllowed, ReasonRequired, Reviewer
+from store.db import open_store, session_scope
+from store.editors import disable_editor
+from store.models import AuditEvent, GateVerdict, Item
+from store.status import Conflict
+from tests.review_seed import (
+    ARTICLES,
+    IMG,
+    JS_LINK,
+    MD_IMAGE,
+    PASSWORD,
+    SCRIPT,
+    item_state,
+    seed_editor,
+    seed_queue,
+    write_config,
+)
+
+APP = Path(__file__).resolve().parents[1] / "review_ui" / "app.py"
+MODES = {"quotes_verbatim": "flag"}
+KEYS = ("bridge", "school", "market", "hostile", "wrong_number", "misquote")
+DECISION_KEYS = {"approve", "reject_submit", "edit_save", "edit_save_approve", "edit_check_btn"}
+
+
+class Desk:
+    """A seeded database with three accounts, and AppTests pointed at it."""
+
+    def __init__(self, engine: Engine, ids: dict[str, int]):
+        self.engine = engine
+        self.ids = ids
+
+    def app(self) -> AppTest:
+        at = AppTest.from_file(str(APP), default_timeout=60)
+        at.run()
+        assert not at.exception, at.exception
+        return at
+
+    def signed_in(self, name: str, password: str = PASSWORD) -> AppTest:
+        at = self.app()
+        sign_in(at, name, password)
+        assert not at.exception, at.exception
+        return at
+
+
+def sign_in(at: AppTest, name: str, password: str) -> None:
+    at.text_input(key="login_name").input(name)
+    at.text_input(key="login_password").input(password)
+    at.button(key="login_submit").click()
+    at.run()
+
+
+def texts(at: AppTest) -> str:
+    """Everything the page shows as text, joined (html bodies, markdown, alerts, tables)."""
+    parts: list[str] = []
+    for kind in ("html", "markdown", "caption", "error", "warning", "info", "success", "text"):
+        parts += [str(e.value) for e in getattr(at, kind)]
+    parts += [e.value.to_csv() for e in at.dataframe]
+    return "\n".join(parts)
+
+
+def decision_buttons(at: AppTest) -> set[str]:
+    return {b.key for b in at.button if b.key} & DECISION_KEYS
+
+
+def open_item(at: AppTest, item_id: int) -> None:
+    at.session_state["open_id"] = item_id
+    at.run()
+    assert not at.exception, at.exception
+
+
+def events(engine: Engine, item_id: int) -> list[AuditEvent]:
+    with Session(engine) as session:
+        return list(
+            session.scalars(
+                select(AuditEvent).where(AuditEvent.item_id == item_id).order_by(AuditEvent.id)
+            )
+        )
+
+
+def _desk(url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Desk:
+    engine = open_store(url)
+    ids = seed_queue(engine, KEYS, modes=MODES)
+    seed_editor(engine, "alice")
+    seed_editor(engine, "bob")
+    seed_editor(engine, "vera", role="viewer")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COPYDESK_CONFIG", str(write_config(tmp_path / "c.toml", url, modes=MODES)))
+    monkeypatch.setenv("COPYDESK_DATABASE_URL", url)
+    return Desk(engine, ids)
+
+
+@pytest.fixture
+def desk(sqlite_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Desk:
+    return _desk(sqlite_url, tmp_path, monkeypatch)
+
+
+@pytest.fixture
+def any_desk(db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Desk:
+    return _desk(db_url, tmp_path, monkeypatch)
+
+
+# --------------------------------------------------------------------------- sign-in
+
+
+def test_nothing_but_the_sign_in_form_before_sign_in(desk: Desk) -> None:
+    at = desk.app()
+    assert {w.key for w in at.text_input} == {"login_name", "login_password"}
+    assert [b.key for b in at.button] == ["login_submit"]
+    assert len(at.sidebar.children) == 0
+    assert len(at.dataframe) == 0 and len(at.json) == 0
+    shown = texts(at)
+    for article in ARTICLES.values():
+        assert article.headline not in shown and article.title not in shown
+    assert "Review queue" not in shown
+
+
+def test_wrong_password_is_refused(desk: Desk) -> None:
+    at = desk.app()
+    sign_in(at, "alice", "not my password")
+    assert any("Wrong name or password" in e.value for e in at.error)
+    assert "reviewer" not in at.session_state
+    assert {w.key for w in at.text_input} == {"login_name", "login_password"}
+    assert at.text_input(key="login_password").value == ""  # wiped after the attempt
+    with Session(desk.engine) as session:
+        from store.editors import get_editor
+
+        assert get_editor(session, "alice").failed_logins == 1  # type: ignore[union-attr]
+
+
+def test_repeated_wrong_passwords_lock_the_form(desk: Desk) -> None:
+    at = desk.app()
+    for _ in range(4):
+        sign_in(at, "alice", "guessing")
+    assert any("Too many wrong passwords" in e.value for e in at.error)
+    sign_in(at, "alice", PASSWORD)  # right password, but locked
+    assert "reviewer" not in at.session_state
+    assert any("Too many wrong passwords" in e.value for e in at.error)
+
+
+def test_editor_signs_in_and_sees_the_oldest_draft_with_its_count(desk: Desk) -> None:
+    at = desk.signed_in("alice")
+    shown = texts(at)
+    assert "5 pending drafts" in shown  # wrong_number was discarded
+    assert ARTICLES["bridge"].headline in shown  # the oldest opens first
+    assert "claims check: not run (not configured)" in shown
+    assert "faithfulness judge: not run (not configured)" in shown
+    assert "numbers_grounded" in shown and "all 5 numbers found in the source" in shown
+    assert decision_buttons(at) >= {"approve", "reject_submit", "edit_save"}
+    assert at.session_state["open_id"] == desk.ids["bridge"]
+
+
+def test_disabling_an_account_ends_its_session(desk: Desk) -> None:
+    at = desk.signed_in("alice")
+    with session_scope(desk.engine) as session:
+        disable_editor(session, "alice")
+    at.run()
+    assert "reviewer" not in at.session_state
+    assert {w.key for w in at.text_input} == {"login_name", "login_password"}
+
+
+# --------------------------------------------------------------------------- roles
+
+
+def test_viewer_sees_everything_but_cannot_decide(desk: Desk) -> None:
+    at = desk.signed_in("vera")
+    shown = texts(at)
+    assert ARTICLES["bridge"].headline in shown
+    assert "signed in as a viewer" in shown
+    assert decision_buttons(at) == set()
+    item = item_state(desk.engine, desk.ids["bridge"])
+    with session_scope(desk.engine) as session:
+        with pytest.raises(NotAllowed):
+            decisions.approve(session, Reviewer("vera", "viewer"), item.id, item.version)  # type: ignore[arg-type]
+        # A forged role in the browser session does not help: the database says viewer.
+        with pytest.raises(NotAllowed):
+            decisions.reject(session, Reviewer("vera", "editor"), item.id, item.version, "x")  # type: ignore[arg-type]
+        with pytest.raises(NotAllowed):
+            decisions.approve(session, Reviewer("mallory", "editor"), item.id, item.version)  # type: ignore[arg-type]
+    assert item_state(desk.engine, desk.ids["bridge"]).status == "draft"
+
+
+# --------------------------------------------------------------------------- decisions
+
+
+def test_approve_records_status_editor_and_audit_event_then_opens_the_next(desk: Desk) -> None:
+    at = desk.signed_in("alice")
+    at.button(key="approve").click()
+    at.run()
+    assert not at.exception
+    bridge = item_state(desk.engine, desk.ids["bridge"])
+    assert bridge.status == "approved" and bridge.decided_by == "alice"
+    assert bridge.decided_at is not None
+    last = events(desk.engine, bridge.id)[-1]  # type: ignore[arg-type]
+    assert (last.actor, last.from_status, last.to_status) == ("editor:alice", "draft", "approved")
+    assert at.session_state["open_id"] == desk.ids["school"]
+    shown = texts(at)
+    assert f"Approved #{bridge.id}" in shown and "4 pending drafts" in shown
+
+
+def test_reject_needs_a_reason(desk: Desk) -> None:
+    at = desk.signed_in("alice")
+    at.button(key="reject_submit").click()
+    at.run()
+    assert any("needs a reason" in h for h in [e.value for e in at.html])
+    assert item_state(desk.engine, desk.ids["bridge"]).status == "draft"
+    with session_scope(desk.engine) as session, pytest.raises(ReasonRequired):
+        decisions.reject(session, Reviewer("alice", "editor"), desk.ids["bridge"], 1, "   ")
+
+    reason = next(w for w in at.text_input if w.label == "Reason for rejecting")
+    reason.input("Duplicate of an earlier story")
+    at.button(key="reject_submit").click()
+    at.run()
+    bridge = item_state(desk.engine, desk.ids["bridge"])
+    assert bridge.status == "rejected" and bridge.decided_by == "alice"
+    last = events(desk.engine, bridge.id)[-1]  # type: ignore[arg-type]
+    assert last.reason == "Duplicate of an earlier story" and last.actor == "editor:alice"
+    assert at.session_state["open_id"] == desk.ids["school"]
+
+
+def _edit(at: AppTest, item_id: int, version: int, summary: str) -> None:
+    at.text_area(key=f"edit_summary_{item_id}_{version}").input(summary)
+
+
+def test_edit_with_an_ungrounded_number_cannot_be_approved(desk: Desk) -> None:
+    at = desk.signed_in("alice")
+    item_id = desk.ids["bridge"]
+    original = item_state(desk.engine, item_id)
+    bad = original.summary.replace("38 steel hangers", "3,400 steel hangers")  # type: ignore[union-attr]
+    _edit(at, item_id, original.version, bad)
+    at.button(key="edit_save_approve").click()
+    at.run()
+    assert not at.exception
+    item = item_state(desk.engine, item_id)
+    assert item.status == "draft"  # not approved
+    assert item.summary == bad and item.version == original.version + 1
+    assert "cannot be approved while a hard gate fails" in texts(at)
+    assert at.button(key="approve").disabled
+    # The audit keeps both texts, and the verdicts of the edit are stored.
+    edit_event = [e for e in events(desk.engine, item_id) if e.reason == "edited"][-1]
+    assert edit_event.actor == "editor:alice"
+    assert edit_event.details["before"]["summary"] == original.summary
+    assert edit_event.details["after"]["summary"] == bad
+    with Session(desk.engine) as session:
+        edits = session.scalars(
+            select(GateVerdict).where(GateVerdict.item_id == item_id, GateVerdict.stage == "edit")
+        ).all()
+    failed = [v for v in edits if not v.passed]
+    assert [v.gate for v in failed] == ["numbers_grounded"] and "3,400" in failed[0].reason
+    # The decision function refuses too, whatever the page shows.
+    with session_scope(desk.engine) as session, pytest.raises(Blocked):
+        decisions.approve(session, Reviewer("alice", "editor"), item_id, item.version)
+    assert item_state(desk.engine, item_id).status == "draft"
+
+    # A corrected edit passes every gate and can be approved in the same click.
+    _edit(at, item_id, item.version, original.summary.replace("38 steel", "38 corroded steel"))  # type: ignore[union-attr]
+    at.button(key="edit_save_approve").click()
+    at.run()
+    final = item_state(desk.engine, item_id)
+    assert final.status == "approved" and final.decided_by == "alice"
+    assert "38 corroded steel" in final.summary  # type: ignore[operator]
+
+
+def test_check_runs_the_gates_without_saving(desk: Desk) -> None:
+    at = desk.signed_in("alice")
+    item_id = desk.ids["bridge"]
+    _edit(at, item_id, 1, "The ferry will run every 25 minutes.")
+    at.button(key="edit_check_btn").click()
+    at.run()
+    assert "this text cannot be approved" in texts(at)
+    assert item_state(desk.engine, item_id).version == 1
+
+
+def test_conflict_names_who_decided_and_when(any_desk: Desk) -> None:
+    desk = any_desk
+    at = desk.signed_in("alice")  # alice is looking at the bridge draft, version 1
+    item_id = desk.ids["bridge"]
+    with session_scope(desk.engine) as session:  # bob approves it first
+        decisions.approve(session, Reviewer("bob", "editor"), item_id, 1)
+    at.button(key="approve").click()
+    at.run()
+    assert not at.exception
+    shown = texts(at)
+    decided = item_state(desk.engine, item_id)
+    when = decided.decided_at.strftime("%Y-%m-%d %H:%M")  # type: ignore[union-attr]
+    assert "Not saved: this item was already approved by bob at " + when in shown
+    assert decided.decided_by == "bob"
+    approvals = [e for e in events(desk.engine, item_id) if e.to_status == "approved"]
+    assert [e.actor for e in approvals] == ["editor:bob"]
+    assert at.session_state["open_id"] == desk.ids["school"]  # moved on
+
+
+def test_only_one_of_two_racing_decisions_lands(engine: Engine) -> None:
+    ids = seed_queue(engine, ("bridge",))
+    seed_editor(engine, "alice")
+    seed_editor(engine, "bob")
+    item_id = ids["bridge"]
+    with Session(engine) as first, Session(engine) as second:
+        decisions.approve(first, Reviewer("alice", "editor"), item_id, 1)
+        with pytest.raises(Conflict) as raised:
+            decisions.reject(second, Reviewer("bob", "editor"), item_id, 1, "too late")
+        second.rollback()
+        first.commit()
+    # The second decision was refused by the compare-and-set itself (both saw version 1).
+    assert raised.value.status in ("draft", "approved")
+    item = item_state(engine, item_id)
+    assert item.status == "approved" and item.decided_by == "alice"
+    decided = [e for e in events(engine, item_id) if e.actor.startswith("editor:")]
+    assert len(decided) == 1
+    with Session(engine) as late, pytest.raises(Conflict) as stale:
+        decisions.reject(late, Reviewer("bob", "editor"), item_id, 1, "too late")
+    assert "alice" in decisions.conflict_message(stale.value)
+
+
+# --------------------------------------------------------------------------- navigation
+
+
+def test_next_previous_and_filters(desk: Desk) -> None:
+    at = desk.signed_in("alice")
+    at.button(key="nav_next").click()
+    at.run()
+    assert at.session_state["open_id"] == desk.ids["school"]
+    at.button(key="nav_prev").click()
+    at.run()
+    assert at.session_state["open_id"] == desk.ids["bridge"]
+    assert at.button(key="nav_prev").disabled
+
+    at.sidebar.toggle(key="f_flagged").set_value(True)
+    at.run()
+    assert "1 pending draft (filtered)" in texts(at)
+    assert at.session_state["open_id"] == desk.ids["misquote"]
+    assert "quotes_verbatim" in texts(at) and "failed (flag)" in texts(at)
+
+    at.sidebar.toggle(key="f_flagged").set_value(False)
+    at.sidebar.text_input(key="f_search").input("school")
+    at.run()
+    assert "1 pending draft (filtered)" in texts(at)
+    assert at.session_state["open_id"] == desk.ids["school"]
+
+
+# --------------------------------------------------------------------------- other views
+
+
+def test_discarded_published_and_stats_views(desk: Desk) -> None:
+    at = desk.signed_in("alice")
+    at.button(key="approve").click()
+    at.run()
+    at.sidebar.radio(key="view").set_value("Discarded")
+    at.run()
+    assert not at.exception
+    listing = at.dataframe[0].value
+    assert list(listing["#"]) == [desk.ids["wrong_number"]]
+    assert "numbers_grounded" in listing["failed gates"][0] and "40" in listing["failed gates"][0]
+
+    at.sidebar.radio(key="view").set_value("Approved")
+    at.run()
+    approved = at.dataframe[0].value
+    assert list(approved["by"]) == ["alice"]
+
+    at.sidebar.radio(key="view").set_value("Stats")
+    at.run()
+    assert not at.exception
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["draft"] == "4" and metrics["approved"] == "1" and metrics["discarded"] == "1"
+
+
+# --------------------------------------------------------------------------- hostile text
+
+
+PAYLOADS = (SCRIPT, IMG, MD_IMAGE, JS_LINK)
+
+
+def _assert_inert(at: AppTest) -> None:
+    # No markdown-rendering element carries any part of the article.
+    for kind in ("markdown", "caption", "error", "warning", "info", "success", "title"):
+        for element in getattr(at, kind):
+            for needle in ("alert(1)", "tracker.example.net", "onerror"):
+                assert needle not in str(element.value), (kind, element.value)
+    # Widget labels and options parse markdown too.
+    for widget in [*at.button, *at.text_input, *at.text_area, *at.selectbox, *at.radio]:
+        assert "alert(1)" not in str(getattr(widget, "label", ""))
+    bodies = "\n".join(e.value for e in at.html)
+    assert "<script" not in bodies and "<img" not in bodies and "javascript:" not in bodies.replace(
+        "[click](javascript:", ""
+    )
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in bodies
+    assert "&lt;img src=x onerror=alert(1)&gt;" in bodies
+    assert MD_IMAGE in bodies and JS_LINK in bodies  # shown literally, as text
+    for link in at.get("link_button"):
+        assert str(link.proto.url).startswith("https://news.example.org/")
+
+
+def test_hostile_article_is_shown_as_text(desk: Desk) -> None:
+    at = desk.signed_in("alice")
+    open_item(at, desk.ids["hostile"])
+    _assert_inert(at)
+    at.sidebar.radio(key="view").set_value("Stats")
+    at.run()
+    assert not at.exception
+
+
+def test_untrusted_feed_name_in_filters_is_plain(desk: Desk) -> None:
+    at = desk.signed_in("alice")
+    feed_box = at.sidebar.selectbox(key="f_feed")
+    assert any(IMG in str(o) for o in feed_box.options)  # an option label: plain text
+    assert "alert(1)" not in feed_box.label
+
+
+@pytest.mark.parametrize("view", ["Discarded", "Approved", "Rejected", "Published"])
+def test_every_view_renders(desk: Desk, view: str) -> None:
+    at = desk.signed_in("vera")
+    at.sidebar.radio(key="view").set_value(view)
+    at.run()
+    assert not at.exception
+
+
+ReviewerFactory = Callable[[str], Reviewer]

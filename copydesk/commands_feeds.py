@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.table import Table
-from sqlmodel import select
+from rich.text import Text
+from sqlmodel import Session, col, select
 
 from copydesk import context as cx
 from copydesk.pipeline import add_feed, sync_config_feeds
+from ingest.health import HISTORY, FeedHealth, feed_health
 from store.db import session_scope
-from store.models import Feed
+from store.models import Feed, Item, utcnow
 
 feeds_app = typer.Typer(help="Feeds polled by `copydesk run`.", no_args_is_help=True)
 
@@ -36,32 +40,93 @@ def feeds_add(
 
 
 @feeds_app.command("list")
-def feeds_list(as_json: bool = typer.Option(False, "--json")) -> None:
-    """Every feed with its state: last success, last error, errors in a row."""
+def feeds_list(
+    as_json: bool = typer.Option(False, "--json"),
+    check: bool = typer.Option(
+        False, "--check", help="exit 1 when a feed is failing or stale (for monitoring)"
+    ),
+) -> None:
+    """Every feed with its state: ok, retrying, FAILING (erroring for longer than
+    ingest.feed_stale_hours), STALE (silent for much longer than it usually is),
+    with its last success, errors in a row, next fetch and last error."""
     ctx = cx.context()
+    now = utcnow()
+    failing_after = timedelta(hours=ctx.settings.ingest.feed_stale_hours)
     with session_scope(ctx.engine) as session:
         sync_config_feeds(session, ctx.settings.feeds)
         feeds = list(session.exec(select(Feed).order_by(Feed.id)))
+        health = {f.id: _health(session, f, failing_after, now) for f in feeds}
     if as_json:
-        rows = [f.model_dump(mode="json") for f in feeds]
+        rows = [
+            f.model_dump(mode="json")
+            | {
+                "state": health[f.id].state,
+                "needs_attention": health[f.id].needs_attention,
+                "state_detail": health[f.id].detail,
+            }
+            for f in feeds
+        ]
         cx.out.print(json.dumps(rows, indent=2), markup=False)
-        return
+    else:
+        cx.out.print(_table(feeds, health))
+        attention = [f for f in feeds if health[f.id].needs_attention]
+        if attention:
+            names = ", ".join(f.name for f in attention)
+            cx.out.print(f"needs a person: {names}", markup=False)
+    if check and any(h.needs_attention for h in health.values()):
+        raise typer.Exit(cx.EXIT_FAILED)
+
+
+def _health(session: Session, feed: Feed, failing_after: timedelta, now: datetime) -> FeedHealth:
+    rows = session.exec(
+        select(Item.published_at, Item.seen_at)
+        .where(Item.feed_id == feed.id)
+        .order_by(col(Item.id).desc())
+        .limit(HISTORY)
+    ).all()
+    times = [published or seen for published, seen in rows]
+    return feed_health(
+        enabled=feed.enabled,
+        created_at=feed.created_at,
+        last_fetched_at=feed.last_fetched_at,
+        last_success_at=feed.last_success_at,
+        consecutive_errors=feed.consecutive_errors,
+        entry_times=times,
+        failing_after=failing_after,
+        now=now,
+    )
+
+
+def _table(feeds: list[Feed], health: dict[Any, FeedHealth]) -> Table:
+    """Feed names, errors and bozo messages come from config and from servers:
+    cells are plain Text, never markup."""
     table = Table()
-    for column in ("id", "name", "url", "enabled", "from", "last success", "errors", "last error"):
+    columns = ("id", "name", "state", "last success", "errors", "next fetch", "last error")
+    for column in columns:
         table.add_column(column)
     for f in feeds:
+        h = health[f.id]
+        state = h.state.upper() if h.needs_attention else h.state
+        state_cell = Text(state + (f"\n{h.detail}" if h.detail else ""))
+        if h.needs_attention:
+            state_cell.stylize("bold red")
+        problem = f.last_error or (f"malformed: {f.bozo_message}" if f.bozo_message else "")
         table.add_row(
             str(f.id),
-            f.name,
-            f.url,
-            "yes" if f.enabled else "no",
-            f.origin,
+            Text(f"{f.name}\n{f.url}" if f.name != f.url else f.url),
+            state_cell,
             _when(f.last_success_at),
             str(f.consecutive_errors),
-            f.last_error or "",
+            _when(f.next_fetch_at, none="next run"),
+            Text(printable(problem)[:300]),
         )
-    cx.out.print(table)
+    return table
 
 
-def _when(value: object) -> str:
-    return value.isoformat(timespec="seconds") if value else "never"
+def printable(text: str) -> str:
+    """Text from a server, safe for a terminal: control characters removed."""
+    return "".join(c for c in text if c in "\n\t" or c.isprintable())
+
+
+def _when(value: datetime | None, none: str = "never") -> str:
+    return value.isoformat(timespec="seconds") if value else none

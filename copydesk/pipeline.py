@@ -1,18 +1,31 @@
 """The pipeline: walks every item through ingest -> source gates -> summarise ->
 draft gates -> store, and accounts for every entry it sees.
 
-Network and model work (page fetches, summaries) runs in a thread pool; every
-database write happens on the calling thread, one short transaction per item,
-so a crash loses at most the item in flight, and that item is still `new` in
-the database and is picked up by the next run.
+Network and model work (feed fetches, page fetches, summaries) runs in a thread
+pool; every database write happens on the calling thread, one short transaction
+per item (and one per feed for the items a feed brings), so a crash loses at
+most the item in flight, and that item is still `new` in the database and is
+picked up by the next run. Workers may read the database (duplicate look-ups),
+never write it.
+
+Every entry ends as an item with a status and a reason, or is counted as a
+duplicate of one that does:
+
+- an entry already seen (same entry id in its feed, or same canonical URL) is
+  not a new item: the report counts it under `duplicates`;
+- an item whose fetched page turns out to be an article already known (its
+  final URL after redirects or its rel=canonical is an earlier item's URL, or
+  its text is the same as another item's) is discarded with the reason
+  "duplicate of item N (...)", so the audit trail says where the story lives.
 """
 
 from __future__ import annotations
 
 import logging
 import random
+import threading
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -20,15 +33,15 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import Session, col, select
+from sqlmodel import Session, col, or_, select
 
 from copydesk.config import FeedSettings, Settings
 from guards.registry import DRAFT_GATES, GateResult, run_gates
 from guards.source import count_words
+from ingest.dedup import item_keys, text_fingerprint, url_aliases
 from ingest.extract import extract_page
-from ingest.feeds import Entry, FeedResult, fetch_feed
-from ingest.fetch import Fetcher
-from ingest.urls import canonical_url
+from ingest.feeds import Entry, FeedResult, fetch_feed, is_due, next_poll_after_failure
+from ingest.fetch import Fetcher, FetchResult
 from store import status as st
 from store.db import session_scope
 from store.models import Feed, GateVerdict, Item, ModelCall, Run, utcnow
@@ -37,6 +50,8 @@ from summarise.base import Article, CallRecord, Draft, Summariser, SummaryFailed
 log = logging.getLogger("copydesk.pipeline")
 
 MAX_BACKOFF = timedelta(days=1)
+IN_CHUNK = 500  # keys per IN (...) query: far below every database's parameter limit
+PAGE_TYPES = ("html", "xml", "text/")  # content types a page's article can be read from
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 
 
@@ -63,6 +78,8 @@ class FeedReport:
     fetch_error: str | None = None
     not_modified: bool = False
     bozo: str | None = None
+    skipped: str | None = None  # why the feed was not fetched this run ("not due until ...")
+    next_fetch_at: str | None = None  # when a failing feed will be tried again
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -80,6 +97,8 @@ class FeedReport:
             "fetch_error": self.fetch_error,
             "not_modified": self.not_modified,
             "bozo": self.bozo,
+            "skipped": self.skipped,
+            "next_fetch_at": self.next_fetch_at,
         }
 
 
@@ -105,6 +124,7 @@ class RunReport:
             "backend": self.backend,
             "feeds": [f.to_dict() for f in self.feeds],
             "totals": self.totals(),
+            "skipped_feeds": sum(1 for f in self.feeds if f.skipped),
             "fatal": self.fatal,
             "exit_status": self.exit_status,
         }
@@ -137,7 +157,11 @@ class Outcome:
     verdicts: list[tuple[str, GateResult]] = field(default_factory=list)  # (stage, result)
     calls: list[CallRecord] = field(default_factory=list)
     draft: Draft | None = None
-    discard_kind: str | None = None  # the gate, or "fetch", "model"...
+    discard_kind: str | None = None  # the gate, or "fetch", "refused", "duplicate", "model"...
+    details: dict[str, Any] = field(default_factory=dict)  # for the audit event
+    aliases: list[str] = field(default_factory=list)  # other canonical URLs of the page
+    fingerprint: str | None = None  # of the article text, once it passed source_length
+    titles: list[str] = field(default_factory=list)  # headlines to ignore in the fingerprint
 
 
 def compose_source(title: str | None, body: str) -> str:
@@ -169,41 +193,73 @@ class Pipeline:
         self.progress = progress or (lambda phase, done, total: None)
         self.run_id: int | None = None
         self.reports: dict[int, FeedReport] = {}
+        # Texts claimed by an item of this run: two workers holding the same story
+        # at once must not both summarise it.
+        self._claims: dict[str, int] = {}
+        self._claims_lock = threading.Lock()
 
     @property
     def actor(self) -> str:
         return f"run:{self.run_id}"
 
+    @property
+    def workers(self) -> int:
+        return self.settings.summarise.max_concurrency
+
     # ------------------------------------------------------------------ the run
 
-    def run(self, only_feeds: Iterable[str] | None = None) -> RunReport:
-        with session_scope(self.engine) as session:
-            run = Run(command=self.command, backend=self.summariser.name)
-            session.add(run)
-            session.flush()
-            self.run_id = run.id
-        report = RunReport(self.run_id, self.summariser.name)
-        log.info("run %s started with summariser %s", self.run_id, self.summariser.name)
+    def run(self, only_feeds: Iterable[str] | None = None, *, force: bool = False) -> RunReport:
+        """Poll the feeds that are due (all of them with `force`), then work through
+        every `new` item and every `error` item whose retry time has come."""
+        report = self._start_run()
         try:
             feeds = self._feeds(only_feeds)
-            for i, feed in enumerate(feeds):
-                self.progress("feeds", i, len(feeds))
-                self.reports[feed.id] = self._ingest_feed(feed)
-            self.progress("feeds", len(feeds), len(feeds))
+            due = self._due_feeds(feeds, force)
+            self._ingest_feeds(due)
             jobs = self._pending_jobs()
             self._process(jobs)
         except BackendFailure as exc:
             report.fatal = str(exc)
             log.error("run %s stopped: %s", self.run_id, exc)
         finally:
-            report.feeds = list(self.reports.values())
-            with session_scope(self.engine) as session:
-                run = session.get(Run, self.run_id)
-                run.ended_at = utcnow()
-                run.counts = report.to_dict()
-                run.exit_status = report.exit_status
-                run.error = report.fatal
+            self._finish_run(report)
         return report
+
+    def submit(self, url: str) -> tuple[RunReport, int, bool]:
+        """One article by hand (an editor's tip), through the same path as a feed
+        entry: (report, item id, whether the item is new). A URL already known is
+        not processed again."""
+        report = self._start_run()
+        item_id, created = 0, False
+        try:
+            item_id, created = self._create_submitted(url)
+            if created:
+                with Session(self.engine) as session:
+                    self._process([_job(session.get(Item, item_id))])
+        except BackendFailure as exc:
+            report.fatal = str(exc)
+            log.error("run %s stopped: %s", self.run_id, exc)
+        finally:
+            self._finish_run(report)
+        return report, item_id, created
+
+    def _start_run(self) -> RunReport:
+        with session_scope(self.engine) as session:
+            run = Run(command=self.command, backend=self.summariser.name)
+            session.add(run)
+            session.flush()
+            self.run_id = run.id
+        log.info("run %s started with summariser %s", self.run_id, self.summariser.name)
+        return RunReport(self.run_id, self.summariser.name)
+
+    def _finish_run(self, report: RunReport) -> None:
+        report.feeds = list(self.reports.values())
+        with session_scope(self.engine) as session:
+            run = session.get(Run, self.run_id)
+            run.ended_at = utcnow()
+            run.counts = report.to_dict()
+            run.exit_status = report.exit_status
+            run.error = report.fatal
 
     def _feeds(self, only: Iterable[str] | None) -> list[Feed]:
         with session_scope(self.engine) as session:
@@ -215,94 +271,192 @@ class Pipeline:
             feeds = [f for f in feeds if f.name in wanted or f.url in wanted]
         return feeds
 
-    # ------------------------------------------------------------------ ingest
+    def _due_feeds(self, feeds: list[Feed], force: bool) -> list[Feed]:
+        """Feeds backing off after errors wait for their time, unless forced; the
+        report names each one skipped and when it is due."""
+        if force:
+            return feeds
+        now = utcnow()
+        due = []
+        for feed in feeds:
+            if is_due(feed.next_fetch_at, now):
+                due.append(feed)
+                continue
+            when = _aware(feed.next_fetch_at).isoformat(timespec="seconds")
+            report = FeedReport(feed.name, feed.url, skipped=f"not due until {when}")
+            report.next_fetch_at = when
+            self.reports[feed.id] = report
+            log.info("feed %s skipped: backing off until %s", feed.name, when)
+        return due
 
-    def _ingest_feed(self, feed: Feed) -> FeedReport:
+    # ------------------------------------------------------------------ feeds
+
+    def _ingest_feeds(self, feeds: list[Feed]) -> None:
+        """Fetch and parse the feeds in the pool (each host at most N at a time, by
+        the fetcher), and write what each brought on this thread, in feed order."""
+        self.progress("feeds", 0, len(feeds))
+        if not feeds:
+            return
+        with ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="feeds") as pool:
+            results = pool.map(self._fetch_feed, feeds)
+            for i, (feed, result) in enumerate(zip(feeds, results, strict=True)):
+                self.reports[feed.id] = self._ingest_feed(feed, result)
+                self.progress("feeds", i + 1, len(feeds))
+
+    def _fetch_feed(self, feed: Feed) -> FeedResult:
+        """In a worker. One feed that breaks the parser must not stop the run: the
+        failure is recorded on the feed like any other."""
+        try:
+            return fetch_feed(
+                feed.url, self.fetcher, etag=feed.etag, last_modified=feed.last_modified
+            )
+        except Exception as exc:  # noqa: BLE001 - recorded on the feed, logged with traceback
+            log.exception("feed %s: unexpected failure", feed.name)
+            return FeedResult(
+                FetchResult(
+                    feed.url, feed.url, error=f"internal error: {type(exc).__name__}: {exc}"
+                )
+            )
+
+    def _ingest_feed(self, feed: Feed, result: FeedResult) -> FeedReport:
+        """One transaction per feed: its fetch record and the items it brings."""
         report = FeedReport(feed.name, feed.url)
-        result = fetch_feed(
-            feed.url, self.fetcher, etag=feed.etag, last_modified=feed.last_modified
+        with session_scope(self.engine) as session:
+            self._record_feed_fetch(session, feed, result, report)
+            if result.fetch.ok:
+                self._create_items(session, feed, result.entries, report)
+        if result.fetch.ok:
+            log.info(
+                "feed %s: %d entries, %d new%s",
+                feed.name,
+                report.seen,
+                report.new,
+                f" (malformed: {result.bozo})" if result.bozo else "",
+            )
+        return report
+
+    def _record_feed_fetch(
+        self, session: Session, feed: Feed, result: FeedResult, report: FeedReport
+    ) -> None:
+        fetched = result.fetch
+        now = utcnow()
+        row = session.get(Feed, feed.id)
+        row.last_fetched_at = now
+        if fetched.ok or fetched.not_modified:
+            report.not_modified = fetched.not_modified
+            row.last_success_at = now
+            row.consecutive_errors = 0
+            row.last_error = None
+            row.next_fetch_at = None  # due again on the next run
+            if fetched.ok:  # a 304 says nothing new about the feed's body
+                row.bozo_message = result.bozo
+                row.etag = fetched.headers.get("etag")
+                row.last_modified = fetched.headers.get("last-modified")
+            report.bozo = row.bozo_message
+            return
+        report.fetch_error = fetched.error
+        row.consecutive_errors += 1
+        row.last_error = fetched.error
+        row.next_fetch_at = next_poll_after_failure(
+            row.consecutive_errors,
+            now,
+            base_seconds=self.settings.ingest.retry_base_seconds,
+            retry_after=fetched.retry_after,
         )
-        self._record_feed_fetch(feed, result, report)
-        if not result.fetch.ok:
-            return report
-        for entry in result.entries:
+        report.next_fetch_at = row.next_fetch_at.isoformat(timespec="seconds")
+        log.warning(
+            "feed %s failed (%d in a row, next try %s): %s",
+            feed.name,
+            row.consecutive_errors,
+            report.next_fetch_at,
+            fetched.error,
+        )
+
+    def _create_items(
+        self, session: Session, feed: Feed, entries: list[Entry], report: FeedReport
+    ) -> None:
+        """An entry seen before (same entry id in this feed, or same canonical URL
+        anywhere) is counted as a duplicate; every other entry becomes a `new` item
+        with its audit event."""
+        if not entries:
+            return
+        keyed = [(entry, *item_keys(feed.id, entry.entry_id, entry.link)) for entry in entries]
+        known_ids = _existing(
+            session, Item.entry_id, [e.entry_id for e, _, _ in keyed], Item.feed_id == feed.id
+        )
+        known_keys = _existing(session, Item.dedup_key, [k for _, _, k in keyed])
+        for entry, source_url, dedup_key in keyed:
             report.seen += 1
-            created = self._create_item(feed, entry)
-            if created:
+            if entry.entry_id in known_ids or dedup_key in known_keys:
+                report.duplicates += 1
+                continue
+            known_ids.add(entry.entry_id)
+            known_keys.add(dedup_key)
+            if self._insert_entry(session, feed, entry, source_url, dedup_key):
                 report.new += 1
             else:
                 report.duplicates += 1
-        log.info("feed %s: %d entries, %d new", feed.name, report.seen, report.new)
-        return report
 
-    def _record_feed_fetch(self, feed: Feed, result: FeedResult, report: FeedReport) -> None:
-        fetched = result.fetch
-        now = utcnow()
-        with session_scope(self.engine) as session:
-            row = session.get(Feed, feed.id)
-            row.last_fetched_at = now
-            row.bozo_message = result.bozo
-            report.bozo = result.bozo
-            if fetched.ok or fetched.not_modified:
-                report.not_modified = fetched.not_modified
-                row.last_success_at = now
-                row.consecutive_errors = 0
-                row.last_error = None
-                row.etag = fetched.headers.get("etag", row.etag)
-                row.last_modified = fetched.headers.get("last-modified", row.last_modified)
-            else:
-                report.fetch_error = fetched.error
-                row.consecutive_errors += 1
-                row.last_error = fetched.error
-                log.warning("feed %s failed: %s", feed.name, fetched.error)
-
-    def _create_item(self, feed: Feed, entry: Entry) -> bool:
-        """A new item for an entry not seen before; False for a duplicate."""
-        source_url = canonical_url(entry.link) if entry.link else None
-        dedup_key = source_url or f"entry:{feed.id}:{entry.entry_id}"
-        with session_scope(self.engine) as session:
-            if self._seen(session, feed.id, entry.entry_id, dedup_key):
-                return False
-            text = entry.content_text
-            enough = count_words(text) >= self.settings.gates.min_source_words
-            use_feed_text = bool(text) and (enough or not self.fetch_pages or not entry.link)
-            item = Item(
-                dedup_key=dedup_key,
-                feed_id=feed.id,
-                entry_id=entry.entry_id,
-                source_url=source_url,
-                original_url=entry.link,
-                title=entry.title,
-                author=entry.author,
-                published_at=entry.published,
-            )
-            if use_feed_text:
-                item.source_text = compose_source(entry.title, text)
-                item.word_count = count_words(item.source_text)
-                item.text_origin = "feed_content"
-            try:
-                with session.begin_nested():
-                    st.create(
-                        session,
-                        item,
-                        actor=self.actor,
-                        reason=f"seen in feed {feed.name}",
-                        details={
-                            "feed": feed.name,
-                            "feed_url": feed.url,
-                            "entry_id": entry.entry_id,
-                            "link": entry.link,
-                        },
-                    )
-            except IntegrityError:  # another worker created it a moment ago
-                return False
+    def _insert_entry(
+        self, session: Session, feed: Feed, entry: Entry, source_url: str | None, dedup_key: str
+    ) -> bool:
+        text = entry.content_text
+        enough = count_words(text) >= self.settings.gates.min_source_words
+        use_feed_text = bool(text) and (enough or not self.fetch_pages or not entry.link)
+        item = Item(
+            dedup_key=dedup_key,
+            feed_id=feed.id,
+            entry_id=entry.entry_id,
+            source_url=source_url,
+            original_url=entry.link,
+            title=entry.title,
+            author=entry.author,
+            published_at=entry.published,
+        )
+        if use_feed_text:
+            item.source_text = compose_source(entry.title, text)
+            item.word_count = count_words(item.source_text)
+            item.text_origin = "feed_content"
+        try:
+            with session.begin_nested():
+                st.create(
+                    session,
+                    item,
+                    actor=self.actor,
+                    reason=f"seen in feed {feed.name}",
+                    details={
+                        "feed": feed.name,
+                        "feed_url": feed.url,
+                        "entry_id": entry.entry_id,
+                        "link": entry.link,
+                    },
+                )
+        except IntegrityError:  # another worker created it a moment ago
+            return False
         return True
 
-    @staticmethod
-    def _seen(session: Session, feed_id: int, entry_id: str, dedup_key: str) -> bool:
-        by_entry = select(Item.id).where(Item.feed_id == feed_id, Item.entry_id == entry_id)
-        by_key = select(Item.id).where(Item.dedup_key == dedup_key)
-        return (session.exec(by_entry).first() or session.exec(by_key).first()) is not None
+    def _create_submitted(self, url: str) -> tuple[int, bool]:
+        """The item for a submitted URL: (id, True) when new, the known item's id
+        and False when the canonical URL was seen before."""
+        link = url.strip()
+        report = self._report_for(None)
+        report.seen += 1
+        source_url, dedup_key = item_keys(None, None, link)
+        with session_scope(self.engine) as session:
+            existing = session.exec(select(Item.id).where(Item.dedup_key == dedup_key)).first()
+            if existing is not None:
+                report.duplicates += 1
+                return existing, False
+            item = Item(dedup_key=dedup_key, source_url=source_url, original_url=link)
+            st.create(
+                session,
+                item,
+                actor=self.actor,
+                reason="submitted by hand",
+                details={"link": link, "command": self.command},
+            )
+            report.new += 1
+            return item.id, True
 
     # ------------------------------------------------------------------ processing
 
@@ -324,20 +478,29 @@ class Pipeline:
                 )
                 self._report_for(item.feed_id).retried += 1
             items = session.exec(select(Item).where(Item.status == st.NEW).order_by(Item.id)).all()
-            return [
-                Job(i.id, i.version, i.dedup_key, i.source_url, i.title, i.source_text, i.attempts)
-                for i in items
-            ]
+            return [_job(i) for i in items]
 
     def _process(self, jobs: list[Job]) -> None:
+        """Work through the jobs in the pool, a bounded window at a time (memory stays
+        flat however many items are waiting), committing each outcome here."""
         total = len(jobs)
         self.progress("items", 0, total)
         if not jobs:
             return
-        workers = self.settings.summarise.max_concurrency
         done = 0
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="copydesk") as pool:
-            pending: set[Future[Outcome]] = {pool.submit(self.prepare, job) for job in jobs}
+        queue: Iterator[Job] = iter(jobs)
+        window = self.workers * 4
+        with ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="copydesk") as pool:
+            pending: set[Future[Outcome]] = set()
+
+            def top_up() -> None:
+                while len(pending) < window:
+                    job = next(queue, None)
+                    if job is None:
+                        return
+                    pending.add(pool.submit(self.prepare, job))
+
+            top_up()
             try:
                 while pending:
                     finished, pending = wait(pending, return_when=FIRST_COMPLETED)
@@ -345,16 +508,19 @@ class Pipeline:
                         self._commit(future.result())
                         done += 1
                         self.progress("items", done, total)
+                    top_up()
             except BackendFailure:
                 for future in pending:
                     future.cancel()
                 raise
 
     def prepare(self, job: Job) -> Outcome:
-        """Everything but the database: fetch, gates, summary. Runs in a worker."""
+        """Everything but the database writes: fetch, gates, duplicate look-ups,
+        summary. Runs in a worker."""
         out = Outcome(job, st.DRAFT)
         gates = self.settings.gates
         modes = gates.all_modes()
+        # No request is made for a link that is not an absolute http(s) URL.
         url_result = run_gates(("source_url",), "", job.source_url, "", modes=modes)
         out.verdicts += [("source", r) for r in url_result]
         if any(r.hard_fail for r in url_result):
@@ -375,7 +541,11 @@ class Pipeline:
         out.verdicts += [("source", r) for r in length]
         if any(r.hard_fail for r in length):
             return _discard(out, length)
-        article = Article(job.dedup_key, job.title, job.source_url, text)
+        out.fingerprint = text_fingerprint(text, job.title, *out.titles)
+        duplicate = self._duplicate_in_store(out) or self._claim(out)
+        if duplicate is not None:
+            return _duplicate(out, *duplicate)
+        article = Article(job.dedup_key, out.changes.get("title", job.title), job.source_url, text)
         try:
             draft = self.summariser.summarise(article)
         except SummaryFailed as exc:
@@ -400,28 +570,86 @@ class Pipeline:
         return out
 
     def _fetch_page(self, job: Job, out: Outcome) -> str | None:
+        """The article text from its page, or None with the outcome set: refused,
+        disallowed by robots.txt, failed (transient or not), or not a web page."""
         if not self.fetch_pages:
             _failed_permanently(out, "the feed carries no text and page fetching is off", "fetch")
             return None
-        result = self.fetcher.get(job.source_url)
+        result = self.fetcher.get_page(job.source_url)
         out.changes.update(fetch_status=result.status, fetch_bytes=len(result.content))
+        fetch_notes = _fetch_notes(result)
+        if fetch_notes:
+            out.details["fetch"] = fetch_notes
         if result.error:
-            if result.refused:
-                _failed_permanently(out, f"link refused: {result.error}", "fetch")
-                return None
-            self._failed(out, f"page fetch failed: {result.error}", result.transient, "fetch")
+            if result.disallowed:
+                _failed_permanently(out, result.error, "robots")
+            elif result.refused:  # the error reads "refused: <why>"
+                _failed_permanently(out, f"link {result.error}", "refused")
+            else:
+                self._failed(
+                    out,
+                    f"page fetch failed: {result.error}",
+                    result.transient,
+                    "fetch",
+                    retry_after=result.retry_after,
+                )
             return None
-        extracted = extract_page(result.content, result.final_url)
-        text = compose_source(job.title or extracted.title, extracted.text)
+        content_type = result.headers.get("content-type", "").lower()
+        if content_type and not any(kind in content_type for kind in PAGE_TYPES):
+            _failed_permanently(
+                out, f"the link is {content_type.split(';')[0]}, not a page", "fetch"
+            )
+            return None
+        try:
+            extracted = extract_page(result.content, result.final_url)
+        except Exception as exc:  # noqa: BLE001 - one odd page must not stop the run
+            log.exception("item %s: extraction failed", job.item_id)
+            _failed_permanently(out, f"text extraction failed: {type(exc).__name__}", "fetch")
+            return None
+        title = job.title or extracted.title
+        text = compose_source(title, extracted.text)
+        out.titles = [t for t in (extracted.title,) if t]
+        out.aliases = url_aliases(job.source_url, result.final_url, extracted.canonical_url)
         out.changes.update(
             source_text=text,
             word_count=count_words(text),
             text_origin="page",
-            title=job.title or extracted.title,
+            title=title,
         )
+        if out.aliases:
+            duplicate = self._duplicate_in_store(out)
+            if duplicate is not None:
+                _duplicate(out, *duplicate)
+                return None
         return text
 
-    def _failed(self, out: Outcome, reason: str, transient: bool, kind: str) -> Outcome:
+    # ------------------------------------------------------------------ duplicates
+
+    def _claim(self, out: Outcome) -> tuple[int, str] | None:
+        """First item of this run to hold a text owns it; a later one is its duplicate."""
+        with self._claims_lock:
+            owner = self._claims.setdefault(out.fingerprint, out.job.item_id)
+        if owner != out.job.item_id:
+            return owner, "same text"
+        return None
+
+    def _duplicate_in_store(self, out: Outcome) -> tuple[int, str] | None:
+        """A read-only look-up from a worker, so that no model call is spent on a
+        known story; `_commit` repeats it inside the writing transaction."""
+        with Session(self.engine) as session:
+            return find_duplicate(session, out.job.item_id, out.aliases, out.fingerprint)
+
+    # ------------------------------------------------------------------ outcomes
+
+    def _failed(
+        self,
+        out: Outcome,
+        reason: str,
+        transient: bool,
+        kind: str,
+        *,
+        retry_after: float | None = None,
+    ) -> Outcome:
         """A transient failure goes to `error` for a later retry, until the attempts
         run out; anything else discards the item with the reason."""
         if not transient:
@@ -435,6 +663,8 @@ class Pipeline:
         base = self.settings.summarise.retry_base_seconds
         delay = min(timedelta(seconds=base * 2 ** (attempts - 1)), MAX_BACKOFF)
         delay *= random.uniform(0.8, 1.2)
+        if retry_after is not None:  # the server said when; never sooner than that
+            delay = max(delay, timedelta(seconds=min(retry_after, MAX_BACKOFF.total_seconds())))
         out.changes["next_attempt_at"] = utcnow() + delay
         out.to_status, out.reason = st.ERROR, reason
         return out
@@ -443,6 +673,14 @@ class Pipeline:
         job = out.job
         with session_scope(self.engine) as session:
             item = session.get(Item, job.item_id)
+            if out.to_status != st.DISCARDED and (out.fingerprint or out.aliases):
+                # Another worker or machine may have stored the same story since the
+                # worker looked: the database inside this transaction has the last word.
+                duplicate = find_duplicate(session, item.id, out.aliases, out.fingerprint)
+                if duplicate is not None:
+                    _duplicate(out, *duplicate)
+            if out.fingerprint and out.discard_kind != "duplicate":
+                out.changes["content_hash"] = out.fingerprint
             for stage, result in out.verdicts:
                 d = result.to_dict()
                 session.add(
@@ -466,6 +704,9 @@ class Pipeline:
                 reason = "all hard gates passed" + (
                     f"; flagged: {', '.join(flagged)}" if flagged else ""
                 )
+            details = dict(out.details)
+            if failed or flagged:
+                details.update(failed_gates=failed, flagged_gates=flagged)
             st.move(
                 session,
                 item,
@@ -474,9 +715,7 @@ class Pipeline:
                 reason=reason,
                 expected_version=job.version,
                 changes=out.changes,
-                details={"failed_gates": failed, "flagged_gates": flagged}
-                if (failed or flagged)
-                else None,
+                details=details or None,
             )
         report = self._report_for(item.feed_id)
         if out.draft is not None and out.draft.recorded_reply:
@@ -508,11 +747,85 @@ class Pipeline:
 # --------------------------------------------------------------------------- helpers
 
 
+def find_duplicate(
+    session: Session, item_id: int, aliases: list[str], fingerprint: str | None
+) -> tuple[int, str] | None:
+    """The item this one duplicates, with why: an EARLIER item whose URL is one of
+    this page's other URLs (earlier only, so two pages that name each other as
+    canonical cannot discard each other), else another item with the same text."""
+    for alias in aliases:
+        found = session.exec(
+            select(Item.id)
+            .where(or_(Item.dedup_key == alias, Item.source_url == alias), Item.id < item_id)
+            .order_by(Item.id)
+            .limit(1)
+        ).first()
+        if found is not None:
+            return found, f"same canonical URL {alias}"
+    if fingerprint:
+        found = session.exec(
+            select(Item.id)
+            .where(Item.content_hash == fingerprint, Item.id != item_id)
+            .order_by(Item.id)
+            .limit(1)
+        ).first()
+        if found is not None:
+            return found, "same text"
+    return None
+
+
+def _existing(session: Session, column: Any, values: list[str], *where: Any) -> set[str]:
+    """Which of `values` the column already holds, asked in chunks."""
+    found: set[str] = set()
+    unique = sorted(set(values))
+    for start in range(0, len(unique), IN_CHUNK):
+        chunk = unique[start : start + IN_CHUNK]
+        found.update(session.exec(select(column).where(col(column).in_(chunk), *where)).all())
+    return found
+
+
+def _job(item: Item) -> Job:
+    return Job(
+        item.id,
+        item.version,
+        item.dedup_key,
+        item.source_url,
+        item.title,
+        item.source_text,
+        item.attempts,
+    )
+
+
+def _fetch_notes(result: FetchResult) -> dict[str, Any]:
+    """What the audit should know about a page fetch beyond its status."""
+    notes: dict[str, Any] = {}
+    if result.redirects:
+        notes["redirects"] = result.redirects
+        notes["final_url"] = result.final_url
+    if result.truncated:
+        notes["truncated"] = True
+        notes["kept_bytes"] = len(result.content)
+    return notes
+
+
 def _discard(out: Outcome, results: list[GateResult]) -> Outcome:
     failed = [r for r in results if r.hard_fail]
     out.to_status = st.DISCARDED
     out.reason = "; ".join(f"{r.gate}: {r.verdict.reason}" for r in failed)
     out.discard_kind = failed[0].gate
+    return out
+
+
+def _duplicate(out: Outcome, original: int, why: str) -> Outcome:
+    """Discarded as a duplicate, pointing at the item that carries the story. A
+    model call already made stays in the ledger; the draft is dropped."""
+    out.to_status = st.DISCARDED
+    out.reason = f"duplicate of item {original} ({why})"
+    out.discard_kind = "duplicate"
+    out.details["duplicate_of"] = original
+    out.draft = None
+    for key in ("headline", "summary", "summariser", "recorded_reply", "next_attempt_at"):
+        out.changes.pop(key, None)
     return out
 
 

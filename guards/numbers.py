@@ -24,7 +24,8 @@ is the heart of the gate; its rules, in order of precedence:
    11 and 30; times 10:30 are 10 and 30; phone numbers are their digit groups;
    ranges 1990-91 are 1990 and 91. Two dotted forms are read as several
    numbers too: a clock time before am/pm (10.30am is 10 and 30) and a dotted
-   date d.m.yyyy or d.m.yy (30.11.2026 is 30, 11 and 2026).
+   date d.m.yyyy or d.m.yy (30.11.2026 is 30, 11 and 2026). A decimal
+   written without its zero is a decimal: .5 is 0.5, not 5.
 5. Letters, currency, signs and units around a number do not change it: 61st
    is 61, 1890s is 1890, £45,000 is 45000, -12 and 12% are 12, 20-year-old is 20.
 
@@ -37,7 +38,7 @@ source wrote "twenty" fails, which is the safe direction for a hard gate.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from guards.text import ascii_digits
@@ -54,6 +55,8 @@ _NUMBER = re.compile(
       | # A date written with dots: 30.11.2026, 1.5.26
         (?P<day>[0-9]{1,2})\.(?P<month>[0-9]{1,2})\.(?P<year>[0-9]{4}|[0-9]{2})
         (?![0-9]|[.,][0-9])
+      | # A decimal without its zero: .45 calibre, .5 per cent
+        (?<![\w.])\.(?P<bare>[0-9]+)
       | (?P<int>
             # 41,200  1.250.000  12'500  41 200 (one plain, thin or no-break space)
             [1-9][0-9]{0,2}
@@ -70,6 +73,8 @@ _NUMBER = re.compile(
     re.VERBOSE,
 )
 _NOT_DIGIT = re.compile(r"[^0-9]")
+# Any script's digits: a run with non-ASCII digits sends the text through `ascii_digits`.
+_DIGIT_RUN = re.compile(r"\d+")
 
 
 class NumberToken(NamedTuple):
@@ -85,13 +90,77 @@ class NumberToken(NamedTuple):
 def canonical(integer: str, fraction: str = "") -> str:
     """Value as a string: integer digits without leading zeros, '.', decimals
     without trailing zeros (41,200 -> "41200", 3,50 -> "3.5", 07 -> "7")."""
-    whole = _NOT_DIGIT.sub("", integer).lstrip("0") or "0"
+    whole = _digits_of(integer).lstrip("0") or "0"
     fraction = fraction.rstrip("0")
     return f"{whole}.{fraction}" if fraction else whole
 
 
-def _digit_count(text: str) -> int:
-    return sum(ch.isdigit() for ch in text)
+def _digits_of(integer: str) -> str:
+    return integer if integer.isdigit() else _NOT_DIGIT.sub("", integer)
+
+
+def tokenise(text: str) -> list[NumberToken]:
+    """Every number in `text`, in order, with offsets into `text` itself."""
+    try:
+        return list(_scan(text, text))
+    except _OtherDigits:
+        return list(_scan(ascii_digits(text), text))
+
+
+class _OtherDigits(Exception):
+    """Digits of another script: scan again after `ascii_digits` (same offsets)."""
+
+
+# A run of digits that is not next to one of these is a whole number by itself.
+_NEXT_TO_NUMBER = frozenset(".,'\u2019\x20\u00a0\u2007\u2009\u202f")
+
+
+def _scan(digits: str, text: str) -> Iterator[NumberToken]:
+    """The numbers of `digits`, lazily, with written forms taken from `text`.
+
+    Two steps for speed: a simple scan finds the runs of digits (a regex that
+    starts with a character class is scanned quickly), then `_NUMBER` reads
+    the whole number at each run not already part of the previous number;
+    a run with no separator on either side is a number by itself. Running
+    `_NUMBER` over the whole text is several times slower. Being lazy lets
+    the gate stop reading the source once every draft number is found."""
+    end = 0
+    for run in _DIGIT_RUN.finditer(digits):
+        start, run_end = run.span()
+        raw = run.group()
+        if not raw.isascii():
+            raise _OtherDigits
+        if start < end:
+            continue  # read already, as part of the previous number
+        before = digits[start - 1] if start else ""
+        after = digits[run_end] if run_end < len(digits) else ""
+        if before not in _NEXT_TO_NUMBER and after not in _NEXT_TO_NUMBER:
+            written = raw if digits is text else text[start:run_end]
+            yield NumberToken(start, run_end, written, raw.lstrip("0") or "0", len(raw))
+            end = run_end
+            continue
+        m = _NUMBER.match(digits, start - 1) if before == "." else None  # .45
+        m = m or _NUMBER.match(digits, start)
+        assert m is not None  # a run of digits is always a number
+        yield from _tokens(m, text)
+        end = m.end()
+
+
+def _tokens(m: re.Match[str], text: str) -> list[NumberToken]:
+    """The number(s) of one `_NUMBER` match: a time or a dotted date is several."""
+    if m.group("hour") is not None:
+        return [_part(text, m, "hour"), _part(text, m, "minute")]
+    if m.group("day") is not None:
+        return [_part(text, m, "day"), _part(text, m, "month"), _part(text, m, "year")]
+    start, end = m.span()
+    if m.group("bare") is not None:
+        # .5 counts its implied zero: it is checked like 0.5
+        bare = m.group("bare")
+        return [NumberToken(start, end, text[start:end], canonical("0", bare), len(bare) + 1)]
+    integer = _digits_of(m.group("int"))
+    fraction = m.group("frac") or ""
+    value = canonical(integer, fraction)
+    return [NumberToken(start, end, text[start:end], value, len(integer) + len(fraction))]
 
 
 def _part(text: str, match: re.Match[str], group: str) -> NumberToken:
@@ -100,42 +169,32 @@ def _part(text: str, match: re.Match[str], group: str) -> NumberToken:
     return NumberToken(start, end, text[start:end], canonical(raw), len(raw))
 
 
-def tokenise(text: str) -> list[NumberToken]:
-    """Every number in `text`, in order, with offsets into `text` itself."""
-    digits = ascii_digits(text)  # same length, so offsets hold for `text`
-    tokens: list[NumberToken] = []
-    for m in _NUMBER.finditer(digits):
-        if m.group("hour") is not None:
-            tokens += (_part(text, m, "hour"), _part(text, m, "minute"))
-        elif m.group("day") is not None:
-            tokens += (_part(text, m, "day"), _part(text, m, "month"), _part(text, m, "year"))
-        else:
-            start, end = m.span()
-            fraction = m.group("frac") or ""
-            value = canonical(m.group("int"), fraction)
-            count = _digit_count(m.group("int")) + len(fraction)
-            tokens.append(NumberToken(start, end, text[start:end], value, count))
-    return tokens
-
-
-@lru_cache(maxsize=256)
-def _source_index(source: str) -> dict[str, NumberToken]:
-    """Each value the source writes -> its first occurrence. Cached: the same
-    source is checked against several drafts (and by replays)."""
-    index: dict[str, NumberToken] = {}
-    for token in tokenise(source):
-        index.setdefault(token.value, token)
-    return index
+def _first_occurrences(source: str, wanted: set[str]) -> dict[str, NumberToken]:
+    """Where the source first writes each wanted value; reading stops as soon
+    as all are found (a faithful draft's numbers are usually near the top)."""
+    found: dict[str, NumberToken] = {}
+    try:
+        tokens = _scan(source, source)
+        for token in tokens:
+            if token.value in wanted and token.value not in found:
+                found[token.value] = token
+                if len(found) == len(wanted):
+                    break
+    except _OtherDigits:
+        found = {}
+        for token in _scan(ascii_digits(source), source):
+            if token.value in wanted:
+                found.setdefault(token.value, token)
+    return found
 
 
 def numbers_grounded(source: str, url: str | None, draft: str) -> Verdict:
     """Fail when the draft writes a number (two or more digits) the source does not."""
-    index = _source_index(source or "")
+    checked = [t for t in tokenise(draft or "") if t.digits >= 2]
+    index = _first_occurrences(source or "", {t.value for t in checked}) if checked else {}
     evidence: list[dict[str, Any]] = []
     missing: list[str] = []
-    for token in tokenise(draft or ""):
-        if token.digits < 2:
-            continue
+    for token in checked:
         hit = index.get(token.value)
         evidence.append(
             {

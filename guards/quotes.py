@@ -6,6 +6,7 @@ Finding the quotes (per paragraph; a blank line ends every open quote):
   "..." (straight marks alternate), “...”, „...“ or „...”, «...», »...«,
   ‹...›, ”...” (Swedish). A mark that cannot open or close anything is ignored.
   A double quote still open at the end of its paragraph runs to that end.
+  A straight " right after a digit is an inch mark, not an opening mark.
 * Single marks (‘ ’ ‚ and straight ') are also apostrophes, so they count only
   around two or more words. An opening mark follows the start of the paragraph,
   a space or an opening bracket/dash/quote, and is followed by a non-space; a
@@ -21,8 +22,11 @@ Matching: case, runs of whitespace, the style of quotation marks, apostrophes
 and dashes, Unicode composition and invisible characters (soft hyphens,
 zero-width spaces) do not matter; punctuation at the ends of a quote (and of
 each fragment) is dropped. Everything else is word for word, on word
-boundaries: "the port" is not in "the portfolio". An ellipsis (… ... . . . or
-[…]) splits a quote into fragments that must appear in the source in order.
+boundaries: "the port" is not in "the portfolio". Quotation marks inside a
+quote must be in the source too (any style, single or double): quoting the
+narration around a source's quote would put words in the speaker's mouth.
+An ellipsis (… ... . . . or […]) splits a quote into fragments that must
+appear in the source in order.
 Square-bracketed editorial insertions ("[The mayor] said") are not accepted:
 they are not words of the source.
 """
@@ -33,7 +37,16 @@ import re
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-from guards.text import Normalised, normalise, shorten
+from guards.text import (
+    DASHES,
+    DOUBLE_QUOTES,
+    SINGLE_QUOTES,
+    Normalised,
+    clean,
+    normalise,
+    shorten,
+    unify_style,
+)
 from guards.verdict import Verdict
 
 GATE = "quotes_verbatim"
@@ -54,7 +67,7 @@ _PARAGRAPH_BREAK = re.compile(r"\n[^\S\n]*\n\s*")
 # opener -> the marks that close it
 _DOUBLE_CLOSERS = {
     '"': '"',
-    "\u201c": "\u201d",  # “ -> ”
+    "\u201c": "\u201d\u201c",  # “ -> ” (or a mistyped “ that looks closing)
     "\u201e": "\u201c\u201d",  # „ -> “ or ”
     "\u201d": "\u201d",  # ” -> ” (Swedish)
     "\u00ab": "\u00bb",  # « -> »
@@ -66,7 +79,8 @@ _DOUBLE_MARK = re.compile('["\u201c\u201d\u201e\u00ab\u00bb\u2039\u203a]')
 # Marks that open only where an opening mark is expected (else they are strays).
 _OPEN_IF_LOOKS_OPENING = "\u201d\u00bb\u203a"
 _SINGLE_MARK = re.compile("['\u2018\u2019\u201a]")
-_SINGLE_OPENERS = "'\u2018\u201a"
+# ’ opens too when it looks like an opening mark: a badly typeset ’We won,’
+_SINGLE_OPENERS = "'\u2018\u201a\u2019"
 _SINGLE_CLOSERS = "'\u2019"
 _OPENING_CONTEXT = set("([{<\"'\u201c\u201e\u00ab\u00bb\u2039\u203a\u2018\u201a-\u2013\u2014/")
 _ELISION = re.compile(r"(?:em|til|cause|tis|twas|n|[0-9]{2}s?)\b", re.IGNORECASE)
@@ -106,6 +120,8 @@ def _double_quotes(text: str, start: int, end: int) -> list[Quote]:
         if depth is not None:
             quotes.append(Quote(stack[depth][1], i))
             del stack[depth:]
+        elif mark == '"' and i > start and text[i - 1].isdigit():
+            continue  # an inch mark: a 15" screen
         elif mark not in _OPEN_IF_LOOKS_OPENING or _looks_opening(text, i, start, end):
             stack.append((mark, i + 1))
     quotes += (Quote(after, end, closed=False) for _, after in stack)
@@ -161,33 +177,63 @@ def find_quotes(draft: str) -> list[Quote]:
 _ELLIPSIS = re.compile(r"[\[(]\s*(?:…|\.\s*\.\s*\.)\s*[\])]|…|\.\s*\.\s*\.")
 _ENDS = re.compile(r"^[\W_]+|[\W_]+$")
 _PIECES = re.compile(r"\w+|[^\w\s]")
+_QUOTE_MARKS = frozenset("'\"" + SINGLE_QUOTES + DOUBLE_QUOTES)
+_DASH_MARKS = frozenset("-" + DASHES)
 
 
 def fragments(quote_text: str) -> list[str]:
     """The quote's words, split at ellipses, each with end punctuation dropped."""
-    norm = normalise(quote_text).text
+    norm = unify_style(clean(quote_text))
     parts = (_ENDS.sub("", part) for part in _ELLIPSIS.split(norm))
     return [part for part in parts if part]
 
 
-@lru_cache(maxsize=1024)
-def _pattern(fragment: str) -> re.Pattern[str]:
-    """Words in order, whole words at both ends, any case; whitespace and
-    double quotation marks between words are free (a draft may drop the
-    source's inner quote marks), space around other punctuation optional."""
-    pieces = [p for p in _PIECES.findall(fragment) if p != '"']
-    out = ["(?<!\\w)" if _is_word(pieces[0]) else ""]
-    for k, piece in enumerate(pieces):
-        if k:
-            out.append('[\\s"]+' if _is_word(piece) and _is_word(pieces[k - 1]) else '[\\s"]*')
-        out.append(re.escape(piece))
-    if _is_word(pieces[-1]):
-        out.append("(?!\\w)")
-    return re.compile("".join(out), re.IGNORECASE)
-
-
 def _is_word(piece: str) -> bool:
     return piece[0].isalnum() or piece[0] == "_"
+
+
+def _find(text: str, pieces: list[str], pos: int) -> tuple[int, int] | None:
+    """The first [start, end) at or after `pos` where `pieces` (words and single
+    punctuation marks, already folded like `text`) appear in order: whole words
+    at both ends, whitespace required between two words and optional around
+    punctuation, any style of quotation mark, apostrophe or dash. A quotation
+    mark inside the quote must be in the source too: a draft that quotes the
+    narration around a source's quote puts words in a speaker's mouth.
+
+    Candidates are the occurrences of the first piece (`str.find`, in C); a
+    regex compiled per quote would cost more than the rest of the gate."""
+    first = pieces[0]
+    while (start := text.find(first, pos)) >= 0:
+        pos = start + 1
+        if start and _is_word(first) and _is_word(text[start - 1]):
+            continue
+        end = _match_rest(text, start + len(first), pieces)
+        if end is not None:
+            return start, end
+    return None
+
+
+def _match_rest(text: str, i: int, pieces: list[str]) -> int | None:
+    n = len(text)
+    for k in range(1, len(pieces)):
+        piece = pieces[k]
+        j = i
+        while j < n and text[j].isspace():
+            j += 1
+        if j == i and _is_word(piece) and _is_word(pieces[k - 1]):
+            return None  # two words need a space between them
+        if piece in _QUOTE_MARKS:
+            ok = j < n and text[j] in _QUOTE_MARKS
+        elif piece in _DASH_MARKS:
+            ok = j < n and text[j] in _DASH_MARKS
+        else:
+            ok = text.startswith(piece, j)
+        if not ok:
+            return None
+        i = j + len(piece)
+    if i < n and _is_word(pieces[-1]) and _is_word(text[i]):
+        return None  # the last word goes on in the source: "the port" in "the portfolio"
+    return i
 
 
 @lru_cache(maxsize=256)
@@ -201,11 +247,11 @@ def _locate(source: Normalised, parts: list[str]) -> list[tuple[int, int] | None
     spans: list[tuple[int, int] | None] = []
     pos = 0
     for part in parts:
-        m = _pattern(part).search(source.text, pos)
-        if m is None:
+        found = _find(source.text, _PIECES.findall(source.fold(part)), pos)
+        if found is None:
             return spans + [None] * (len(parts) - len(spans))
-        spans.append(source.original_span(*m.span()))
-        pos = m.end()
+        spans.append(source.original_span(*found))
+        pos = found[1]
     return spans
 
 

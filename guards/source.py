@@ -7,11 +7,13 @@ from urllib.parse import urlsplit
 
 from guards.verdict import Verdict
 
-_WORD = re.compile(r"\w+(?:[-'’.]\w+)*")
+# Hyphens, apostrophes and dots join a word (61-year-old, Ostbrook's, U.S.);
+# a comma joins only digits, so 41,200 is one word but "aged 31, 45" is two.
+_WORD = re.compile(r"\w+(?:[-'’.]\w+|(?<=[0-9]),[0-9]+)*")
 
 
 def count_words(text: str | None) -> int:
-    """Words as a reader counts them: hyphenated and dotted runs count once."""
+    """Words as a reader counts them: hyphenated, dotted and grouped runs count once."""
     return len(_WORD.findall(text or ""))
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 
 # --- digits -----------------------------------------------------------------
@@ -50,24 +51,39 @@ _STYLE = str.maketrans(
 
 # Characters that change nothing a reader sees: soft hyphen, zero-width
 # space/joiners, word joiner, byte-order mark. Scraped pages are full of them.
-INVISIBLE = frozenset("\u00ad\u200b\u200c\u200d\u2060\ufeff")
+INVISIBLE = "\u00ad\u200b\u200c\u200d\u2060\ufeff"
 
 
 def unify_style(text: str) -> str:
-    """One style for quotation marks, apostrophes, dashes and spaces (same length)."""
+    """One style for quotation marks, apostrophes, dashes and spaces (same length).
+
+    `str.translate` is slow on long non-ASCII text, so this is for drafts and
+    quotes; source text is matched with character classes instead."""
     return text.translate(_STYLE)
+
+
+_DROP_INVISIBLE = dict.fromkeys(map(ord, INVISIBLE))
+
+
+def clean(text: str) -> str:
+    """NFC without invisible characters, for short text (a quote) whose offsets don't matter."""
+    return unicodedata.normalize("NFC", text.translate(_DROP_INVISIBLE))
 
 
 @dataclass(frozen=True)
 class Normalised:
-    """A normalised copy of a text plus the way back to the original offsets.
+    """A normalised, case-folded copy of a text plus the way back to the original offsets.
 
-    `starts[i]` is the original offset of normalised character i, and
-    `ends[i]` the original offset just after it. Both are None when the
-    normalisation kept every offset (the common, fast case).
+    `fold` is how case was folded, one character for one so that offsets hold:
+    `str.casefold` when that keeps the length, else `str.lower` (text with ß),
+    else character by character (text with İ). Fold a needle the same way
+    before searching `text` for it. `starts[i]` is the original offset of
+    normalised character i and `ends[i]` the original offset just after it;
+    both are None when every offset was kept (the common, fast case).
     """
 
     text: str
+    fold: Callable[[str], str]
     starts: tuple[int, ...] | None = None
     ends: tuple[int, ...] | None = None
 
@@ -79,16 +95,26 @@ class Normalised:
 
 
 def normalise(text: str) -> Normalised:
-    """NFC, invisible characters removed, one quote/dash/space style.
+    """NFC, invisible characters removed, case folded.
 
-    Case is left alone: the gates match with `re.IGNORECASE`, which keeps
-    offsets intact. The slow path (a Python loop) runs only for text that is
-    not already NFC or carries invisible characters.
+    The slow path (a Python loop) runs only for text that is not already NFC
+    or carries invisible characters; the fast path costs a few C-level scans.
     """
-    clean = not INVISIBLE.intersection(text)
-    if clean and unicodedata.is_normalized("NFC", text):
-        return Normalised(unify_style(text))
+    if not any(ch in text for ch in INVISIBLE) and unicodedata.is_normalized("NFC", text):
+        return _fold(text, None, None)
     return _normalise_slow(text)
+
+
+def _fold_each(text: str) -> str:
+    return "".join(c if len(f := c.casefold()) != 1 else f for c in text)
+
+
+def _fold(text: str, starts: tuple[int, ...] | None, ends: tuple[int, ...] | None) -> Normalised:
+    for fold in (str.casefold, str.lower):
+        folded = fold(text)
+        if len(folded) == len(text):
+            return Normalised(folded, fold, starts, ends)
+    return Normalised(_fold_each(text), _fold_each, starts, ends)
 
 
 def _normalise_slow(text: str) -> Normalised:
@@ -110,7 +136,7 @@ def _normalise_slow(text: str) -> Normalised:
             starts.append(i)
             ends.append(j)
         i = j
-    return Normalised(unify_style("".join(out)), tuple(starts), tuple(ends))
+    return _fold("".join(out), tuple(starts), tuple(ends))
 
 
 def shorten(text: str, limit: int = 80) -> str:

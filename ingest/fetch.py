@@ -126,7 +126,9 @@ class AddressPolicy:
         candidates = [ip]
         if isinstance(ip, ipaddress.IPv6Address) and _embedded_ipv4(ip) is not None:
             candidates.append(_embedded_ipv4(ip))
-        return any(c in net for c in candidates for net in self.networks if c.version == net.version)
+        return any(
+            c in net for c in candidates for net in self.networks if c.version == net.version
+        )
 
     def checked_addresses(self, host: str, port: int, resolver: Resolver) -> list[str]:
         """The addresses to connect to, all checked; raises Refused if any is not
@@ -360,7 +362,7 @@ class RobotsCache:
         result = self.fetcher.get(f"{origin}/robots.txt", limit=ROBOTS_MAX_BYTES)
         parser = RobotFileParser()
         if result.refused:
-            return RobotsVerdict(False, f"robots.txt {result.error}", refused=True)
+            return RobotsVerdict(False, result.error, refused=True)
         if result.status is not None and 400 <= result.status < 500 and not result.transient:
             parser.parse([])  # no robots.txt: everything is allowed
             return parser
@@ -482,7 +484,9 @@ class Fetcher:
         host = (urlsplit(current).hostname or "").lower()
         try:
             with self.hosts.slot(host):
-                return self._stream(url, current, headers, deadline, limit or self.settings.max_bytes)
+                return self._stream(
+                    url, current, headers, deadline, limit or self.settings.max_bytes
+                )
         except Refused as exc:
             return FetchResult(url, current, error=f"refused: {exc}", refused=True)
         except httpx.TimeoutException as exc:

@@ -6,6 +6,7 @@ first use: a fresh SQLite file or an empty PostgreSQL database needs no set-up.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -55,10 +56,17 @@ def alembic_config(engine: Engine) -> Config:
     return cfg
 
 
+# Alembic keeps its migration context in module globals, so two threads of one
+# process (Streamlit serves each browser session on its own thread) must not run it
+# at once. Between processes the database lock taken in migrations/env.py applies.
+_MIGRATE_LOCK = threading.Lock()
+
+
 def migrate(engine: Engine, revision: str = "head") -> None:
     """Bring the schema to `revision` (idempotent)."""
     try:
-        command.upgrade(alembic_config(engine), revision)
+        with _MIGRATE_LOCK:
+            command.upgrade(alembic_config(engine), revision)
     except Exception as exc:  # noqa: BLE001 - reported as one line to the user
         raise StoreError(
             f"database {safe_url(engine)} could not be brought up to date: {exc}"

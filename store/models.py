@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import JSON, Column, DateTime, Text
+from sqlalchemy.types import TypeDecorator
 from sqlmodel import Field, SQLModel
 
 
@@ -18,8 +19,26 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+class UTCDateTime(TypeDecorator[datetime]):
+    """DateTime(timezone=True) that always hands back aware UTC: SQLite stores no
+    zone, and comparing naive with aware datetimes is an error waiting to happen."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Any) -> datetime | None:
+        if value is None:
+            return None
+        return (value if value.tzinfo else value.replace(tzinfo=UTC)).astimezone(UTC)
+
+    def process_result_value(self, value: datetime | None, dialect: Any) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
 def _ts(**kw: Any) -> Any:
-    return Field(sa_column=Column(DateTime(timezone=True), **kw))
+    return Field(sa_column=Column(UTCDateTime(), **kw))
 
 
 class Feed(SQLModel, table=True):
@@ -39,7 +58,7 @@ class Feed(SQLModel, table=True):
     next_fetch_at: datetime | None = _ts(nullable=True)
     bozo_message: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     created_at: datetime = Field(
-        default_factory=utcnow, sa_column=Column(DateTime(timezone=True), nullable=False)
+        default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
     )
 
 
@@ -60,7 +79,7 @@ class Item(SQLModel, table=True):
     author: str | None = None
     published_at: datetime | None = _ts(nullable=True)
     seen_at: datetime = Field(
-        default_factory=utcnow, sa_column=Column(DateTime(timezone=True), nullable=False)
+        default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
     )
     text_origin: str | None = None  # "feed_content", "page" or None
     fetch_status: int | None = None  # HTTP status of the page fetch, when there was one
@@ -79,10 +98,10 @@ class Item(SQLModel, table=True):
     decided_by: str | None = None
     decided_at: datetime | None = _ts(nullable=True)
     created_at: datetime = Field(
-        default_factory=utcnow, sa_column=Column(DateTime(timezone=True), nullable=False)
+        default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
     )
     updated_at: datetime = Field(
-        default_factory=utcnow, sa_column=Column(DateTime(timezone=True), nullable=False)
+        default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
     )
 
 
@@ -101,7 +120,7 @@ class GateVerdict(SQLModel, table=True):
     reason: str = Field(sa_column=Column(Text, nullable=False))
     evidence: Any = Field(default=None, sa_column=Column(JSON, nullable=True))
     created_at: datetime = Field(
-        default_factory=utcnow, sa_column=Column(DateTime(timezone=True), nullable=False)
+        default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
     )
 
 
@@ -112,9 +131,7 @@ class AuditEvent(SQLModel, table=True):
 
     id: int | None = Field(default=None, primary_key=True)
     item_id: int = Field(foreign_key="items.id", index=True)
-    at: datetime = Field(
-        default_factory=utcnow, sa_column=Column(DateTime(timezone=True), nullable=False)
-    )
+    at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False))
     actor: str  # "editor:<name>", "run:<id>", "cli", ...
     from_status: str | None = None
     to_status: str
@@ -151,7 +168,7 @@ class ModelCall(SQLModel, table=True):
     request_json: Any = Field(default=None, sa_column=Column(JSON, nullable=True))
     response_json: Any = Field(default=None, sa_column=Column(JSON, nullable=True))
     created_at: datetime = Field(
-        default_factory=utcnow, sa_column=Column(DateTime(timezone=True), nullable=False)
+        default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
     )
 
 
@@ -163,7 +180,7 @@ class Run(SQLModel, table=True):
     id: int | None = Field(default=None, primary_key=True)
     command: str
     started_at: datetime = Field(
-        default_factory=utcnow, sa_column=Column(DateTime(timezone=True), nullable=False)
+        default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
     )
     ended_at: datetime | None = _ts(nullable=True)
     backend: str | None = None
@@ -186,5 +203,5 @@ class Editor(SQLModel, table=True):
     locked_until: datetime | None = _ts(nullable=True)
     last_login_at: datetime | None = _ts(nullable=True)
     created_at: datetime = Field(
-        default_factory=utcnow, sa_column=Column(DateTime(timezone=True), nullable=False)
+        default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
     )

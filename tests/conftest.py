@@ -15,7 +15,7 @@ Fixtures (names are stable, other test files rely on them):
 - `module_engine`  like `engine` (same two params) but one database per test module:
                    only for tests that touch nothing but rows they create themselves.
 
-An autouse fixture removes ANTHROPIC_API_KEY, COPYDESK_CONFIG and COPYDESK_DATABASE_URL
+An autouse fixture removes the ANTHROPIC_* and COPYDESK_* variables (LEAKY_ENV)
 from the environment, so no test runs against a developer's key, config or database.
 It does not change the working directory: tests that need one set it themselves.
 
@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 import secrets
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import pytest
@@ -39,7 +39,16 @@ from store.db import open_store
 
 PG_ENV = "COPYDESK_TEST_PG_URL"
 REQUIRE_PG_ENV = "COPYDESK_REQUIRE_PG"
-LEAKY_ENV = ("ANTHROPIC_API_KEY", "COPYDESK_CONFIG", "COPYDESK_DATABASE_URL")
+LEAKY_ENV = (
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_CUSTOM_HEADERS",
+    "COPYDESK_CONFIG",
+    "COPYDESK_DATABASE_URL",
+    "COPYDESK_BACKEND",
+    "COPYDESK_MODEL",
+)
 TEST_DB_PREFIX = "copydesk_t_"
 
 
@@ -82,7 +91,7 @@ def _pg_server_url() -> URL:
         if os.environ.get(REQUIRE_PG_ENV) == "1":
             pytest.fail(
                 f"{REQUIRE_PG_ENV}=1 but {PG_ENV} is not set: PostgreSQL tests cannot run. "
-                f"Set it to e.g. postgresql+psycopg://copydesk:copydesk@127.0.0.1:5432/copydesk_test",
+                "Set it to e.g. postgresql+psycopg://copydesk:copydesk@127.0.0.1:5432/copydesk_test",
                 pytrace=False,
             )
         pytest.skip(f"{PG_ENV} is not set")
@@ -143,13 +152,13 @@ def pg_url(_pg_admin: tuple[Engine, URL]) -> Iterator[str]:
 
 # --- Either backend -------------------------------------------------------------------
 
+BACKENDS = [
+    pytest.param("sqlite", id="sqlite"),
+    pytest.param("postgres", id="postgres", marks=pytest.mark.postgres),
+]
 
-@pytest.fixture(
-    params=[
-        pytest.param("sqlite", id="sqlite"),
-        pytest.param("postgres", id="postgres", marks=pytest.mark.postgres),
-    ]
-)
+
+@pytest.fixture(params=BACKENDS)
 def db_url(request: pytest.FixtureRequest) -> str:
     if request.param == "sqlite":
         return request.getfixturevalue("sqlite_url")
@@ -163,26 +172,19 @@ def engine(db_url: str) -> Iterator[Engine]:
     engine.dispose()
 
 
-@pytest.fixture(
-    scope="module",
-    params=[
-        pytest.param("sqlite", id="sqlite"),
-        pytest.param("postgres", id="postgres", marks=pytest.mark.postgres),
-    ],
-)
+@pytest.fixture(scope="module", params=BACKENDS)
 def module_engine(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Engine]:
     """Like `engine`, but one database per test module and backend. Only for tests
     that touch nothing but rows they create themselves (e.g. one item each): it saves
     creating and migrating a database per test in long table-driven suites."""
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path_factory.mktemp('db') / 'copydesk.db'}"
+    with ExitStack() as cleanup:
+        if request.param == "sqlite":
+            url = f"sqlite:///{tmp_path_factory.mktemp('db') / 'copydesk.db'}"
+        else:
+            admin, server = request.getfixturevalue("_pg_admin")
+            url = cleanup.enter_context(_fresh_pg_database(admin, server))
         engine = open_store(url)
+        cleanup.callback(engine.dispose)
         yield engine
-        engine.dispose()
-        return
-    with _fresh_pg_database(*request.getfixturevalue("_pg_admin")) as url:
-        engine = open_store(url)
-        yield engine
-        engine.dispose()

@@ -94,6 +94,8 @@ TOKENS = [
     ("\uff12\uff10\uff12\uff16", ["2026"]),  # full-width digits
     ("The year was 2019. 200 came.", ["2019", "200"]),
     ("rose to 41,200.", ["41200"]),
+    (".45 calibre", ["0.45"]),
+    ("...5 more", ["5"]),
     ("no digits at all", []),
 ]
 
@@ -161,6 +163,8 @@ CASES = [
     ("2.50 an hour", "2.5 an hour", []),
     ("rose 25 points", "rose 2.5 points", ["2.5"]),
     ("5 litres", "0.5 litres", ["0.5"]),
+    ("up 5 per cent", "up .5 per cent", [".5"]),
+    ("up 0.5 per cent", "up .5 per cent", []),
     ("at 41,200", "at 41.2 thousand", ["41.2"]),
     # no substring matches
     ("2,310 homes", "31 homes", ["31"]),
@@ -403,7 +407,9 @@ def test_a_number_absent_from_the_source_fails_and_is_named(article, data) -> No
     picks = data.draw(st.lists(st.sampled_from(article), max_size=4))
     position = data.draw(st.integers(0, len(picks)))
     inserted = f"Officials counted {text} tolls."
-    draft = " ".join([s for s, _ in picks[:position]] + [inserted] + [s for s, _ in picks[position:]])
+    draft = " ".join(
+        [s for s, _ in picks[:position]] + [inserted] + [s for s, _ in picks[position:]]
+    )
     v = numbers_grounded(source, URL, draft)
     assert not v.passed
     assert {"number": number, "value": value, "found": False} in [

@@ -342,6 +342,64 @@ def test_decision_after_someone_edited_is_a_conflict(module_engine: Engine) -> N
     assert before[0]["status"] == "draft"
 
 
+def test_approving_a_draft_edited_meanwhile_is_a_conflict(module_engine: Engine) -> None:
+    """Ann has the draft open; Cara edits it; Ann must not approve a text she has not
+    seen. Only the version in the compare-and-set can tell: the status is still draft."""
+    item_id = make_item(module_engine, "draft")
+    with pytest.raises(st.Conflict, match="draft by editor:cara"):
+        with session_scope(module_engine) as ann:
+            ann_item = ann.get(Item, item_id)
+            with session_scope(module_engine) as cara:
+                cara_item = cara.get(Item, item_id)
+                st.record_edit(
+                    cara,
+                    cara_item,
+                    actor="editor:cara",
+                    headline="Later ferries for Dunmore",
+                    summary="Ferries will run later after a 7 to 2 vote.",
+                    expected_version=cara_item.version,
+                )
+            st.move(ann, ann_item, "approved", actor="editor:ann")
+
+    row = item_row(module_engine, item_id)
+    assert (row["status"], row["headline"], row["decided_by"]) == (
+        "draft",
+        "Later ferries for Dunmore",
+        None,
+    )
+    assert decisions(module_engine, item_id) == []
+
+
+def test_two_editors_editing_at_once_lose_no_edit(module_engine: Engine) -> None:
+    """Both open version v; Cara saves first; Dana's save must fail, not overwrite."""
+    item_id = make_item(module_engine, "draft")
+    with pytest.raises(st.Conflict, match="editor:cara"):
+        with session_scope(module_engine) as dana:
+            dana_item = dana.get(Item, item_id)
+            with session_scope(module_engine) as cara:
+                cara_item = cara.get(Item, item_id)
+                st.record_edit(
+                    cara,
+                    cara_item,
+                    actor="editor:cara",
+                    headline="Cara's headline",
+                    summary="Cara's summary.",
+                    expected_version=cara_item.version,
+                )
+            st.record_edit(
+                dana,
+                dana_item,
+                actor="editor:dana",
+                headline="Dana's headline",
+                summary="Dana's summary.",
+                expected_version=dana_item.version,
+            )
+
+    row, events = snapshot(module_engine, item_id)
+    assert (row["headline"], row["summary"]) == ("Cara's headline", "Cara's summary.")
+    assert [e["actor"] for e in events if e["reason"] == "edited"] == ["editor:cara"]
+
+
 def test_two_editors_deciding_at_once_exactly_one_wins(module_engine: Engine) -> None:
     """A real race: both sessions have loaded the draft before either decides."""
     item_id = make_item(module_engine, "draft")

@@ -1,0 +1,505 @@
+"""The safe fetcher against a real loopback server: the address guard at connect
+time (and on every redirect), schemes, the size cap while streaming, gzip and
+deflate, timeouts, HTTP errors, per-host politeness and robots.txt."""
+
+from __future__ import annotations
+
+import gzip
+import ipaddress
+import subprocess
+import sys
+import threading
+import time
+import tracemalloc
+import zlib
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from werkzeug.wrappers import Request, Response
+
+from ingest.fetch import (
+    AddressPolicy,
+    CappedBody,
+    Fetcher,
+    HostLimiter,
+    gunzip_capped,
+    is_public_address,
+    retry_after_seconds,
+)
+from tests.ingest_helpers import (
+    InFlight,
+    ingest_settings,
+    install_loopback_only,
+    resolver_for,
+    serve_threaded,
+)
+
+
+@pytest.fixture(autouse=True)
+def _loopback_only(monkeypatch):
+    return install_loopback_only(monkeypatch)
+
+
+@pytest.fixture
+def threaded_server():
+    yield from serve_threaded()
+
+
+def by_ip(httpserver, path: str) -> str:
+    return f"http://127.0.0.1:{httpserver.port}{path}"
+
+
+# --------------------------------------------------------------------------- the guard, pure
+
+
+@pytest.mark.parametrize(
+    "address",
+    [
+        "127.0.0.1",
+        "127.8.9.10",
+        "10.1.2.3",
+        "172.16.0.9",
+        "192.168.1.1",
+        "169.254.169.254",  # cloud metadata
+        "100.64.0.1",  # carrier-grade NAT
+        "0.0.0.0",  # noqa: S104 - an address to refuse, not to bind
+        "224.0.0.1",
+        "239.255.255.250",
+        "255.255.255.255",
+        "192.0.2.7",  # documentation
+        "::1",
+        "::",
+        "fe80::1",
+        "fc00::1",
+        "fd12:3456::1",
+        "ff02::1",
+        "ff0e::1",  # global-scope multicast is still multicast
+        "::ffff:127.0.0.1",  # IPv4-mapped loopback
+        "::ffff:169.254.169.254",
+        "::ffff:10.0.0.1",
+        "2002:7f00:1::1",  # 6to4 wrapping 127.0.0.1
+        "2002:a9fe:a9fe::1",  # 6to4 wrapping 169.254.169.254
+        "64:ff9b::a9fe:a9fe",  # NAT64 wrapping 169.254.169.254
+        "2001:db8::1",
+    ],
+)
+def test_non_public_addresses_are_not_public(address):
+    assert not is_public_address(ipaddress.ip_address(address))
+
+
+@pytest.mark.parametrize(
+    "address", ["93.184.215.14", "1.1.1.1", "2606:4700::1111", "::ffff:93.184.215.14"]
+)
+def test_public_addresses_are_public(address):
+    assert is_public_address(ipaddress.ip_address(address))
+
+
+def test_allow_list_takes_networks_and_host_names():
+    policy = AddressPolicy(["10.20.0.0/16", "feeds.intranet", "::1/128"])
+    assert policy.address_allowed(ipaddress.ip_address("10.20.3.4"))
+    assert policy.address_allowed(ipaddress.ip_address("::ffff:10.20.3.4"))
+    assert policy.address_allowed(ipaddress.ip_address("::1"))
+    assert not policy.address_allowed(ipaddress.ip_address("10.21.0.1"))
+    assert not policy.address_allowed(ipaddress.ip_address("127.0.0.1"))
+    resolve = resolver_for({"feeds.intranet": "192.168.5.5", "other.intranet": "192.168.5.5"})
+    assert policy.checked_addresses("FEEDS.intranet.", 80, resolve) == ["192.168.5.5"]
+    with pytest.raises(Exception, match="non-public address 192.168.5.5"):
+        policy.checked_addresses("other.intranet", 80, resolve)
+
+
+# --------------------------------------------------------------------------- the guard, live
+
+
+def test_loopback_is_refused_without_the_allow_list_and_nothing_reaches_it(httpserver):
+    httpserver.expect_request("/secret").respond_with_data("internal")
+    with Fetcher(ingest_settings(allow_private=[])) as fetcher:
+        result = fetcher.get(by_ip(httpserver, "/secret"))
+        named = fetcher.get(httpserver.url_for("/secret"))  # localhost
+    assert result.refused and not result.ok
+    assert result.error == "refused: address 127.0.0.1 is not public"
+    assert named.refused and "localhost resolves to non-public address" in named.error
+    assert httpserver.log == []
+
+
+def test_a_name_resolving_to_a_private_address_is_refused_at_connect(httpserver):
+    httpserver.expect_request("/").respond_with_data("internal")
+    resolve = resolver_for({"news.test": "127.0.0.1", "meta.test": "169.254.169.254"})
+    with Fetcher(ingest_settings(allow_private=[]), resolver=resolve) as fetcher:
+        local = fetcher.get(f"http://news.test:{httpserver.port}/")
+        metadata = fetcher.get("http://meta.test/latest/meta-data/")
+    assert local.refused and "resolves to non-public address 127.0.0.1" in local.error
+    assert metadata.refused and "169.254.169.254" in metadata.error
+    assert httpserver.log == []
+
+
+def test_a_name_with_one_public_and_one_private_address_is_refused(httpserver):
+    def resolve(host, port):
+        return ["93.184.215.14", "127.0.0.1"]
+
+    with Fetcher(ingest_settings(allow_private=["10.0.0.0/8"]), resolver=resolve) as fetcher:
+        result = fetcher.get(f"http://mixed.test:{httpserver.port}/")
+    assert result.refused and "127.0.0.1" in result.error
+    assert httpserver.log == []
+
+
+def test_dns_rebinding_gains_nothing_the_checked_address_is_the_one_connected(httpserver):
+    """The resolver answers an allowed address once, then the metadata address. A
+    guard that checked one answer and let the client resolve again would connect
+    to the second (and the loopback-only rule would fail the test); this one
+    resolves once per connection and connects to what it checked."""
+    httpserver.expect_request("/feed").respond_with_data("<rss/>", content_type="text/xml")
+    answers = iter(["127.0.0.1"])
+    calls = []
+
+    def rebinding(host, port):
+        calls.append(host)
+        return [next(answers, "169.254.169.254")]
+
+    with Fetcher(ingest_settings(), resolver=rebinding) as fetcher:
+        result = fetcher.get(f"http://rebind.test:{httpserver.port}/feed")
+    assert result.ok and result.content == b"<rss/>"
+    assert calls == ["rebind.test"]
+    assert len(httpserver.log) == 1
+
+
+def test_allow_list_by_host_name(httpserver):
+    httpserver.expect_request("/feed").respond_with_data("ok")
+    resolve = resolver_for({"feeds.intranet": "127.0.0.1"})
+    with Fetcher(ingest_settings(allow_private=["feeds.intranet"]), resolver=resolve) as fetcher:
+        allowed = fetcher.get(f"http://feeds.intranet:{httpserver.port}/feed")
+        by_address = fetcher.get(by_ip(httpserver, "/feed"))
+    assert allowed.ok and allowed.content == b"ok"
+    assert by_address.refused  # the name is allowed, not the address
+    assert len(httpserver.log) == 1
+
+
+def test_every_redirect_hop_passes_the_guard(httpserver):
+    port = httpserver.port
+    httpserver.expect_request("/go").respond_with_data(
+        "", status=302, headers={"Location": f"http://127.0.0.1:{port}/secret"}
+    )
+    httpserver.expect_request("/secret").respond_with_data("internal")
+    resolve = resolver_for({"public.test": "127.0.0.1"})
+    with Fetcher(ingest_settings(allow_private=["public.test"]), resolver=resolve) as fetcher:
+        result = fetcher.get(f"http://public.test:{port}/go")
+    assert result.refused and "127.0.0.1 is not public" in result.error
+    assert [entry[0].path for entry in httpserver.log] == ["/go"]
+
+
+@pytest.mark.parametrize(
+    "link",
+    [
+        "file:///etc/passwd",
+        "ftp://files.example.org/a.txt",
+        "javascript:alert(1)",
+        "data:text/html,<p>hi</p>",
+        "gopher://old.example.org/",
+        "//no-scheme.example.org/a",
+    ],
+)
+def test_other_schemes_are_refused_before_any_request(link, _loopback_only):
+    with Fetcher(ingest_settings()) as fetcher:
+        result = fetcher.get(link)
+    assert result.refused and result.error.startswith("refused: scheme")
+    assert _loopback_only == []  # not even a name lookup
+
+
+def test_a_redirect_to_a_file_url_is_refused(httpserver):
+    httpserver.expect_request("/go").respond_with_data(
+        "", status=301, headers={"Location": "file:///etc/passwd"}
+    )
+    with Fetcher(ingest_settings()) as fetcher:
+        result = fetcher.get(httpserver.url_for("/go"))
+    assert result.refused and "scheme 'file'" in result.error
+
+
+def test_redirects_are_followed_relative_and_limited(httpserver):
+    httpserver.expect_request("/a").respond_with_data("", status=301, headers={"Location": "b"})
+    httpserver.expect_request("/b").respond_with_data("", status=307, headers={"Location": "/c"})
+    httpserver.expect_request("/c").respond_with_data("arrived")
+    httpserver.expect_request("/loop").respond_with_data(
+        "", status=302, headers={"Location": "/loop"}
+    )
+    with Fetcher(ingest_settings(max_redirects=3)) as fetcher:
+        result = fetcher.get(httpserver.url_for("/a"))
+        loop = fetcher.get(httpserver.url_for("/loop"))
+    assert result.ok and result.content == b"arrived"
+    assert result.final_url == httpserver.url_for("/c")
+    assert result.redirects == [httpserver.url_for("/b"), httpserver.url_for("/c")]
+    assert loop.error == "more than 3 redirects" and not loop.transient
+
+
+def test_requests_carry_a_clear_user_agent(httpserver):
+    httpserver.expect_request("/ua").respond_with_data("ok")
+    settings = ingest_settings(user_agent="copydesk-test/9 (+https://newsroom.example.org/bot)")
+    with Fetcher(settings) as fetcher:
+        fetcher.get(httpserver.url_for("/ua"))
+    request = httpserver.log[0][0]
+    assert request.headers["User-Agent"] == "copydesk-test/9 (+https://newsroom.example.org/bot)"
+    assert "gzip" in request.headers["Accept-Encoding"]
+
+
+# --------------------------------------------------------------------------- bodies
+
+
+HUGE_SERVER = """
+import socket, sys
+server = socket.socket()
+server.bind(("127.0.0.1", 0))
+server.listen(4)
+print(server.getsockname()[1], flush=True)
+chunk = b"<p>" + b"x" * 65530 + b"</p>"
+while True:
+    conn, _ = server.accept()
+    conn.recv(65536)
+    conn.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Type: text/html\\r\\n"
+                 b"Content-Length: 52428800\\r\\nConnection: close\\r\\n\\r\\n")
+    try:
+        for _ in range(800):
+            conn.sendall(chunk)
+    except OSError:
+        pass
+    conn.close()
+"""
+
+
+@pytest.fixture
+def huge_server(tmp_path):
+    """A 50 MB response from another process, so that measuring this process's
+    memory measures the fetcher alone (an in-process server's buffers would count)."""
+    script = tmp_path / "huge_server.py"
+    script.write_text(HUGE_SERVER)
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    try:
+        yield f"http://127.0.0.1:{int(proc.stdout.readline())}/huge"
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_a_50_mb_body_is_cut_off_at_the_cap_and_never_held_in_memory(huge_server):
+    limit = 1_000_000
+    with Fetcher(ingest_settings(max_bytes=limit)) as fetcher:
+        tracemalloc.start()
+        try:
+            result = fetcher.get(huge_server)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    assert result.ok and result.truncated
+    assert len(result.content) == limit
+    assert peak < 4 * limit, f"peak {peak} bytes while reading a body capped at {limit}"
+
+
+def test_a_gzip_bomb_stops_at_the_cap(httpserver):
+    limit = 500_000
+    bomb = gzip.compress(b"\0" * 40_000_000)
+    assert len(bomb) < 100_000
+    httpserver.expect_request("/bomb").respond_with_data(
+        bomb, headers={"Content-Encoding": "gzip"}, content_type="text/html"
+    )
+    with Fetcher(ingest_settings(max_bytes=limit)) as fetcher:
+        tracemalloc.start()
+        try:
+            result = fetcher.get(httpserver.url_for("/bomb"))
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    assert result.truncated and len(result.content) == limit
+    assert peak < 20 * limit
+
+
+def test_gzip_and_deflate_encodings_and_unannounced_gzip(httpserver):
+    body = b"<rss><channel><title>Harbour news</title></channel></rss>" * 20
+    httpserver.expect_request("/gzip").respond_with_data(
+        gzip.compress(body), headers={"Content-Encoding": "gzip"}
+    )
+    httpserver.expect_request("/deflate").respond_with_data(
+        zlib.compress(body), headers={"Content-Encoding": "deflate"}
+    )
+    raw = zlib.compressobj(wbits=-15)
+    raw_deflate = raw.compress(body) + raw.flush()
+    httpserver.expect_request("/raw-deflate").respond_with_data(
+        raw_deflate, headers={"Content-Encoding": "deflate"}
+    )
+    httpserver.expect_request("/unannounced").respond_with_data(
+        gzip.compress(body), content_type="application/rss+xml"
+    )
+    with Fetcher(ingest_settings()) as fetcher:
+        for path in ("/gzip", "/deflate", "/raw-deflate", "/unannounced"):
+            result = fetcher.get(httpserver.url_for(path))
+            assert result.ok, (path, result.error)
+            assert result.content == body, path
+
+
+def test_an_unknown_content_encoding_is_an_error_not_garbage(httpserver):
+    httpserver.expect_request("/br").respond_with_data(
+        b"\x8b\x02", headers={"Content-Encoding": "br"}
+    )
+    with Fetcher(ingest_settings()) as fetcher:
+        result = fetcher.get(httpserver.url_for("/br"))
+    assert not result.ok and "unsupported content-encoding 'br'" in result.error
+
+
+def test_capped_body_and_gunzip_helpers():
+    body = CappedBody("", 10)
+    assert body.feed(b"12345") and not body.feed(b"67890abc")
+    assert bytes(body.buffer) == b"1234567890" and body.truncated
+    assert gunzip_capped(b"plain text", 100) == (b"plain text", False)
+    assert gunzip_capped(b"\x1f\x8bnot really gzip", 100) == (b"\x1f\x8bnot really gzip", False)
+    assert gunzip_capped(gzip.compress(b"a" * 50), 20) == (b"a" * 20, True)
+
+
+# --------------------------------------------------------------------------- failures
+
+
+def test_http_errors_transient_and_permanent(httpserver):
+    httpserver.expect_request("/gone").respond_with_data("gone", status=404)
+    httpserver.expect_request("/busy").respond_with_data(
+        "busy", status=503, headers={"Retry-After": "120"}
+    )
+    httpserver.expect_request("/slow-down").respond_with_data("", status=429)
+    httpserver.expect_request("/boom").respond_with_data("", status=500)
+    with Fetcher(ingest_settings()) as fetcher:
+        gone = fetcher.get(httpserver.url_for("/gone"))
+        busy = fetcher.get(httpserver.url_for("/busy"))
+        slow = fetcher.get(httpserver.url_for("/slow-down"))
+        boom = fetcher.get(httpserver.url_for("/boom"))
+    assert gone.error == "HTTP 404" and not gone.transient
+    assert busy.error == "HTTP 503" and busy.transient and busy.retry_after == 120
+    assert slow.transient and boom.transient
+
+
+def test_retry_after_forms():
+    assert retry_after_seconds("30") == 30
+    assert retry_after_seconds(None) is None
+    assert retry_after_seconds("soon") is None
+    assert retry_after_seconds("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0  # in the past
+
+
+def test_a_server_that_does_not_answer_times_out_as_transient(threaded_server):
+    def slow(request: Request) -> Response:
+        time.sleep(1.0)
+        return Response("late")
+
+    threaded_server.expect_request("/slow").respond_with_handler(slow)
+    with Fetcher(ingest_settings(timeout_seconds=0.3, connect_timeout=0.3)) as fetcher:
+        result = fetcher.get(threaded_server.url_for("/slow"))
+    assert result.transient and result.error.startswith("timeout")
+
+
+def test_a_body_that_drips_past_the_total_deadline_is_cut(threaded_server):
+    def drip(request: Request) -> Response:
+        def generate():
+            for _ in range(40):
+                time.sleep(0.05)
+                yield b"<p>word</p>"
+
+        return Response(generate(), content_type="text/html")
+
+    threaded_server.expect_request("/drip").respond_with_handler(drip)
+    with Fetcher(ingest_settings(timeout_seconds=0.5)) as fetcher:
+        result = fetcher.get(threaded_server.url_for("/drip"))
+    assert result.transient and result.error == "timeout: over 0.5s"
+
+
+def test_an_unresolvable_host_is_a_transient_network_error():
+    with Fetcher(ingest_settings()) as fetcher:
+        result = fetcher.get("http://nowhere.invalid/feed.xml")
+    assert result.transient and "cannot be resolved" in result.error
+
+
+# --------------------------------------------------------------------------- politeness
+
+
+def test_at_most_n_requests_in_flight_per_host(threaded_server):
+    flight = InFlight()
+    threaded_server.expect_request("/page").respond_with_handler(
+        flight.wrap(lambda r: Response("ok"), hold=0.05)
+    )
+    hosts = ["a.test", "b.test", "c.test"]
+    resolve = resolver_for({}, default="127.0.0.1")
+    urls = [f"http://{hosts[i % 3]}:{threaded_server.port}/page" for i in range(36)]
+    with Fetcher(ingest_settings(per_host_concurrency=2), resolver=resolve) as fetcher:
+        with ThreadPoolExecutor(max_workers=12) as pool:
+            results = list(pool.map(fetcher.get, urls))
+    assert all(r.ok for r in results)
+    assert flight.requests == {h: 12 for h in hosts}
+    assert max(flight.peak.values()) == 2, flight.peak  # the limit, and reached
+    assert flight.total_peak > 2  # different hosts do run side by side
+
+
+def test_host_limiter_counts_threads():
+    limiter = HostLimiter(1)
+    inside, peak, lock = [0], [0], threading.Lock()
+
+    def work() -> None:
+        with limiter.slot("x.test"):
+            with lock:
+                inside[0] += 1
+                peak[0] = max(peak[0], inside[0])
+            time.sleep(0.01)
+            with lock:
+                inside[0] -= 1
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        list(pool.map(lambda _: work(), range(8)))
+    assert peak[0] == 1
+
+
+# --------------------------------------------------------------------------- robots.txt
+
+
+def test_robots_txt_is_respected_for_pages_and_fetched_once_per_host(httpserver):
+    httpserver.expect_request("/robots.txt").respond_with_data(
+        "User-agent: copydesk\nDisallow: /members/\n\nUser-agent: *\nDisallow: /\n",
+        content_type="text/plain",
+    )
+    httpserver.expect_request("/news/ferry").respond_with_data("<p>ferry</p>")
+    httpserver.expect_request("/news/bridge").respond_with_data("<p>bridge</p>")
+    with Fetcher(ingest_settings(respect_robots=True)) as fetcher:
+        first = fetcher.get_page(httpserver.url_for("/news/ferry"))
+        second = fetcher.get_page(httpserver.url_for("/news/bridge"))
+        blocked = fetcher.get_page(httpserver.url_for("/members/only"))
+        feed = fetcher.get(httpserver.url_for("/news/ferry"))  # feeds do not ask robots
+    assert first.ok and second.ok and feed.ok
+    assert blocked.disallowed and not blocked.transient
+    assert blocked.error == f"robots.txt disallows {httpserver.url_for('/members/only')}"
+    paths = [entry[0].path for entry in httpserver.log]
+    assert paths.count("/robots.txt") == 1
+    assert "/members/only" not in paths
+
+
+def test_missing_robots_txt_allows_and_an_unreachable_one_defers(httpserver):
+    httpserver.expect_request("/robots.txt").respond_with_data("", status=404)
+    httpserver.expect_request("/a").respond_with_data("<p>a</p>")
+    resolve = resolver_for({"down.test": "127.0.0.1"})
+    with Fetcher(ingest_settings(respect_robots=True), resolver=resolve) as fetcher:
+        allowed = fetcher.get_page(by_ip(httpserver, "/a"))
+    assert allowed.ok
+    httpserver.clear()
+    httpserver.expect_request("/robots.txt").respond_with_data("", status=503)
+    with Fetcher(ingest_settings(respect_robots=True), resolver=resolve) as fetcher:
+        deferred = fetcher.get_page(f"http://down.test:{httpserver.port}/a")
+    assert deferred.transient and "robots.txt unreachable" in deferred.error
+    assert [entry[0].path for entry in httpserver.log] == ["/robots.txt"]
+
+
+def test_robots_switch_off_makes_no_robots_request(httpserver):
+    httpserver.expect_request("/a").respond_with_data("<p>a</p>")
+    with Fetcher(ingest_settings(respect_robots=False)) as fetcher:
+        assert fetcher.get_page(httpserver.url_for("/a")).ok
+    assert [entry[0].path for entry in httpserver.log] == ["/a"]
+
+
+# --------------------------------------------------------------------------- the rule itself
+
+
+def test_the_loopback_only_rule_refuses_the_internet(_loopback_only):
+    import socket
+
+    with pytest.raises(OSError, match="only connect to loopback"):
+        socket.create_connection(("93.184.215.14", 80), timeout=1)
+    with pytest.raises(socket.gaierror):
+        socket.getaddrinfo("example.org", 443)
+    assert [kind for kind, _ in _loopback_only] == ["connect", "resolve"]

@@ -1,0 +1,167 @@
+"""`copydesk submit URL` and `copydesk extract PATH_OR_URL`, through the CLI."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+import typer
+from sqlmodel import Session, select
+from typer.testing import CliRunner
+
+from store.db import open_store
+from store.models import AuditEvent, Item, Run
+from tests.articles import FERRY, LIBRARY, TITLES, page_html
+from tests.ingest_helpers import install_loopback_only, logging_restored
+
+
+@pytest.fixture(autouse=True)
+def _loopback_only(monkeypatch):
+    with logging_restored():
+        yield install_loopback_only(monkeypatch)
+
+
+def cli_app() -> typer.Typer:
+    """The real `copydesk` app; until `commands_ingest` is in cli.py's module list,
+    the same app rebuilt with it (same global options, same other commands)."""
+    from copydesk import cli, commands_feeds, commands_ingest, commands_pipeline
+
+    if any(c.name == "submit" for c in cli.app.registered_commands):
+        return cli.app
+    app = typer.Typer(no_args_is_help=True, add_completion=False)
+    app.callback()(cli._global)
+    for module in (commands_pipeline, commands_feeds, commands_ingest):
+        module.register(app)
+    return app
+
+
+def write_config(tmp_path: Path, db_url: str, **ingest: str) -> Path:
+    lines = [
+        f'[database]\nurl = "{db_url}"',
+        '[summarise]\nbackend = "extractive"',
+        '[ingest]\nallow_private = ["127.0.0.0/8", "::1/128"]',
+    ]
+    lines += [f"{k} = {v}" for k, v in ingest.items()]
+    path = tmp_path / "config.toml"
+    path.write_text("\n".join(lines))
+    return path
+
+
+def invoke(config: Path, *args: str):
+    return CliRunner().invoke(cli_app(), ["--config", str(config), *args], catch_exceptions=False)
+
+
+@pytest.fixture
+def site(httpserver):
+    httpserver.expect_request("/robots.txt").respond_with_data(
+        "User-agent: *\nDisallow: /private/\n", content_type="text/plain"
+    )
+    httpserver.expect_request("/news/ferry").respond_with_data(
+        page_html(TITLES["ferry"], FERRY, canonical="/news/ferry"), content_type="text/html"
+    )
+    httpserver.expect_request("/news/gone").respond_with_data("gone", status=404)
+    return httpserver
+
+
+# --------------------------------------------------------------------------- submit
+
+
+def test_submit_makes_a_draft_through_the_same_path(tmp_path, sqlite_url, site):
+    config = write_config(tmp_path, sqlite_url)
+    url = site.url_for("/news/ferry?utm_source=tipline")
+    result = invoke(config, "submit", url, "--json")
+    assert result.exit_code == 0, result.output
+    outcome = json.loads(result.stdout)
+    assert outcome["new"] and outcome["status"] == "draft"
+    assert outcome["source_url"] == site.url_for("/news/ferry")
+
+    engine = open_store(sqlite_url)
+    with Session(engine) as session:
+        item = session.get(Item, outcome["item_id"])
+        events = session.exec(select(AuditEvent).where(AuditEvent.item_id == item.id)).all()
+        run = session.exec(select(Run)).one()
+    assert item.feed_id is None and item.text_origin == "page"
+    assert item.original_url == url and item.summariser == "extractive"
+    assert [e.to_status for e in events] == ["new", "draft"]
+    assert events[0].reason == "submitted by hand"
+    assert run.command == "submit"
+    assert run.counts["feeds"][0]["name"] == "(submitted)"
+    assert [entry[0].path for entry in site.log] == ["/robots.txt", "/news/ferry"]
+
+    again = invoke(config, "submit", site.url_for("/news/ferry#top"))
+    assert again.exit_code == 0
+    assert f"item {item.id}: draft (already known: not processed again)" in again.stdout
+    assert len(site.log) == 2
+
+
+def test_submit_reports_a_discard_with_its_reason_and_exit_1(tmp_path, sqlite_url, site):
+    config = write_config(tmp_path, sqlite_url)
+    gone = invoke(config, "submit", site.url_for("/news/gone"))
+    assert gone.exit_code == 1
+    assert "discarded" in gone.stdout and "reason: page fetch failed: HTTP 404" in gone.stdout
+
+    private = invoke(config, "submit", site.url_for("/private/memo"))
+    assert private.exit_code == 1
+    assert "reason: robots.txt disallows" in private.stdout
+
+    local = invoke(config, "submit", "file:///etc/passwd")
+    assert local.exit_code == 1
+    assert "scheme is file" in local.stdout
+    assert "/private/memo" not in [entry[0].path for entry in site.log]
+
+
+def test_submit_refuses_an_address_that_is_not_allowed(tmp_path, sqlite_url, site):
+    config = tmp_path / "config.toml"
+    config.write_text(f'[database]\nurl = "{sqlite_url}"\n[summarise]\nbackend = "extractive"\n')
+    result = invoke(config, "submit", f"http://127.0.0.1:{site.port}/news/ferry")
+    assert result.exit_code == 1
+    assert "reason: link refused: address 127.0.0.1 is not public" in result.stdout
+    assert site.log == []
+
+
+# --------------------------------------------------------------------------- extract
+
+
+def test_extract_a_local_file_as_json(tmp_path):
+    page = tmp_path / "library.html.gz"
+    page.write_bytes(gzip.compress(page_html(TITLES["library"], LIBRARY).encode()))
+    config = write_config(tmp_path, f"sqlite:///{tmp_path / 'unused.db'}")
+    result = invoke(config, "extract", str(page), "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["title"] == TITLES["library"]
+    assert "40% of its roof timbers" in data["text"]
+    assert "First! Great article" not in data["text"]
+    assert data["word_count"] > 250 and data["min_source_words"] == 150
+    assert data["fetch"] is None
+    assert not (tmp_path / "unused.db").exists()  # extract needs no database
+
+
+def test_extract_a_url_shows_what_the_pipeline_would_see(tmp_path, site):
+    config = write_config(tmp_path, f"sqlite:///{tmp_path / 'x.db'}")
+    result = invoke(config, "extract", site.url_for("/news/ferry"))
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert "fetched: HTTP 200" in out
+    assert f"title: {TITLES['ferry']}" in out
+    assert f"canonical: {site.url_for('/news/ferry')}" in out
+    assert "(enough for an article)" in out
+    assert "The harbour master, Ilse Marrow" in out
+
+
+def test_extract_explains_a_short_page_and_a_failed_fetch(tmp_path, site):
+    short = tmp_path / "short.html"
+    short.write_text(page_html("Short note", "The bridge is closed today. More later."))
+    config = write_config(tmp_path, f"sqlite:///{tmp_path / 'x.db'}")
+    result = invoke(config, "extract", str(short))
+    assert result.exit_code == 0
+    assert "too short: minimum 150" in result.stdout
+
+    failed = invoke(config, "extract", site.url_for("/news/gone"))
+    assert failed.exit_code == 1 and "HTTP 404" in failed.stderr
+    ftp = invoke(config, "extract", "ftp://files.example.org/story.html")
+    assert ftp.exit_code == 2
+    missing = invoke(config, "extract", str(tmp_path / "nope.html"))
+    assert missing.exit_code == 2 and "cannot read" in missing.stderr

@@ -7,6 +7,7 @@ would land in shell history and `ps`), never printed, never logged.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -135,9 +136,12 @@ def review_command(
 
 
 def app_path() -> Path:
-    import review_ui
-
-    return Path(review_ui.__file__).resolve().with_name("app.py")
+    """review_ui/app.py wherever the package is installed (found, not imported:
+    importing it would run the app)."""
+    spec = importlib.util.find_spec("review_ui.app")
+    if spec is None or spec.origin is None:
+        raise RuntimeError("the review_ui package is not installed")
+    return Path(spec.origin).resolve()
 
 
 def streamlit_command(host: str, port: int) -> list[str]:
@@ -157,6 +161,8 @@ def streamlit_command(host: str, port: int) -> list[str]:
         "false",
         "--server.fileWatcherType",
         "none",
+        "--client.toolbarMode",
+        "viewer",
     ]
 
 
@@ -186,7 +192,9 @@ def launch_review(settings: Settings, port: int | None = None, host: str | None 
     where = safe_url(engine)
     engine.dispose()
     if not enabled:
-        err.print(Text("copydesk: no editor accounts yet: create one with copydesk editor add NAME"))
+        err.print(
+            Text("copydesk: no editor accounts yet: create one with copydesk editor add NAME")
+        )
     err.print(Text(f"copydesk review: http://{host}:{port}  (database {where}; Ctrl-C stops it)"))
     process = subprocess.Popen(streamlit_command(host, port), env=review_env(settings))
     try:

@@ -24,8 +24,9 @@ is the heart of the gate; its rules, in order of precedence:
    11 and 30; times 10:30 are 10 and 30; phone numbers are their digit groups;
    ranges 1990-91 are 1990 and 91. Two dotted forms are read as several
    numbers too: a clock time before am/pm (10.30am is 10 and 30) and a dotted
-   date d.m.yyyy or d.m.yy (30.11.2026 is 30, 11 and 2026). A decimal
-   written without its zero is a decimal: .5 is 0.5, not 5.
+   date d.m.yyyy or d.m.yy (30.11.2026 is 30, 11 and 2026); without am/pm,
+   10.30 is the decimal 10.3. A decimal written without its zero is a
+   decimal: .5 is 0.5, not 5, and is checked (it counts its zero).
 5. Letters, currency, signs and units around a number do not change it: 61st
    is 61, 1890s is 1890, £45,000 is 45000, -12 and 12% are 12, 20-year-old is 20.
 
@@ -111,8 +112,9 @@ class _OtherDigits(Exception):
     """Digits of another script: scan again after `ascii_digits` (same offsets)."""
 
 
-# A run of digits that is not next to one of these is a whole number by itself.
-_NEXT_TO_NUMBER = frozenset(".,'\u2019\x20\u00a0\u2007\u2009\u202f")
+# A run of digits is a whole number by itself unless it follows a dot (.45) or
+# one of these and a digit follow it (41,200  8.7  41 200  10.30am  30.11.2026).
+_SEPARATORS = frozenset(".,'\u2019\x20\u00a0\u2007\u2009\u202f")
 
 
 def _scan(digits: str, text: str) -> Iterator[NumberToken]:
@@ -120,8 +122,8 @@ def _scan(digits: str, text: str) -> Iterator[NumberToken]:
 
     Two steps for speed: a simple scan finds the runs of digits (a regex that
     starts with a character class is scanned quickly), then `_NUMBER` reads
-    the whole number at each run not already part of the previous number;
-    a run with no separator on either side is a number by itself. Running
+    the whole number at each run not already part of the previous number
+    (most runs are numbers by themselves and skip that step). Running
     `_NUMBER` over the whole text is several times slower. Being lazy lets
     the gate stop reading the source once every draft number is found."""
     end = 0
@@ -133,8 +135,12 @@ def _scan(digits: str, text: str) -> Iterator[NumberToken]:
         if start < end:
             continue  # read already, as part of the previous number
         before = digits[start - 1] if start else ""
-        after = digits[run_end] if run_end < len(digits) else ""
-        if before not in _NEXT_TO_NUMBER and after not in _NEXT_TO_NUMBER:
+        joins = (
+            run_end + 1 < len(digits)
+            and digits[run_end] in _SEPARATORS
+            and digits[run_end + 1].isdigit()
+        )
+        if before != "." and not joins:
             written = raw if digits is text else text[start:run_end]
             yield NumberToken(start, run_end, written, raw.lstrip("0") or "0", len(raw))
             end = run_end
@@ -170,21 +176,22 @@ def _part(text: str, match: re.Match[str], group: str) -> NumberToken:
 
 
 def _first_occurrences(source: str, wanted: set[str]) -> dict[str, NumberToken]:
-    """Where the source first writes each wanted value; reading stops as soon
-    as all are found (a faithful draft's numbers are usually near the top)."""
-    found: dict[str, NumberToken] = {}
+    """Where the source first writes each wanted value."""
     try:
-        tokens = _scan(source, source)
-        for token in tokens:
-            if token.value in wanted and token.value not in found:
-                found[token.value] = token
-                if len(found) == len(wanted):
-                    break
+        return _first_in(_scan(source, source), wanted)
     except _OtherDigits:
-        found = {}
-        for token in _scan(ascii_digits(source), source):
-            if token.value in wanted:
-                found.setdefault(token.value, token)
+        return _first_in(_scan(ascii_digits(source), source), wanted)
+
+
+def _first_in(tokens: Iterator[NumberToken], wanted: set[str]) -> dict[str, NumberToken]:
+    """Reading stops once every wanted value is found: a faithful draft's
+    numbers are usually near the top of the source."""
+    found: dict[str, NumberToken] = {}
+    for token in tokens:
+        if token.value in wanted:
+            found.setdefault(token.value, token)
+            if len(found) == len(wanted):
+                break
     return found
 
 

@@ -81,7 +81,6 @@ _OPEN_IF_LOOKS_OPENING = "\u201d\u00bb\u203a"
 _SINGLE_MARK = re.compile("['\u2018\u2019\u201a]")
 # ’ opens too when it looks like an opening mark: a badly typeset ’We won,’
 _SINGLE_OPENERS = "'\u2018\u201a\u2019"
-_SINGLE_CLOSERS = "'\u2019"
 _OPENING_CONTEXT = set("([{<\"'\u201c\u201e\u00ab\u00bb\u2039\u203a\u2018\u201a-\u2013\u2014/")
 _ELISION = re.compile(r"(?:em|til|cause|tis|twas|n|[0-9]{2}s?)\b", re.IGNORECASE)
 _WORD_CHUNK = re.compile(r"\S*\w\S*")
@@ -101,10 +100,11 @@ def _looks_closing(text: str, i: int, start: int, end: int) -> bool:
 
 def _possessive(text: str, i: int, end: int) -> bool:
     """s’ followed by a space and a word: probably "the Smiths’ house", not a closing mark."""
-    return text[i - 1] in "sS" and i + 2 < end and text[i + 1].isspace() and (text[i + 2].isalnum())
+    return text[i - 1] in "sS" and i + 2 < end and text[i + 1].isspace() and text[i + 2].isalnum()
 
 
 def _double_quotes(text: str, start: int, end: int) -> list[Quote]:
+    """The double-mark quotes of the paragraph text[start:end]."""
     quotes: list[Quote] = []
     stack: list[tuple[str, int]] = []  # (opening mark, offset just after it)
     for m in _DOUBLE_MARK.finditer(text, start, end):
@@ -129,6 +129,7 @@ def _double_quotes(text: str, start: int, end: int) -> list[Quote]:
 
 
 def _single_quotes(text: str, start: int, end: int) -> list[Quote]:
+    """The single-mark quotes of two or more words in the paragraph text[start:end]."""
     openers: list[int] = []
     closers: list[int] = []
     low_closers: list[int] = []  # ‘ closes only a German ‚...‘ quote
@@ -266,12 +267,13 @@ def quotes_verbatim(source: str, url: str | None, draft: str) -> Verdict:
         if not parts:
             continue  # "" or “…”: nothing was quoted
         spans = _locate(_source(source or ""), parts)
-        found = all(spans)
+        located = [span for span in spans if span is not None]
+        found = len(located) == len(spans)
         entry: dict[str, Any] = {
             "quote": raw.strip(),
             "found": found,
             "draft_span": [q.start, q.end],
-            "source_span": [spans[0][0], spans[-1][1]] if found else None,  # type: ignore[index]
+            "source_span": [located[0][0], located[-1][1]] if found else None,
             "closed": q.closed,
         }
         if len(parts) > 1:

@@ -1,10 +1,10 @@
 """Text normalisation shared by the draft gates.
 
 The gates report *where* in the source they found something, so every
-normalisation here either keeps the text's length (a one-to-one character
-mapping, done in C by `str.translate`) or returns a map back to the original
-offsets. That lets the gates search a normalised copy and still point the
-editor at the exact characters of the original source.
+normalisation of source text here either keeps its length (one character for
+one: digits, case folding) or returns a map back to the original offsets.
+That lets the gates search a normalised copy and still point the editor at
+the exact characters of the original source.
 """
 
 from __future__ import annotations

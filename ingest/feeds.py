@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import calendar
 import hashlib
+import json
 import random
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import urljoin
 
@@ -22,7 +24,7 @@ from ingest.extract import fragment_to_text
 from ingest.fetch import Fetcher, FetchResult, is_local, read_local
 
 MAX_POLL_BACKOFF = timedelta(days=1)
-MAX_ID_LENGTH = 2000
+MAX_ID_BYTES = 1000
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,9 @@ def feed_headers(fetched: FetchResult) -> dict[str, str]:
 
 
 def parse_feed(fetched: FetchResult) -> FeedResult:
+    """RSS, Atom, RDF (feedparser) or JSON Feed (which feedparser 6.0 does not read)."""
+    if is_json_feed(fetched):
+        return parse_json_feed(fetched)
     parsed = feedparser.parse(fetched.content, response_headers=feed_headers(fetched))
     bozo = None
     if parsed.get("bozo"):
@@ -102,6 +107,76 @@ def parse_feed(fetched: FetchResult) -> FeedResult:
     if not entries and parsed.get("bozo") and not parsed.get("version"):
         fetched.error = f"not a feed: {bozo}"
     return FeedResult(fetched, entries, bozo, title)
+
+
+# --------------------------------------------------------------------------- JSON Feed
+
+
+def is_json_feed(fetched: FetchResult) -> bool:
+    kind = fetched.headers.get("content-type", "").lower()
+    return "json" in kind or fetched.content.lstrip()[:1] == b"{"
+
+
+def parse_json_feed(fetched: FetchResult) -> FeedResult:
+    """JSON Feed 1.0 and 1.1 (jsonfeed.org): the same Entry as an RSS item. A body
+    that is not a JSON Feed is "not a feed", like unparsable XML."""
+    try:
+        data = json.loads(fetched.content.decode("utf-8-sig"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        fetched.error = f"not a feed: {type(exc).__name__}: {exc}"
+        return FeedResult(fetched, bozo=fetched.error)
+    version = data.get("version", "") if isinstance(data, dict) else ""
+    if not str(version).startswith("https://jsonfeed.org/version/"):
+        fetched.error = "not a feed: JSON without a jsonfeed.org version"
+        return FeedResult(fetched)
+    base = fetched.final_url
+    raw_items = data.get("items")
+    items = [i for i in raw_items if isinstance(i, dict)] if isinstance(raw_items, list) else []
+    bozo = None if isinstance(raw_items, list) else "JSON Feed without an items list"
+    if fetched.truncated:
+        bozo = f"feed larger than the size cap: cut off after {len(fetched.content)} bytes"
+    entries = [_json_entry(item, base) for item in items]
+    title = data.get("title") if isinstance(data.get("title"), str) else None
+    return FeedResult(fetched, entries, bozo, title)
+
+
+def _json_entry(item: dict[str, Any], base: str) -> Entry:
+    link = item.get("url") or item.get("external_url")
+    link = urljoin(base, link.strip()) if isinstance(link, str) and link.strip() else None
+    texts = [fragment_to_text(item.get("content_html") or "")]
+    texts += [str(item.get(k) or "") for k in ("content_text", "summary")]
+    content = max((t.strip() for t in texts), key=len, default="")
+    title = _text(item.get("title")) if isinstance(item.get("title"), str) else None
+    authors = item.get("authors") or ([item["author"]] if item.get("author") else [])
+    names = [a.get("name") for a in authors if isinstance(a, dict) and a.get("name")]
+    entry_id = str(item.get("id") or "").strip() or link
+    if not entry_id:
+        entry_id = "sha256:" + hashlib.sha256(f"{title}\n{content}".encode()).hexdigest()[:32]
+    return Entry(
+        entry_id=_bounded_id(entry_id),
+        link=link,
+        title=title,
+        author=", ".join(str(n) for n in names) or None,
+        published=_iso_date(item.get("date_published") or item.get("date_modified")),
+        content_text=content,
+    )
+
+
+def _iso_date(value: Any) -> datetime | None:
+    """RFC 3339 as the spec says, or RFC 822 as some publishers write anyway."""
+    if not isinstance(value, str):
+        return None
+    try:
+        when = datetime.fromisoformat(value.strip())
+    except ValueError:
+        try:
+            when = parsedate_to_datetime(value.strip())
+        except (TypeError, ValueError, IndexError):
+            return None
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+# --------------------------------------------------------------------------- RSS, Atom, RDF
 
 
 def _text(value: Any) -> str | None:
@@ -142,6 +217,13 @@ def _link(raw: Any) -> str | None:
     return link or None
 
 
+def _bounded_id(entry_id: str) -> str:
+    """Ids stay indexable (a PostgreSQL btree entry must stay under ~2.7 kB) and unique."""
+    if len(entry_id.encode("utf-8", errors="replace")) <= MAX_ID_BYTES:
+        return entry_id
+    return "sha256:" + hashlib.sha256(entry_id.encode("utf-8", errors="replace")).hexdigest()
+
+
 def to_entry(raw: Any) -> Entry:
     link = _link(raw)
     content = _content(raw)
@@ -149,10 +231,8 @@ def to_entry(raw: Any) -> Entry:
     if not entry_id:
         digest = hashlib.sha256(f"{raw.get('title', '')}\n{content}".encode()).hexdigest()
         entry_id = f"sha256:{digest[:32]}"
-    if len(entry_id) > MAX_ID_LENGTH:  # keep it indexable, and still unique
-        entry_id = "sha256:" + hashlib.sha256(entry_id.encode()).hexdigest()
     return Entry(
-        entry_id=entry_id,
+        entry_id=_bounded_id(entry_id),
         link=link,
         title=_text(raw.get("title")),
         author=_text(raw.get("author")),

@@ -92,7 +92,9 @@ def _password_form(engine: Engine) -> None:
         st.error(message)
     with st.form("sign_in", enter_to_submit=True, border=True, width=420):
         st.text_input("Name", key="login_name", autocomplete="username")
-        st.text_input("Password", key="login_password", type="password")
+        st.text_input(
+            "Password", key="login_password", type="password", autocomplete="current-password"
+        )
         st.form_submit_button(
             "Sign in", type="primary", key="login_submit", on_click=_try_password, args=(engine,)
         )

@@ -10,18 +10,23 @@ nothing is written. The caller commits.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import OperationalError
 from sqlmodel import Session
 
 from guards.registry import DEFAULT_MODES, DRAFT_GATES, GateResult, run_gates
 from review_ui.queries import current_verdicts, last_event, stamp
 from store import status
+from store.db import session_scope
 from store.editors import get_editor
 from store.models import GateVerdict, Item, utcnow
 from store.status import Conflict, IllegalMove
+
+T = TypeVar("T")
 
 
 class NotAllowed(PermissionError):
@@ -69,6 +74,25 @@ class EditOutcome:
     @property
     def flagged(self) -> list[GateResult]:
         return [r for r in self.results if r.flagged]
+
+
+def decide(engine: Engine, action: Callable[[Session], T], *, attempts: int = 2) -> T:
+    """Run one decision in a transaction of its own and commit it.
+
+    On SQLite, when two editors write at the same moment, the later one's
+    transaction read the item before the other committed, and SQLite refuses
+    its write with "database is locked" instead of waiting. Running the action
+    again reads the item afresh, so the later editor gets the `Conflict` that
+    says who decided first. (PostgreSQL waits on the row lock and the
+    compare-and-set itself reports the conflict.)"""
+    for attempt in range(1, attempts + 1):
+        try:
+            with session_scope(engine) as session:
+                return action(session)
+        except OperationalError as exc:
+            if attempt == attempts or "locked" not in str(exc.orig).lower():
+                raise
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def require_editor(session: Session, reviewer: Reviewer) -> None:

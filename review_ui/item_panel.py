@@ -22,7 +22,8 @@ from review_ui.queries import (
 )
 from review_ui.widgets import cell, heading, plain, source_link, table
 
-SOURCE_HEIGHT = 560
+SOURCE_HEIGHT = 560  # px: a long source scrolls beside the draft
+LONG_SOURCE = 2500  # characters: shorter sources are shown whole
 
 
 def meta_line(view: ItemView) -> str:
@@ -43,17 +44,21 @@ def meta_line(view: ItemView) -> str:
     return " · ".join(parts)
 
 
-def draw_item(view: ItemView, *, extra_verdicts: list[hl.VerdictInfo] | None = None) -> None:
-    """Headline, meta, and the draft beside the source with evidence marked."""
+def draw_header(view: ItemView) -> None:
+    """Headline and the one line an editor needs: feed, age, item, version."""
+    item = view.item
+    heading(item.headline or item.title or "(no headline)")
+    plain(meta_line(view), style="font-size:0.85rem;opacity:0.8")
+
+
+def draw_texts(view: ItemView) -> None:
+    """The draft beside its source, each grounded or missing term marked."""
     item = view.item
     infos = [verdict_info(v) for v in view.verdicts]
     draft = hl.draft_text(item.headline, item.summary)
     headline_end = len(item.headline or "")
     d_marks = hl.draft_marks(draft, infos)
     s_marks = hl.source_marks(item.source_text or "", infos)
-
-    heading(item.headline or item.title or "(no headline)")
-    plain(meta_line(view), style="font-size:0.85rem;opacity:0.8")
     left, right = st.columns(2, gap="medium")
     with left:
         st.html('<div style="font-weight:600">Draft</div>')
@@ -70,11 +75,18 @@ def draw_item(view: ItemView, *, extra_verdicts: list[hl.VerdictInfo] | None = N
     with right:
         words = f" · {item.word_count} words" if item.word_count else ""
         st.html(f'<div style="font-weight:600">Source text{hl.escape_text(words)}</div>')
-        with st.container(border=True, height=SOURCE_HEIGHT):
-            if item.source_text:
-                st.html(hl.block(hl.render(item.source_text, s_marks)))
+        source = item.source_text or ""
+        height = SOURCE_HEIGHT if len(source) > LONG_SOURCE else "content"
+        with st.container(border=True, height=height):
+            if source:
+                st.html(hl.block(hl.render(source, s_marks)))
             else:
                 plain("(no source text stored)")
+
+
+def draw_item(view: ItemView) -> None:
+    draw_header(view)
+    draw_texts(view)
 
 
 def _result(passed: bool, mode: str) -> str:

@@ -19,7 +19,7 @@ from copydesk.config import Settings
 from review_ui import decisions
 from review_ui import highlight as hl
 from review_ui.decisions import Blocked, NotAllowed, ReasonRequired, Reviewer
-from review_ui.item_panel import draw_audit_trail, draw_item, draw_verdicts
+from review_ui.item_panel import draw_audit_trail, draw_header, draw_texts, draw_verdicts
 from review_ui.queries import (
     PAGE_SIZE,
     QueueFilter,
@@ -34,7 +34,6 @@ from review_ui.queries import (
     stamp,
 )
 from review_ui.widgets import flash, plain, show_flash, table
-from store.db import session_scope
 from store.status import DRAFT, Conflict, IllegalMove
 
 OPEN = "open_id"  # the item on screen
@@ -98,9 +97,9 @@ def _report_conflict(engine: Engine, filt: QueueFilter, conflict: Conflict) -> N
 def _approve(engine: Engine, reviewer: Reviewer, item_id: int, version: int) -> None:
     filt = current_filter()
     try:
-        with session_scope(engine) as session:
-            item = decisions.approve(session, reviewer, item_id, version)
-            headline = item.headline or ""
+        headline = decisions.decide(
+            engine, lambda s: decisions.approve(s, reviewer, item_id, version).headline or ""
+        )
     except Conflict as conflict:
         _report_conflict(engine, filt, conflict)
     except (Blocked, NotAllowed, IllegalMove, LookupError) as exc:
@@ -114,9 +113,9 @@ def _reject(engine: Engine, reviewer: Reviewer, item_id: int, version: int, key:
     filt = current_filter()
     reason = st.session_state.get(key) or ""
     try:
-        with session_scope(engine) as session:
-            item = decisions.reject(session, reviewer, item_id, version, reason)
-            headline = item.headline or ""
+        headline = decisions.decide(
+            engine, lambda s: decisions.reject(s, reviewer, item_id, version, reason).headline or ""
+        )
     except ReasonRequired:
         flash("error", "Not rejected: a rejection needs a reason. Type it, then press Enter.")
     except Conflict as conflict:
@@ -161,9 +160,10 @@ def _save_edit(
     filt = current_filter()
     headline, summary = _edit_values(item_id, version)
     try:
-        with session_scope(engine) as session:
-            outcome = decisions.edit(
-                session,
+        outcome = decisions.decide(
+            engine,
+            lambda s: decisions.edit(
+                s,
                 reviewer,
                 item_id,
                 version,
@@ -171,7 +171,8 @@ def _save_edit(
                 summary,
                 gate_modes=settings.gates.modes,
                 min_source_words=settings.gates.min_source_words,
-            )
+            ),
+        )
     except Conflict as conflict:
         _report_conflict(engine, filt, conflict)
         return
@@ -300,15 +301,18 @@ def _item(
             f"This item left the queue: {item.status} by {who} at {stamp(when)}.",
             kind="warning",
         )
-    draw_item(view)
+    draw_header(view)
     if in_queue:
-        _actions(engine, settings, reviewer, view)
+        _actions(engine, reviewer, view)
+    draw_texts(view)
+    if in_queue and reviewer.can_decide:
+        _edit_box(engine, settings, reviewer, view)
     draw_verdicts(view, settings)
     with st.expander("Audit trail"):
         draw_audit_trail(engine, item.id)
 
 
-def _actions(engine: Engine, settings: Settings, reviewer: Reviewer, view: Any) -> None:
+def _actions(engine: Engine, reviewer: Reviewer, view: Any) -> None:
     item = view.item
     if not reviewer.can_decide:
         plain(
@@ -348,7 +352,6 @@ def _actions(engine: Engine, settings: Settings, reviewer: Reviewer, view: Any) 
     if blocked:
         reasons = "; ".join(f"{v.gate}: {v.reason}" for v in blocked)
         plain(f"Approval blocked while a hard gate fails: {reasons}", kind="error")
-    _edit_box(engine, settings, reviewer, view)
 
 
 def _edit_box(engine: Engine, settings: Settings, reviewer: Reviewer, view: Any) -> None:

@@ -41,6 +41,9 @@ def make_engine(url: str) -> Engine:
             cur.execute("PRAGMA busy_timeout=30000")
             if database and database != ":memory:":
                 cur.execute("PRAGMA journal_mode=WAL")
+                # In WAL mode NORMAL never corrupts the database; a power cut may
+                # lose the transactions of the last moment, never half of one.
+                cur.execute("PRAGMA synchronous=NORMAL")
             cur.close()
 
         return engine

@@ -204,11 +204,14 @@ def _check_not_stale(session: Session, item: Item, expected_version: int | None)
 def _compare_and_set(
     session: Session, item: Item, status: str, version: int, values: dict[str, Any]
 ) -> None:
-    result = session.execute(
-        update(Item)
-        .where(Item.id == item.id, Item.status == status, Item.version == version)
+    # A Core UPDATE on the session's connection: the ORM's bulk-update machinery
+    # costs more than the statement itself, and the object is mirrored below.
+    session.flush()
+    table = Item.__table__
+    result = session.connection().execute(
+        update(table)
+        .where(table.c.id == item.id, table.c.status == status, table.c.version == version)
         .values(**values)
-        .execution_options(synchronize_session=False)
     )
     if result.rowcount != 1:
         raise _conflict(session, item.id)

@@ -97,7 +97,7 @@ ARTICLES = {
         SCHOOL,
         "Marrick Green pupils move to temporary classrooms during roof work",
         "Marrick Green primary school will move its 212 pupils into modular classrooms "
-        "costing £640,000 while its roof is replaced. \"The children will barely notice "
+        'costing £640,000 while its roof is replaced. "The children will barely notice '
         'the difference," the head teacher, Colm Rathbone, wrote.',
     ),
     "market": Article(
@@ -122,8 +122,7 @@ ARTICLES = {
         "Dunmere market grows",
         MARKET,
         "Dunmere market grows to 40 stalls",
-        "The Dunmere farmers' market, which began with 40 stalls in 2011, will open on "
-        "Sundays.",
+        "The Dunmere farmers' market, which began with 40 stalls in 2011, will open on Sundays.",
     ),
     # Misquotes the organiser: quotes_verbatim fails (a flag or a discard, per config).
     "misquote": Article(

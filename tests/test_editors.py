@@ -30,6 +30,7 @@ from store.editors import (
 from store.models import utcnow
 
 PASSWORD = "lantern-harbour-42"
+STDIN = PASSWORD + "\n"
 
 
 def _add(engine: Engine, name: str = "alice", role: str = "editor") -> None:
@@ -108,7 +109,9 @@ def test_lock_doubles_and_is_capped() -> None:
     waits = [lock_seconds(n) for n in range(1, FREE_FAILURES + 8)]
     assert waits[:FREE_FAILURES] == [0] * FREE_FAILURES
     growing = waits[FREE_FAILURES:]
-    assert all(b == min(2 * a, MAX_LOCK_SECONDS) for a, b in zip(growing, growing[1:], strict=False))
+    assert all(
+        b == min(2 * a, MAX_LOCK_SECONDS) for a, b in zip(growing, growing[1:], strict=False)
+    )
     assert lock_seconds(100) == MAX_LOCK_SECONDS
 
 
@@ -151,10 +154,12 @@ def cli(tmp_path: Path, sqlite_url: str, monkeypatch: pytest.MonkeyPatch) -> typ
 
 def test_editor_commands_add_list_disable(cli: typer.Typer, sqlite_url: str) -> None:
     runner = CliRunner()
-    added = runner.invoke(cli, ["editor", "add", "alice", "--password-stdin"], input=PASSWORD + "\n")
+    added = runner.invoke(cli, ["editor", "add", "alice", "--password-stdin"], input=STDIN)
     assert added.exit_code == 0, added.output
     viewer = runner.invoke(
-        cli, ["editor", "add", "vera", "--role", "viewer", "--password-stdin"], input=PASSWORD + "\n"
+        cli,
+        ["editor", "add", "vera", "--role", "viewer", "--password-stdin"],
+        input=STDIN,
     )
     assert viewer.exit_code == 0, viewer.output
     listed = runner.invoke(cli, ["editor", "list"])
@@ -185,9 +190,9 @@ def test_editor_add_refusals_exit_2(cli: typer.Typer) -> None:
     assert bad_role.exit_code == 2
     short = runner.invoke(cli, ["editor", "add", "alice", "--password-stdin"], input="abc\n")
     assert short.exit_code == 2
-    ok = runner.invoke(cli, ["editor", "add", "alice", "--password-stdin"], input=PASSWORD + "\n")
+    ok = runner.invoke(cli, ["editor", "add", "alice", "--password-stdin"], input=STDIN)
     assert ok.exit_code == 0
-    again = runner.invoke(cli, ["editor", "add", "alice", "--password-stdin"], input=PASSWORD + "\n")
+    again = runner.invoke(cli, ["editor", "add", "alice", "--password-stdin"], input=STDIN)
     assert again.exit_code == 2
     missing = runner.invoke(cli, ["editor", "disable", "nobody"])
     assert missing.exit_code == 2

@@ -386,8 +386,10 @@ def test_a_page_that_is_not_a_feed_is_a_feed_error(sqlite_engine, sqlite_url, ht
 
 BROKEN_FEED = """<?xml version="1.0" encoding="utf-8"?>
 <rss version="2.0"><channel><title>Broken &nbsp; Gazette</title>
-<item><title>First &amp; only</title><guid isPermaLink="false">b1</guid><description>Ferry news</description></item>
-<item><title>Second</title><guid isPermaLink="false">b2</guid><description>Library news & more</description></item>
+<item><title>First &amp; only</title><guid isPermaLink="false">b1</guid>
+<description>Ferry news</description></item>
+<item><title>Second</title><guid isPermaLink="false">b2</guid>
+<description>Library news & more</description></item>
 </channel></rss>"""
 
 
@@ -560,3 +562,22 @@ def test_feeds_list_marks_failing_and_stale_feeds(tmp_path, sqlite_engine, sqlit
     }
     check = runner.invoke(cli_app(), ["--config", str(config), "feeds", "list", "--check"])
     assert check.exit_code == 1
+
+
+def test_a_page_over_the_size_cap_is_cut_off_and_the_cut_recorded(
+    sqlite_engine, sqlite_url, httpserver
+):
+    page = page_html(TITLES["ferry"], FERRY + "\n\n" + LIBRARY)
+    cap = len(page.encode()) * 2 // 3
+    feed = rss([{"guid": "big", "title": TITLES["ferry"], "link": httpserver.url_for("/long")}])
+    httpserver.expect_request("/feed.xml").respond_with_data(feed, content_type="text/xml")
+    httpserver.expect_request("/long").respond_with_data(page, content_type="text/html")
+    add_feeds(sqlite_engine, Long=httpserver.url_for("/feed.xml"))
+    run(settings_for(sqlite_url, max_bytes=cap), sqlite_engine)
+    item = items(sqlite_engine)["big"]
+    assert item.fetch_bytes == cap and item.fetch_status == 200
+    assert "Kestrel Sound" in item.source_text and "Mabel Tunney" not in item.source_text
+    assert last_event(sqlite_engine, item.id).details["fetch"] == {
+        "truncated": True,
+        "kept_bytes": cap,
+    }

@@ -9,8 +9,9 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from guards.numbers import canonical, numbers_grounded, tokenise
+from guards.numbers import _NUMBER, _tokens, canonical, numbers_grounded, tokenise
 from guards.quotes import quotes_verbatim
+from guards.text import ascii_digits
 
 URL = "https://news.example.org/ostbrook/harbour"
 
@@ -122,6 +123,19 @@ def test_offsets_hold_for_non_ascii_digits() -> None:
     (token,) = tokenise(text)
     assert token.value == "45000"
     assert text[token.start : token.end] == "\uff14\uff15,\uff10\uff10\uff10"
+
+
+def reference_tokenise(text: str) -> list:
+    """The tokeniser's definition, slowly: `_NUMBER` tried at every position."""
+    digits = ascii_digits(text)
+    return [t for m in _NUMBER.finditer(digits) for t in _tokens(m, text)]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet="0123456789.,' \u00a0\u2009\u202f\u2019-:/apmAM%x\u0663\n", max_size=40))
+def test_fast_tokeniser_equals_its_definition(text: str) -> None:
+    """`tokenise` skips the full pattern where it cannot matter; it must not change a token."""
+    assert tokenise(text) == reference_tokenise(text)
 
 
 @pytest.mark.parametrize(

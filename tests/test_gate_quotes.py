@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from guards.quotes import find_quotes, fragments, quotes_verbatim
+from guards.text import shorten
 
 URL = "https://news.example.org/ostbrook/harbour"
 
@@ -247,6 +248,35 @@ def test_decomposed_accents_match_composed_ones() -> None:
     assert unicodedata.normalize("NFC", source[start:end]) == "Nous avons gagn\u00e9 ici"
 
 
+@pytest.mark.parametrize(
+    ("source", "quote", "written"),
+    [
+        # casefold would turn ß into ss (longer): lower() keeps the offsets
+        (
+            "Olde sagte: \u201eDie Stra\u00dfe bleibt offen\u201c.",
+            "die STRA\u00dfe bleibt",
+            "Die Stra\u00dfe bleibt",
+        ),
+        # İ lowers to two characters: folded one character at a time
+        (
+            "Coste said the \u0130zmir ferry \u201cwill sail again\u201d.",
+            "the \u0130ZMIR ferry",
+            "the \u0130zmir ferry",
+        ),
+        (
+            "Coste: \u00abL\u2019\u00e9T\u00c9 SERA LONG\u00bb",
+            "l'\u00e9t\u00e9 sera long",
+            "L\u2019\u00e9T\u00c9 SERA LONG",
+        ),
+    ],
+)
+def test_case_folding_keeps_source_offsets(source: str, quote: str, written: str) -> None:
+    v = check(f"They said \u201c{quote}\u201d.", source)
+    assert v.passed, v.evidence
+    start, end = v.evidence[0]["source_span"]
+    assert source[start:end] == written
+
+
 def test_empty_source_fails_a_quote() -> None:
     assert not check("\u201cWe will not close the port\u201d", "").passed
     assert not quotes_verbatim(None, None, "\u201cWe will\u201d").passed  # type: ignore[arg-type]
@@ -318,7 +348,7 @@ def test_a_changed_word_fails_and_is_named(run, marks, data) -> None:
             "closed": True,
         }
     ]
-    assert text in v.reason
+    assert shorten(text) in v.reason  # long quotes are cut short in the reason
 
 
 @settings(max_examples=100, deadline=None)

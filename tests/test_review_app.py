@@ -3,7 +3,8 @@ edits re-checked by the gates, compare-and-set conflicts, hostile text."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from review_ui import decisions
 from review_ui.decisions import Blocked, NotAllowed, ReasonRequired, Reviewer
 from store.db import open_store, session_scope
 from store.editors import disable_editor
-from store.models import AuditEvent, GateVerdict, Item
+from store.models import AuditEvent, GateVerdict
 from store.status import Conflict
 from tests.review_seed import (
     ARTICLES,
@@ -305,25 +306,38 @@ def test_conflict_names_who_decided_and_when(any_desk: Desk) -> None:
 
 
 def test_only_one_of_two_racing_decisions_lands(engine: Engine) -> None:
+    """Alice's approval is written but not committed while Bob's rejection, which
+    read the same version, tries to write: exactly one lands, on both backends."""
     ids = seed_queue(engine, ("bridge",))
     seed_editor(engine, "alice")
     seed_editor(engine, "bob")
     item_id = ids["bridge"]
-    with Session(engine) as first, Session(engine) as second:
-        decisions.approve(first, Reviewer("alice", "editor"), item_id, 1)
-        with pytest.raises(Conflict) as raised:
-            decisions.reject(second, Reviewer("bob", "editor"), item_id, 1, "too late")
-        second.rollback()
+    outcome: dict[str, BaseException | None] = {}
+
+    def bob() -> None:
+        try:
+            decisions.decide(
+                engine,
+                lambda s: decisions.reject(s, Reviewer("bob", "editor"), item_id, 1, "too late"),
+            )
+            outcome["bob"] = None
+        except BaseException as exc:  # noqa: BLE001 - inspected below
+            outcome["bob"] = exc
+
+    with Session(engine) as first:
+        decisions.approve(first, Reviewer("alice", "editor"), item_id, 1)  # holds the write
+        racer = threading.Thread(target=bob)
+        racer.start()
+        time.sleep(0.5)  # let Bob reach his write; the outcome must not depend on it
         first.commit()
-    # The second decision was refused by the compare-and-set itself (both saw version 1).
-    assert raised.value.status in ("draft", "approved")
+    racer.join(timeout=120)
+    assert not racer.is_alive()
+    assert isinstance(outcome["bob"], Conflict), outcome
+    assert "alice" in decisions.conflict_message(outcome["bob"])
     item = item_state(engine, item_id)
     assert item.status == "approved" and item.decided_by == "alice"
     decided = [e for e in events(engine, item_id) if e.actor.startswith("editor:")]
-    assert len(decided) == 1
-    with Session(engine) as late, pytest.raises(Conflict) as stale:
-        decisions.reject(late, Reviewer("bob", "editor"), item_id, 1, "too late")
-    assert "alice" in decisions.conflict_message(stale.value)
+    assert [(e.actor, e.to_status) for e in decided] == [("editor:alice", "approved")]
 
 
 # --------------------------------------------------------------------------- navigation
@@ -394,8 +408,10 @@ def _assert_inert(at: AppTest) -> None:
     for widget in [*at.button, *at.text_input, *at.text_area, *at.selectbox, *at.radio]:
         assert "alert(1)" not in str(getattr(widget, "label", ""))
     bodies = "\n".join(e.value for e in at.html)
-    assert "<script" not in bodies and "<img" not in bodies and "javascript:" not in bodies.replace(
-        "[click](javascript:", ""
+    assert (
+        "<script" not in bodies
+        and "<img" not in bodies
+        and "javascript:" not in bodies.replace("[click](javascript:", "")
     )
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in bodies
     assert "&lt;img src=x onerror=alert(1)&gt;" in bodies
@@ -426,6 +442,3 @@ def test_every_view_renders(desk: Desk, view: str) -> None:
     at.sidebar.radio(key="view").set_value(view)
     at.run()
     assert not at.exception
-
-
-ReviewerFactory = Callable[[str], Reviewer]

@@ -157,9 +157,7 @@ def test_any_text_and_marks_render_to_only_our_tags(
     text: str, spans: list[tuple[int, int]], kind: str
 ) -> None:
     text = text.replace("\r", "")  # the parser folds CR; irrelevant to safety
-    marks = hl.resolve(
-        hl.Mark(a, b, kind, text[:10]) for a, b in spans if 0 <= a < b <= len(text)
-    )
+    marks = hl.resolve(hl.Mark(a, b, kind, text[:10]) for a, b in spans if 0 <= a < b <= len(text))
     out = hl.block(hl.render(text, marks))
     parsed = parse(out)
     assert {t for t, _ in parsed.tags} <= {"div", "mark"}

@@ -1,0 +1,244 @@
+"""The review queue in a real headless Chromium: `copydesk review` on a free port
+against a seeded SQLite file; sign in, approve one draft, reject another, then
+check the database. A hostile article must stay inert text in the page.
+
+Needs Debian's chromium at /usr/bin/chromium: skipped when it is missing,
+unless COPYDESK_REQUIRE_BROWSER=1 (CI), then it fails. Screenshots of the
+item view go to tests/artifacts/ (git-ignored).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+from sqlmodel import Session
+
+from store.db import open_store
+from store.models import AuditEvent, Item
+from tests.review_seed import (
+    ARTICLES,
+    IMG,
+    JS_LINK,
+    MD_IMAGE,
+    PASSWORD,
+    SCRIPT,
+    seed_editor,
+    seed_queue,
+    write_config,
+)
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+# `copydesk review`, exactly as the console script runs it.
+COPYDESK = [sys.executable, "-c", "from copydesk.cli import app; app()"]
+STARTUP_LIMIT = 120  # seconds to wait for the server to answer before giving up
+WAIT_MS = 30_000
+
+
+def _require_browser() -> None:
+    if CHROMIUM.exists():
+        return
+    if os.environ.get("COPYDESK_REQUIRE_BROWSER") == "1":
+        pytest.fail(f"COPYDESK_REQUIRE_BROWSER=1 but {CHROMIUM} is missing", pytrace=False)
+    pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium)")
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    """End `copydesk review` and its streamlit child: they share a process group."""
+    if process.poll() is not None:
+        return
+    try:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=15)
+    except ProcessLookupError:
+        pass
+
+
+def _wait_until_up(base: str, process: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + STARTUP_LIMIT
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            pytest.fail(f"copydesk review exited with {process.returncode}:\n{log.read_text()}")
+        try:
+            with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as reply:
+                if reply.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.3)
+    pytest.fail(f"copydesk review did not answer within {STARTUP_LIMIT}s:\n{log.read_text()}")
+
+
+@dataclass
+class Server:
+    base: str
+    db_url: str
+    ids: dict[str, int]
+
+
+@pytest.fixture
+def server(tmp_path: Path, sqlite_url: str) -> Iterator[Server]:
+    _require_browser()
+    engine = open_store(sqlite_url)
+    ids = seed_queue(engine, ("bridge", "school", "market", "hostile", "wrong_number"))
+    seed_editor(engine, "alice")
+    engine.dispose()
+    config = write_config(tmp_path / "config.toml", sqlite_url)
+    port = _free_port()
+    env = dict(os.environ)
+    env.update(COPYDESK_DATABASE_URL=sqlite_url, COPYDESK_CONFIG=str(config), HOME=str(tmp_path))
+    log = tmp_path / "review.log"
+    with log.open("wb") as sink:
+        process = subprocess.Popen(
+            [*COPYDESK, "review", "--port", str(port)],
+            cwd=tmp_path,
+            env=env,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        try:
+            base = f"http://127.0.0.1:{port}"
+            _wait_until_up(base, process, log)
+            yield Server(base, sqlite_url, ids)
+        finally:
+            _stop(process)
+
+
+def _inert(page) -> dict[str, int]:  # type: ignore[no-untyped-def]
+    """Count what would be live if the hostile text had been parsed as HTML or markdown."""
+    return page.evaluate(
+        """() => ({
+            scripts: [...document.scripts].filter(s => s.text.includes('alert(1)')).length,
+            bad_images: [...document.images].filter(
+                i => i.getAttribute('src') === 'x' || i.src.includes('tracker.example.net')).length,
+            onerror: document.querySelectorAll('[onerror]').length,
+            js_links: [...document.querySelectorAll('a[href]')].filter(
+                a => a.getAttribute('href').trim().toLowerCase().startsWith('javascript:')).length,
+        })"""
+    )
+
+
+def test_sign_in_approve_reject_in_a_real_browser(server: Server) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    requests: list[str] = []
+    dialogs: list[str] = []
+    ids = server.ids
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1440, "height": 1200})
+            page.set_default_timeout(WAIT_MS)
+            page.on("request", lambda r: requests.append(r.url))
+            page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+            # Nothing but the loopback server may be reached.
+            page.route(
+                "**/*",
+                lambda route: (
+                    route.continue_()
+                    if route.request.url.startswith(server.base)
+                    else route.abort()
+                ),
+            )
+            page.goto(server.base)
+
+            # Sign-in first, nothing else.
+            page.get_by_role("textbox", name="Name").fill("alice")
+            page.get_by_role("textbox", name="Password").fill(PASSWORD)
+            assert ARTICLES["bridge"].headline not in page.inner_text("body")
+            page.get_by_role("button", name="Sign in").click()
+            expect(page.get_by_text("Review queue")).to_be_visible()
+
+            # The oldest draft opens, with its evidence marked; keep a picture of it.
+            expect(page.locator(".cd-headline").first).to_have_text(ARTICLES["bridge"].headline)
+            expect(page.locator("mark.cd-grounded").first).to_be_visible()
+            expect(page.get_by_role("button", name=re.compile(r"^Approve"))).to_be_enabled()
+            page.screenshot(path=str(ARTIFACTS / "review_item_view.png"), full_page=True)
+
+            # Approve it: the next draft opens.
+            page.get_by_role("button", name=re.compile(r"^Approve")).click()
+            expect(page.get_by_text(f"Approved #{ids['bridge']}")).to_be_visible()
+            expect(page.locator(".cd-headline").first).to_have_text(ARTICLES["school"].headline)
+
+            # Reject the next one with a reason typed in the box and Enter. The reason
+            # contains "a", the approve shortcut: typing must not approve.
+            reason = page.get_by_label("Reason for rejecting")
+            reason.fill("Duplicate of an earlier story")
+            reason.press("Enter")
+            expect(page.get_by_text(f"Rejected #{ids['school']}")).to_be_visible()
+            expect(page.locator(".cd-headline").first).to_have_text(ARTICLES["market"].headline)
+
+            # The hostile article: shown literally, nothing live, nothing fetched.
+            page.get_by_role("button", name=re.compile(r"Next")).click()
+            expect(page.locator(".cd-headline").first).to_contain_text("Calder Reach site")
+            body = page.inner_text("body")
+            for payload in (SCRIPT, IMG, MD_IMAGE, JS_LINK):
+                assert payload in body
+            assert _inert(page) == {"scripts": 0, "bad_images": 0, "onerror": 0, "js_links": 0}
+            expect(page.get_by_role("button", name=re.compile(r"^Approve"))).to_be_enabled()
+            page.screenshot(path=str(ARTIFACTS / "review_hostile_item.png"), full_page=True)
+        finally:
+            browser.close()
+
+    assert not dialogs
+    assert not [url for url in requests if "tracker.example.net" in url]
+    assert not [url for url in requests if url.startswith("javascript:")]
+
+    engine = open_store(server.db_url)
+    try:
+        with Session(engine) as session:
+            bridge = session.get(Item, ids["bridge"])
+            school = session.get(Item, ids["school"])
+            market = session.get(Item, ids["market"])
+            moves = session.execute(
+                select(AuditEvent.item_id, AuditEvent.actor)
+                .add_columns(AuditEvent.to_status, AuditEvent.reason)
+                .where(AuditEvent.actor.like("editor:%"))  # type: ignore[attr-defined]
+                .order_by(AuditEvent.id)
+            ).all()
+    finally:
+        engine.dispose()
+    assert bridge is not None and school is not None and market is not None
+    assert (bridge.status, bridge.decided_by) == ("approved", "alice")
+    assert (school.status, school.decided_by) == ("rejected", "alice")
+    assert market.status == "draft"
+    assert [tuple(m) for m in moves] == [
+        (ids["bridge"], "editor:alice", "approved", "approved"),
+        (ids["school"], "editor:alice", "rejected", "Duplicate of an earlier story"),
+    ]
+    assert (ARTIFACTS / "review_item_view.png").stat().st_size > 10_000

@@ -205,3 +205,14 @@ def test_unreachable_database_is_one_line_and_exit_3(tmp_path, monkeypatch):
     assert result.exit_code == 3
     assert "could not be brought up to date" in result.stderr
     assert "secret" not in result.stderr
+
+
+def test_json_logs_for_schedulers(tmp_path, newsroom, sqlite_url):
+    config = write_config(tmp_path, sqlite_url, newsroom)
+    result = CliRunner().invoke(app, ["--config", str(config), "--log-format", "json", "run"])
+    assert result.exit_code == 0
+    lines = [json.loads(line) for line in result.stderr.splitlines() if line.startswith("{")]
+    moves = [line for line in lines if "item_id" in line]
+    assert len(moves) == 6
+    assert {line["status"] for line in moves} == {"draft", "discarded", "error"}
+    assert all(line["level"] in ("info", "warning") and line["ts"] for line in lines)

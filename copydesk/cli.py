@@ -11,7 +11,9 @@ from copydesk import (
     commands_audit,
     commands_check,
     commands_feeds,
+    commands_ingest,
     commands_pipeline,
+    commands_review,
     commands_stats,
     context,
 )
@@ -45,9 +47,11 @@ def _global(
 for module in (
     commands_pipeline,
     commands_feeds,
+    commands_ingest,
     commands_check,
     commands_audit,
     commands_stats,
+    commands_review,
 ):
     module.register(app)
 

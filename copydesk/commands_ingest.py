@@ -31,9 +31,10 @@ def submit(
     as_json: bool = typer.Option(False, "--json", help="print the outcome as JSON"),
 ) -> None:
     """Add one article by hand, through the same path as a feed entry: fetch,
-    extract, gates, summary. Exit 0 for a draft or a URL already known, 1 when the
-    article was discarded or failed (the reason is printed), 3 when the run could
-    not work (bad config, database, model key)."""
+    extract, gates, summary. Exit 0 for a draft or a story already known (same URL,
+    or a page that turns out to be a known item), 1 when the article was discarded
+    or failed (the reason is printed), 3 when the run could not work (bad config,
+    database, model key)."""
     ctx = cx.context()
     summariser = _summariser(ctx.settings)
     with Fetcher(ctx.settings.ingest) as fetcher:
@@ -63,7 +64,8 @@ def submit(
         if reason:
             cx.out.print(f"reason: {printable(reason)}", markup=False)
         cx.out.print(f"see everything about it: copydesk audit {item_id}", markup=False)
-    if created and item.status in (st.DISCARDED, st.ERROR):
+    known_story = (reason or "").startswith("duplicate of item")
+    if created and item.status in (st.DISCARDED, st.ERROR) and not known_story:
         raise typer.Exit(cx.EXIT_FAILED)
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
+from rich.text import Text
 
 from copydesk import context as cx
 from copydesk.config import FeedSettings, Settings
@@ -39,6 +40,9 @@ def init() -> None:
 
 def run(
     feed: list[str] = typer.Option(None, "--feed", help="only this feed (name or URL); repeatable"),
+    all_feeds: bool = typer.Option(
+        False, "--all", help="fetch every feed now, also those backing off after errors"
+    ),
     as_json: bool = typer.Option(False, "--json", help="print the closing report as JSON"),
 ) -> None:
     """Fetch every enabled feed, summarise new articles and store drafts or discards.
@@ -48,7 +52,7 @@ def run(
     ctx = cx.context()
     summariser = _summariser(ctx.settings)
     with Fetcher(ctx.settings.ingest) as fetcher:
-        report = _run_pipeline(ctx, summariser, fetcher, command="run", only=feed)
+        report = _run_pipeline(ctx, summariser, fetcher, command="run", only=feed, force=all_feeds)
     _print_report(report, as_json)
     if report.fatal:
         cx.fail(f"run stopped: {report.fatal}")
@@ -97,6 +101,7 @@ def _run_pipeline(
     command: str,
     only: list[str] | None = None,
     fetch_pages: bool = True,
+    force: bool = False,
 ) -> RunReport:
     with _progress_bar() as progress:
         pipeline = Pipeline(
@@ -108,7 +113,7 @@ def _run_pipeline(
             fetch_pages=fetch_pages,
             progress=progress,
         )
-        return pipeline.run(only_feeds=only or None)
+        return pipeline.run(only_feeds=only or None, force=force)
 
 
 def _print_report(report: RunReport, as_json: bool) -> None:
@@ -122,9 +127,13 @@ def _print_report(report: RunReport, as_json: bool) -> None:
     for feed in report.feeds:
         row = feed.to_dict()
         discards.update(feed.discarded)
-        name = feed.name + (f"\n  fetch failed: {feed.fetch_error}" if feed.fetch_error else "")
+        name = feed.name
+        if feed.skipped:
+            name += f"\n  skipped: {feed.skipped} (copydesk run --all to force)"
+        if feed.fetch_error:
+            name += f"\n  fetch failed: {feed.fetch_error} (next try {feed.next_fetch_at})"
         table.add_row(
-            name,
+            Text(name),  # feed names and errors come from outside: never markup
             *(
                 str(row[k])
                 for k in ("seen", "new", "duplicates", "drafts", "discarded", "errors", "retried")
@@ -136,13 +145,13 @@ def _print_report(report: RunReport, as_json: bool) -> None:
         by.add_column("gate or reason")
         by.add_column("items", justify="right")
         for gate, n in sorted(discards.items()):
-            by.add_row(gate, str(n))
+            by.add_row(Text(gate), str(n))
         cx.out.print(by)
     totals = report.totals()
     if (
         totals["new"] == 0
         and totals["retried"] == 0
-        and not any(f.fetch_error for f in report.feeds)
+        and not any(f.fetch_error or f.skipped for f in report.feeds)
     ):
         cx.out.print("nothing new: every entry was already seen.")
     recorded = sum(f.recorded_replies for f in report.feeds)

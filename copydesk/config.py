@@ -86,8 +86,7 @@ class IngestSettings(_Section):
     # Hosts or networks (CIDR) that may be fetched although they are private or loopback.
     allow_private: list[str] = Field(default_factory=list)
     feed_stale_hours: float = Field(default=48, gt=0)
-    retry_base_seconds: float = Field(default=300, ge=0)
-    max_attempts: int = Field(default=5, ge=1)
+    retry_base_seconds: float = Field(default=300, ge=0)  # a failing feed's first wait
 
 
 class ReviewSettings(_Section):

@@ -33,7 +33,7 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import Session, col, or_, select
+from sqlmodel import Session, col, select
 
 from copydesk.config import FeedSettings, Settings
 from guards.registry import DRAFT_GATES, GateResult, run_gates
@@ -754,11 +754,9 @@ def find_duplicate(
     this page's other URLs (earlier only, so two pages that name each other as
     canonical cannot discard each other), else another item with the same text."""
     for alias in aliases:
+        _, key = item_keys(None, None, alias)  # the unique, indexed key that URL would have
         found = session.exec(
-            select(Item.id)
-            .where(or_(Item.dedup_key == alias, Item.source_url == alias), Item.id < item_id)
-            .order_by(Item.id)
-            .limit(1)
+            select(Item.id).where(Item.dedup_key == key, Item.id < item_id).limit(1)
         ).first()
         if found is not None:
             return found, f"same canonical URL {alias}"

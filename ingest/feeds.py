@@ -188,7 +188,8 @@ def _text(value: Any) -> str | None:
 
 def _published(raw: Any) -> datetime | None:
     for key in ("published_parsed", "updated_parsed", "created_parsed"):
-        value = raw.get(key)
+        # dict.get: the keys as parsed, without feedparser's deprecated key aliasing
+        value = dict.get(raw, key)
         if value:
             try:
                 return datetime.fromtimestamp(calendar.timegm(value), UTC)

@@ -196,7 +196,9 @@ class GuardedBackend(httpcore.NetworkBackend):
         assert last is not None
         raise last
 
-    def connect_unix_socket(self, path: str, timeout: float | None = None, socket_options=None):  # type: ignore[no-untyped-def]  # noqa: E501
+    def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: object = None
+    ) -> httpcore.NetworkStream:
         raise Refused("unix sockets are not fetched")
 
     def sleep(self, seconds: float) -> None:

@@ -48,7 +48,8 @@ def main() -> None:
             '<div class="cd-who" style="font-size:0.9rem">Signed in as '
             f"<b>{escape_text(reviewer.name)}</b> ({escape_text(reviewer.role)})</div>"
         )
-        st.button("Sign out", key="sign_out", on_click=auth.sign_out)
+        sign_out = auth.sign_out_oidc if settings.review.auth == "oidc" else auth.sign_out
+        st.button("Sign out", key="sign_out", on_click=sign_out)
         with Session(engine) as session:
             pending = queue_count(session, QueueFilter())
         view = st.radio(

@@ -29,10 +29,13 @@ SESSION_KEY = "reviewer"
 _MESSAGE = "sign_in_message"
 
 
-def current_reviewer(engine: Engine) -> Reviewer | None:
+def current_reviewer(engine: Engine, settings: Settings) -> Reviewer | None:
     """The signed-in person with their role as the database says now, or None."""
     reviewer: Reviewer | None = st.session_state.get(SESSION_KEY)
     if reviewer is None:
+        return None
+    if settings.review.auth == "oidc" and not st.user.get("is_logged_in"):
+        sign_out(message="Your single sign-on session ended. Sign in again.")
         return None
     with Session(engine) as session:
         role = active_role(session, reviewer.name)
@@ -53,9 +56,15 @@ def sign_out(message: str | None = None) -> None:
         st.session_state[_MESSAGE] = message
 
 
+def sign_out_oidc() -> None:
+    """Sign out of the app and of Streamlit's identity-provider session."""
+    sign_out()
+    st.logout()
+
+
 def require_sign_in(engine: Engine, settings: Settings) -> Reviewer:
     """The signed-in reviewer; otherwise draws the sign-in form and stops the run."""
-    reviewer = current_reviewer(engine)
+    reviewer = current_reviewer(engine, settings)
     if reviewer is not None:
         return reviewer
     st.title("copydesk review")
@@ -102,6 +111,9 @@ def _password_form(engine: Engine) -> None:
 
 
 def _oidc(engine: Engine) -> None:
+    message = st.session_state.get(_MESSAGE)
+    if message:
+        st.error(message)
     logged_in = st.user.get("is_logged_in")
     if logged_in is None:
         st.error(

@@ -26,9 +26,12 @@ from review_ui.queries import (
 from review_ui.widgets import plain, table
 
 
-def _title(text: str, count: int) -> None:
+def _title(text: str) -> None:
+    st.html(f'<div style="font-size:1.6rem;font-weight:700">{text}</div>')
+
+
+def _count(count: int) -> None:
     st.html(
-        f'<div style="font-size:1.6rem;font-weight:700">{text}</div>'
         f'<div class="cd-count" style="opacity:0.8">{count:,} item{"" if count == 1 else "s"}</div>'
     )
 
@@ -59,6 +62,7 @@ def _detail(engine: Engine, settings: Settings, item_id: int) -> None:
 
 
 def discarded_view(engine: Engine, settings: Settings) -> None:
+    _title("Discarded")
     with Session(engine) as session:
         gates = failed_gate_names(session)
         feeds = dict(feed_choices(session))
@@ -80,7 +84,7 @@ def discarded_view(engine: Engine, settings: Settings) -> None:
     filt = DiscardFilter(gate=gate, feed_id=feed, since=since, until=until)  # type: ignore[arg-type]
     with Session(engine) as session:
         total = discard_count(session, filt)
-        _title("Discarded", total)
+        _count(total)
         if total == 0:
             plain("No discarded item matches.", kind="info")
             return
@@ -115,7 +119,8 @@ STATUS_TITLES = {"approved": "Approved", "rejected": "Rejected", "published": "P
 def decided_view(engine: Engine, settings: Settings, status: str) -> None:
     with Session(engine) as session:
         total = decided_count(session, status)
-        _title(STATUS_TITLES[status], total)
+        _title(STATUS_TITLES[status])
+        _count(total)
         if total == 0:
             plain(f"No {status} items yet.", kind="info")
             return

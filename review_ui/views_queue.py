@@ -144,7 +144,6 @@ def _check_edit(
     st.session_state["edit_check"] = {
         "key": (item_id, version),
         "draft": hl.draft_text(headline, summary),
-        "headline_len": len(headline),
         "results": [r.to_dict() for r in results],
     }
 
@@ -231,8 +230,13 @@ def _queue_list(engine: Engine, filt: QueueFilter, total: int) -> None:
     pages = max(1, math.ceil(total / PAGE_SIZE))
     if (st.session_state.get("q_page") or 1) > pages:
         st.session_state["q_page"] = pages
-    with st.expander(f"List of pending drafts ({total:,}, {pages:,} page{'s' * (pages > 1)})"):
+    # A fixed label: an expander whose label changes is a new one, and closes.
+    with st.expander("List of pending drafts", key="q_list"):
         page = st.pagination(pages, key="q_page") if pages > 1 else 1
+        st.html(
+            f'<div style="opacity:0.7;font-size:0.85rem">{total:,} drafts, page {page:,} '
+            f"of {pages:,}. Pick a row to open it.</div>"
+        )
         with Session(engine) as session:
             rows = queue_page(session, filt, page=page)
         event = table(

@@ -59,6 +59,16 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
+@pytest.fixture(autouse=True)
+def _loopback_only(monkeypatch: pytest.MonkeyPatch):
+    """No test reaches any network but loopback: other connects and lookups fail at once."""
+    from tests.ingest_helpers import install_loopback_only, logging_restored
+
+    # The CLI points the root logger at CliRunner's stderr, closed after each invoke.
+    with logging_restored():
+        yield install_loopback_only(monkeypatch)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests that ask for `pg_url` directly get the `postgres` marker too."""
     for item in items:

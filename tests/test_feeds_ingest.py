@@ -581,3 +581,43 @@ def test_a_page_over_the_size_cap_is_cut_off_and_the_cut_recorded(
         "truncated": True,
         "kept_bytes": cap,
     }
+
+
+def test_json_feed_entries_and_a_broken_json_feed():
+    from ingest.feeds import parse_feed
+    from ingest.fetch import FetchResult
+
+    body = {
+        "version": "https://jsonfeed.org/version/1.1",
+        "title": "Harbour Notes",
+        "items": [
+            {
+                "id": "n1",
+                "url": "/notes/dredging",
+                "title": "Dredging starts",
+                "content_html": "<p>The dredger Marlow arrived at Pellow Quay.</p>",
+                "date_published": "Tue, 01 Dec 2026 08:00:00 +0000",
+                "authors": [{"name": "Ilse Marrow"}],
+            },
+            {"url": "https://notes.example.org/tides", "content_text": "Tide tables."},
+            "not an item",
+        ],
+    }
+    url = "https://notes.example.org/feed.json"
+    ok = parse_feed(
+        FetchResult(
+            url, url, 200, {"content-type": "application/feed+json"}, json.dumps(body).encode()
+        )
+    )
+    assert ok.fetch.error is None and ok.title == "Harbour Notes"
+    first, second = ok.entries
+    assert first.link == "https://notes.example.org/notes/dredging"
+    assert first.entry_id == "n1" and first.author == "Ilse Marrow"
+    assert first.published.isoformat() == "2026-12-01T08:00:00+00:00"
+    assert first.content_text == "The dredger Marlow arrived at Pellow Quay."
+    assert second.entry_id == "https://notes.example.org/tides"
+
+    broken = parse_feed(FetchResult(url, url, 200, {"content-type": "application/json"}, b"{oops"))
+    assert broken.fetch.error.startswith("not a feed: JSONDecodeError")
+    other = parse_feed(FetchResult(url, url, 200, {}, b'{"hello": "world"}'))
+    assert other.fetch.error == "not a feed: JSON without a jsonfeed.org version"

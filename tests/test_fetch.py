@@ -15,6 +15,7 @@ import zlib
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from pytest_httpserver import HTTPServer
 from werkzeug.wrappers import Request, Response
 
 from ingest.fetch import (
@@ -162,6 +163,26 @@ def test_dns_rebinding_gains_nothing_the_checked_address_is_the_one_connected(ht
     assert len(httpserver.log) == 1
 
 
+def test_ipv6_loopback_is_refused_unless_allowed():
+    try:
+        server = HTTPServer(host="::1", port=0)
+        server.start()
+    except OSError as exc:
+        pytest.skip(f"no IPv6 loopback here: {exc}")
+    try:
+        server.expect_request("/feed").respond_with_data("over IPv6")
+        url = f"http://[::1]:{server.port}/feed"
+        with Fetcher(ingest_settings(allow_private=[])) as fetcher:
+            refused = fetcher.get(url)
+        with Fetcher(ingest_settings(allow_private=["::1/128"])) as fetcher:
+            allowed = fetcher.get(url)
+    finally:
+        server.clear()
+        server.stop()
+    assert refused.refused and refused.error == "refused: address ::1 is not public"
+    assert allowed.ok and allowed.content == b"over IPv6"
+
+
 def test_allow_list_by_host_name(httpserver):
     httpserver.expect_request("/feed").respond_with_data("ok")
     resolve = resolver_for({"feeds.intranet": "127.0.0.1"})
@@ -242,20 +263,26 @@ def test_requests_carry_a_clear_user_agent(httpserver):
 # --------------------------------------------------------------------------- bodies
 
 
-HUGE_SERVER = """
-import socket, sys
+BIG_SERVER = """
+import gzip, socket, sys
+kind = sys.argv[1]
 server = socket.socket()
 server.bind(("127.0.0.1", 0))
 server.listen(4)
 print(server.getsockname()[1], flush=True)
-chunk = b"<p>" + b"x" * 65530 + b"</p>"
+if kind == "huge":  # 50 MB of HTML, streamed
+    chunks, extra, length = [b"<p>" + b"x" * 65530 + b"</p>"] * 800, b"", 800 * 65536
+else:  # a gzip bomb: 40 MB of zeros in about 40 kB
+    body = gzip.compress(b"\\0" * 40_000_000)
+    chunks, extra, length = [body], b"Content-Encoding: gzip\\r\\n", len(body)
+head = (b"HTTP/1.1 200 OK\\r\\nContent-Type: text/html\\r\\n" + extra
+        + b"Content-Length: " + str(length).encode() + b"\\r\\nConnection: close\\r\\n\\r\\n")
 while True:
     conn, _ = server.accept()
     conn.recv(65536)
-    conn.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Type: text/html\\r\\n"
-                 b"Content-Length: 52428800\\r\\nConnection: close\\r\\n\\r\\n")
     try:
-        for _ in range(800):
+        conn.sendall(head)
+        for chunk in chunks:
             conn.sendall(chunk)
     except OSError:
         pass
@@ -264,49 +291,53 @@ while True:
 
 
 @pytest.fixture
-def huge_server(tmp_path):
-    """A 50 MB response from another process, so that measuring this process's
-    memory measures the fetcher alone (an in-process server's buffers would count)."""
-    script = tmp_path / "huge_server.py"
-    script.write_text(HUGE_SERVER)
-    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+def big_server(tmp_path):
+    """Big responses from another process, so that measuring this process's memory
+    measures the fetcher alone (an in-process server's buffers would count)."""
+    script = tmp_path / "big_server.py"
+    script.write_text(BIG_SERVER)
+    procs = []
+
+    def start(kind: str) -> str:
+        proc = subprocess.Popen(
+            [sys.executable, str(script), kind], stdout=subprocess.PIPE, text=True
+        )
+        procs.append(proc)
+        return f"http://127.0.0.1:{int(proc.stdout.readline())}/{kind}"
+
     try:
-        yield f"http://127.0.0.1:{int(proc.stdout.readline())}/huge"
+        yield start
     finally:
-        proc.kill()
-        proc.wait()
+        for proc in procs:
+            proc.kill()
+            proc.wait()
 
 
-def test_a_50_mb_body_is_cut_off_at_the_cap_and_never_held_in_memory(huge_server):
-    limit = 1_000_000
+def peak_memory_of(call):
+    tracemalloc.start()
+    try:
+        result = call()
+        return result, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_50_mb_body_is_cut_off_at_the_cap_and_never_held_in_memory(big_server):
+    limit, url = 1_000_000, big_server("huge")
     with Fetcher(ingest_settings(max_bytes=limit)) as fetcher:
-        tracemalloc.start()
-        try:
-            result = fetcher.get(huge_server)
-            _, peak = tracemalloc.get_traced_memory()
-        finally:
-            tracemalloc.stop()
+        result, peak = peak_memory_of(lambda: fetcher.get(url))
     assert result.ok and result.truncated
     assert len(result.content) == limit
     assert peak < 4 * limit, f"peak {peak} bytes while reading a body capped at {limit}"
 
 
-def test_a_gzip_bomb_stops_at_the_cap(httpserver):
-    limit = 500_000
-    bomb = gzip.compress(b"\0" * 40_000_000)
-    assert len(bomb) < 100_000
-    httpserver.expect_request("/bomb").respond_with_data(
-        bomb, headers={"Content-Encoding": "gzip"}, content_type="text/html"
-    )
+def test_a_gzip_bomb_stops_at_the_cap(big_server):
+    limit, url = 500_000, big_server("bomb")
     with Fetcher(ingest_settings(max_bytes=limit)) as fetcher:
-        tracemalloc.start()
-        try:
-            result = fetcher.get(httpserver.url_for("/bomb"))
-            _, peak = tracemalloc.get_traced_memory()
-        finally:
-            tracemalloc.stop()
-    assert result.truncated and len(result.content) == limit
-    assert peak < 20 * limit
+        result, peak = peak_memory_of(lambda: fetcher.get(url))
+    assert result.ok and result.truncated
+    assert result.content == b"\0" * limit
+    assert peak < 5 * limit, f"peak {peak} bytes while inflating a body capped at {limit}"
 
 
 def test_gzip_and_deflate_encodings_and_unannounced_gzip(httpserver):

@@ -17,7 +17,7 @@ from review_ui import decisions
 from review_ui.decisions import Blocked, NotAllowed, ReasonRequired, Reviewer
 from store.db import open_store, session_scope
 from store.editors import disable_editor
-from store.models import AuditEvent, GateVerdict
+from store.models import AuditEvent, GateVerdict, Run
 from store.status import Conflict
 from tests.review_seed import (
     ARTICLES,
@@ -27,6 +27,7 @@ from tests.review_seed import (
     PASSWORD,
     SCRIPT,
     item_state,
+    seed_article,
     seed_editor,
     seed_queue,
     write_config,
@@ -442,3 +443,85 @@ def test_every_view_renders(desk: Desk, view: str) -> None:
     at.sidebar.radio(key="view").set_value(view)
     at.run()
     assert not at.exception
+
+
+# --------------------------------------------------------------------------- single sign-on
+
+
+@pytest.fixture
+def sso_desk(sqlite_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Desk:
+    desk = _desk(sqlite_url, tmp_path, monkeypatch)
+    seed_editor(desk.engine, "alice@example.org")
+    config = write_config(tmp_path / "sso.toml", sqlite_url, modes=MODES, auth="oidc")
+    monkeypatch.setenv("COPYDESK_CONFIG", str(config))
+    return desk
+
+
+def _sso_app(user: dict[str, object]) -> AppTest:
+    at = AppTest.from_file(str(APP), default_timeout=60)
+    at.user = user
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_sso_shows_only_its_sign_in_button(sso_desk: Desk) -> None:
+    at = _sso_app({"is_logged_in": False})
+    assert [b.label for b in at.button] == ["Sign in with single sign-on"]
+    assert len(at.text_input) == 0 and len(at.sidebar.children) == 0
+    assert ARTICLES["bridge"].headline not in texts(at)
+
+
+def test_sso_identity_must_be_an_enabled_account(sso_desk: Desk) -> None:
+    at = _sso_app({"is_logged_in": True, "email": "mallory@example.org"})
+    assert "is not an enabled copydesk account" in texts(at)
+    assert "reviewer" not in at.session_state
+    assert ARTICLES["bridge"].headline not in texts(at)
+
+
+def test_sso_signs_in_a_known_account_with_its_role(sso_desk: Desk) -> None:
+    at = _sso_app({"is_logged_in": True, "email": "alice@example.org"})
+    assert at.session_state["reviewer"] == Reviewer("alice@example.org", "editor")
+    assert ARTICLES["bridge"].headline in texts(at)
+    at.button(key="approve").click()
+    at.run()
+    assert item_state(sso_desk.engine, sso_desk.ids["bridge"]).decided_by == "alice@example.org"
+
+
+def test_sso_without_streamlit_auth_settings_says_what_is_missing(sso_desk: Desk) -> None:
+    at = _sso_app({"email": "alice@example.org"})  # no [auth] section: no is_logged_in
+    assert "[auth] section is missing" in texts(at)
+    assert len(at.button) == 0
+
+
+def test_database_url_alone_is_enough(
+    sqlite_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    engine = open_store(sqlite_url)
+    seed_queue(engine, ("bridge",))
+    seed_editor(engine, "alice")
+    monkeypatch.chdir(tmp_path)  # no config.toml here, no $COPYDESK_CONFIG
+    monkeypatch.setenv("COPYDESK_DATABASE_URL", sqlite_url)
+    at = Desk(engine, {}).signed_in("alice")
+    assert ARTICLES["bridge"].headline in texts(at)
+
+
+def test_the_list_is_paged_oldest_first(
+    sqlite_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    engine = open_store(sqlite_url)
+    with session_scope(engine) as session:
+        run = Run(command="seed")
+        session.add(run)
+        session.flush()
+        for n in range(30):
+            url = f"https://news.example.org/bridge-{n}"
+            seed_article(session, run, ARTICLES["bridge"], feed=None, url=url)
+    seed_editor(engine, "alice")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COPYDESK_DATABASE_URL", sqlite_url)
+    at = Desk(engine, {}).signed_in("alice")
+    assert list(at.dataframe[0].value["#"]) == list(range(1, 26))
+    at.get("pagination")[0].set_value(2)
+    at.run()
+    assert list(at.dataframe[0].value["#"]) == list(range(26, 31))

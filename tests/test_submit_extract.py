@@ -95,6 +95,16 @@ def test_submit_makes_a_draft_through_the_same_path(tmp_path, sqlite_url, site):
     assert f"item {item.id}: draft (already known: not processed again)" in again.stdout
     assert len(site.log) == 2
 
+    # A short link to the same page is a new item, found to be the known story.
+    site.expect_request("/r/ferry").respond_with_data(
+        "", status=302, headers={"Location": "/news/ferry"}
+    )
+    short = invoke(config, "submit", site.url_for("/r/ferry"))
+    assert short.exit_code == 0, short.output
+    canonical = site.url_for("/news/ferry")
+    expected = f"reason: duplicate of item {item.id} (same canonical URL {canonical})"
+    assert expected in short.stdout
+
 
 def test_submit_reports_a_discard_with_its_reason_and_exit_1(tmp_path, sqlite_url, site):
     config = write_config(tmp_path, sqlite_url)

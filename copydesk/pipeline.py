@@ -670,6 +670,19 @@ class Pipeline:
         return out
 
     def _commit(self, out: Outcome) -> None:
+        try:
+            self._commit_outcome(out)
+        except st.Conflict as exc:
+            # Another worker (or machine) finished this item first. Its result
+            # stands; the calls this worker made are still written to the ledger.
+            log.warning("item %s: %s; this run's result is dropped", out.job.item_id, exc)
+            with session_scope(self.engine) as session:
+                for call in out.calls:
+                    session.add(
+                        ModelCall(item_id=out.job.item_id, run_id=self.run_id, **vars(call))
+                    )
+
+    def _commit_outcome(self, out: Outcome) -> None:
         job = out.job
         with session_scope(self.engine) as session:
             item = session.get(Item, job.item_id)

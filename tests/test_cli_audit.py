@@ -15,7 +15,8 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 from typer.testing import CliRunner
 
-from copydesk import audit, commands_audit
+from copydesk import audit
+from copydesk.cli import app as cli_app
 from store import status
 from store.db import session_scope
 from store.models import AuditEvent, Feed, GateVerdict, Item, ModelCall, Run
@@ -48,15 +49,8 @@ def runner() -> CliRunner:
 
 @pytest.fixture
 def app() -> typer.Typer:
-    """An app with only these commands (cli.py wires the real one)."""
-    app = typer.Typer()
-
-    @app.callback()
-    def _root() -> None:
-        pass
-
-    commands_audit.register(app)
-    return app
+    """The real command line, as installed."""
+    return cli_app
 
 
 @pytest.fixture(scope="module")

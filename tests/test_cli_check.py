@@ -10,6 +10,7 @@ import typer
 from typer.testing import CliRunner
 
 from copydesk import commands_check
+from copydesk.cli import app as cli_app
 from guards.registry import DRAFT_GATES, SOURCE_GATES
 
 # Invented article (Port Elsmere, the harbour authority and everyone in it do not exist).
@@ -62,15 +63,8 @@ def runner() -> CliRunner:
 
 @pytest.fixture
 def app() -> typer.Typer:
-    """An app with only the check command (cli.py wires the real one)."""
-    app = typer.Typer()
-
-    @app.callback()
-    def _root() -> None:
-        pass
-
-    commands_check.register(app)
-    return app
+    """The real command line, as installed."""
+    return cli_app
 
 
 def write_config(path: Path, modes: dict[str, str] | None = None, min_words: int = 150) -> Path:

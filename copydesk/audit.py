@@ -227,10 +227,11 @@ def event_dict(e: AuditEvent) -> dict[str, Any]:
 
 
 def find_item(session: Session, key: str | int) -> Item | None:
-    """An item by id (an integer), or by URL or dedup key.
+    """An item by id (an integer), or by URL, dedup key or the feed's entry id.
 
     A URL matches the canonical `source_url` (and the dedup key, which is the
-    canonical URL) or the link exactly as the feed gave it (`original_url`)."""
+    canonical URL) or the link exactly as the feed gave it (`original_url`); an
+    entry without a link is found by its guid."""
     if isinstance(key, int) or key.strip().isdigit():
         return session.get(Item, int(key))
     raw = key.strip()
@@ -238,7 +239,7 @@ def find_item(session: Session, key: str | int) -> Item | None:
     canonical = _canonical(raw)
     if canonical and canonical != raw:
         candidates.insert(0, canonical)
-    for column in (Item.dedup_key, Item.source_url, Item.original_url):
+    for column in (Item.dedup_key, Item.source_url, Item.original_url, Item.entry_id):
         for candidate in candidates:
             found = session.scalars(
                 select(Item).where(column == candidate).order_by(Item.id).limit(1)

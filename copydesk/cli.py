@@ -17,7 +17,7 @@ from copydesk import (
     commands_stats,
     context,
 )
-from copydesk.logs import setup_logging
+from copydesk.logs import LogFormat, setup_logging
 
 app = typer.Typer(
     name="copydesk",
@@ -36,12 +36,15 @@ def _global(
         "-c",
         help="config.toml (default: $COPYDESK_CONFIG, else ./config.toml)",
     ),
-    log_format: str = typer.Option("text", "--log-format", help="text or json (for schedulers)"),
+    log_format: LogFormat = typer.Option(
+        LogFormat.text, "--log-format", help="text for people, json lines for schedulers"
+    ),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="debug logging"),
 ) -> None:
     """Short, faithful news summaries that ship only after an editor approves them."""
     context.CONFIG_PATH = config
-    setup_logging(log_format, verbose)
+    context.JSON_LOGS = log_format is LogFormat.json
+    setup_logging(log_format.value, verbose)
 
 
 for module in (

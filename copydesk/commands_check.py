@@ -21,9 +21,10 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from copydesk import context as cx
 from copydesk.audit import plain, render_evidence
 from copydesk.config import Settings
-from copydesk.context import EXIT_FAILED, EXIT_OK, EXIT_USAGE, err, fail, load, out
+from copydesk.context import EXIT_FAILED, EXIT_OK, EXIT_USAGE, fail, load, out
 from guards.registry import DRAFT_GATES, SOURCE_GATES, GateResult, run_gates
 
 GATES = SOURCE_GATES + DRAFT_GATES
@@ -187,10 +188,9 @@ def check_jsonl(lines: Iterable[bytes | str], output: IO[str], gates: Gates) -> 
     if batch:
         write("\n".join(batch) + "\n")
     output.flush()
-    err.print(
+    cx.note(
         f"checked {sum(counts.values())}: {counts['passed']} passed, {counts['failed']} failed, "
-        f"{counts['malformed']} malformed",
-        markup=False,
+        f"{counts['malformed']} malformed"
     )
     return EXIT_FAILED if counts["failed"] or counts["malformed"] else EXIT_OK
 
@@ -218,5 +218,11 @@ def check_line(raw: bytes | str, number: int, gates: Gates) -> tuple[dict[str, A
 
 
 def _malformed(item_id: Any, number: int, message: str) -> tuple[dict[str, Any], str]:
-    line = {"id": item_id, "passed": False, "line": number, "error": f"line {number}: {message}"}
+    line = {
+        "id": item_id,
+        "passed": False,
+        "verdicts": [],
+        "line": number,
+        "error": f"line {number}: {message}",
+    }
     return line, "malformed"

@@ -6,6 +6,7 @@ import json
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import typer
 from rich.table import Table
@@ -31,12 +32,28 @@ def feeds_add(
     name: str = typer.Option(None, "--name", "-n", help="a short name for tables and filters"),
 ) -> None:
     """Add a feed to poll on every run."""
+    url = _feed_location(url)
     ctx = cx.context()
-    if "://" not in url:
-        url = str(Path(url).resolve())
     with session_scope(ctx.engine) as session:
         feed = add_feed(session, url, name)
+        if name and feed.name != name:
+            feed.name = name  # adding a known feed again renames it
         cx.out.print(f"feed {feed.id}: {feed.name} <{feed.url}>", markup=False)
+
+
+def _feed_location(url: str) -> str:
+    """An http(s) URL, or an existing local file as an absolute path; else a usage error."""
+    scheme = urlsplit(url).scheme.lower()
+    if scheme in ("http", "https"):
+        if not urlsplit(url).hostname:
+            cx.fail(f"{url} has no host", cx.EXIT_USAGE)
+        return url
+    if "://" in url or scheme not in ("", "file") and len(scheme) > 1:
+        cx.fail(f"{url}: a feed is an http(s) URL or a local file", cx.EXIT_USAGE)
+    path = Path(url.removeprefix("file://")).expanduser()
+    if not path.is_file():
+        cx.fail(f"no such feed file: {path}", cx.EXIT_USAGE)
+    return str(path.resolve())
 
 
 @feeds_app.command("list")

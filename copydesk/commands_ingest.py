@@ -36,7 +36,7 @@ def submit(
     or failed (the reason is printed), 3 when the run could not work (bad config,
     database, model key)."""
     ctx = cx.context()
-    summariser = _summariser(ctx.settings)
+    summariser = _summariser(ctx.settings, ctx, command="submit")
     with Fetcher(ctx.settings.ingest) as fetcher:
         pipeline = Pipeline(ctx.settings, ctx.engine, summariser, fetcher, command="submit")
         report, item_id, created = pipeline.submit(url)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections import Counter
+import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -12,14 +12,18 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 from rich.text import Text
+from sqlmodel import select
 
 from copydesk import context as cx
 from copydesk.config import FeedSettings, Settings
 from copydesk.pipeline import Pipeline, RunReport, sync_config_feeds
 from ingest.fetch import Fetcher
 from store.db import safe_url, session_scope
+from store.models import Feed, Run, utcnow
 from summarise.base import Summariser
 from summarise.factory import BackendChoiceError, choose_backend, make_summariser
+
+log = logging.getLogger("copydesk.run")
 
 SAMPLE_DIR = Path(__file__).parent / "sample"
 SAMPLE_FEED = SAMPLE_DIR / "feed.xml"
@@ -50,15 +54,38 @@ def run(
     Idempotent: safe to run every few minutes. Exit 0 when the run did its job
     (discards included), 3 when it could not (bad config, database, model key)."""
     ctx = cx.context()
-    summariser = _summariser(ctx.settings)
-    with Fetcher(ctx.settings.ingest) as fetcher:
-        report = _run_pipeline(ctx, summariser, fetcher, command="run", only=feed, force=all_feeds)
+    _check_feed_names(ctx, feed)
+    summariser = _summariser(ctx.settings, ctx, command="run")
+    try:
+        with Fetcher(ctx.settings.ingest) as fetcher:
+            report = _run_pipeline(
+                ctx, summariser, fetcher, command="run", only=feed, force=all_feeds
+            )
+    except Exception as exc:  # recorded on the run row; a person reads one line
+        log.debug("run crashed", exc_info=True)
+        cx.fail(f"run crashed: {type(exc).__name__}: {str(exc).splitlines()[0]}")
     _print_report(report, as_json)
     if report.fatal:
         cx.fail(f"run stopped: {report.fatal}")
 
 
-def _summariser(settings: Settings) -> Summariser:
+def _check_feed_names(ctx: cx.Context, names: list[str] | None) -> None:
+    """`--feed NAME` that matches no feed is a typo, not an empty run."""
+    if not names:
+        return
+    with session_scope(ctx.engine) as session:
+        sync_config_feeds(session, ctx.settings.feeds)
+        known = {v for f in session.exec(select(Feed)) for v in (f.name, f.url)}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        cx.fail(f"no feed named {', '.join(unknown)} (see copydesk feeds list)", cx.EXIT_USAGE)
+
+
+def _summariser(
+    settings: Settings, ctx: cx.Context | None = None, *, command: str = "run"
+) -> Summariser:
+    """The run's summariser, said out loud; a refusal is one line, and (with a
+    store at hand) a run row that says why nothing was touched."""
     backend = choose_backend(settings.summarise)
     why = {
         "auto": " (ANTHROPIC_API_KEY is set)"
@@ -68,9 +95,26 @@ def _summariser(settings: Settings) -> Summariser:
     try:
         summariser = make_summariser(settings.summarise)
     except BackendChoiceError as exc:
+        if ctx is not None:
+            _record_refused_run(ctx, command, backend, str(exc))
         cx.fail(str(exc))
-    cx.err.print(f"summariser: {summariser.name}{why}", markup=False)
+    cx.note(f"summariser: {summariser.name}{why}")
     return summariser
+
+
+def _record_refused_run(ctx: cx.Context, command: str, backend: str, reason: str) -> None:
+    with session_scope(ctx.engine) as session:
+        now = utcnow()
+        session.add(
+            Run(
+                command=command,
+                backend=backend,
+                started_at=now,
+                ended_at=now,
+                exit_status=cx.EXIT_UNABLE,
+                error=f"summariser refused: {reason}",
+            )
+        )
 
 
 @contextmanager
@@ -121,34 +165,40 @@ def _print_report(report: RunReport, as_json: bool) -> None:
         cx.out.print(json.dumps(report.to_dict(), indent=2), markup=False)
         return
     table = Table(title=f"run {report.run_id} — summariser {report.backend}", title_justify="left")
-    for column in ("feed", "seen", "new", "dup", "drafts", "discarded", "errors", "retried"):
-        table.add_column(column, justify="left" if column == "feed" else "right")
-    discards: Counter[str] = Counter()
+    columns = (
+        "feed",
+        "seen",
+        "new",
+        "dup",
+        "drafts",
+        "discarded",
+        "by gate or reason",
+        "errors",
+        "retried",
+    )
+    for column in columns:
+        left = column in ("feed", "by gate or reason")
+        table.add_column(column, justify="left" if left else "right")
     for feed in report.feeds:
         row = feed.to_dict()
-        discards.update(feed.discarded)
         name = feed.name
         if feed.skipped:
             name += f"\n  skipped: {feed.skipped} (copydesk run --all to force)"
         if feed.fetch_error:
             name += f"\n  fetch failed: {feed.fetch_error} (next try {feed.next_fetch_at})"
+        by = "\n".join(f"{gate} {n}" for gate, n in row["discarded_by"].items())
         table.add_row(
             Text(name),  # feed names and errors come from outside: never markup
-            *(
-                str(row[k])
-                for k in ("seen", "new", "duplicates", "drafts", "discarded", "errors", "retried")
-            ),
+            *(str(row[k]) for k in ("seen", "new", "duplicates", "drafts", "discarded")),
+            Text(by),
+            str(row["errors"]),
+            str(row["retried"]),
         )
     cx.out.print(table)
-    if discards:
-        by = Table(title="discarded by", title_justify="left")
-        by.add_column("gate or reason")
-        by.add_column("items", justify="right")
-        for gate, n in sorted(discards.items()):
-            by.add_row(Text(gate), str(n))
-        cx.out.print(by)
     totals = report.totals()
-    if (
+    if not report.feeds:
+        cx.out.print("no feeds to poll: add one with `copydesk feeds add URL` or in config.toml")
+    elif (
         totals["new"] == 0
         and totals["retried"] == 0
         and not any(f.fetch_error or f.skipped for f in report.feeds)
@@ -190,10 +240,9 @@ def demo(
         fallback=ExtractiveSummariser(sentences=settings.summarise.summary_sentences),
     )
     summariser.name = "extractive + recorded replies (demo)"
-    cx.err.print(
+    cx.note(
         "demo: offline, no API key, no network; some articles replay RECORDED "
-        "model replies to show the draft gates at work",
-        markup=False,
+        "model replies to show the draft gates at work"
     )
     with Fetcher(settings.ingest) as fetcher:
         report = _run_pipeline(ctx, summariser, fetcher, command="demo", fetch_pages=False)

@@ -37,8 +37,10 @@ class FeedSettings(_Section):
 class SummariseSettings(_Section):
     backend: Literal["auto", "anthropic", "extractive"] = "auto"
     model: str = "claude-haiku-4-5"
-    temperature: float | Literal["model-default"] = 0
-    max_tokens: int = 4096
+    # 0, or "model-default" to accept the model's own sampling knowingly. Nothing
+    # else: a summary that may vary from run to run cannot be audited.
+    temperature: Literal[0, "model-default"] = 0
+    max_tokens: int = Field(default=4096, gt=0)
     max_concurrency: int = Field(default=4, ge=1, le=64)
     max_attempts: int = Field(default=5, ge=1)  # failed runs before an item is discarded
     max_retries: int = Field(default=2, ge=0, le=10)  # the SDK's own retries of 429/529/5xx
@@ -144,4 +146,24 @@ def load_settings(path: str | Path | None = None, env: dict[str, str] | None = N
         where = ".".join(str(p) for p in first["loc"])
         raise ConfigError(f"{found or 'settings'}: {where}: {first['msg']}") from None
     settings.source = str(found) if found else None
+    if found is not None:
+        _anchor_relative_paths(settings, found.resolve().parent, data, env)
     return settings
+
+
+def _anchor_relative_paths(
+    settings: Settings, base: Path, data: dict[str, Any], env: dict[str, str]
+) -> None:
+    """Relative paths in config.toml mean "next to config.toml", not "wherever the
+    command happens to run": a cron job with `-c /srv/desk/config.toml` must find
+    the same database and feed files as a person in /srv/desk."""
+    url = settings.database.url
+    from_file = not env.get("COPYDESK_DATABASE_URL")
+    prefix = "sqlite:///"
+    if from_file and url.startswith(prefix) and not url.startswith(prefix + "/"):
+        path = url[len(prefix) :]
+        if path and path != ":memory:":
+            settings.database.url = prefix + str(base / path)
+    for feed in settings.feeds:
+        if "://" not in feed.url and not Path(feed.url).is_absolute():
+            feed.url = str(base / feed.url)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from dataclasses import dataclass
@@ -28,10 +29,25 @@ EXIT_USAGE = 2
 EXIT_UNABLE = 3  # the command could not do its job: bad config, database unreachable
 
 
+JSON_LOGS = False  # set by the global --log-format option
+log = logging.getLogger("copydesk")
+
+
 def fail(message: str, code: int = EXIT_UNABLE) -> NoReturn:
     """One line on stderr, then exit. Never a traceback for an expected failure."""
-    err.print(f"copydesk: error: {message}", markup=False)
+    if JSON_LOGS:
+        log.error(message, extra={"exit_status": code})
+    else:
+        err.print(f"copydesk: error: {message}", markup=False)
     raise typer.Exit(code)
+
+
+def note(message: str) -> None:
+    """A line for the person at the terminal, or a log record for a scheduler."""
+    if JSON_LOGS:
+        log.info(message)
+    else:
+        err.print(message, markup=False)
 
 
 @dataclass

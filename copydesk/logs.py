@@ -6,8 +6,14 @@ import json
 import logging
 import sys
 from datetime import UTC, datetime
+from enum import StrEnum
 
 _RESERVED = set(vars(logging.makeLogRecord({})))
+
+
+class LogFormat(StrEnum):
+    text = "text"
+    json = "json"
 
 
 class JsonFormatter(logging.Formatter):

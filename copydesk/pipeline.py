@@ -45,7 +45,14 @@ from ingest.fetch import Fetcher, FetchResult
 from store import status as st
 from store.db import session_scope
 from store.models import Feed, GateVerdict, Item, ModelCall, Run, utcnow
-from summarise.base import Article, CallRecord, Draft, Summariser, SummaryFailed
+from summarise.base import (
+    Article,
+    BackendUnavailable,
+    CallRecord,
+    Draft,
+    Summariser,
+    SummaryFailed,
+)
 
 log = logging.getLogger("copydesk.pipeline")
 
@@ -57,7 +64,15 @@ Progress = Callable[[str, int, int], None]  # (phase, done, total)
 
 class BackendFailure(RuntimeError):
     """The summariser cannot work at all (key refused, model rejects temperature 0):
-    the run stops and untouched items stay `new` for the next run."""
+    the run stops and untouched items stay `new` for the next run. The calls that
+    found it out still go to the ledger."""
+
+    def __init__(
+        self, message: str, *, item_id: int | None = None, calls: list[CallRecord] | None = None
+    ):
+        super().__init__(message)
+        self.item_id = item_id
+        self.calls = calls or []
 
 
 # --------------------------------------------------------------------------- reports
@@ -221,6 +236,11 @@ class Pipeline:
         except BackendFailure as exc:
             report.fatal = str(exc)
             log.error("run %s stopped: %s", self.run_id, exc)
+        except Exception as exc:
+            # Not an item's failure (those become `error` items): the database went
+            # away, or a bug. The run row says so; the caller reports it in one line.
+            report.fatal = f"run crashed: {type(exc).__name__}: {exc}"
+            raise
         finally:
             self._finish_run(report)
         return report
@@ -239,6 +259,9 @@ class Pipeline:
         except BackendFailure as exc:
             report.fatal = str(exc)
             log.error("run %s stopped: %s", self.run_id, exc)
+        except Exception as exc:
+            report.fatal = f"run crashed: {type(exc).__name__}: {exc}"
+            raise
         finally:
             self._finish_run(report)
         return report, item_id, created
@@ -498,21 +521,47 @@ class Pipeline:
                     job = next(queue, None)
                     if job is None:
                         return
-                    pending.add(pool.submit(self.prepare, job))
+                    pending.add(pool.submit(self._prepare_safely, job))
 
             top_up()
-            try:
-                while pending:
-                    finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-                    for future in finished:
+            stop: BackendFailure | None = None
+            while pending:
+                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    try:
                         self._commit(future.result())
-                        done += 1
-                        self.progress("items", done, total)
+                    except BackendFailure as exc:
+                        self._record_calls(exc.item_id, exc.calls)
+                        stop = stop or exc
+                    done += 1
+                    self.progress("items", done, total)
+                if stop is None:
                     top_up()
-            except BackendFailure:
-                for future in pending:
-                    future.cancel()
-                raise
+                else:
+                    # Start nothing new; what is already running finishes and is kept.
+                    pending = {f for f in pending if not f.cancel()}
+            if stop is not None:
+                raise stop
+
+    def _prepare_safely(self, job: Job) -> Outcome:
+        """`prepare`, with a bug or a surprise confined to its item: the item goes to
+        `error` with the reason (and is retried, then discarded), the run goes on."""
+        try:
+            return self.prepare(job)
+        except BackendFailure:
+            raise
+        except Exception as exc:
+            log.exception("item %s: unexpected error", job.item_id)
+            reason = f"unexpected error: {type(exc).__name__}: {exc}"
+            return self._failed(Outcome(job, st.ERROR), reason, True, "internal")
+
+    def _record_calls(self, item_id: int | None, calls: list[CallRecord]) -> None:
+        """Ledger rows for calls whose item was not committed: every call is a row."""
+        if not calls:
+            return
+        with session_scope(self.engine) as session:
+            for call in calls:
+                session.add(ModelCall(item_id=item_id, run_id=self.run_id, **vars(call)))
 
     def prepare(self, job: Job) -> Outcome:
         """Everything but the database writes: fetch, gates, duplicate look-ups,
@@ -546,15 +595,14 @@ class Pipeline:
         if duplicate is not None:
             return _duplicate(out, *duplicate)
         article = Article(job.dedup_key, out.changes.get("title", job.title), job.source_url, text)
+        out.changes["summariser"] = self.summariser.name  # recorded whatever the outcome
         try:
             draft = self.summariser.summarise(article)
         except SummaryFailed as exc:
             out.calls += exc.calls
             return self._failed(out, f"summariser failed: {exc.reason}", exc.transient, "model")
-        except Exception as exc:
-            if type(exc).__name__ == "BackendUnavailable":
-                raise BackendFailure(str(exc)) from None
-            raise
+        except BackendUnavailable as exc:
+            raise BackendFailure(str(exc), item_id=job.item_id, calls=exc.calls) from None
         out.calls += draft.calls
         out.draft = draft
         out.changes.update(
@@ -658,7 +706,8 @@ class Pipeline:
         limit = self.settings.summarise.max_attempts
         out.changes.update(attempts=attempts, last_error=reason)
         if attempts >= limit:
-            what = "model" if kind == "model" else "fetch"
+            what = {"model": "model", "fetch": "fetch"}.get(kind, "processing")
+            out.changes["next_attempt_at"] = None
             return _failed_permanently(out, f"{what} failed {attempts} times: {reason}", kind)
         base = self.settings.summarise.retry_base_seconds
         delay = min(timedelta(seconds=base * 2 ** (attempts - 1)), MAX_BACKOFF)

@@ -27,11 +27,17 @@ class StoreError(RuntimeError):
 def make_engine(url: str) -> Engine:
     """An engine tuned for the backend: SQLite waits for locks instead of failing
     at once and uses WAL so the review queue can read while a run writes."""
-    parsed = make_url(url)
+    try:
+        parsed = make_url(url)
+    except Exception as exc:  # noqa: BLE001 - SQLAlchemy raises several kinds
+        raise StoreError(f"database URL {url!r} cannot be read: {exc}") from None
     if parsed.get_backend_name() == "sqlite":
         database = parsed.database
         if database and database != ":memory:":
-            Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            folder = Path(database).expanduser().parent
+            if not folder.is_dir():
+                # A typo in the path must not quietly start a new, empty newsroom.
+                raise StoreError(f"database folder {folder} does not exist")
         engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
 
         @event.listens_for(engine, "connect")
@@ -47,9 +53,13 @@ def make_engine(url: str) -> Engine:
             cur.close()
 
         return engine
-    if parsed.get_backend_name() == "postgresql" and parsed.get_driver_name() in ("", "psycopg2"):
-        url = parsed.set(drivername="postgresql+psycopg").render_as_string(hide_password=False)
-    return create_engine(url, pool_pre_ping=True)
+    if parsed.drivername in ("postgres", "postgresql", "postgresql+psycopg2"):
+        parsed = parsed.set(drivername="postgresql+psycopg")  # the driver we install
+    try:
+        return create_engine(parsed, pool_pre_ping=True)
+    except Exception as exc:  # noqa: BLE001 - unknown dialect, missing driver...
+        safe = parsed.render_as_string(hide_password=True)
+        raise StoreError(f"database URL {safe} cannot be used: {exc}") from None
 
 
 def alembic_config(engine: Engine) -> Config:

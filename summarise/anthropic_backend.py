@@ -36,7 +36,9 @@ from anthropic import Middleware
 
 from copydesk.config import SummariseSettings
 from summarise import prompt, reply
-from summarise.base import Article, CallRecord, Draft, SummaryFailed
+from summarise.base import Article, BackendUnavailable, CallRecord, Draft, SummaryFailed
+
+__all__ = ["AnthropicSummariser", "BackendUnavailable", "rejects_sampling_parameters"]
 from summarise.pricing import cost_usd, price_for
 
 log = logging.getLogger(__name__)
@@ -57,13 +59,12 @@ _MODEL_NAME = re.compile(
 )
 
 
-class BackendUnavailable(RuntimeError):
-    """No item can be summarised with this backend as configured: stop the run
-    before (or without) moving any item. `calls` holds the failed call, if any."""
+_DEFINITIVE = frozenset({401, 402, 403, 404})  # answers about the key or model, not the load
 
-    def __init__(self, message: str, *, calls: list[CallRecord] | None = None):
-        super().__init__(message)
-        self.calls = calls or []
+
+def _is_billing(error: anthropic.APIStatusError) -> bool:
+    _kind, message = reply.error_summary(error.body)
+    return error.status_code == 400 and bool(_BILLING_WORDS.search(message or ""))
 
 
 def rejects_sampling_parameters(model: str) -> bool:
@@ -214,11 +215,19 @@ class AnthropicSummariser:
         try:
             raw = client.models.with_raw_response.retrieve(self.model)
         except anthropic.APIStatusError as exc:
-            raise self._unavailable_from_status(exc) from None
+            if exc.status_code in _DEFINITIVE or _is_billing(exc):
+                raise self._unavailable_from_status(exc) from None
+            # An outage (429, 5xx, 529) is not a verdict on the configuration: the run
+            # goes on, feeds are still polled, and items wait in `error` for a retry.
+            log.warning("model check inconclusive (%s); going on", exc.status_code)
+            return
         except anthropic.APIConnectionError as exc:
-            raise BackendUnavailable(
-                self._scrub(f"could not reach the Anthropic API at {client.base_url}: {exc}")
-            ) from None
+            log.warning(
+                "could not reach the Anthropic API at %s (%s); going on, items will be retried",
+                client.base_url,
+                type(exc).__name__,
+            )
+            return
         info = _decode_body(raw.http_response)
         if not isinstance(info, dict):
             return

@@ -73,6 +73,16 @@ class SummaryFailed(Exception):
         self.calls = calls or []
 
 
+class BackendUnavailable(RuntimeError):
+    """No item can be summarised with this backend as configured (key refused,
+    unknown model, temperature 0 rejected): the run stops without moving any item.
+    `calls` holds the failed call(s), which still belong in the ledger."""
+
+    def __init__(self, message: str, *, calls: list[CallRecord] | None = None):
+        super().__init__(message)
+        self.calls = calls or []
+
+
 class Summariser(Protocol):
     name: str
 

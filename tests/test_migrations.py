@@ -253,11 +253,9 @@ def test_plain_postgresql_urls_use_psycopg_3() -> None:
         engine.dispose()
 
 
-def test_sqlite_file_in_a_missing_folder_is_created(tmp_path: Path) -> None:
+def test_sqlite_file_in_a_missing_folder_is_refused(tmp_path: Path) -> None:
+    """A typo in the path must not quietly start a new, empty newsroom."""
     path = tmp_path / "not" / "yet" / "there" / "copydesk.db"
-    engine = open_store(f"sqlite:///{path}")
-    try:
-        assert path.is_file()
-        assert set(inspect(engine).get_table_names()) == MODEL_TABLES | {"alembic_version"}
-    finally:
-        engine.dispose()
+    with pytest.raises(StoreError, match="does not exist"):
+        open_store(f"sqlite:///{path}")
+    assert not path.parent.exists()

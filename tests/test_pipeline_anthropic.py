@@ -177,3 +177,56 @@ def test_model_rejecting_temperature_mid_run_stops_and_loses_nothing(
         statuses = [i.status for i in session.exec(select(Item))]
     # Nothing was discarded or drafted: the items wait, still new, for a fixed config.
     assert statuses and set(statuses) == {"new"}
+
+
+def test_an_outage_at_start_is_not_fatal_feeds_are_still_polled(
+    tmp_path, sqlite_url, feed_url, monkeypatch
+):
+    """A 529 on the model check says nothing about the configuration: the feed is
+    read, every entry stored, and the items wait in `error` for a later run."""
+    fake = fake_api.FakeAnthropic(
+        responder=lambda _req: fake_api.overloaded(),
+        model_reply=fake_api.overloaded(),
+        api_key=KEY,
+    )
+    config = config_for(tmp_path, sqlite_url, feed_url)
+    with fake.serve() as base_url:
+        result = invoke(config, monkeypatch, base_url, "run", "--json")
+    assert result.exit_code == 0, result.output
+    with Session(open_store(sqlite_url)) as session:
+        items = session.exec(select(Item)).all()
+    assert len(items) == 8 and {i.status for i in items} == {"error"}
+    assert {i.summariser for i in items} == {"anthropic:claude-haiku-4-5"}
+
+
+def test_a_stopped_run_still_writes_its_calls_to_the_ledger(
+    tmp_path, sqlite_url, feed_url, monkeypatch
+):
+    config = config_for(tmp_path, sqlite_url, feed_url)
+    fake = fake_api.FakeAnthropic(responder=lambda _req: fake_api.unauthorized(), api_key=None)
+    with fake.serve() as base_url:
+        result = invoke(config, monkeypatch, base_url, "run")
+    assert result.exit_code == 3
+    assert "refused" in result.stderr
+    engine = open_store(sqlite_url)
+    with Session(engine) as session:
+        calls = session.exec(select(ModelCall)).all()
+        run = session.exec(select(Run)).one()
+        statuses = {i.status for i in session.exec(select(Item))}
+    assert len(calls) == len(fake.message_requests) >= 1
+    assert all(not c.ok and c.run_id == run.id for c in calls)
+    assert run.exit_status == 3 and "refused" in run.error
+    assert statuses == {"new"}
+
+
+def test_a_refused_key_at_start_leaves_a_run_row_saying_why(
+    tmp_path, sqlite_url, feed_url, monkeypatch
+):
+    fake = fake_api.FakeAnthropic(api_key="sk-ant-another-key")
+    config = config_for(tmp_path, sqlite_url, feed_url)
+    with fake.serve() as base_url:
+        invoke(config, monkeypatch, base_url, "run")
+    with Session(open_store(sqlite_url)) as session:
+        run = session.exec(select(Run)).one()
+    assert run.exit_status == 3 and run.ended_at is not None
+    assert "refused" in run.error and KEY not in run.error

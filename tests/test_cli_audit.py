@@ -430,6 +430,7 @@ def test_audit_full_adds_source_text_and_model_payloads(app, runner, world):
         # canonicalised: tracking parameter and fragment dropped
         "https://news.example.org/port-elsmere-flood-alerts?utm_campaign=winter#top",
         " " + FLOODS_URL + " ",
+        "tag:news.example.org,2026:flood-alerts",  # the feed's entry id (guid)
     ],
 )
 def test_audit_finds_an_item_by_url(app, runner, world, key):

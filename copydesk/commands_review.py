@@ -11,6 +11,7 @@ import importlib.util
 import os
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import typer
@@ -166,9 +167,50 @@ def streamlit_command(host: str, port: int) -> list[str]:
     ]
 
 
-def review_env(settings: Settings) -> dict[str, str]:
-    """The app reads the same settings: config file and database URL by environment."""
-    env = dict(os.environ)
+# What the review app may inherit from the shell that starts it. The app never
+# calls the model, so the Anthropic key (and any other secret lying around in the
+# environment: cloud credentials, tokens) stays behind: a bug or a plug-in in the
+# web server cannot leak what it never had.
+REVIEW_ENV_NAMES = frozenset(
+    {
+        "PATH",
+        "HOME",
+        "USER",
+        "LOGNAME",
+        "LANG",
+        "LANGUAGE",
+        "TZ",
+        "TMPDIR",
+        "VIRTUAL_ENV",
+        "PYTHONPATH",
+        "PYTHONUTF8",
+        "PYTHONIOENCODING",
+        # Streamlit's single sign-on talks to the identity provider over HTTPS.
+        "SSL_CERT_FILE",
+        "SSL_CERT_DIR",
+        "REQUESTS_CA_BUNDLE",
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "NO_PROXY",
+        "http_proxy",
+        "https_proxy",
+        "no_proxy",
+    }
+)
+# libpq settings (PGPASSWORD, PGSSLMODE...), locale, Streamlit's own, ours.
+REVIEW_ENV_PREFIXES = ("PG", "LC_", "STREAMLIT_", "COPYDESK_", "XDG_")
+
+
+def review_env(settings: Settings, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The app's environment: what Streamlit and the database need, nothing else
+    (no ANTHROPIC_API_KEY). The app reads the same settings as this command:
+    config file and database URL by environment."""
+    source = os.environ if environ is None else environ
+    env = {
+        name: value
+        for name, value in source.items()
+        if name in REVIEW_ENV_NAMES or name.startswith(REVIEW_ENV_PREFIXES)
+    }
     env["COPYDESK_DATABASE_URL"] = settings.database.url
     if settings.source:
         env["COPYDESK_CONFIG"] = str(Path(settings.source).resolve())

@@ -5,15 +5,20 @@ Two ways in, chosen by `[review] auth` in config.toml:
 - `password` (default): the editor accounts of `copydesk editor add`, checked
   with argon2 and throttled by `store.editors.authenticate`.
 - `oidc`: Streamlit's `st.login` against the newsroom's identity provider. The
-  identity (its `email` claim, else `preferred_username`) must still match an
-  enabled account in the editors table, which gives the role. See
-  review_ui/README.md for the set-up.
+  identity is the `email` claim, and only when the provider also says
+  `email_verified: true`: an unverified address can be anyone's (some providers
+  let a user type any address), and `preferred_username` is neither unique nor
+  stable. It must still match an enabled account in the editors table, which
+  gives the role. See review_ui/README.md for the set-up.
 
 Either way the account is re-read on every rerun, so disabling an editor ends
 their session at their next click.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
 
 import streamlit as st
 from sqlalchemy.engine import Engine
@@ -110,6 +115,16 @@ def _password_form(engine: Engine) -> None:
     st.caption("No account? An administrator creates one with `copydesk editor add NAME`.")
 
 
+def verified_email(user: Mapping[str, Any]) -> str | None:
+    """The `email` claim when the provider vouches for it (`email_verified` true,
+    as a boolean or, from some providers, the string "true"); otherwise None."""
+    email = str(user.get("email") or "").strip()
+    verified = user.get("email_verified")
+    if isinstance(verified, str):
+        verified = verified.strip().lower() == "true"
+    return email if email and verified is True else None
+
+
 def _oidc(engine: Engine) -> None:
     message = st.session_state.get(_MESSAGE)
     if message:
@@ -125,12 +140,21 @@ def _oidc(engine: Engine) -> None:
         st.caption("Drafts are unpublished material: sign in with your newsroom account.")
         st.button("Sign in with single sign-on", type="primary", on_click=st.login)
         return
-    identity = str(st.user.get("email") or st.user.get("preferred_username") or "")
+    identity = verified_email(st.user)
+    if identity is None:
+        plain(
+            "Your identity provider did not confirm a verified e-mail address "
+            "(email_verified is missing or false), so copydesk cannot tell who you are. "
+            "Ask an administrator: see review_ui/README.md, single sign-on.",
+            kind="error",
+        )
+        st.button("Sign out", on_click=st.logout)
+        return
     with Session(engine) as session:
-        role = active_role(session, identity) if identity else None
+        role = active_role(session, identity)
     if role is None:
         plain(
-            f"{identity or 'This identity'} is not an enabled copydesk account. "
+            f"{identity} is not an enabled copydesk account. "
             "An administrator can add it with: copydesk editor add NAME --role editor|viewer",
             kind="error",
         )

@@ -10,7 +10,7 @@ nothing is written. The caller commits.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -19,7 +19,7 @@ from sqlalchemy.exc import OperationalError
 from sqlmodel import Session
 
 from guards.registry import DEFAULT_MODES, DRAFT_GATES, GateResult, run_gates
-from review_ui.queries import current_verdicts, last_event, stamp
+from review_ui.queries import current_verdicts, first_edit, is_hard_failure, last_event, stamp
 from store import status
 from store.db import session_scope
 from store.editors import get_editor
@@ -116,16 +116,36 @@ def _load(session: Session, item_id: int, expected_version: int) -> Item:
     return item
 
 
-def hard_failures(session: Session, item_id: int) -> list[tuple[str, str]]:
-    """(gate, reason) of every current verdict that fails a gate in `discard` mode."""
-    source, draft = current_verdicts(session, item_id)
-    return [(v.gate, v.reason) for v in source + draft if not v.passed and v.mode == "discard"]
+def gates_off(modes: Mapping[str, str]) -> frozenset[str]:
+    """Gates switched off in config.toml (e.g. `settings.gates.all_modes()`): their
+    stored verdicts are shown as such and no longer block or flag a draft."""
+    return frozenset(gate for gate, mode in modes.items() if mode == "off")
 
 
-def approve(session: Session, reviewer: Reviewer, item_id: int, expected_version: int) -> Item:
+def hard_failures(
+    session: Session, item_id: int, off: Collection[str] = ()
+) -> list[tuple[str, str]]:
+    """(gate, reason) of every verdict on the current text (`current_verdicts`)
+    that fails a gate in `discard` mode, leaving out gates now `off`."""
+    verdicts = current_verdicts(session, item_id)
+    return [
+        (v.gate, v.reason)
+        for v in verdicts.source + verdicts.draft
+        if is_hard_failure(v) and v.gate not in off
+    ]
+
+
+def approve(
+    session: Session,
+    reviewer: Reviewer,
+    item_id: int,
+    expected_version: int,
+    *,
+    off: Collection[str] = (),
+) -> Item:
     require_editor(session, reviewer)
     item = _load(session, item_id, expected_version)
-    failures = hard_failures(session, item_id)
+    failures = hard_failures(session, item_id, off)
     if failures:
         raise Blocked(failures)
     status.move(
@@ -187,6 +207,7 @@ def edit(
     *,
     gate_modes: Mapping[str, str],
     min_source_words: int,
+    note: Mapping[str, Any] | None = None,
 ) -> EditOutcome:
     """Save an editor's text and its gate verdicts (stage `edit`) in one transaction.
 
@@ -209,7 +230,7 @@ def edit(
         headline=headline,
         summary=summary,
         expected_version=expected_version,
-        details={"gates": [_gate_summary(r) for r in results]},
+        details={**(note or {}), "gates": [_gate_summary(r) for r in results]},
     )
     at = event.at or utcnow()
     for result in results:
@@ -228,6 +249,45 @@ def edit(
         )
     session.flush()
     return EditOutcome(results, item.version)
+
+
+def pipeline_draft(session: Session, item_id: int) -> tuple[str, str] | None:
+    """(headline, summary) the pipeline wrote, from the first edit's audit event;
+    None when nobody has edited the draft."""
+    event = first_edit(session, item_id)
+    before = (event.details or {}).get("before") if event else None
+    if not isinstance(before, dict):
+        return None
+    return before.get("headline") or "", before.get("summary") or ""
+
+
+def revert(
+    session: Session,
+    reviewer: Reviewer,
+    item_id: int,
+    expected_version: int,
+    *,
+    gate_modes: Mapping[str, str],
+    min_source_words: int,
+) -> EditOutcome:
+    """Put the pipeline's own draft back after edits, as one more edit: the gates
+    run on it again and the audit keeps every text, the reverted ones included.
+
+    The pipeline's model checks (claims, faithfulness) judged this same text, but
+    they still do not count after a revert: only the gates run here do."""
+    original = pipeline_draft(session, item_id)
+    if original is None:
+        raise IllegalMove("this draft was never edited: there is nothing to revert")
+    return edit(
+        session,
+        reviewer,
+        item_id,
+        expected_version,
+        *original,
+        gate_modes=gate_modes,
+        min_source_words=min_source_words,
+        note={"reverted_to": "pipeline draft"},
+    )
 
 
 def _gate_summary(result: GateResult) -> dict[str, Any]:

@@ -89,20 +89,29 @@ def draw_item(view: ItemView) -> None:
     draw_texts(view)
 
 
-def _result(passed: bool, mode: str) -> str:
+def _result(passed: bool, mode: str, off: bool = False) -> str:
+    if off:
+        return ("passed" if passed else "failed") + " (gate now off: not counted)"
     if passed:
         return "passed"
     return "FAILED" if mode == "discard" else f"failed ({mode})"
 
 
 def draw_verdicts(view: ItemView, settings: Settings) -> None:
-    """Every gate verdict with its reason, then the model checks or why they did not run."""
+    """Every verdict on the current text with its reason, then the model checks or
+    why they did not run on it. A gate switched off since it ran is shown as off."""
     st.html('<div style="font-weight:600">Checks</div>')
+    if view.edited:
+        plain(
+            "These are the checks of the current, edited text; the pipeline's checks of its "
+            "own draft are in the audit trail.",
+            style="font-size:0.85rem;opacity:0.8",
+        )
     rows = [
         {
             "check": v.gate,
-            "result": _result(v.passed, v.mode),
-            "mode": v.mode,
+            "result": _result(v.passed, v.mode, not view.counts(v)),
+            "mode": v.mode if view.counts(v) else f"off now (was {v.mode})",
             "stage": v.stage,
             "reason": v.reason,
         }
@@ -116,10 +125,19 @@ def draw_verdicts(view: ItemView, settings: Settings) -> None:
         verdict = view.model_verdict(gate)
         label = MODEL_GATE_LABELS[gate]
         if verdict is None:
-            plain(f"{label}: not run ({_why_not_run(gate, settings)})", style="opacity:0.8")
+            earlier = view.earlier_verdict(gate)
+            if earlier is not None:
+                before = _result(earlier.passed, earlier.mode)
+                plain(
+                    f"{label}: not run on the edited text (it {before} on the pipeline's "
+                    f"draft, which no longer applies: {earlier.reason})",
+                    style="opacity:0.8",
+                )
+            else:
+                plain(f"{label}: not run ({_why_not_run(gate, settings)})", style="opacity:0.8")
             continue
-        note = " (on the pipeline's draft, before the edit)" if view.edited else ""
-        plain(f"{label}: {_result(verdict.passed, verdict.mode)}{note}: {verdict.reason}")
+        off = not view.counts(verdict)
+        plain(f"{label}: {_result(verdict.passed, verdict.mode, off)}: {verdict.reason}")
         entries = verdict.evidence if isinstance(verdict.evidence, list) else None
         if entries and all(isinstance(e, dict) for e in entries):
             table(entries, key=f"model_{gate}_{view.item.id}")

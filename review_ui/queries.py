@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Date, cast, exists, false, func, or_, select
+from sqlalchemy import Date, and_, case, cast, exists, false, func, or_, select
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import aliased
 from sqlmodel import Session
@@ -60,6 +60,13 @@ class QueueFilter:
     feed_id: int | None = None
     flagged_only: bool = False
     search: str = ""
+    # Gates now `off` in config.toml: their stored verdicts flag nothing any more.
+    gates_off: frozenset[str] = frozenset()
+
+    @property
+    def narrowed(self) -> bool:
+        """The editor chose a filter (the gates that are off are not a choice)."""
+        return self.feed_id is not None or self.flagged_only or bool(self.search.strip())
 
 
 @dataclass(frozen=True)
@@ -71,21 +78,35 @@ class QueueRow:
     flagged: bool
 
 
-def _latest_per_gate(verdict: Any) -> Any:
-    """SQL: `verdict` is the newest verdict of its gate for its item (an edit's
-    re-check supersedes the pipeline's verdict of the same gate)."""
+def _is_edit(event: Any = AuditEvent) -> Any:
+    """SQL: an editor's edit (the only move from draft to draft)."""
+    return and_(event.from_status == DRAFT, event.to_status == DRAFT)
+
+
+def _current(verdict: Any) -> Any:
+    """SQL: `verdict` applies to the item's current text (see `current_verdicts`):
+    the newest of its gate, and either about the source or recorded no earlier
+    than the last edit (an edit's verdicts carry the edit event's time)."""
     newer = aliased(GateVerdict)
-    return ~exists().where(
-        newer.item_id == verdict.item_id, newer.gate == verdict.gate, newer.id > verdict.id
+    edit = aliased(AuditEvent)
+    later_edit = exists().where(
+        edit.item_id == verdict.item_id, _is_edit(edit), edit.at > verdict.created_at
+    )
+    return and_(
+        ~exists().where(
+            newer.item_id == verdict.item_id, newer.gate == verdict.gate, newer.id > verdict.id
+        ),
+        or_(verdict.stage == "source", ~later_edit),
     )
 
 
-def flagged_clause() -> Any:
+def flagged_clause(gates_off: frozenset[str] = frozenset()) -> Any:
     """SQL: the item's current verdicts include a failed gate in `flag` mode."""
     v = aliased(GateVerdict)
-    return exists().where(
-        v.item_id == Item.id, v.mode == "flag", v.passed == false(), _latest_per_gate(v)
-    )
+    clauses = [v.item_id == Item.id, v.mode == "flag", v.passed == false(), _current(v)]
+    if gates_off:
+        clauses.append(v.gate.not_in(sorted(gates_off)))
+    return exists().where(*clauses)
 
 
 def _search_clause(text: str) -> Any:
@@ -101,7 +122,7 @@ def queue_where(filt: QueueFilter) -> list[Any]:
     if filt.feed_id is not None:
         clauses.append(Item.feed_id == filt.feed_id)
     if filt.flagged_only:
-        clauses.append(flagged_clause())
+        clauses.append(flagged_clause(filt.gates_off))
     if filt.search.strip():
         clauses.append(_search_clause(filt.search.strip()))
     return clauses
@@ -124,7 +145,7 @@ def queue_page(
         .offset(max(0, page - 1) * size)
     )
     rows = session.execute(statement).all()
-    flagged = flagged_ids(session, [r[0] for r in rows])
+    flagged = flagged_ids(session, [r[0] for r in rows], filt.gates_off)
     return [
         QueueRow(
             id=r[0],
@@ -137,10 +158,12 @@ def queue_page(
     ]
 
 
-def flagged_ids(session: Session, item_ids: Sequence[int]) -> set[int]:
+def flagged_ids(
+    session: Session, item_ids: Sequence[int], gates_off: frozenset[str] = frozenset()
+) -> set[int]:
     if not item_ids:
         return set()
-    statement = select(Item.id).where(Item.id.in_(item_ids), flagged_clause())  # type: ignore[union-attr]
+    statement = select(Item.id).where(Item.id.in_(item_ids), flagged_clause(gates_off))  # type: ignore[union-attr]
     return set(session.scalars(statement))
 
 
@@ -192,25 +215,39 @@ class ItemView:
     item: Item
     feed: str | None
     source_verdicts: list[GateVerdict]
-    draft_verdicts: list[GateVerdict]  # newest per gate among stages draft and edit
+    draft_verdicts: list[GateVerdict]  # on the current text: the last edit's, else the pipeline's
     edited: bool  # an editor changed the text after the pipeline drafted it
     last_event: AuditEvent | None
     reason: str | None = None  # the reason of the move into the current status
+    # The pipeline's verdicts on its own draft, once an edit replaced that text.
+    earlier_verdicts: list[GateVerdict] = field(default_factory=list)
+    gates_off: frozenset[str] = frozenset()  # gates now `off` in config.toml
 
     @property
     def verdicts(self) -> list[GateVerdict]:
         return self.source_verdicts + self.draft_verdicts
 
+    def counts(self, verdict: GateVerdict) -> bool:
+        """A verdict of a gate that is now `off` is shown but neither blocks nor flags."""
+        return verdict.gate not in self.gates_off
+
     @property
     def hard_failures(self) -> list[GateVerdict]:
-        return [v for v in self.verdicts if not v.passed and v.mode == "discard"]
+        return [v for v in self.verdicts if is_hard_failure(v) and self.counts(v)]
 
     @property
     def flags(self) -> list[GateVerdict]:
-        return [v for v in self.verdicts if not v.passed and v.mode == "flag"]
+        return [v for v in self.verdicts if not v.passed and v.mode == "flag" and self.counts(v)]
 
     def model_verdict(self, gate: str) -> GateVerdict | None:
         return next((v for v in self.draft_verdicts if v.gate == gate), None)
+
+    def earlier_verdict(self, gate: str) -> GateVerdict | None:
+        return next((v for v in self.earlier_verdicts if v.gate == gate), None)
+
+
+def is_hard_failure(verdict: GateVerdict) -> bool:
+    return not verdict.passed and verdict.mode == "discard"
 
 
 def verdict_info(v: GateVerdict) -> VerdictInfo:
@@ -225,16 +262,41 @@ def newest_per_gate(verdicts: Sequence[GateVerdict]) -> list[GateVerdict]:
     return list(newest.values())
 
 
-def current_verdicts(session: Session, item_id: int) -> tuple[list[GateVerdict], list[GateVerdict]]:
-    """(source verdicts, draft verdicts) that apply now: the newest of each gate."""
+@dataclass(frozen=True)
+class Verdicts:
+    source: list[GateVerdict]  # the source does not change: the newest of each gate
+    draft: list[GateVerdict]  # on the current text only
+    earlier: list[GateVerdict]  # the pipeline's, on a text an edit has since replaced
+    edited: bool
+
+
+def last_edit_at(session: Session, item_id: int) -> datetime | None:
+    statement = select(func.max(AuditEvent.at)).where(AuditEvent.item_id == item_id, _is_edit())
+    return utc(session.scalar(statement))
+
+
+def current_verdicts(session: Session, item_id: int) -> Verdicts:
+    """The verdicts that apply to the item's text as it is now.
+
+    Before any edit, the pipeline's (stage `draft`). After an edit, only that
+    edit's (stage `edit`, stamped with the edit event's time): the pipeline's
+    model checks (claims, faithfulness) judged a text that no longer exists, so
+    they neither pass nor fail the new one, and an earlier edit's verdicts are
+    as stale. A gate the edit did not run (off by then) has no current verdict."""
     rows = list(
         session.scalars(
             select(GateVerdict).where(GateVerdict.item_id == item_id).order_by(GateVerdict.id)
         )
     )
     source = newest_per_gate([v for v in rows if v.stage == "source"])
-    draft = newest_per_gate([v for v in rows if v.stage in ("draft", "edit")])
-    return source, draft
+    pipeline = newest_per_gate([v for v in rows if v.stage == "draft"])
+    edited_at = last_edit_at(session, item_id)
+    if edited_at is None:
+        return Verdicts(source, pipeline, [], edited=False)
+    latest_edit = [
+        v for v in rows if v.stage == "edit" and (utc(v.created_at) or edited_at) >= edited_at
+    ]
+    return Verdicts(source, newest_per_gate(latest_edit), pipeline, edited=True)
 
 
 def last_event(session: Session, item_id: int, to_status: str | None = None) -> AuditEvent | None:
@@ -244,35 +306,35 @@ def last_event(session: Session, item_id: int, to_status: str | None = None) -> 
     return session.scalars(statement.order_by(AuditEvent.id.desc()).limit(1)).first()
 
 
-def item_view(session: Session, item_id: int) -> ItemView | None:
+def item_view(
+    session: Session, item_id: int, gates_off: frozenset[str] = frozenset()
+) -> ItemView | None:
     item = session.get(Item, item_id, populate_existing=True)
     if item is None:
         return None
     feed = session.get(Feed, item.feed_id) if item.feed_id is not None else None
-    source, draft = current_verdicts(session, item_id)
-    edited = (
-        session.scalar(
-            select(func.count())
-            .select_from(AuditEvent)
-            .where(
-                AuditEvent.item_id == item_id,
-                AuditEvent.from_status == DRAFT,
-                AuditEvent.to_status == DRAFT,
-            )
-        )
-        or 0
-    ) > 0
+    verdicts = current_verdicts(session, item_id)
     event = last_event(session, item_id)
     into = last_event(session, item_id, item.status)
     return ItemView(
         item=item,
         feed=feed.name if feed else None,
-        source_verdicts=source,
-        draft_verdicts=draft,
-        edited=edited,
+        source_verdicts=verdicts.source,
+        draft_verdicts=verdicts.draft,
+        edited=verdicts.edited,
         last_event=event,
         reason=into.reason if into else None,
+        earlier_verdicts=verdicts.earlier,
+        gates_off=gates_off,
     )
+
+
+def first_edit(session: Session, item_id: int) -> AuditEvent | None:
+    """The first edit's event: its `details.before` is the pipeline's own draft."""
+    statement = (
+        select(AuditEvent).where(AuditEvent.item_id == item_id, _is_edit()).order_by(AuditEvent.id)
+    )
+    return session.scalars(statement.limit(1)).first()
 
 
 # --------------------------------------------------------------------------- other lists
@@ -468,22 +530,70 @@ def status_counts(session: Session) -> dict[str, int]:
     return {status: n for status, n in session.execute(statement)}
 
 
-def discards_by_gate_per_day(session: Session, since: datetime) -> list[tuple[str, str, int]]:
-    """(day, gate, discarded items) for hard-gate failures that discarded an item."""
-    day = _day(session, GateVerdict.created_at)
-    statement = (
-        select(day, GateVerdict.gate, func.count(func.distinct(GateVerdict.item_id)))
-        .join(Item, Item.id == GateVerdict.item_id)
-        .where(
-            Item.status == DISCARDED,
-            GateVerdict.passed == false(),
-            GateVerdict.mode == "discard",
-            GateVerdict.created_at >= _bind_time(since, session),
-        )
-        .group_by(day, GateVerdict.gate)
-        .order_by(day)
+# Why an item was discarded, read from the reason of its move to `discarded`
+# (the pipeline writes "<gate>: <why>; ..." for gate failures, and fixed openings
+# for the rest). Checked in this order; a gate name comes first.
+DISCARD_KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("duplicate", ("duplicate of ",)),
+    ("robots", ("robots.txt",)),
+    ("refused link", ("link refused",)),
+    ("model", ("summariser failed", "model failed")),
+    (
+        "fetch",
+        (
+            "page fetch failed",
+            "fetch failed",
+            "the link is ",
+            "text extraction failed",
+            "the feed carries no text",
+        ),
+    ),
+)
+
+
+def discard_kind_sql(gates: Sequence[str]) -> Any:
+    """SQL: the kind of a discard event, from its reason: the first failed gate,
+    else duplicate / robots / refused link / model / fetch, else other. One CASE
+    evaluated by the database, so a year of discards is grouped without loading it."""
+    reason = func.coalesce(AuditEvent.reason, "")
+    whens = [(reason.startswith(f"{gate}:", autoescape=True), gate) for gate in gates]
+    for kind, openings in DISCARD_KINDS:
+        whens.append((or_(*(reason.startswith(o, autoescape=True) for o in openings)), kind))
+    return case(*whens, else_="other")
+
+
+def discards_per_day(session: Session, since: datetime) -> list[tuple[str, str, int]]:
+    """(day, why, discarded items) for every move to `discarded` since `since`:
+    gate failures by their first failed gate, and the discards no gate made
+    (refused or robots-blocked links, failed fetches, duplicates, model failures)."""
+    gates = sorted(
+        set(session.scalars(select(GateVerdict.gate).distinct())) | set(_known_gates()),
+        key=len,
+        reverse=True,  # "names" before a gate whose name it starts
     )
-    return [(str(d), g, n) for d, g, n in session.execute(statement)]
+    # A subquery, so GROUP BY names columns: PostgreSQL would not see two renderings
+    # of the CASE (each with its own bound parameters) as the same expression.
+    events = (
+        select(
+            _day(session, AuditEvent.at).label("day"),
+            discard_kind_sql(gates).label("kind"),
+            AuditEvent.item_id.label("item_id"),
+        )
+        .where(AuditEvent.to_status == DISCARDED, AuditEvent.at >= _bind_time(since, session))
+        .subquery()
+    )
+    statement = (
+        select(events.c.day, events.c.kind, func.count(func.distinct(events.c.item_id)))
+        .group_by(events.c.day, events.c.kind)
+        .order_by(events.c.day, events.c.kind)
+    )
+    return [(str(d), k, n) for d, k, n in session.execute(statement)]
+
+
+def _known_gates() -> tuple[str, ...]:
+    from guards.registry import ALL_GATES
+
+    return (*ALL_GATES, *MODEL_GATES)
 
 
 def items_per_feed(session: Session) -> list[tuple[str, str, int]]:

@@ -10,6 +10,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from copydesk.config import Settings
+from review_ui.decisions import gates_off
 from review_ui.item_panel import draw_audit_trail, draw_item, draw_verdicts
 from review_ui.queries import (
     PAGE_SIZE,
@@ -51,7 +52,7 @@ def _picked(event: object, ids: list[int]) -> int | None:
 def _detail(engine: Engine, settings: Settings, item_id: int) -> None:
     st.divider()
     with Session(engine) as session:
-        view = item_view(session, item_id)
+        view = item_view(session, item_id, gates_off(settings.gates.all_modes()))
     if view is None:
         plain(f"No item #{item_id}.", kind="warning")
         return
@@ -90,21 +91,33 @@ def discarded_view(engine: Engine, settings: Settings) -> None:
             return
         page = _page("d_page", total)
         rows = discard_page(session, filt, page=page)
+    # Why comes first and gets the room: it is what this view is read for. The
+    # grid does not wrap, so the whole reason is also in the row's detail below.
     event = table(
         [
             {
                 "#": r.id,
-                "discarded": stamp(r.discarded_at),
-                "feed": r.feed,
-                "title": r.title,
-                "failed gates": "; ".join(f"{g}: {reason}" for g, _, reason in r.failed)
+                "why discarded": "; ".join(f"{g}: {reason}" for g, _, reason in r.failed)
                 or (r.reason or ""),
+                "title": r.title,
+                "feed": r.feed,
+                "discarded": stamp(r.discarded_at),
             }
             for r in rows
         ],
         key=f"d_table_{page}_{filt}",
         on_select="rerun",
         selection_mode="single-row",
+        column_config={
+            # Sized to fit the main column of a laptop screen: "why" gets the room.
+            "#": st.column_config.NumberColumn(width=50),
+            "why discarded": st.column_config.TextColumn(
+                width=400, help="failed gates with their reasons, or why no gate ran"
+            ),
+            "title": st.column_config.TextColumn(width=220),
+            "feed": st.column_config.TextColumn(width=130),
+            "discarded": st.column_config.TextColumn(width=150),
+        },
     )
     picked = _picked(event, [r.id for r in rows])
     if picked is None:

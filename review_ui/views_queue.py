@@ -41,11 +41,12 @@ GEN = "queue_gen"  # bumped after every decision: resets the list's row selectio
 PICKED = "picked_row"
 
 
-def current_filter() -> QueueFilter:
+def current_filter(settings: Settings) -> QueueFilter:
     return QueueFilter(
         feed_id=st.session_state.get("f_feed"),
         flagged_only=bool(st.session_state.get("f_flagged")),
         search=st.session_state.get("f_search") or "",
+        gates_off=decisions.gates_off(settings.gates.all_modes()),
     )
 
 
@@ -94,11 +95,16 @@ def _report_conflict(engine: Engine, filt: QueueFilter, conflict: Conflict) -> N
         _advance(engine, filt, conflict.item_id)
 
 
-def _approve(engine: Engine, reviewer: Reviewer, item_id: int, version: int) -> None:
-    filt = current_filter()
+def _approve(
+    engine: Engine, settings: Settings, reviewer: Reviewer, item_id: int, version: int
+) -> None:
+    filt = current_filter(settings)
     try:
         headline = decisions.decide(
-            engine, lambda s: decisions.approve(s, reviewer, item_id, version).headline or ""
+            engine,
+            lambda s: (
+                decisions.approve(s, reviewer, item_id, version, off=filt.gates_off).headline or ""
+            ),
         )
     except Conflict as conflict:
         _report_conflict(engine, filt, conflict)
@@ -109,8 +115,10 @@ def _approve(engine: Engine, reviewer: Reviewer, item_id: int, version: int) -> 
         _advance(engine, filt, item_id)
 
 
-def _reject(engine: Engine, reviewer: Reviewer, item_id: int, version: int, key: str) -> None:
-    filt = current_filter()
+def _reject(
+    engine: Engine, settings: Settings, reviewer: Reviewer, item_id: int, version: int, key: str
+) -> None:
+    filt = current_filter(settings)
     reason = st.session_state.get(key) or ""
     try:
         headline = decisions.decide(
@@ -156,7 +164,7 @@ def _save_edit(
     version: int,
     then_approve: bool,
 ) -> None:
-    filt = current_filter()
+    filt = current_filter(settings)
     headline, summary = _edit_values(item_id, version)
     try:
         outcome = decisions.decide(
@@ -193,17 +201,52 @@ def _save_edit(
         "Edit saved; every hard gate passes." + (f" Flagged: {flagged}" if flagged else ""),
     )
     if then_approve:
-        _approve(engine, reviewer, item_id, outcome.version)
+        _approve(engine, settings, reviewer, item_id, outcome.version)
+
+
+def _revert(
+    engine: Engine, settings: Settings, reviewer: Reviewer, item_id: int, version: int
+) -> None:
+    """Back to the pipeline's draft after a failed (or regretted) edit."""
+    filt = current_filter(settings)
+    try:
+        outcome = decisions.decide(
+            engine,
+            lambda s: decisions.revert(
+                s,
+                reviewer,
+                item_id,
+                version,
+                gate_modes=settings.gates.modes,
+                min_source_words=settings.gates.min_source_words,
+            ),
+        )
+    except Conflict as conflict:
+        _report_conflict(engine, filt, conflict)
+        return
+    except (NotAllowed, IllegalMove, LookupError) as exc:
+        flash("error", f"Not reverted: {exc}")
+        return
+    st.session_state.pop("edit_check", None)
+    if outcome.hard_failures:
+        failed = "; ".join(f"{r.gate}: {r.verdict.reason}" for r in outcome.hard_failures)
+        flash("error", f"Reverted to the pipeline's draft, but a hard gate fails: {failed}.")
+        return
+    flash(
+        "success",
+        "Reverted to the pipeline's draft; every hard gate passes on it again. The audit "
+        "keeps every text. (The pipeline's model checks are not counted again.)",
+    )
 
 
 # --------------------------------------------------------------------------- the page
 
 
 def queue_view(engine: Engine, settings: Settings, reviewer: Reviewer) -> None:
-    filt = current_filter()
+    filt = current_filter(settings)
     with Session(engine) as session:
         total = queue_count(session, filt)
-    filtered = filt != QueueFilter()
+    filtered = filt.narrowed
     st.html(
         '<div style="font-size:1.6rem;font-weight:700">Review queue</div>'
         f'<div class="cd-count" style="opacity:0.8">{total:,} pending draft'
@@ -231,7 +274,8 @@ def _queue_list(engine: Engine, filt: QueueFilter, total: int) -> None:
     if (st.session_state.get("q_page") or 1) > pages:
         st.session_state["q_page"] = pages
     # A fixed label: an expander whose label changes is a new one, and closes.
-    with st.expander("List of pending drafts", key="q_list"):
+    # Open by default: the list is how an editor sees what is waiting.
+    with st.expander("List of pending drafts", expanded=True, key="q_list"):
         page = st.pagination(pages, key="q_page") if pages > 1 else 1
         st.html(
             f'<div style="opacity:0.7;font-size:0.85rem">{total:,} drafts, page {page:,} '
@@ -266,7 +310,8 @@ def _item(
     engine: Engine, settings: Settings, reviewer: Reviewer, filt: QueueFilter, item_id: int
 ) -> None:
     with Session(engine) as session:
-        view = item_view(session, item_id)
+        view = item_view(session, item_id, filt.gates_off)
+        original = decisions.pipeline_draft(session, item_id) if view and view.edited else None
         before, after = queue_neighbours(session, filt, item_id)
         position = queue_position(session, filt, item_id)
     if view is None:
@@ -307,7 +352,7 @@ def _item(
         )
     draw_header(view)
     if in_queue:
-        _actions(engine, reviewer, view)
+        _actions(engine, settings, reviewer, view, original)
     draw_texts(view)
     if in_queue and reviewer.can_decide:
         _edit_box(engine, settings, reviewer, view)
@@ -316,7 +361,13 @@ def _item(
         draw_audit_trail(engine, item.id)
 
 
-def _actions(engine: Engine, reviewer: Reviewer, view: Any) -> None:
+def _actions(
+    engine: Engine,
+    settings: Settings,
+    reviewer: Reviewer,
+    view: Any,
+    original: tuple[str, str] | None,
+) -> None:
     item = view.item
     if not reviewer.can_decide:
         plain(
@@ -334,7 +385,7 @@ def _actions(engine: Engine, reviewer: Reviewer, view: Any) -> None:
             shortcut="A",
             disabled=bool(blocked),
             on_click=_approve,
-            args=(engine, reviewer, item.id, item.version),
+            args=(engine, settings, reviewer, item.id, item.version),
             width="stretch",
         )
     with reject_col:
@@ -350,12 +401,22 @@ def _actions(engine: Engine, reviewer: Reviewer, view: Any) -> None:
                 "Reject",
                 key="reject_submit",
                 on_click=_reject,
-                args=(engine, reviewer, item.id, item.version, reason_key),
+                args=(engine, settings, reviewer, item.id, item.version, reason_key),
                 width="stretch",
             )
     if blocked:
         reasons = "; ".join(f"{v.gate}: {v.reason}" for v in blocked)
         plain(f"Approval blocked while a hard gate fails: {reasons}", kind="error")
+    current = (item.headline or "", item.summary or "")
+    if original is not None and original != current:
+        st.button(
+            "Revert to the pipeline's draft",
+            key="edit_revert",
+            help="Puts the pipeline's headline and summary back (the gates run on it again); "
+            "the audit keeps every text.",
+            on_click=_revert,
+            args=(engine, settings, reviewer, item.id, item.version),
+        )
 
 
 def _edit_box(engine: Engine, settings: Settings, reviewer: Reviewer, view: Any) -> None:

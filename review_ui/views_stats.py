@@ -6,6 +6,7 @@ names) as SVG text, never as HTML.
 
 from __future__ import annotations
 
+import altair as alt
 import pandas as pd
 import streamlit as st
 from sqlalchemy.engine import Engine
@@ -13,7 +14,7 @@ from sqlmodel import Session
 
 from review_ui.queries import (
     decisions_per_editor,
-    discards_by_gate_per_day,
+    discards_per_day,
     items_per_feed,
     model_usage_per_day,
     since_days,
@@ -29,13 +30,31 @@ def _section(title: str) -> None:
     st.html(f'<div style="font-size:1.15rem;font-weight:650;margin-top:0.6rem">{title}</div>')
 
 
+def feed_chart(per_feed: list[tuple[str, str, int]]) -> alt.Chart:
+    """Horizontal stacked bars with whole feed names: st.bar_chart cuts axis labels
+    short, and "Brinmoor Courier - …" is useless when three feeds start alike.
+    Vega draws the names as SVG text, never as HTML."""
+    frame = pd.DataFrame(per_feed, columns=["feed", "status", "items"])
+    feeds = frame.groupby("feed")["items"].sum().sort_values(ascending=False).index.tolist()
+    return (
+        alt.Chart(frame)
+        .mark_bar()
+        .encode(
+            y=alt.Y("feed:N", sort=feeds, title=None, axis=alt.Axis(labelLimit=0)),
+            x=alt.X("sum(items):Q", title="items"),
+            color=alt.Color("status:N", title="status"),
+        )
+        .properties(height=max(120, 28 * len(feeds)))
+    )
+
+
 def stats_view(engine: Engine) -> None:
     st.html('<div style="font-size:1.6rem;font-weight:700">Stats</div>')
     period = st.segmented_control("Period", list(PERIODS), default="30 days", key="s_period")
     since = since_days(PERIODS.get(period or "30 days", 30))
     with Session(engine) as session:
         counts = status_counts(session)
-        discards = discards_by_gate_per_day(session, since)
+        discards = discards_per_day(session, since)
         per_feed = items_per_feed(session)
         editors = decisions_per_editor(session)
         usage = model_usage_per_day(session, since)
@@ -45,17 +64,21 @@ def stats_view(engine: Engine) -> None:
     for col, status in zip(cols, STATUSES, strict=True):
         col.metric(status, f"{counts.get(status, 0):,}")
 
-    _section("Discards by gate per day")
+    _section("Discards per day, by failed gate or other reason")
     if discards:
-        frame = pd.DataFrame(discards, columns=["day", "gate", "items"])
-        st.bar_chart(frame, x="day", y="items", color="gate", stack=True)
+        frame = pd.DataFrame(discards, columns=["day", "why", "items"])
+        st.bar_chart(frame, x="day", y="items", color="why", stack=True)
+        totals = frame.groupby("why")["items"].sum().sort_values(ascending=False)
+        plain(
+            f"{int(totals.sum()):,} discarded in this period: "
+            + ", ".join(f"{why} {int(n):,}" for why, n in totals.items())
+        )
     else:
         plain("No discards in this period.", style="opacity:0.7")
 
     _section("Drafts per feed (drafted items, by where they are now)")
     if per_feed:
-        frame = pd.DataFrame(per_feed, columns=["feed", "status", "items"])
-        st.bar_chart(frame, x="feed", y="items", color="status", horizontal=True, stack=True)
+        st.altair_chart(feed_chart(per_feed), width="stretch")
     else:
         plain("No drafts yet.", style="opacity:0.7")
 

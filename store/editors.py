@@ -1,16 +1,24 @@
 """Editor accounts: who may sign in to the review queue, and with which role.
 
 Passwords are stored as argon2id hashes (argon2-cffi), never in config.toml or
-logs. Repeated wrong passwords lock the account for a while that doubles with
-each further failure, so guessing is slow even though argon2 itself is fast
-enough for a sign-in form. The counters live in the `editors` row, so the lock
-holds across app restarts and across several Streamlit servers on one database.
+logs. Repeated wrong passwords lock the name for a while that doubles with each
+further failure, so guessing is slow even though argon2 itself is fast enough
+for a sign-in form. For an account the counters live in its `editors` row, so
+the lock holds across app restarts and across several Streamlit servers on one
+database; for a name that is no account they live in this process (see
+`_UnknownNames`), so spraying made-up names is slowed down too.
+
+The form must not tell which names exist: every refusal, a lock included, gets
+the same message, and every attempt costs one argon2 verification, against a
+dummy hash when the name is unknown or the account is locked.
 """
 
 from __future__ import annotations
 
 import re
 import secrets
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -42,6 +50,10 @@ _hasher = PasswordHasher(time_cost=2, memory_cost=19456, parallelism=1)
 # as a wrong password and the form does not reveal which names exist.
 _DUMMY_HASH = _hasher.hash(secrets.token_urlsafe(16))
 
+# The one answer to every refused attempt: wrong name, wrong password, or a lock.
+# A distinct "locked" message would tell a guesser which names are accounts.
+REFUSED = "Wrong name or password, or too many attempts: wait a moment and try again."
+
 
 class EditorError(ValueError):
     """An account cannot be created or changed as asked; the message says why."""
@@ -55,7 +67,10 @@ class SignIn:
     message: str
     name: str | None = None
     role: str | None = None
-    retry_after: int = 0  # seconds until the account may try again, when locked
+    # Seconds until this name may try again. For logs and tests only: showing it
+    # would tell an account (locked) from a made-up name as soon as their
+    # counters drift apart (e.g. after a restart forgets the made-up ones).
+    retry_after: int = 0
 
 
 def _aware(value: datetime | None) -> datetime | None:
@@ -143,42 +158,87 @@ def lock_seconds(failures: int) -> int:
     return min(BASE_LOCK_SECONDS * 2 ** (failures - FREE_FAILURES - 1), MAX_LOCK_SECONDS)
 
 
+class _UnknownNames:
+    """Failure counters for names that are no account, kept in this process.
+
+    Without them a made-up name would never be throttled while each attempt
+    still costs an argon2 check, and it would answer differently from a real,
+    locked account. Keyed by the lower-cased name; bounded, forgetting the
+    oldest names first, so a spray of random names cannot fill the memory. Each
+    Streamlit server keeps its own, and a restart forgets them (accounts keep
+    theirs in the database)."""
+
+    def __init__(self, limit: int = 10_000):
+        self._limit = limit
+        self._lock = threading.Lock()
+        self._seen: OrderedDict[str, tuple[int, datetime | None]] = OrderedDict()
+
+    def locked_for(self, name: str, now: datetime) -> int:
+        with self._lock:
+            _, until = self._seen.get(name.lower(), (0, None))
+        return _remaining(until, now)
+
+    def fail(self, name: str, now: datetime) -> int:
+        """Count one failure; returns the seconds of the lock it starts (0: none)."""
+        key = name.lower()
+        with self._lock:
+            failures = self._seen.pop(key, (0, None))[0] + 1
+            wait = lock_seconds(failures)
+            self._seen[key] = (failures, now + timedelta(seconds=wait) if wait else None)
+            while len(self._seen) > self._limit:
+                self._seen.popitem(last=False)
+        return wait
+
+    def clear(self) -> None:
+        with self._lock:
+            self._seen.clear()
+
+
+_unknown_names = _UnknownNames()
+
+
+def forget_unknown_names() -> None:
+    """Drop the in-process counters of made-up names (tests; an operator's reset)."""
+    _unknown_names.clear()
+
+
+def _remaining(until: datetime | None, now: datetime) -> int:
+    until = _aware(until)
+    if until is None or until <= now:
+        return 0
+    return max(1, int((until - now).total_seconds() + 0.999))
+
+
 def authenticate(
     session: Session, name: str, password: str, *, now: datetime | None = None
 ) -> SignIn:
     """Check a name and password, counting failures and honouring the lock.
 
-    Wrong name and wrong password get the same message. A locked account is
-    refused without looking at the password, so guessing during the lock learns
-    nothing. The caller commits (the failure counter must be saved even when the
-    sign-in is refused).
+    Every refusal (unknown name, wrong password, locked name) gets the same
+    message and costs one argon2 verification, so neither the answer nor its
+    time tells which names are accounts. During a lock even the right password
+    is refused (against the dummy hash, so it is not even looked at), or the
+    lock would slow nobody down. Attempts during a lock are not counted, so
+    hammering a name during its lock does not lengthen its owner's lock; only
+    checked failures double it. The caller commits (the failure counter must be
+    saved even when the sign-in is refused).
     """
     now = now or utcnow()
-    refused = SignIn(False, "Wrong name or password.")
-    editor = get_editor(session, name.strip()) if name.strip() else None
+    name = name.strip()
+    editor = get_editor(session, name) if name else None
     if editor is None:
         _verify(_DUMMY_HASH, password)
-        return refused
-    locked_until = _aware(editor.locked_until)
-    if locked_until is not None and locked_until > now:
-        wait = max(1, int((locked_until - now).total_seconds() + 0.999))
-        return SignIn(
-            False,
-            f"Too many wrong passwords: try again in {_duration(wait)}.",
-            retry_after=wait,
-        )
+        wait = _unknown_names.locked_for(name, now)
+        return SignIn(False, REFUSED, retry_after=wait or _unknown_names.fail(name, now))
+    wait = _remaining(editor.locked_until, now)
+    if wait:
+        _verify(_DUMMY_HASH, password)
+        return SignIn(False, REFUSED, retry_after=wait)
     if not _verify(editor.password_hash, password):
         failures = _count_failure(session, editor, now)
-        wait = lock_seconds(failures)
-        if wait:
-            return SignIn(
-                False,
-                f"Wrong name or password. Too many wrong passwords: try again in "
-                f"{_duration(wait)}.",
-                retry_after=wait,
-            )
-        return refused
+        return SignIn(False, REFUSED, retry_after=lock_seconds(failures))
     if not editor.enabled:
+        # Only someone who knows the password learns this: it tells them what to do.
         return SignIn(False, "This account is disabled. Ask an administrator.")
     if _hasher.check_needs_rehash(editor.password_hash):
         editor.password_hash = hash_password(password)
@@ -212,12 +272,6 @@ def _count_failure(session: Session, editor: Editor, now: datetime) -> int:
         session.add(editor)
     session.flush()
     return editor.failed_logins
-
-
-def _duration(seconds: int) -> str:
-    if seconds < 90:
-        return f"{seconds} s"
-    return f"{round(seconds / 60)} min"
 
 
 def active_role(session: Session, name: str) -> str | None:

@@ -295,3 +295,25 @@ def item_state(engine: Engine, item_id: int) -> Item:
         item = session.get(Item, item_id)
         assert item is not None
         return item
+
+
+def seed_discard(session: Session, run: Run, url: str, reason: str) -> Item:
+    """An item the pipeline discarded before any gate ran (a refused link, a
+    duplicate, a model failure...): only the audit event's reason says why."""
+    item = Item(dedup_key=url, source_url=url, original_url=url, title=f"Page at {url}")
+    status.create(session, item, actor=f"run:{run.id}", reason="submitted by hand")
+    status.move(session, item, status.DISCARDED, actor=f"run:{run.id}", reason=reason)
+    return item
+
+
+def seed_model_verdict(
+    session: Session, item_id: int, gate: str, *, passed: bool, mode: str, reason: str
+) -> None:
+    """A model check's verdict on the pipeline's draft (stage `draft`), as the
+    claims check or the faithfulness judge would store it."""
+    session.add(
+        GateVerdict(
+            item_id=item_id, stage="draft", gate=gate, passed=passed, mode=mode, reason=reason
+        )
+    )
+    session.flush()

@@ -4,6 +4,8 @@ PostgreSQL."""
 
 from __future__ import annotations
 
+import os
+import sys
 from datetime import timedelta
 from pathlib import Path
 
@@ -13,16 +15,19 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 from typer.testing import CliRunner
 
+import store.editors
 from copydesk import commands_review
-from store.db import session_scope
+from store.db import open_store, session_scope
 from store.editors import (
     FREE_FAILURES,
     MAX_LOCK_SECONDS,
+    REFUSED,
     EditorError,
     add_editor,
     authenticate,
     disable_editor,
     ensure_demo_editor,
+    forget_unknown_names,
     get_editor,
     list_editors,
     lock_seconds,
@@ -31,6 +36,12 @@ from store.models import utcnow
 
 PASSWORD = "lantern-harbour-42"
 STDIN = PASSWORD + "\n"
+
+
+@pytest.fixture(autouse=True)
+def _fresh_unknown_names() -> None:
+    """The counters of made-up names live in this process: start each test clean."""
+    forget_unknown_names()
 
 
 def _add(engine: Engine, name: str = "alice", role: str = "editor") -> None:
@@ -81,7 +92,7 @@ def test_wrong_password_and_unknown_name_get_the_same_answer(engine: Engine) -> 
     wrong = _sign_in(engine, "alice", "not-the-password")
     unknown = _sign_in(engine, "nobody", PASSWORD)
     assert not wrong.ok and not unknown.ok
-    assert wrong.message == unknown.message == "Wrong name or password."
+    assert wrong.message == unknown.message == REFUSED
     with Session(engine) as session:
         assert get_editor(session, "alice").failed_logins == 1  # type: ignore[union-attr]
 
@@ -93,16 +104,87 @@ def test_repeated_wrong_passwords_lock_the_account_even_for_the_right_one(engine
         assert _sign_in(engine, "alice", "guess", now=now).retry_after == 0
     locked = _sign_in(engine, "alice", "guess", now=now)
     assert not locked.ok and locked.retry_after == lock_seconds(FREE_FAILURES + 1) > 0
-    assert "try again" in locked.message
-    # During the lock even the right password is refused, without being checked.
+    assert locked.message == REFUSED
+    # During the lock even the right password is refused, with the same answer.
     during = _sign_in(engine, "alice", PASSWORD, now=now + timedelta(seconds=5))
-    assert not during.ok and "Too many wrong passwords" in during.message
+    assert not during.ok and during.message == REFUSED and during.retry_after > 0
     # After it, the right password works and the counter starts again.
     after = now + timedelta(seconds=locked.retry_after + 1)
     assert _sign_in(engine, "alice", PASSWORD, now=after).ok
     with Session(engine) as session:
         editor = get_editor(session, "alice")
         assert editor is not None and editor.failed_logins == 0 and editor.locked_until is None
+
+
+def test_a_locked_account_and_a_made_up_name_answer_alike(engine: Engine) -> None:
+    """Enumeration: after the same attempts, a real locked account and a name that
+    is no account get the same message, and both are throttled."""
+    _add(engine)
+    now = utcnow()
+    answers: dict[str, list[str]] = {"alice": [], "nobody": []}
+    waits: dict[str, list[int]] = {"alice": [], "nobody": []}
+    for name in answers:
+        for n in range(FREE_FAILURES + 2):
+            result = _sign_in(engine, name, "guess", now=now + timedelta(seconds=n))
+            answers[name].append(result.message)
+            waits[name].append(result.retry_after)
+    assert answers["alice"] == answers["nobody"] == [REFUSED] * (FREE_FAILURES + 2)
+    first_lock = lock_seconds(FREE_FAILURES + 1)
+    assert waits["alice"][FREE_FAILURES:] == [first_lock, first_lock - 1]  # 1 s later
+    assert waits["nobody"] == waits["alice"]  # made-up names are throttled as well
+    # The counter of a made-up name ignores case and surrounding spaces.
+    assert _sign_in(engine, "  NoBody ", "guess", now=now).retry_after > 0
+    assert _sign_in(engine, "somebody-else", "guess", now=now).retry_after == 0
+
+
+def test_every_attempt_costs_one_argon2_check(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Timing: a locked account and an unknown name still run one verification
+    (against the dummy hash), so a quick answer does not tell them apart."""
+    _add(engine)
+    checked: list[str] = []
+    real = store.editors._verify
+
+    def counting(password_hash: str, password: str) -> bool:
+        checked.append("dummy" if password_hash == store.editors._DUMMY_HASH else "account")
+        return real(password_hash, password)
+
+    monkeypatch.setattr(store.editors, "_verify", counting)
+    now = utcnow()
+    for _ in range(FREE_FAILURES + 1):
+        _sign_in(engine, "alice", "guess", now=now)
+    assert checked == ["account"] * (FREE_FAILURES + 1)
+    checked.clear()
+    assert not _sign_in(engine, "alice", PASSWORD, now=now).ok  # locked
+    assert not _sign_in(engine, "nobody", PASSWORD, now=now).ok  # unknown
+    assert checked == ["dummy", "dummy"]
+
+
+def test_attempts_during_a_lock_do_not_lengthen_it(engine: Engine) -> None:
+    _add(engine)
+    now = utcnow()
+    for _ in range(FREE_FAILURES + 1):
+        _sign_in(engine, "alice", "guess", now=now)
+    for n in range(20):  # a script hammering the locked name
+        _sign_in(engine, "alice", "guess", now=now + timedelta(seconds=n))
+    with Session(engine) as session:
+        editor = get_editor(session, "alice")
+        assert editor is not None and editor.failed_logins == FREE_FAILURES + 1
+    later = now + timedelta(seconds=lock_seconds(FREE_FAILURES + 1) + 1)
+    assert _sign_in(engine, "alice", PASSWORD, now=later).ok
+
+
+def test_made_up_names_are_remembered_within_a_bound() -> None:
+    names = store.editors._UnknownNames(limit=3)
+    now = utcnow()
+    for _ in range(FREE_FAILURES + 1):
+        names.fail("mallory", now)
+    assert names.locked_for("MALLORY", now) > 0
+    for other in ("a", "b", "c"):
+        names.fail(other, now)
+    assert names.locked_for("mallory", now) == 0  # the oldest name was forgotten
+    assert len(names._seen) == 3
 
 
 def test_lock_doubles_and_is_capped() -> None:
@@ -168,8 +250,6 @@ def test_editor_commands_add_list_disable(cli: typer.Typer, sqlite_url: str) -> 
     assert PASSWORD not in added.output + viewer.output + listed.output
     disabled = runner.invoke(cli, ["editor", "disable", "vera"])
     assert disabled.exit_code == 0
-    from store.db import open_store
-
     engine = open_store(sqlite_url)
     try:
         assert _sign_in(engine, "alice", PASSWORD).ok
@@ -218,3 +298,50 @@ def test_review_command_line_and_environment(tmp_path: Path, sqlite_url: str) ->
     assert env["COPYDESK_DATABASE_URL"] == sqlite_url
     assert env["COPYDESK_CONFIG"] == str(config.resolve())
     assert commands_review.launch_review(settings, port=0) == 2  # refused before starting
+
+
+def test_review_app_does_not_inherit_the_model_key_or_other_secrets(
+    tmp_path: Path, sqlite_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The app never calls the model: the child process gets no ANTHROPIC_* and no
+    stray credentials, but keeps what Streamlit and the database need."""
+    from copydesk.config import load_settings
+
+    secrets = {
+        "ANTHROPIC_API_KEY": "sk-ant-test-not-a-real-key",
+        "ANTHROPIC_AUTH_TOKEN": "token-not-real",
+        "AWS_SECRET_ACCESS_KEY": "aws-not-real",
+        "GITHUB_TOKEN": "gh-not-real",
+    }
+    kept = {"PGPASSWORD": "pg-pass", "LC_ALL": "C.UTF-8", "COPYDESK_LOG_FORMAT": "json"}
+    for name, value in {**secrets, **kept}.items():
+        monkeypatch.setenv(name, value)
+    config = tmp_path / "review.toml"
+    config.write_text("[review]\nport = 8613\n", encoding="utf-8")
+    settings = load_settings(config, env={"COPYDESK_DATABASE_URL": sqlite_url})
+    env = commands_review.review_env(settings)
+    assert not set(secrets) & set(env)
+    assert not [name for name in env if name.startswith("ANTHROPIC")]
+    assert {name: env[name] for name in kept} == kept
+    assert env["PATH"] == os.environ["PATH"]
+
+    # The real child process, started the way `copydesk review` starts Streamlit,
+    # writes down which of the secrets it can see.
+    report = tmp_path / "child_env.txt"
+    probe = (
+        "import os, pathlib\n"
+        "seen = sorted(n for n in os.environ if n.startswith(('ANTHROPIC', 'AWS', 'GITHUB')))\n"
+        f"pathlib.Path({str(report)!r}).write_text(','.join(seen) + '|' + "
+        "os.environ.get('COPYDESK_DATABASE_URL', ''))\n"
+    )
+    monkeypatch.setattr(
+        commands_review, "streamlit_command", lambda host, port: [sys.executable, "-c", probe]
+    )
+    engine = open_store(sqlite_url)
+    try:
+        with session_scope(engine) as session:
+            add_editor(session, "alice", PASSWORD)
+    finally:
+        engine.dispose()
+    assert commands_review.launch_review(settings) == 0
+    assert report.read_text() == "|" + sqlite_url

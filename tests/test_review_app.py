@@ -15,8 +15,10 @@ from streamlit.testing.v1 import AppTest
 
 from review_ui import decisions
 from review_ui.decisions import Blocked, NotAllowed, ReasonRequired, Reviewer
+from review_ui.queries import QueueFilter, discards_per_day, item_view, queue_count, since_days
+from review_ui.views_stats import feed_chart
 from store.db import open_store, session_scope
-from store.editors import disable_editor
+from store.editors import REFUSED, disable_editor, forget_unknown_names
 from store.models import AuditEvent, GateVerdict, Run
 from store.status import Conflict
 from tests.review_seed import (
@@ -24,11 +26,14 @@ from tests.review_seed import (
     IMG,
     JS_LINK,
     MD_IMAGE,
+    MIN_WORDS,
     PASSWORD,
     SCRIPT,
     item_state,
     seed_article,
+    seed_discard,
     seed_editor,
+    seed_model_verdict,
     seed_queue,
     write_config,
 )
@@ -36,7 +41,14 @@ from tests.review_seed import (
 APP = Path(__file__).resolve().parents[1] / "review_ui" / "app.py"
 MODES = {"quotes_verbatim": "flag"}
 KEYS = ("bridge", "school", "market", "hostile", "wrong_number", "misquote")
+MW = MIN_WORDS
 DECISION_KEYS = {"approve", "reject_submit", "edit_save", "edit_save_approve", "edit_check_btn"}
+
+
+@pytest.fixture(autouse=True)
+def _fresh_unknown_names() -> None:
+    """Made-up names are throttled in this process: each test starts clean."""
+    forget_unknown_names()
 
 
 class Desk:
@@ -134,7 +146,7 @@ def test_nothing_but_the_sign_in_form_before_sign_in(desk: Desk) -> None:
 def test_wrong_password_is_refused(desk: Desk) -> None:
     at = desk.app()
     sign_in(at, "alice", "not my password")
-    assert any("Wrong name or password" in e.value for e in at.error)
+    assert _errors(at) == [REFUSED]
     assert "reviewer" not in at.session_state
     assert {w.key for w in at.text_input} == {"login_name", "login_password"}
     assert at.text_input(key="login_password").value == ""  # wiped after the attempt
@@ -144,14 +156,35 @@ def test_wrong_password_is_refused(desk: Desk) -> None:
         assert get_editor(session, "alice").failed_logins == 1  # type: ignore[union-attr]
 
 
+def _errors(at: AppTest) -> list[str]:
+    return [e.value for e in at.error]
+
+
 def test_repeated_wrong_passwords_lock_the_form(desk: Desk) -> None:
     at = desk.app()
     for _ in range(4):
         sign_in(at, "alice", "guessing")
-    assert any("Too many wrong passwords" in e.value for e in at.error)
+    assert _errors(at) == [REFUSED]
     sign_in(at, "alice", PASSWORD)  # right password, but locked
     assert "reviewer" not in at.session_state
-    assert any("Too many wrong passwords" in e.value for e in at.error)
+    assert _errors(at) == [REFUSED]
+    with Session(desk.engine) as session:
+        from store.editors import get_editor
+
+        assert get_editor(session, "alice").locked_until is not None  # type: ignore[union-attr]
+
+
+def test_the_form_does_not_tell_real_names_from_made_up_ones(desk: Desk) -> None:
+    """Same attempts, same answers: a locked account and a name that is no account."""
+    answers = {}
+    for name in ("bob", "nobody"):
+        at = desk.app()
+        seen = []
+        for _ in range(5):
+            sign_in(at, name, "guessing")
+            seen.append(_errors(at))
+        answers[name] = seen
+    assert answers["bob"] == answers["nobody"] == [[REFUSED]] * 5
 
 
 def test_editor_signs_in_and_sees_the_oldest_draft_with_its_count(desk: Desk) -> None:
@@ -379,7 +412,10 @@ def test_discarded_published_and_stats_views(desk: Desk) -> None:
     assert not at.exception
     listing = at.dataframe[0].value
     assert list(listing["#"]) == [desk.ids["wrong_number"]]
-    assert "numbers_grounded" in listing["failed gates"][0] and "40" in listing["failed gates"][0]
+    why = listing["why discarded"][0]
+    assert "numbers_grounded" in why and "40" in why
+    # Why it was discarded is what this view is read for: it comes before the title.
+    assert list(listing.columns) == ["#", "why discarded", "title", "feed", "discarded"]
 
     at.sidebar.radio(key="view").set_value("Approved")
     at.run()
@@ -473,14 +509,32 @@ def test_sso_shows_only_its_sign_in_button(sso_desk: Desk) -> None:
 
 
 def test_sso_identity_must_be_an_enabled_account(sso_desk: Desk) -> None:
-    at = _sso_app({"is_logged_in": True, "email": "mallory@example.org"})
+    at = _sso_app({"is_logged_in": True, "email": "mallory@example.org", "email_verified": True})
     assert "is not an enabled copydesk account" in texts(at)
     assert "reviewer" not in at.session_state
     assert ARTICLES["bridge"].headline not in texts(at)
 
 
+@pytest.mark.parametrize(
+    "claims",
+    [
+        {"email": "alice@example.org"},  # the provider says nothing about verification
+        {"email": "alice@example.org", "email_verified": False},
+        {"email": "alice@example.org", "email_verified": "false"},
+        {"preferred_username": "alice@example.org"},  # neither unique nor verified
+    ],
+)
+def test_sso_refuses_an_unverified_email(sso_desk: Desk, claims: dict[str, object]) -> None:
+    """An address the provider does not vouch for could be anyone's."""
+    at = _sso_app({"is_logged_in": True, **claims})
+    assert "reviewer" not in at.session_state
+    assert "did not confirm a verified e-mail address" in texts(at)
+    assert ARTICLES["bridge"].headline not in texts(at)
+    assert decision_buttons(at) == set()
+
+
 def test_sso_signs_in_a_known_account_with_its_role(sso_desk: Desk) -> None:
-    at = _sso_app({"is_logged_in": True, "email": "alice@example.org"})
+    at = _sso_app({"is_logged_in": True, "email": "alice@example.org", "email_verified": True})
     assert at.session_state["reviewer"] == Reviewer("alice@example.org", "editor")
     assert ARTICLES["bridge"].headline in texts(at)
     at.button(key="approve").click()
@@ -525,3 +579,220 @@ def test_the_list_is_paged_oldest_first(
     at.get("pagination")[0].set_value(2)
     at.run()
     assert list(at.dataframe[0].value["#"]) == list(range(26, 31))
+
+
+# --------------------------------------------------------------------------- editors in a hurry
+
+
+def test_pending_list_is_open_by_default(desk: Desk) -> None:
+    at = desk.signed_in("alice")
+    (listing,) = [e for e in at.expander if e.label == "List of pending drafts"]
+    assert listing.proto.expanded
+    assert list(at.dataframe[0].value["#"])[:2] == [desk.ids["bridge"], desk.ids["school"]]
+
+
+def test_revert_to_the_pipeline_draft_after_a_failed_edit(desk: Desk) -> None:
+    at = desk.signed_in("alice")
+    item_id = desk.ids["bridge"]
+    original = item_state(desk.engine, item_id)
+    assert "edit_revert" not in {b.key for b in at.button}  # nothing to revert yet
+    bad = original.summary.replace("38 steel hangers", "3,400 steel hangers")  # type: ignore[union-attr]
+    _edit(at, item_id, original.version, bad)
+    at.button(key="edit_save").click()
+    at.run()
+    assert at.button(key="approve").disabled  # the edit fails numbers_grounded
+
+    at.button(key="edit_revert").click()
+    at.run()
+    assert not at.exception
+    item = item_state(desk.engine, item_id)
+    assert (item.headline, item.summary) == (original.headline, original.summary)
+    assert item.status == "draft" and item.version == original.version + 2
+    assert "Reverted to the pipeline&#x27;s draft; every hard gate passes" in texts(at)
+    assert not at.button(key="approve").disabled
+    assert "edit_revert" not in {b.key for b in at.button}  # back where it started
+    # The audit keeps every text: the failed edit and the revert, both by alice.
+    edits = [e for e in events(desk.engine, item_id) if e.reason == "edited"]
+    assert [e.actor for e in edits] == ["editor:alice", "editor:alice"]
+    assert edits[0].details["after"]["summary"] == bad
+    assert edits[1].details["before"]["summary"] == bad
+    assert edits[1].details["after"]["summary"] == original.summary
+    assert edits[1].details["reverted_to"] == "pipeline draft"
+    # The gates ran again on the reverted text, and it can be approved.
+    at.button(key="approve").click()
+    at.run()
+    assert item_state(desk.engine, item_id).status == "approved"
+
+
+def test_revert_without_an_edit_is_refused(desk: Desk) -> None:
+    with session_scope(desk.engine) as session, pytest.raises(Exception, match="never edited"):
+        decisions.revert(
+            session,
+            Reviewer("alice", "editor"),
+            desk.ids["bridge"],
+            1,
+            gate_modes={},
+            min_source_words=40,
+        )
+
+
+def test_model_checks_of_the_pipeline_draft_do_not_count_after_an_edit(any_desk: Desk) -> None:
+    desk = any_desk
+    """The claims check failed (flag) on the pipeline's text; after an edit that
+    verdict is history: not a current flag, and the page says it did not run."""
+    item_id = desk.ids["bridge"]
+    with session_scope(desk.engine) as session:
+        seed_model_verdict(
+            session,
+            item_id,
+            "claims_supported",
+            passed=False,
+            mode="flag",
+            reason="claim 2 has no supporting sentence",
+        )
+    flagged = QueueFilter(flagged_only=True)
+    with Session(desk.engine) as session:
+        assert queue_count(session, flagged) == 2  # bridge (claims) and misquote (quotes)
+    at = desk.signed_in("alice")
+    assert "claims check: failed (flag): claim 2 has no supporting sentence" in texts(at)
+
+    original = item_state(desk.engine, item_id)
+    _edit(at, item_id, 1, original.summary.replace("38 steel", "38 corroded steel"))  # type: ignore[union-attr]
+    at.button(key="edit_save").click()
+    at.run()
+    shown = texts(at)
+    assert "claims check: not run on the edited text" in shown
+    assert "which no longer applies: claim 2 has no supporting sentence" in shown
+    with Session(desk.engine) as session:
+        view = item_view(session, item_id)
+        assert view is not None and view.edited
+        assert view.model_verdict("claims_supported") is None
+        assert {v.stage for v in view.draft_verdicts} == {"edit"}
+        assert view.flags == [] and view.hard_failures == []
+        assert queue_count(session, flagged) == 1  # only misquote is still flagged
+
+
+def test_a_second_edit_replaces_the_first_edits_verdicts(desk: Desk) -> None:
+    item_id = desk.ids["bridge"]
+    alice = Reviewer("alice", "editor")
+    original = item_state(desk.engine, item_id)
+    bad = original.summary.replace("38 steel hangers", "3,400 steel hangers")  # type: ignore[union-attr]
+    modes = {"numbers_grounded": "discard", "quotes_verbatim": "flag"}
+    with session_scope(desk.engine) as session:
+        decisions.edit(
+            session,
+            alice,
+            item_id,
+            1,
+            original.headline,
+            bad,
+            gate_modes=modes,
+            min_source_words=40,
+        )
+    # numbers_grounded switched off before the second edit: it does not run again,
+    # and the first edit's failure of it no longer applies.
+    with session_scope(desk.engine) as session:
+        decisions.edit(
+            session,
+            alice,
+            item_id,
+            2,
+            original.headline,
+            bad + " Work starts soon.",
+            gate_modes={**modes, "numbers_grounded": "off"},
+            min_source_words=MW,
+        )
+    with Session(desk.engine) as session:
+        view = item_view(session, item_id)
+        assert view is not None
+        assert [v.gate for v in view.draft_verdicts] == ["quotes_verbatim"]
+        assert view.hard_failures == []
+
+
+def test_a_gate_switched_off_is_shown_as_off_and_neither_blocks_nor_flags(
+    desk: Desk, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    item_id = desk.ids["bridge"]
+    alice = Reviewer("alice", "editor")
+    original = item_state(desk.engine, item_id)
+    bad = original.summary.replace("38 steel hangers", "3,400 steel hangers")  # type: ignore[union-attr]
+    with session_scope(desk.engine) as session:
+        decisions.edit(
+            session,
+            alice,
+            item_id,
+            1,
+            original.headline,
+            bad,
+            gate_modes=MODES,
+            min_source_words=40,
+        )
+    with session_scope(desk.engine) as session, pytest.raises(Blocked):
+        decisions.approve(session, alice, item_id, 2)
+    # The newsroom switches numbers_grounded and quotes_verbatim off.
+    off = {"numbers_grounded": "off", "quotes_verbatim": "off"}
+    url = str(desk.engine.url.render_as_string(hide_password=False))
+    monkeypatch.setenv("COPYDESK_CONFIG", str(write_config(tmp_path / "off.toml", url, modes=off)))
+    at = desk.signed_in("alice")
+    rows = {
+        r["check"]: r
+        for d in at.dataframe
+        if "check" in d.value.columns
+        for r in d.value.to_dict("records")
+    }
+    assert rows["numbers_grounded"]["result"] == "failed (gate now off: not counted)"
+    assert rows["numbers_grounded"]["mode"] == "off now (was discard)"
+    assert not at.button(key="approve").disabled
+    assert "Approval blocked" not in texts(at)
+    at.sidebar.toggle(key="f_flagged").set_value(True)
+    at.run()
+    assert "No pending draft matches the filters." in texts(at)  # misquote's flag is off too
+    with session_scope(desk.engine) as session:
+        decisions.approve(session, alice, item_id, 2, off=decisions.gates_off(off))
+    assert item_state(desk.engine, item_id).status == "approved"
+
+
+def test_stats_count_every_discard_not_only_gate_failures(any_desk: Desk) -> None:
+    desk = any_desk
+    with session_scope(desk.engine) as session:
+        run = Run(command="seed")
+        session.add(run)
+        session.flush()
+        for n, reason in enumerate(
+            [
+                "link refused: scheme 'ftp' is not fetched (http and https only)",
+                "robots.txt disallows https://news.example.org/private",
+                f"duplicate of item {desk.ids['bridge']} (same text)",
+                "model failed 5 times: summariser failed: HTTP 529 overloaded",
+                "page fetch failed: HTTP 404",
+                "something nobody planned for",
+            ]
+        ):
+            seed_discard(session, run, f"https://news.example.org/gone-{n}", reason)
+    with Session(desk.engine) as session:
+        rows = discards_per_day(session, since_days(2))
+    kinds = {kind: n for _, kind, n in rows}
+    assert kinds == {
+        "numbers_grounded": 1,
+        "refused link": 1,
+        "robots": 1,
+        "duplicate": 1,
+        "model": 1,
+        "fetch": 1,
+        "other": 1,
+    }
+    at = desk.signed_in("vera")
+    at.sidebar.radio(key="view").set_value("Stats")
+    at.run()
+    assert not at.exception
+    assert "7 discarded in this period" in texts(at)
+    assert "refused link 1" in texts(at)
+
+
+def test_feed_names_are_drawn_whole_in_the_stats() -> None:
+    long_name = "Brinmoor Courier - Harlow Vale and the northern villages"
+    spec = feed_chart([(long_name, "draft", 3), ("Short", "approved", 1)]).to_dict()
+    y = spec["encoding"]["y"]
+    assert y["field"] == "feed" and y["axis"]["labelLimit"] == 0  # no cut-off
+    assert spec["encoding"]["x"]["field"] == "items"  # horizontal bars
+    assert y["sort"] == [long_name, "Short"]

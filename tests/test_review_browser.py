@@ -176,6 +176,15 @@ def _shows(page, key: str) -> None:  # type: ignore[no-untyped-def]
     expect(page.locator(".cd-text").filter(has_text=article.summary[-30:]).first).to_be_visible()
 
 
+def _drawn(page) -> None:  # type: ignore[no-untyped-def]
+    """Wait until every table's grid is drawn (Streamlit shows a grey skeleton
+    while its code loads), so the screenshot shows what an editor sees."""
+    from playwright.sync_api import expect
+
+    expect(page.locator("[data-testid=stDataFrame] canvas").first).to_be_attached()
+    expect(page.locator("[data-testid=stSkeleton]")).to_have_count(0)
+
+
 def test_sign_in_approve_reject_in_a_real_browser(server: Server) -> None:
     from playwright.sync_api import expect, sync_playwright
 
@@ -212,6 +221,7 @@ def test_sign_in_approve_reject_in_a_real_browser(server: Server) -> None:
             _shows(page, "bridge")
             expect(page.locator("mark.cd-grounded").first).to_be_visible()
             expect(page.get_by_role("button", name=re.compile(r"^Approve"))).to_be_enabled()
+            _drawn(page)
             page.screenshot(path=str(ARTIFACTS / "review_item_view.png"), full_page=True)
 
             # Approve it: the next draft opens.
@@ -236,6 +246,13 @@ def test_sign_in_approve_reject_in_a_real_browser(server: Server) -> None:
             assert _inert(page) == {"scripts": 0, "bad_images": 0, "onerror": 0, "js_links": 0}
             expect(page.get_by_role("button", name=re.compile(r"^Approve"))).to_be_enabled()
             page.screenshot(path=str(ARTIFACTS / "review_hostile_item.png"), full_page=True)
+
+            # The discarded view: why each item was discarded, before its title.
+            page.get_by_text("Discarded", exact=True).click()
+            expect(page.locator(".cd-count").first).to_have_text("1 item")
+            expect(page.get_by_label("Discarded from").first).to_be_visible()
+            _drawn(page)
+            page.screenshot(path=str(ARTIFACTS / "review_discarded.png"), full_page=True)
         finally:
             browser.close()
 
@@ -266,3 +283,4 @@ def test_sign_in_approve_reject_in_a_real_browser(server: Server) -> None:
         (ids["school"], "editor:alice", "rejected", "Duplicate of an earlier story"),
     ]
     assert (ARTIFACTS / "review_item_view.png").stat().st_size > 10_000
+    assert (ARTIFACTS / "review_discarded.png").stat().st_size > 10_000

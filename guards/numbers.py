@@ -218,7 +218,10 @@ def numbers_grounded(source: str, url: str | None, draft: str) -> Verdict:
     if not evidence:
         return Verdict(GATE, True, "no numbers of two or more digits in the draft", evidence)
     if missing:
-        absent = sum(not e["found"] for e in evidence)
-        reason = f"{absent} of {len(evidence)} numbers not in the source: {'; '.join(missing)}"
+        # Counted as the reader sees them: "40" written twice is one missing number.
+        distinct = {e["number"] for e in evidence}
+        reason = (
+            f"{len(missing)} of {len(distinct)} numbers not in the source: {'; '.join(missing)}"
+        )
         return Verdict(GATE, False, reason, evidence)
     return Verdict(GATE, True, f"all {len(evidence)} numbers found in the source", evidence)

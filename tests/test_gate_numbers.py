@@ -239,7 +239,7 @@ def test_reason_counts_and_names_missing_numbers() -> None:
 
 def test_reason_names_a_repeated_number_once() -> None:
     v = verdict(ARTICLE, "It hired 77 divers; 77 of them left in 2025.")
-    assert v.reason == "2 of 3 numbers not in the source: 77"
+    assert v.reason == "1 of 2 numbers not in the source: 77"
 
 
 def test_evidence_lists_every_number_and_where_it_was_found() -> None:

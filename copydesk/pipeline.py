@@ -5,8 +5,8 @@ Network and model work (feed fetches, page fetches, summaries) runs in a thread
 pool; every database write happens on the calling thread, one short transaction
 per item (and one per feed for the items a feed brings), so a crash loses at
 most the item in flight, and that item is still `new` in the database and is
-picked up by the next run. Workers may read the database (duplicate look-ups),
-never write it.
+picked up by the next run. Workers may read the database (an item's source
+text when they start on it, duplicate look-ups), never write it.
 
 Every entry ends as an item with a status and a reason, or is counted as a
 duplicate of one that does:
@@ -33,6 +33,7 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import defer
 from sqlmodel import Session, col, select
 
 from copydesk.config import FeedSettings, Settings
@@ -150,15 +151,18 @@ class RunReport:
 
 @dataclass(frozen=True)
 class Job:
-    """What a worker thread needs to know about an item: a snapshot, not an ORM row."""
+    """What a worker thread needs to know about an item: a small snapshot, not an
+    ORM row. The source text is not in it: the worker reads it when it starts on
+    the item, so that listing thousands of waiting items costs no texts."""
 
     item_id: int
     version: int
     dedup_key: str
     source_url: str | None
     title: str | None
-    source_text: str | None
+    has_text: bool  # the item already has its source text (from the feed)
     attempts: int
+    feed_url: str | None  # the feed that brought it; None when submitted by hand
 
 
 @dataclass
@@ -255,7 +259,7 @@ class Pipeline:
             item_id, created = self._create_submitted(url)
             if created:
                 with Session(self.engine) as session:
-                    self._process([_job(session.get(Item, item_id))])
+                    self._process([_job(session.get(Item, item_id), None)])
         except BackendFailure as exc:
             report.fatal = str(exc)
             log.error("run %s stopped: %s", self.run_id, exc)
@@ -485,10 +489,14 @@ class Pipeline:
 
     def _pending_jobs(self) -> list[Job]:
         """Items to work on: every `new` item (this run's, or one a crashed run left)
-        and every `error` item whose retry time has come (moved back to `new`)."""
+        and every `error` item whose retry time has come (moved back to `new`).
+        Small fields only: no source texts, which the workers read one at a time."""
         now = utcnow()
+        big = (defer(Item.source_text), defer(Item.summary), defer(Item.last_error))
         with session_scope(self.engine) as session:
-            due = session.exec(select(Item).where(Item.status == st.ERROR).order_by(Item.id)).all()
+            due = session.exec(
+                select(Item).options(*big).where(Item.status == st.ERROR).order_by(Item.id)
+            ).all()
             for item in due:
                 if item.next_attempt_at and _aware(item.next_attempt_at) > now:
                     continue
@@ -500,8 +508,25 @@ class Pipeline:
                     reason=f"retry after {item.attempts} failed attempt(s)",
                 )
                 self._report_for(item.feed_id).retried += 1
-            items = session.exec(select(Item).where(Item.status == st.NEW).order_by(Item.id)).all()
-            return [_job(i) for i in items]
+            feed_urls = dict(session.exec(select(Feed.id, Feed.url)).all())
+            rows = session.exec(
+                select(
+                    Item.id,
+                    Item.version,
+                    Item.dedup_key,
+                    Item.source_url,
+                    Item.title,
+                    col(Item.source_text).is_not(None),
+                    Item.attempts,
+                    Item.feed_id,
+                )
+                .where(Item.status == st.NEW)
+                .order_by(Item.id)
+            ).all()
+            return [
+                Job(item_id, version, key, url, title, has_text, attempts, feed_urls.get(feed_id))
+                for item_id, version, key, url, title, has_text, attempts, feed_id in rows
+            ]
 
     def _process(self, jobs: list[Job]) -> None:
         """Work through the jobs in the pool, a bounded window at a time (memory stays
@@ -574,7 +599,7 @@ class Pipeline:
         out.verdicts += [("source", r) for r in url_result]
         if any(r.hard_fail for r in url_result):
             return _discard(out, url_result)
-        text = job.source_text
+        text = self._stored_text(job) if job.has_text else None
         if text is None:
             text = self._fetch_page(job, out)
             if text is None:
@@ -623,7 +648,7 @@ class Pipeline:
         if not self.fetch_pages:
             _failed_permanently(out, "the feed carries no text and page fetching is off", "fetch")
             return None
-        result = self.fetcher.get_page(job.source_url)
+        result = self.fetcher.get_page(job.source_url, trusted=self._trusted(job))
         out.changes.update(fetch_status=result.status, fetch_bytes=len(result.content))
         fetch_notes = _fetch_notes(result)
         if fetch_notes:
@@ -671,6 +696,20 @@ class Pipeline:
                 return None
         return text
 
+    def _stored_text(self, job: Job) -> str | None:
+        """The item's source text, read by the worker when it starts on the item (a
+        read-only look-up): memory holds the texts of the window in flight only."""
+        with Session(self.engine) as session:
+            query = select(Item.source_text).where(Item.id == job.item_id)
+            return session.exec(query).first()
+
+    def _trusted(self, job: Job) -> bool:
+        """Whether the allow-list (`ingest.allow_private`) applies to the item's page:
+        an editor's own tip, or a link in a feed whose own host is allow-listed (an
+        intranet feed linking intranet pages). A public feed's link never reaches a
+        private address, whatever the allow-list says."""
+        return job.feed_url is None or self.fetcher.vouches_for(job.feed_url)
+
     # ------------------------------------------------------------------ duplicates
 
     def _claim(self, out: Outcome) -> tuple[int, str] | None:
@@ -711,7 +750,7 @@ class Pipeline:
             return _failed_permanently(out, f"{what} failed {attempts} times: {reason}", kind)
         base = self.settings.summarise.retry_base_seconds
         delay = min(timedelta(seconds=base * 2 ** (attempts - 1)), MAX_BACKOFF)
-        delay *= random.uniform(0.8, 1.2)
+        delay *= random.uniform(0.8, 1.0)  # after the cap, so items do not all wake at once
         if retry_after is not None:  # the server said when; never sooner than that
             delay = max(delay, timedelta(seconds=min(retry_after, MAX_BACKOFF.total_seconds())))
         out.changes["next_attempt_at"] = utcnow() + delay
@@ -767,6 +806,8 @@ class Pipeline:
                     f"; flagged: {', '.join(flagged)}" if flagged else ""
                 )
             details = dict(out.details)
+            if out.to_status == st.DISCARDED and out.discard_kind:
+                details["discard_kind"] = out.discard_kind  # for stats, not parsed from text
             if failed or flagged:
                 details.update(failed_gates=failed, flagged_gates=flagged)
             st.move(
@@ -844,15 +885,16 @@ def _existing(session: Session, column: Any, values: list[str], *where: Any) -> 
     return found
 
 
-def _job(item: Item) -> Job:
+def _job(item: Item, feed_url: str | None) -> Job:
     return Job(
         item.id,
         item.version,
         item.dedup_key,
         item.source_url,
         item.title,
-        item.source_text,
+        item.source_text is not None,
         item.attempts,
+        feed_url,
     )
 
 

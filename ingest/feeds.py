@@ -67,7 +67,8 @@ def fetch_feed(
             headers["If-None-Match"] = etag
         if last_modified:
             headers["If-Modified-Since"] = last_modified
-        fetched = fetcher.get(url, headers=headers)
+        # A configured feed is the operator's word: the allow-list applies to it.
+        fetched = fetcher.get(url, headers=headers, trusted=True)
     if not fetched.ok:
         return FeedResult(fetched)
     return parse_feed(fetched)
@@ -253,16 +254,17 @@ def next_poll_after_failure(
     retry_after: float | None = None,
     rng: random.Random | None = None,
 ) -> datetime:
-    """When to try a failing feed again: base x 2^(errors-1), +-20% jitter so that
-    a newsroom's feeds do not all retry in step, never later than a day (a feed
-    that has been down for a month is still polled daily, never dropped), and not
-    before the server's Retry-After."""
+    """When to try a failing feed again: base x 2^(errors-1), capped at a day (a
+    feed that has been down for a month is still polled daily, never dropped),
+    then up to 20% taken off at random. The jitter comes after the cap, so that
+    feeds failing for a long time do not all retry at the same moment, 24 hours
+    on. Never before the server's Retry-After (itself capped at a day)."""
+    cap = MAX_POLL_BACKOFF.total_seconds()
     errors = max(1, consecutive_errors)
-    delay = base_seconds * 2 ** min(errors - 1, 30)
-    delay *= (rng or random).uniform(0.8, 1.2)
+    delay = min(base_seconds * 2 ** min(errors - 1, 30), cap)
+    delay *= (rng or random).uniform(0.8, 1.0)
     if retry_after is not None:
-        delay = max(delay, retry_after)
-    delay = min(delay, MAX_POLL_BACKOFF.total_seconds())
+        delay = max(delay, min(retry_after, cap))
     return now + timedelta(seconds=delay)
 
 

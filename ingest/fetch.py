@@ -10,7 +10,15 @@ downloaders), so every request obeys the same limits and leaves a record:
   address that was checked. A DNS answer that changes between a check and the
   connect (rebinding) therefore gains nothing, and every redirect hop is a new
   connection that passes the same guard;
-- a connect timeout, a read timeout and a total deadline per request;
+- a connect timeout, and a wall-clock total per fetch that no phase can outrun:
+  name resolution (in a thread the fetch stops waiting for), connect, sending,
+  every header and body read, on every redirect hop and the robots.txt fetch,
+  each gets at most the time that is left (waiting for a per-host slot is our
+  own queue, not the server's time, and does not count);
+- private addresses only for fetches the operator vouches for (`trusted`: a
+  configured feed, an editor's `submit`, a page linked from an allow-listed
+  intranet feed), through a separate connection pool, and never after a hop that
+  a public address served: a public page cannot redirect into the intranet;
 - a size cap applied while streaming, after decompression (a 50 MB page or a
   gzip bomb is never held in memory: the body is cut off and marked truncated);
 - gzip and deflate, and gzip that the server did not announce (bytes `1f 8b`);
@@ -22,14 +30,16 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+import ssl
 import threading
 import time
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from pathlib import Path
+from typing import Any
 from urllib.parse import urljoin, urlsplit
 from urllib.robotparser import RobotFileParser
 
@@ -69,6 +79,7 @@ class FetchResult:
     disallowed: bool = False  # robots.txt disallows it: nothing was sent for the page
     retry_after: float | None = None  # seconds, from a 429/503 Retry-After header
     redirects: list[str] = field(default_factory=list)  # every hop after the first
+    served_privately: bool = False  # by an allow-listed, non-public address
 
     @property
     def ok(self) -> bool:
@@ -104,12 +115,43 @@ def is_public_address(ip: Address) -> bool:
         inner = _embedded_ipv4(ip)
         if inner is not None:
             return is_public_address(inner)
+        if ip.is_site_local:  # fec0::/10: deprecated, but still routed inside some sites
+            return False
     return ip.is_global and not (ip.is_multicast or ip.is_reserved or ip.is_unspecified)
+
+
+# What a host-name entry of the allow-list vouches for: that host at a private or
+# loopback address. Link-local (169.254/16, fe80::/10: cloud metadata services),
+# multicast, unspecified and reserved addresses need a network entry of their own.
+NAMED_HOST_NETWORKS = tuple(
+    ipaddress.ip_network(n)
+    for n in (
+        "10.0.0.0/8",
+        "172.16.0.0/12",
+        "192.168.0.0/16",
+        "100.64.0.0/10",
+        "127.0.0.0/8",
+        "::1/128",
+        "fc00::/7",
+    )
+)
+
+
+def _forms(ip: Address) -> list[Address]:
+    """The address, and the IPv4 address it carries if it is an IPv6 wrapping."""
+    inner = _embedded_ipv4(ip) if isinstance(ip, ipaddress.IPv6Address) else None
+    return [ip] if inner is None else [ip, inner]
+
+
+def _within(ip: Address, networks: Iterable[ipaddress.IPv4Network | ipaddress.IPv6Network]) -> bool:
+    return any(c in net for c in _forms(ip) for net in networks if c.version == net.version)
 
 
 class AddressPolicy:
     """Which hosts may be connected to: public addresses, plus the allow-list
-    (`ingest.allow_private`: host names, or networks in CIDR notation)."""
+    (`ingest.allow_private`): networks in CIDR notation (any address inside them),
+    and host names (that host at a private or loopback address; see
+    NAMED_HOST_NETWORKS)."""
 
     def __init__(self, allow: list[str]):
         self.networks: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = []
@@ -120,15 +162,10 @@ class AddressPolicy:
             except ValueError:
                 self.hosts.add(entry.strip().lower().rstrip("."))
 
-    def address_allowed(self, ip: Address) -> bool:
-        if is_public_address(ip):
+    def address_allowed(self, ip: Address, host: str | None = None) -> bool:
+        if is_public_address(ip) or _within(ip, self.networks):
             return True
-        candidates = [ip]
-        if isinstance(ip, ipaddress.IPv6Address) and _embedded_ipv4(ip) is not None:
-            candidates.append(_embedded_ipv4(ip))
-        return any(
-            c in net for c in candidates for net in self.networks if c.version == net.version
-        )
+        return host in self.hosts and _within(ip, NAMED_HOST_NETWORKS)
 
     def checked_addresses(self, host: str, port: int, resolver: Resolver) -> list[str]:
         """The addresses to connect to, all checked; raises Refused if any is not
@@ -149,13 +186,29 @@ class AddressPolicy:
             raise httpcore.ConnectError(f"host {name} cannot be resolved: {exc}") from None
         if not addresses:
             raise httpcore.ConnectError(f"host {name} has no address")
-        if name in self.hosts:
-            return addresses
         for text in addresses:
             ip = ipaddress.ip_address(text.split("%")[0])
-            if not self.address_allowed(ip):
+            if not self.address_allowed(ip, name):
                 raise Refused(f"host {name} resolves to non-public address {ip}")
         return addresses
+
+    def vouches_for(self, host: str, resolver: Resolver) -> bool:
+        """Whether the allow-list covers `host` itself (a feed on the intranet):
+        listed by name, or every address it resolves to inside a listed network."""
+        name = host.lower().rstrip(".").strip("[]")
+        if name in self.hosts:
+            return True
+        if not self.networks:
+            return False
+        try:
+            literal = ipaddress.ip_address(name.split("%")[0])
+            addresses = [literal]
+        except ValueError:
+            try:
+                addresses = [ipaddress.ip_address(a.split("%")[0]) for a in resolver(name, 0)]
+            except (OSError, UnicodeError, ValueError, httpcore.TimeoutException):
+                return False
+        return bool(addresses) and all(_within(ip, self.networks) for ip in addresses)
 
 
 def system_resolver(host: str, port: int) -> list[str]:
@@ -165,6 +218,112 @@ def system_resolver(host: str, port: int) -> list[str]:
     for info in infos:
         seen.setdefault(str(info[4][0]), None)
     return list(seen)
+
+
+def resolve_within(resolver: Resolver, host: str, port: int, timeout: float) -> list[str]:
+    """`resolver(host, port)`, waiting at most `timeout` seconds. getaddrinfo takes
+    no timeout and cannot be interrupted, so it runs in a daemon thread that the
+    fetch stops waiting for; the lookup ends in the background on its own."""
+    box: dict[str, Any] = {}
+    done = threading.Event()
+
+    def lookup() -> None:
+        try:
+            box["addresses"] = resolver(host, port)
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
+            box["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=lookup, name=f"resolve {host}", daemon=True).start()
+    if not done.wait(max(0.0, timeout)):
+        raise httpcore.ConnectTimeout(f"resolving {host} took over {timeout:.2g}s")
+    if "error" in box:
+        raise box["error"]
+    return box["addresses"]
+
+
+# --------------------------------------------------------------------------- the time budget
+
+
+class _Budget:
+    """The wall-clock time one fetch may still take, robots.txt and redirects
+    included. Held per thread while a fetch runs (httpx's sync client does all its
+    I/O on the calling thread), so the network layer below httpx can clamp every
+    resolution, connect, read and write to what is left."""
+
+    def __init__(self, seconds: float):
+        self.total = seconds
+        self.deadline = time.monotonic() + seconds
+
+    def remaining(self) -> float:
+        return self.deadline - time.monotonic()
+
+    @property
+    def expired(self) -> bool:
+        return self.remaining() <= 0
+
+    def clamp(self, timeout: float | None, out_of_time: type[Exception]) -> float:
+        """`timeout`, or less if the fetch has less left; raises when none is left."""
+        left = self.remaining()
+        if left <= 0:
+            raise out_of_time(f"total time of {self.total:g}s used up")
+        return left if timeout is None else min(timeout, left)
+
+
+_local = threading.local()
+
+
+def _budget() -> _Budget | None:
+    return getattr(_local, "budget", None)
+
+
+def _clamp(timeout: float | None, out_of_time: type[Exception]) -> float | None:
+    budget = _budget()
+    return timeout if budget is None else budget.clamp(timeout, out_of_time)
+
+
+@contextmanager
+def _not_counted() -> Iterator[None]:
+    """Time spent waiting in our own queues (a host's politeness slot, another
+    thread's robots.txt fetch) is not the server's: the fetch gets it back."""
+    start = time.monotonic()
+    try:
+        yield
+    finally:
+        budget = _budget()
+        if budget is not None:
+            budget.deadline += time.monotonic() - start
+
+
+class BudgetedStream(httpcore.NetworkStream):
+    """A connection whose every read and write waits at most the time the current
+    fetch has left: a server that trickles its headers a byte at a time cannot hold
+    a fetch past its total."""
+
+    def __init__(self, inner: httpcore.NetworkStream):
+        self._inner = inner
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._inner.read(max_bytes, _clamp(timeout, httpcore.ReadTimeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._inner.write(buffer, _clamp(timeout, httpcore.WriteTimeout))
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def start_tls(
+        self,
+        ssl_context: ssl.SSLContext,
+        server_hostname: str | None = None,
+        timeout: float | None = None,
+    ) -> httpcore.NetworkStream:
+        timeout = _clamp(timeout, httpcore.ConnectTimeout)
+        return BudgetedStream(self._inner.start_tls(ssl_context, server_hostname, timeout))
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._inner.get_extra_info(info)
 
 
 class GuardedBackend(httpcore.NetworkBackend):
@@ -184,13 +343,24 @@ class GuardedBackend(httpcore.NetworkBackend):
         local_address: str | None = None,
         socket_options: object = None,
     ) -> httpcore.NetworkStream:
-        addresses = self.policy.checked_addresses(host, port, self.resolver)
+        def resolve(name: str, number: int) -> list[str]:
+            wait = _clamp(timeout, httpcore.ConnectTimeout)
+            if wait is None:
+                return self.resolver(name, number)
+            return resolve_within(self.resolver, name, number, wait)
+
+        addresses = self.policy.checked_addresses(host, port, resolve)
         last: Exception | None = None
         for address in addresses:  # connect to the checked address, never re-resolve
             try:
-                return self._inner.connect_tcp(
-                    address, port, timeout, local_address, socket_options or []
+                stream = self._inner.connect_tcp(
+                    address,
+                    port,
+                    _clamp(timeout, httpcore.ConnectTimeout),
+                    local_address,
+                    socket_options or [],
                 )
+                return BudgetedStream(stream)
             except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
                 last = exc
         assert last is not None
@@ -320,8 +490,12 @@ class HostLimiter:
     def slot(self, host: str) -> Iterator[None]:
         with self._lock:
             semaphore = self._slots.setdefault(host, threading.BoundedSemaphore(self.limit))
-        with semaphore:
+        with _not_counted():
+            semaphore.acquire()
+        try:
             yield
+        finally:
+            semaphore.release()
 
 
 @dataclass
@@ -333,7 +507,9 @@ class RobotsVerdict:
 
 
 class RobotsCache:
-    """robots.txt per origin, fetched once per run through the safe fetcher.
+    """robots.txt per origin, fetched once per run through the safe fetcher, with
+    the trust of the page that asks (an untrusted page never learns, nor spoils,
+    what a trusted fetch of the same origin found).
 
     RFC 9309: a 4xx robots.txt means no rules; an unreachable one (5xx, network
     error) means the whole site is disallowed for now, which here is a transient
@@ -342,26 +518,30 @@ class RobotsCache:
     def __init__(self, fetcher: Fetcher):
         self.fetcher = fetcher
         self._lock = threading.Lock()
-        self._locks: dict[str, threading.Lock] = {}
-        self._cache: dict[str, RobotFileParser | RobotsVerdict] = {}
+        self._locks: dict[tuple[str, bool], threading.Lock] = {}
+        self._cache: dict[tuple[str, bool], RobotFileParser | RobotsVerdict] = {}
 
-    def verdict(self, url: str) -> RobotsVerdict:
+    def verdict(self, url: str, *, trusted: bool = False) -> RobotsVerdict:
         parts = urlsplit(url)
-        origin = f"{parts.scheme.lower()}://{parts.netloc.lower()}"
+        key = (f"{parts.scheme.lower()}://{parts.netloc.lower()}", trusted)
         with self._lock:
-            origin_lock = self._locks.setdefault(origin, threading.Lock())
-        with origin_lock:  # one fetch per origin; other threads wait for it
-            if origin not in self._cache:
-                self._cache[origin] = self._load(origin)
-        rules = self._cache[origin]
+            origin_lock = self._locks.setdefault(key, threading.Lock())
+        with _not_counted():  # one fetch per origin; other threads wait for it
+            origin_lock.acquire()
+        try:
+            if key not in self._cache:
+                self._cache[key] = self._load(*key)
+        finally:
+            origin_lock.release()
+        rules = self._cache[key]
         if isinstance(rules, RobotsVerdict):
             return rules
         if rules.can_fetch(self.fetcher.settings.user_agent, url):
             return RobotsVerdict(True)
         return RobotsVerdict(False, f"robots.txt disallows {url}")
 
-    def _load(self, origin: str) -> RobotFileParser | RobotsVerdict:
-        result = self.fetcher.get(f"{origin}/robots.txt", limit=ROBOTS_MAX_BYTES)
+    def _load(self, origin: str, trusted: bool) -> RobotFileParser | RobotsVerdict:
+        result = self.fetcher.get(f"{origin}/robots.txt", limit=ROBOTS_MAX_BYTES, trusted=trusted)
         parser = RobotFileParser()
         if result.refused:
             return RobotsVerdict(False, result.error, refused=True)
@@ -380,26 +560,44 @@ class RobotsCache:
 
 
 class Fetcher:
-    """One shared httpx client with the newsroom's limits. Thread-safe.
+    """Shared httpx clients with the newsroom's limits. Thread-safe.
+
+    Two connection pools: one that reaches public addresses only, for everything
+    by default, and one that may also reach the allow-list (`ingest.allow_private`),
+    for fetches the operator vouches for (`trusted=True`). Separate pools, so that
+    a kept-alive connection to an intranet host can never serve an untrusted fetch.
 
     `resolver` replaces DNS (tests map invented host names to loopback with it);
     the address guard still checks whatever it returns."""
 
     def __init__(self, settings: IngestSettings, *, resolver: Resolver | None = None):
         self.settings = settings
+        self.resolver = resolver or system_resolver
         self.policy = AddressPolicy(settings.allow_private)
-        self.client = httpx.Client(
-            transport=GuardedTransport(self.policy, resolver or system_resolver),
-            follow_redirects=False,
-            trust_env=False,  # a proxy from the environment would bypass the guard
-            timeout=httpx.Timeout(settings.timeout_seconds, connect=settings.connect_timeout),
-            headers={"User-Agent": settings.user_agent, "Accept-Encoding": "gzip, deflate"},
-        )
+        self.public = self._client(AddressPolicy([]))
+        self.trusted = self._client(self.policy)
         self.hosts = HostLimiter(settings.per_host_concurrency)
         self.robots = RobotsCache(self)
+        self._vouched: dict[str, bool] = {}
+        self._vouched_lock = threading.Lock()
+
+    def _client(self, policy: AddressPolicy) -> httpx.Client:
+        return httpx.Client(
+            transport=GuardedTransport(policy, self.resolver),
+            follow_redirects=False,
+            trust_env=False,  # a proxy from the environment would bypass the guard
+            timeout=httpx.Timeout(
+                self.settings.timeout_seconds, connect=self.settings.connect_timeout
+            ),
+            headers={
+                "User-Agent": self.settings.user_agent,
+                "Accept-Encoding": "gzip, deflate",
+            },
+        )
 
     def close(self) -> None:
-        self.client.close()
+        self.public.close()
+        self.trusted.close()
 
     def __enter__(self) -> Fetcher:
         return self
@@ -407,10 +605,32 @@ class Fetcher:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def get_page(self, url: str) -> FetchResult:
+    def vouches_for(self, url: str) -> bool:
+        """Whether the allow-list covers the host of `url` itself (an intranet
+        feed): then the pages it links may be fetched `trusted`. Cached per host;
+        a host that cannot be resolved in time is not vouched for."""
+        try:
+            host = (urlsplit(url).hostname or "").lower()
+        except ValueError:
+            return False
+        if not host:
+            return False
+        with self._vouched_lock:
+            known = self._vouched.get(host)
+        if known is None:
+
+            def resolve(name: str, port: int) -> list[str]:
+                return resolve_within(self.resolver, name, port, self.settings.connect_timeout)
+
+            known = self.policy.vouches_for(host, resolve)
+            with self._vouched_lock:
+                self._vouched[host] = known
+        return known
+
+    def get_page(self, url: str, *, trusted: bool = False) -> FetchResult:
         """A page for an article: like `get`, and robots.txt decides first when
         `ingest.respect_robots` is on."""
-        return self.get(url, robots=self.settings.respect_robots)
+        return self.get(url, robots=self.settings.respect_robots, trusted=trusted)
 
     def get(
         self,
@@ -419,18 +639,43 @@ class Fetcher:
         *,
         robots: bool = False,
         limit: int | None = None,
+        trusted: bool = False,
     ) -> FetchResult:
-        """GET with manual redirects so every hop is checked. Never raises for a
-        network or HTTP problem: the result says what happened."""
+        """GET with manual redirects so every hop is checked, within one total time
+        (`ingest.timeout_seconds`) for everything. Never raises for a network or
+        HTTP problem: the result says what happened.
+
+        `trusted`: the operator vouches for this URL (a configured feed, an editor's
+        tip, a page of an allow-listed intranet feed), so the allow-list applies.
+        The trust ends at the first hop a public address served: what a public
+        page redirects to is fetched as untrusted."""
+        outer = _budget()
+        budget = outer or _Budget(self.settings.timeout_seconds)  # robots.txt shares it
+        _local.budget = budget
+        try:
+            return self._follow(url, headers or {}, robots, limit, trusted, budget)
+        finally:
+            _local.budget = outer
+
+    def _follow(
+        self,
+        url: str,
+        headers: dict[str, str],
+        robots: bool,
+        limit: int | None,
+        trusted: bool,
+        budget: _Budget,
+    ) -> FetchResult:
         current = url
         redirects: list[str] = []
-        deadline = time.monotonic() + self.settings.timeout_seconds
         for _hop in range(self.settings.max_redirects + 1):
-            early = self._precheck(url, current, robots)
+            if budget.expired:
+                return _timed_out(url, current, budget, redirects)
+            early = self._precheck(url, current, robots, trusted)
             if early is not None:
                 early.redirects = redirects
                 return early
-            result = self._get_once(url, current, headers or {}, deadline, limit)
+            result = self._get_once(url, current, headers, budget, limit, trusted)
             result.redirects = redirects
             location = result.headers.get("location")
             if result.status in REDIRECTS and location and result.error is None:
@@ -440,6 +685,7 @@ class Fetcher:
                     result.error = f"invalid redirect location {location!r}"
                     return result
                 redirects.append(current)
+                trusted = trusted and result.served_privately
                 continue
             return result
         return FetchResult(
@@ -449,7 +695,7 @@ class Fetcher:
             redirects=redirects,
         )
 
-    def _precheck(self, url: str, current: str, robots: bool) -> FetchResult | None:
+    def _precheck(self, url: str, current: str, robots: bool, trusted: bool) -> FetchResult | None:
         """Refusals that need no request to the page: scheme, then robots.txt."""
         try:
             parts = urlsplit(current)
@@ -463,7 +709,7 @@ class Fetcher:
         if not host:
             return FetchResult(url, current, error="refused: URL has no host", refused=True)
         if robots:
-            verdict = self.robots.verdict(current)
+            verdict = self.robots.verdict(current, trusted=trusted)
             if not verdict.allowed:
                 return FetchResult(
                     url,
@@ -480,22 +726,23 @@ class Fetcher:
         url: str,
         current: str,
         headers: dict[str, str],
-        deadline: float,
+        budget: _Budget,
         limit: int | None,
+        trusted: bool,
     ) -> FetchResult:
         host = (urlsplit(current).hostname or "").lower()
+        client = self.trusted if trusted else self.public
         try:
             with self.hosts.slot(host):
                 return self._stream(
-                    url, current, headers, deadline, limit or self.settings.max_bytes
+                    client, url, current, headers, budget, limit or self.settings.max_bytes
                 )
         except Refused as exc:
             return FetchResult(url, current, error=f"refused: {exc}", refused=True)
-        except httpx.TimeoutException as exc:
+        except (httpx.TimeoutException, httpcore.TimeoutException, _Deadline) as exc:
+            if budget.expired:
+                return _timed_out(url, current, budget)
             return FetchResult(url, current, error=f"timeout: {type(exc).__name__}", transient=True)
-        except _Deadline:
-            took = self.settings.timeout_seconds
-            return FetchResult(url, current, error=f"timeout: over {took:g}s", transient=True)
         except (httpx.InvalidURL, httpx.UnsupportedProtocol, httpx.LocalProtocolError) as exc:
             return FetchResult(url, current, error=f"invalid request: {exc}")
         except httpx.TransportError as exc:
@@ -504,14 +751,23 @@ class Fetcher:
             return FetchResult(url, current, error=f"unreadable response: {exc}")
 
     def _stream(
-        self, url: str, current: str, headers: dict[str, str], deadline: float, limit: int
+        self,
+        client: httpx.Client,
+        url: str,
+        current: str,
+        headers: dict[str, str],
+        budget: _Budget,
+        limit: int,
     ) -> FetchResult:
-        with self.client.stream("GET", current, headers=headers) as response:
+        left = budget.clamp(None, _Deadline)
+        timeout = httpx.Timeout(left, connect=min(self.settings.connect_timeout, left))
+        with client.stream("GET", current, headers=headers, timeout=timeout) as response:
             result = FetchResult(
                 url,
                 current,
                 status=response.status_code,
                 headers={k.lower(): v for k, v in response.headers.items()},
+                served_privately=_served_privately(response),
             )
             status = response.status_code
             if (status in REDIRECTS and "location" in result.headers) or status == 304:
@@ -523,7 +779,7 @@ class Fetcher:
                 return result  # the body of an error page is not read
             body = CappedBody(result.headers.get("content-encoding", ""), limit)
             for chunk in response.iter_raw():
-                if time.monotonic() > deadline:
+                if budget.expired:
                     raise _Deadline
                 if not body.feed(chunk):
                     break
@@ -534,7 +790,30 @@ class Fetcher:
 
 
 class _Deadline(Exception):
-    """The total time for one request ran out while the body was still arriving."""
+    """The total time for one fetch ran out."""
+
+
+def _timed_out(
+    url: str, current: str, budget: _Budget, redirects: list[str] | None = None
+) -> FetchResult:
+    return FetchResult(
+        url,
+        current,
+        error=f"timeout: over {budget.total:g}s",
+        transient=True,
+        redirects=redirects or [],
+    )
+
+
+def _served_privately(response: httpx.Response) -> bool:
+    """Whether the connection that served `response` went to a non-public address
+    (one the allow-list let through). Unknown counts as public: trust ends."""
+    stream = response.extensions.get("network_stream")
+    try:
+        peer = stream.get_extra_info("server_addr") if stream is not None else None
+        return peer is not None and not is_public_address(ipaddress.ip_address(peer[0]))
+    except (ValueError, TypeError, IndexError, OSError):
+        return False
 
 
 # --------------------------------------------------------------------------- local files

@@ -30,13 +30,36 @@ TRACKING_PARAMS = frozenset(
         "ncid",
         "sr_share",
         "smid",
+        # AT Internet / Piano Analytics campaign parameters, by name: other `at_`
+        # parameters (at_page, at_time...) may be a site's own and are kept.
         "at_medium",
         "at_campaign",
+        "at_platform",
+        "at_creation",
+        "at_variant",
+        "at_format",
+        "at_general_placement",
+        "at_detail_placement",
+        "at_send_date",
+        "at_link",
+        "at_link_id",
+        "at_link_origin",
+        "at_link_type",
+        "at_emailtype",
+        "at_recipient_id",
+        "at_recipient_list",
+        "at_type",
+        "at_identifier",
+        "at_ptag",
+        "at_custom1",
+        "at_custom2",
+        "at_custom3",
+        "at_custom4",
         "ito",
         "__twitter_impression",
     }
 )
-TRACKING_PREFIXES = ("utm_", "pk_", "mtm_", "at_")
+TRACKING_PREFIXES = ("utm_", "pk_", "mtm_")
 DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
@@ -84,10 +107,11 @@ def _query_name(pair: str) -> str:
 
 def canonical_url(url: str) -> str:
     """One key per article, however the link was decorated: scheme and host
-    lower-cased, default ports, fragments and tracking parameters (`utm_*`,
-    `fbclid`, `gclid`...) removed, escapes and dot segments normalised. The path's
-    case and the remaining parameters (order and spelling) are kept: servers may
-    care. A non-http(s) or unparsable link comes back stripped, not raised."""
+    lower-cased, default ports, user names and passwords (`user:pw@`), fragments
+    and tracking parameters (`utm_*`, `fbclid`, `gclid`...) removed, escapes and
+    dot segments normalised. The path's case and the remaining parameters (order
+    and spelling) are kept: servers may care. A non-http(s) or unparsable link
+    comes back stripped, not raised."""
     url = url.strip()
     try:
         parts = urlsplit(url)
@@ -101,8 +125,6 @@ def canonical_url(url: str) -> str:
     if ":" in host:  # IPv6 literal
         host = f"[{host}]"
     netloc = host if port is None or port == DEFAULT_PORTS.get(scheme) else f"{host}:{port}"
-    if parts.username:
-        netloc = f"{parts.username}@{netloc}"
     path = _remove_dot_segments(_normalise_escapes(parts.path)) or "/"
     kept = [p for p in parts.query.split("&") if p and not is_tracking_param(_query_name(p))]
     query = _normalise_escapes("&".join(kept))

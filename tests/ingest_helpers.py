@@ -209,3 +209,31 @@ def serve_threaded() -> Iterator[HTTPServer]:
         server.clear()
         if server.is_running():
             server.stop()
+
+
+# --------------------------------------------------------------------------- a "public" server
+
+
+PUBLIC_LOOKING = "127.0.0.5"
+
+
+def serve_as_public(monkeypatch: pytest.MonkeyPatch) -> Iterator[HTTPServer]:
+    """A loopback server on 127.0.0.5 that the address guard takes for a public
+    address: the only way to have a public server in tests that reach loopback
+    only. Use it from a fixture with `yield from`."""
+    from ingest import fetch
+
+    real = fetch.is_public_address
+    public = ipaddress.ip_address(PUBLIC_LOOKING)
+    monkeypatch.setattr(fetch, "is_public_address", lambda ip: ip == public or real(ip))
+    try:
+        server = HTTPServer(host=PUBLIC_LOOKING, port=0)
+        server.start()
+    except OSError as exc:
+        pytest.skip(f"cannot listen on {PUBLIC_LOOKING} here: {exc}")
+    try:
+        yield server
+    finally:
+        server.clear()
+        if server.is_running():
+            server.stop()

@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import json
 import random
+import tracemalloc
 from datetime import timedelta
 
 import pytest
@@ -27,6 +28,7 @@ from tests.ingest_helpers import (
     install_loopback_only,
     logging_restored,
     resolver_for,
+    serve_as_public,
 )
 
 TEASER = "<p>Read the full story on our website.</p>"
@@ -304,6 +306,92 @@ def test_conditional_get_a_304_costs_nothing(sqlite_engine, sqlite_url, httpserv
     assert feed_row(sqlite_engine, feed_id).etag == '"v2"'
 
 
+# --------------------------------------------------------------------------- the allow-list's scope
+
+
+@pytest.fixture
+def public_feed_server(monkeypatch):
+    yield from serve_as_public(monkeypatch)
+
+
+def test_only_an_allow_listed_feed_may_link_into_the_allow_list(
+    sqlite_engine, sqlite_url, httpserver, public_feed_server
+):
+    """The intranet (127.0.0.1, allow-listed) serves a feed and two pages. The
+    intranet feed's entry reaches its page; the same intranet's other page, linked
+    from a public feed, is refused with no request made."""
+    html = "text/html; charset=utf-8"
+    ferry_page = httpserver.url_for("/news/ferry").replace("localhost", "127.0.0.1")
+    library_page = ferry_page.replace("/news/ferry", "/news/library")
+    httpserver.expect_request("/intranet.xml").respond_with_data(
+        rss([{"guid": "i-ferry", "title": TITLES["ferry"], "link": ferry_page}]),
+        content_type="application/rss+xml",
+    )
+    httpserver.expect_request("/news/ferry").respond_with_data(
+        page_html(TITLES["ferry"], FERRY), content_type=html
+    )
+    httpserver.expect_request("/news/library").respond_with_data(
+        page_html(TITLES["library"], LIBRARY), content_type=html
+    )
+    public_feed_server.expect_request("/public.xml").respond_with_data(
+        rss([{"guid": "p-library", "title": TITLES["library"], "link": library_page}]),
+        content_type="application/rss+xml",
+    )
+    add_feeds(
+        sqlite_engine,
+        Intranet=ferry_page.replace("/news/ferry", "/intranet.xml"),
+        Public=public_feed_server.url_for("/public.xml"),
+    )
+    settings = settings_for(sqlite_url, allow_private=["127.0.0.1/32"])
+    report = run(settings, sqlite_engine)
+
+    by_feed = {f.name: f for f in report.feeds}
+    assert by_feed["Intranet"].drafts == 1 and by_feed["Public"].fetch_error is None
+    got = items(sqlite_engine)
+    assert got["i-ferry"].status == "draft"
+    assert got["p-library"].status == "discarded"
+    assert last_event(sqlite_engine, got["p-library"].id).reason == (
+        "link refused: address 127.0.0.1 is not public"
+    )
+    assert "/news/library" not in paths(httpserver)
+
+
+# --------------------------------------------------------------------------- memory
+
+
+def test_listing_the_waiting_items_does_not_load_their_texts(sqlite_engine, sqlite_url):
+    """Items waiting with their feed text: the list of jobs holds no texts (the
+    worker reads each when it starts on it), so memory does not grow with the
+    number of waiting items times their length."""
+    n, paragraph = 300, "The harbour board of Tollmere met on Tuesday about the ferry. "
+    texts = [f"Story {i}. " + paragraph * 320 for i in range(n)]  # about 20 kB each
+    with Session(sqlite_engine) as session:
+        session.add_all(
+            Item(
+                dedup_key=f"https://gazette.example.org/story/{i}",
+                source_url=f"https://gazette.example.org/story/{i}",
+                title=f"Story {i}",
+                source_text=text,
+                text_origin="feed_content",
+            )
+            for i, text in enumerate(texts)
+        )
+        session.commit()
+    total = sum(len(t) for t in texts)
+    settings = settings_for(sqlite_url)
+    with Fetcher(settings.ingest) as fetcher:
+        pipeline = Pipeline(settings, sqlite_engine, ExtractiveSummariser(), fetcher)
+        tracemalloc.start()
+        try:
+            jobs = pipeline._pending_jobs()
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert peak < total / 6, f"listing {n} jobs peaked at {peak} bytes ({total} of text)"
+        assert len(jobs) == n and all(job.has_text for job in jobs)
+        assert pipeline._stored_text(jobs[0]) == texts[0]
+
+
 # --------------------------------------------------------------------------- failing feeds
 
 
@@ -315,11 +403,27 @@ def test_backoff_doubles_with_jitter_is_capped_at_a_day_and_respects_retry_after
         for n in range(1, 12)
     ]
     for n, delay in enumerate(delays[:5], start=1):
-        assert 0.8 * 300 * 2 ** (n - 1) <= delay <= 1.2 * 300 * 2 ** (n - 1)
+        assert 0.8 * 300 * 2 ** (n - 1) <= delay <= 300 * 2 ** (n - 1)
     assert all(delay <= 86400 for delay in delays) and delays[-1] >= 0.8 * 86400
     late = next_poll_after_failure(1, now, base_seconds=300, retry_after=7200) - now
     assert late >= timedelta(hours=2)
     assert next_poll_after_failure(10_000, now, base_seconds=300) - now <= timedelta(days=1)
+    far = next_poll_after_failure(1, now, base_seconds=300, retry_after=10 * 86400) - now
+    assert far == timedelta(days=1)  # a Retry-After beyond the cap waits a day
+
+
+def test_feeds_failing_for_long_spread_out_below_the_cap():
+    """Jitter after the cap: fifty feeds down for weeks do not all come back at the
+    same second 24 hours on; each waits between 0.8 and 1 day."""
+    now = utcnow()
+    rng = random.Random(11)
+    delays = [
+        (next_poll_after_failure(40, now, base_seconds=300, rng=rng) - now).total_seconds()
+        for _ in range(50)
+    ]
+    assert all(0.8 * 86400 <= d <= 86400 for d in delays)
+    assert len({round(d) for d in delays}) > 40, "retries bunch up"
+    assert max(delays) - min(delays) > 0.1 * 86400
     assert is_due(None, now) and is_due(now, now) and not is_due(now + timedelta(seconds=1), now)
 
 

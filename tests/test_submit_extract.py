@@ -106,27 +106,70 @@ def test_submit_makes_a_draft_through_the_same_path(tmp_path, sqlite_url, site):
     assert expected in short.stdout
 
 
-def test_submit_reports_a_discard_with_its_reason_and_exit_1(tmp_path, sqlite_url, site):
+def test_submit_reports_a_discard_or_an_error_with_its_reason_and_exit_0(
+    tmp_path, sqlite_url, site
+):
+    """A discard is an ordinary outcome of a tip: the command worked, says what
+    became of the article, and exits 0."""
+    site.expect_request("/news/busy").respond_with_data("busy", status=503)
     config = write_config(tmp_path, sqlite_url)
     gone = invoke(config, "submit", site.url_for("/news/gone"))
-    assert gone.exit_code == 1
+    assert gone.exit_code == 0, gone.output
     assert "discarded" in gone.stdout and "reason: page fetch failed: HTTP 404" in gone.stdout
 
     private = invoke(config, "submit", site.url_for("/private/memo"))
-    assert private.exit_code == 1
+    assert private.exit_code == 0
     assert "reason: robots.txt disallows" in private.stdout
-
-    local = invoke(config, "submit", "file:///etc/passwd")
-    assert local.exit_code == 1
-    assert "scheme is file" in local.stdout
     assert "/private/memo" not in [entry[0].path for entry in site.log]
+
+    busy = invoke(config, "submit", site.url_for("/news/busy"), "--json")
+    assert busy.exit_code == 0
+    outcome = json.loads(busy.stdout)
+    assert outcome["status"] == "error" and outcome["reason"] == "page fetch failed: HTTP 503"
+
+    with Session(open_store(sqlite_url)) as session:
+        statuses = sorted(i.status for i in session.exec(select(Item)))
+    assert statuses == ["discarded", "discarded", "error"]
+
+
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [
+        ("file:///etc/passwd", "give an http or https URL"),
+        ("ftp://files.example.org/story.html", "give an http or https URL"),
+        ("news.example.org/story", "give an http or https URL"),
+        ("http:///story", "the URL has no host"),
+        ("http://news.example.org:port/story", "not a valid URL"),
+    ],
+)
+def test_submit_a_url_that_is_not_one_is_a_usage_error_and_makes_no_item(
+    tmp_path, sqlite_url, url, why
+):
+    config = write_config(tmp_path, sqlite_url)
+    result = invoke(config, "submit", url)
+    assert result.exit_code == 2
+    assert why in result.stderr
+    engine = open_store(sqlite_url)
+    with Session(engine) as session:
+        assert session.exec(select(Item)).all() == []
+
+
+def test_submit_with_an_unreachable_database_exits_3(tmp_path, site, monkeypatch):
+    monkeypatch.setenv(
+        "COPYDESK_DATABASE_URL", "postgresql+psycopg://nobody:secret@127.0.0.1:9/none"
+    )
+    config = write_config(tmp_path, "sqlite:///unused.db")
+    result = invoke(config, "submit", site.url_for("/news/ferry"))
+    assert result.exit_code == 3
+    assert "secret" not in result.stderr
+    assert site.log == []
 
 
 def test_submit_refuses_an_address_that_is_not_allowed(tmp_path, sqlite_url, site):
     config = tmp_path / "config.toml"
     config.write_text(f'[database]\nurl = "{sqlite_url}"\n[summarise]\nbackend = "extractive"\n')
     result = invoke(config, "submit", f"http://127.0.0.1:{site.port}/news/ferry")
-    assert result.exit_code == 1
+    assert result.exit_code == 0
     assert "reason: link refused: address 127.0.0.1 is not public" in result.stdout
     assert site.log == []
 

@@ -32,6 +32,15 @@ from ingest.urls import canonical_url, is_tracking_param
         ("https://news.example.org./a", "https://news.example.org/a"),
         ("http://[2001:DB8::1]:80/a", "http://[2001:db8::1]/a"),
         ("  https://news.example.org/a  ", "https://news.example.org/a"),
+        # user names and passwords are not part of the article's address
+        ("https://editor@news.example.org/a", "https://news.example.org/a"),
+        ("https://desk:s3cret@News.Example.org:443/a", "https://news.example.org/a"),
+        # AT Internet campaign parameters go; a site's own at_ parameters stay
+        (
+            "https://news.example.org/a?at_medium=email&at_campaign=daily&at_page=2",
+            "https://news.example.org/a?at_page=2",
+        ),
+        ("https://news.example.org/a?at_time=0930", "https://news.example.org/a?at_time=0930"),
     ],
 )
 def test_canonical_url(url, expected):
@@ -49,7 +58,9 @@ def test_non_web_or_broken_links_come_back_as_given(url):
 def test_tracking_parameters():
     for name in ("utm_source", "utm_content", "fbclid", "gclid", "mc_eid", "_hsenc"):
         assert is_tracking_param(name)
-    for name in ("id", "page", "article", "utmost"):
+    for name in ("at_medium", "at_campaign", "AT_Creation", "pk_campaign", "mtm_source"):
+        assert is_tracking_param(name)
+    for name in ("id", "page", "article", "utmost", "at_page", "at_time", "at"):
         assert not is_tracking_param(name)
 
 

@@ -16,7 +16,8 @@ from sqlmodel import select
 
 from copydesk import context as cx
 from copydesk.config import FeedSettings, Settings
-from copydesk.pipeline import Pipeline, RunReport, sync_config_feeds
+from copydesk.pipeline import Pipeline, sync_config_feeds
+from copydesk.reports import RunReport
 from ingest.fetch import Fetcher
 from store.db import safe_url, session_scope
 from store.models import Feed, Run, utcnow

@@ -24,9 +24,9 @@ from __future__ import annotations
 import logging
 import random
 import threading
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -37,6 +37,7 @@ from sqlalchemy.orm import defer
 from sqlmodel import Session, col, select
 
 from copydesk.config import FeedSettings, Settings
+from copydesk.reports import FeedReport, RunReport
 from guards.registry import DRAFT_GATES, GateResult, run_gates
 from guards.source import count_words
 from ingest.dedup import item_keys, text_fingerprint, url_aliases
@@ -74,76 +75,6 @@ class BackendFailure(RuntimeError):
         super().__init__(message)
         self.item_id = item_id
         self.calls = calls or []
-
-
-# --------------------------------------------------------------------------- reports
-
-
-@dataclass
-class FeedReport:
-    name: str
-    url: str
-    seen: int = 0
-    new: int = 0
-    duplicates: int = 0
-    drafts: int = 0
-    discarded: Counter[str] = field(default_factory=Counter)  # by gate or reason kind
-    errors: int = 0
-    retried: int = 0
-    recorded_replies: int = 0
-    fetch_error: str | None = None
-    not_modified: bool = False
-    bozo: str | None = None
-    skipped: str | None = None  # why the feed was not fetched this run ("not due until ...")
-    next_fetch_at: str | None = None  # when a failing feed will be tried again
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "url": self.url,
-            "seen": self.seen,
-            "new": self.new,
-            "duplicates": self.duplicates,
-            "drafts": self.drafts,
-            "discarded": sum(self.discarded.values()),
-            "discarded_by": dict(sorted(self.discarded.items())),
-            "errors": self.errors,
-            "retried": self.retried,
-            "recorded_replies": self.recorded_replies,
-            "fetch_error": self.fetch_error,
-            "not_modified": self.not_modified,
-            "bozo": self.bozo,
-            "skipped": self.skipped,
-            "next_fetch_at": self.next_fetch_at,
-        }
-
-
-@dataclass
-class RunReport:
-    run_id: int
-    backend: str
-    feeds: list[FeedReport] = field(default_factory=list)
-    fatal: str | None = None
-
-    @property
-    def exit_status(self) -> int:
-        return 0 if self.fatal is None else 3
-
-    def totals(self) -> dict[str, int]:
-        keys = ("seen", "new", "duplicates", "drafts", "discarded", "errors", "retried")
-        rows = [f.to_dict() for f in self.feeds]
-        return {k: sum(r[k] for r in rows) for k in keys}
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "run_id": self.run_id,
-            "backend": self.backend,
-            "feeds": [f.to_dict() for f in self.feeds],
-            "totals": self.totals(),
-            "skipped_feeds": sum(1 for f in self.feeds if f.skipped),
-            "fatal": self.fatal,
-            "exit_status": self.exit_status,
-        }
 
 
 # --------------------------------------------------------------------------- work units
@@ -230,36 +161,35 @@ class Pipeline:
     def run(self, only_feeds: Iterable[str] | None = None, *, force: bool = False) -> RunReport:
         """Poll the feeds that are due (all of them with `force`), then work through
         every `new` item and every `error` item whose retry time has come."""
-        report = self._start_run()
-        try:
+        with self._recorded_run() as report:
             feeds = self._feeds(only_feeds)
             due = self._due_feeds(feeds, force)
             self._ingest_feeds(due)
             jobs = self._pending_jobs()
             self._process(jobs)
-        except BackendFailure as exc:
-            report.fatal = str(exc)
-            log.error("run %s stopped: %s", self.run_id, exc)
-        except Exception as exc:
-            # Not an item's failure (those become `error` items): the database went
-            # away, or a bug. The run row says so; the caller reports it in one line.
-            report.fatal = f"run crashed: {type(exc).__name__}: {exc}"
-            raise
-        finally:
-            self._finish_run(report)
         return report
 
     def submit(self, url: str) -> tuple[RunReport, int, bool]:
         """One article by hand (an editor's tip), through the same path as a feed
         entry: (report, item id, whether the item is new). A URL already known is
         not processed again."""
-        report = self._start_run()
         item_id, created = 0, False
-        try:
+        with self._recorded_run() as report:
             item_id, created = self._create_submitted(url)
             if created:
                 with Session(self.engine) as session:
                     self._process([_job(session.get(Item, item_id), None)])
+        return report, item_id, created
+
+    @contextmanager
+    def _recorded_run(self) -> Iterator[RunReport]:
+        """A run row from start to end, whatever happens. A stopped backend is
+        recorded and the run returns; anything else (the database went away, a
+        bug; an item's own failure never gets here) is recorded and re-raised,
+        for the caller to report in one line."""
+        report = self._start_run()
+        try:
+            yield report
         except BackendFailure as exc:
             report.fatal = str(exc)
             log.error("run %s stopped: %s", self.run_id, exc)
@@ -268,7 +198,6 @@ class Pipeline:
             raise
         finally:
             self._finish_run(report)
-        return report, item_id, created
 
     def _start_run(self) -> RunReport:
         with session_scope(self.engine) as session:

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from sqlalchemy.engine import Engine
@@ -238,7 +238,7 @@ class Pipeline:
             if is_due(feed.next_fetch_at, now):
                 due.append(feed)
                 continue
-            when = _aware(feed.next_fetch_at).isoformat(timespec="seconds")
+            when = feed.next_fetch_at.isoformat(timespec="seconds")
             report = FeedReport(feed.name, feed.url, skipped=f"not due until {when}")
             report.next_fetch_at = when
             self.reports[feed.id] = report
@@ -427,7 +427,7 @@ class Pipeline:
                 select(Item).options(*big).where(Item.status == st.ERROR).order_by(Item.id)
             ).all()
             for item in due:
-                if item.next_attempt_at and _aware(item.next_attempt_at) > now:
+                if item.next_attempt_at and item.next_attempt_at > now:
                     continue
                 st.move(
                     session,
@@ -863,10 +863,6 @@ def _duplicate(out: Outcome, original: int, why: str) -> Outcome:
 def _failed_permanently(out: Outcome, reason: str, kind: str) -> Outcome:
     out.to_status, out.reason, out.discard_kind = st.DISCARDED, reason, kind
     return out
-
-
-def _aware(when: datetime) -> datetime:
-    return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
 def sync_config_feeds(session: Session, feeds: list[FeedSettings]) -> None:

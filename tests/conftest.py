@@ -30,12 +30,18 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
+import hypothesis
 import pytest
 from sqlalchemy import text
 from sqlalchemy.engine import URL, Engine, make_url
 from sqlmodel import create_engine
 
 from store.db import open_store
+
+# Property tests judge behaviour, not speed: a busy 2-core CI machine must not turn
+# a slow example into a failure (speed is measured under bench/).
+hypothesis.settings.register_profile("copydesk", deadline=None, print_blob=True)
+hypothesis.settings.load_profile("copydesk")
 
 PG_ENV = "COPYDESK_TEST_PG_URL"
 REQUIRE_PG_ENV = "COPYDESK_REQUIRE_PG"

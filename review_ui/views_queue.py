@@ -9,6 +9,7 @@ was looking at, not whatever the database holds by the time they click.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import streamlit as st
@@ -156,6 +157,28 @@ def _check_edit(
     }
 
 
+def _decide_text(
+    engine: Engine, settings: Settings, change: Callable[[Session], Any], refused: str
+) -> Any | None:
+    """Run an edit or a revert; report a conflict or a refusal. None when nothing
+    was saved."""
+    filt = current_filter(settings)
+    try:
+        outcome = decisions.decide(engine, change)
+    except Conflict as conflict:
+        _report_conflict(engine, filt, conflict)
+        return None
+    except (NotAllowed, IllegalMove, LookupError) as exc:
+        flash("error", f"{refused}: {exc}")
+        return None
+    st.session_state.pop("edit_check", None)
+    return outcome
+
+
+def _reasons(results: Iterable[Any]) -> str:
+    return "; ".join(f"{r.gate}: {r.verdict.reason}" for r in results)
+
+
 def _save_edit(
     engine: Engine,
     settings: Settings,
@@ -164,38 +187,32 @@ def _save_edit(
     version: int,
     then_approve: bool,
 ) -> None:
-    filt = current_filter(settings)
     headline, summary = _edit_values(item_id, version)
-    try:
-        outcome = decisions.decide(
-            engine,
-            lambda s: decisions.edit(
-                s,
-                reviewer,
-                item_id,
-                version,
-                headline,
-                summary,
-                gate_modes=settings.gates.modes,
-                min_source_words=settings.gates.min_source_words,
-            ),
-        )
-    except Conflict as conflict:
-        _report_conflict(engine, filt, conflict)
+    outcome = _decide_text(
+        engine,
+        settings,
+        lambda s: decisions.edit(
+            s,
+            reviewer,
+            item_id,
+            version,
+            headline,
+            summary,
+            gate_modes=settings.gates.modes,
+            min_source_words=settings.gates.min_source_words,
+        ),
+        "Edit not saved",
+    )
+    if outcome is None:
         return
-    except (NotAllowed, IllegalMove, LookupError) as exc:
-        flash("error", f"Edit not saved: {exc}")
-        return
-    st.session_state.pop("edit_check", None)
     if outcome.hard_failures:
-        failed = "; ".join(f"{r.gate}: {r.verdict.reason}" for r in outcome.hard_failures)
         flash(
             "error",
-            f"Edit saved, but it cannot be approved while a hard gate fails: {failed}. "
-            "Edit again or reject.",
+            "Edit saved, but it cannot be approved while a hard gate fails: "
+            f"{_reasons(outcome.hard_failures)}. Edit again or reject.",
         )
         return
-    flagged = "; ".join(f"{r.gate}: {r.verdict.reason}" for r in outcome.flagged)
+    flagged = _reasons(outcome.flagged)
     flash(
         "success",
         "Edit saved; every hard gate passes." + (f" Flagged: {flagged}" if flagged else ""),
@@ -208,29 +225,27 @@ def _revert(
     engine: Engine, settings: Settings, reviewer: Reviewer, item_id: int, version: int
 ) -> None:
     """Back to the pipeline's draft after a failed (or regretted) edit."""
-    filt = current_filter(settings)
-    try:
-        outcome = decisions.decide(
-            engine,
-            lambda s: decisions.revert(
-                s,
-                reviewer,
-                item_id,
-                version,
-                gate_modes=settings.gates.modes,
-                min_source_words=settings.gates.min_source_words,
-            ),
-        )
-    except Conflict as conflict:
-        _report_conflict(engine, filt, conflict)
+    outcome = _decide_text(
+        engine,
+        settings,
+        lambda s: decisions.revert(
+            s,
+            reviewer,
+            item_id,
+            version,
+            gate_modes=settings.gates.modes,
+            min_source_words=settings.gates.min_source_words,
+        ),
+        "Not reverted",
+    )
+    if outcome is None:
         return
-    except (NotAllowed, IllegalMove, LookupError) as exc:
-        flash("error", f"Not reverted: {exc}")
-        return
-    st.session_state.pop("edit_check", None)
     if outcome.hard_failures:
-        failed = "; ".join(f"{r.gate}: {r.verdict.reason}" for r in outcome.hard_failures)
-        flash("error", f"Reverted to the pipeline's draft, but a hard gate fails: {failed}.")
+        flash(
+            "error",
+            "Reverted to the pipeline's draft, but a hard gate fails: "
+            f"{_reasons(outcome.hard_failures)}.",
+        )
         return
     flash(
         "success",

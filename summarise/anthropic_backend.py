@@ -44,7 +44,6 @@ from summarise.pricing import cost_usd, price_for
 log = logging.getLogger(__name__)
 
 API_VERSION = "2023-06-01"  # the last API version that accepts sampling parameters
-PURPOSE = "summary"
 DEFAULT_MAX_RETRIES = 2
 MAX_RECORDED_TEXT = 20_000  # a non-JSON response body is kept up to this many characters
 
@@ -178,7 +177,8 @@ class AnthropicSummariser:
         self.temperature: float | None = (
             None if settings.temperature == "model-default" else float(settings.temperature)
         )
-        self.prompt_hash = prompt.prompt_hash(settings.summary_sentences)
+        self.purpose = prompt.summary_purpose(settings.summary_sentences)
+        self.prompt_hash = prompt.prompt_hash(self.purpose)
         self.model_max_tokens: int | None = None  # learnt in preflight, caps the retry budget
         self._api_key = (api_key or "").strip()
         if max_retries is None:
@@ -282,7 +282,7 @@ class AnthropicSummariser:
                 )
                 raise self._item_failed(reason, False, calls)
             try:
-                parsed = reply.parse_summary(response)
+                parsed = reply.parse_summary(response, tool=self.purpose.tool)
             except reply.NoUsableSummary as exc:
                 reason = f"model reply had no usable summary: {exc}"
                 raise self._item_failed(reason, True, calls) from None
@@ -292,20 +292,16 @@ class AnthropicSummariser:
         raise AssertionError("unreachable: the second round always returns or raises")
 
     def request_body(self, article: Article, max_tokens: int) -> dict[str, Any]:
-        """Exactly what goes to POST /v1/messages (the key travels in a header, never here)."""
-        body: dict[str, Any] = {
-            "model": self.model,
-            "max_tokens": max_tokens,
-            "system": prompt.system_prompt(self.settings.summary_sentences),
-            "messages": [
-                {"role": "user", "content": prompt.user_content(article.title, article.text)}
-            ],
-            "tools": [prompt.summary_tool()],
-            "tool_choice": prompt.tool_choice(),
-        }
-        if self.temperature_in_force:
-            body["temperature"] = self.temperature
-        return body
+        """Exactly what goes to POST /v1/messages (the key travels in a header, never
+        here). Built by `prompt.request_for`, so it shares its cached prefix (tools,
+        system, article block) with every other purpose's request for this item."""
+        return prompt.request_for(
+            self.purpose,
+            article,
+            model=self.model,
+            max_tokens=max_tokens,
+            temperature=self.temperature,
+        )
 
     # -- the call -----------------------------------------------------------
 
@@ -340,13 +336,13 @@ class AnthropicSummariser:
         used = reply.usage(attempt.body) if ok else reply.Usage()
         price = price_for(self.settings.prices, self.model, served_model)
         record = CallRecord(
-            purpose=PURPOSE,
+            purpose=self.purpose.name,
             backend=self.name,
             model=served_model or self.model,
             api_version=API_VERSION,
             temperature=self.temperature,
             temperature_in_force=self.temperature_in_force,
-            prompt_version=prompt.PROMPT_VERSION,
+            prompt_version=self.purpose.version,
             prompt_hash=self.prompt_hash,
             request_id=attempt.request_id,
             input_tokens=used.input_tokens,

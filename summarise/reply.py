@@ -1,10 +1,11 @@
 """Reading a Messages API reply defensively: pure functions, no SDK types.
 
 The model is asked to answer through the `write_summary` tool, but a reply can
-still arrive as prose, as JSON in a text block, as two JSON values, or as
-nothing usable at all. The rule: take the tool's input when it is valid; else
-the last JSON object in the text that has a headline and a summary; else the
-reply is a failed call, never an empty summary.
+still arrive as prose, as JSON in a text block, as two JSON values, through
+another tool of the shared tool list (every purpose offers them all, see
+`summarise.prompt`), or as nothing usable at all. The rule: take the summary
+tool's input when it is valid; else the last JSON object in the text that has a
+headline and a summary; else the reply is a failed call, never an empty summary.
 """
 
 from __future__ import annotations
@@ -76,8 +77,9 @@ def content_blocks(response: Any) -> list[dict[str, Any]]:
     return [block for block in response["content"] if isinstance(block, dict)]
 
 
-def parse_summary(response: Any) -> ParsedSummary:
-    """The headline and summary in a Messages API reply (its JSON as a dict).
+def parse_summary(response: Any, tool: str = TOOL_NAME) -> ParsedSummary:
+    """The headline and summary in a Messages API reply (its JSON as a dict), from
+    a call of `tool` or, failing that, from JSON in the text.
 
     Raises `NoUsableSummary` when there is none: the caller turns that into a
     failed call, so an empty or garbled reply never becomes a draft.
@@ -85,9 +87,8 @@ def parse_summary(response: Any) -> ParsedSummary:
     blocks = content_blocks(response)
     if not blocks:
         raise NoUsableSummary("the reply has no content blocks")
-    tool_inputs = [
-        b.get("input") for b in blocks if b.get("type") == "tool_use" and b.get("name") == TOOL_NAME
-    ]
+    calls = [b for b in blocks if b.get("type") == "tool_use"]
+    tool_inputs = [b.get("input") for b in calls if b.get("name") == tool]
     for candidate in reversed(tool_inputs):
         found = _as_summary(candidate)
         if found:
@@ -100,11 +101,14 @@ def parse_summary(response: Any) -> ParsedSummary:
         if found:
             return ParsedSummary(*found, source="text")
     if tool_inputs:
-        raise NoUsableSummary(f"the {TOOL_NAME} input lacks a non-empty headline and summary")
+        raise NoUsableSummary(f"the {tool} input lacks a non-empty headline and summary")
+    others = sorted({str(b.get("name")) for b in calls})
+    if others:
+        raise NoUsableSummary(f"no {tool} call; the model called {', '.join(others)} instead")
     if text.strip():
         what = "JSON without a headline and summary" if json_values(text) else "no JSON"
-        raise NoUsableSummary(f"no {TOOL_NAME} call, and the text holds {what}")
-    raise NoUsableSummary(f"no {TOOL_NAME} call and no text")
+        raise NoUsableSummary(f"no {tool} call, and the text holds {what}")
+    raise NoUsableSummary(f"no {tool} call and no text")
 
 
 def stop_reason(response: Any) -> str | None:

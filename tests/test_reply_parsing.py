@@ -58,9 +58,18 @@ def test_tool_input_sent_as_a_json_string_is_accepted() -> None:
     assert parse_summary(reply(tool(json.dumps(GOOD)))).summary == GOOD["summary"]
 
 
-def test_a_tool_of_another_name_is_ignored() -> None:
-    with pytest.raises(NoUsableSummary):
-        parse_summary(reply(tool(GOOD, name="web_search")))
+def test_a_tool_of_another_name_is_ignored_and_named_in_the_reason() -> None:
+    # Every purpose offers the whole shared tool list (summarise.prompt.TOOLS), so a
+    # model asked for a summary could still call, say, a claims tool: not a summary.
+    with pytest.raises(NoUsableSummary, match="the model called list_claims instead"):
+        parse_summary(reply(tool(GOOD, name="list_claims")))
+
+
+def test_the_purposes_tool_is_the_one_taken() -> None:
+    other = {"headline": "Not this", "summary": "Not this one."}
+    both = reply(tool(other, name="write_summary"), tool(GOOD, name="rewrite_summary"))
+    assert parse_summary(both, tool="rewrite_summary").headline == "Bridge reopens"
+    assert parse_summary(both).headline == "Not this"
 
 
 def test_invalid_tool_input_falls_back_to_json_in_text() -> None:

@@ -11,12 +11,13 @@ import importlib.util
 import os
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import typer
 from rich.table import Table
 from rich.text import Text
+from sqlmodel import Session
 
 from copydesk.config import Settings
 from copydesk.context import EXIT_OK, EXIT_UNABLE, EXIT_USAGE, connect, err, fail, load, out
@@ -62,13 +63,8 @@ def editor_add(
     """Create an account. Asks for the password twice unless --password-stdin."""
     if role not in ROLES:
         fail(f"--role must be one of {', '.join(ROLES)}, not {role!r}", EXIT_USAGE)
-    engine = connect(load())
     password = _read_password(password_stdin)
-    try:
-        with session_scope(engine) as session:
-            add_editor(session, name, password, role=role)
-    except EditorError as exc:
-        fail(str(exc), EXIT_USAGE)
+    _change_accounts(lambda session: add_editor(session, name, password, role=role))
     out.print(Text(f"added {role} {name.strip()}"))
 
 
@@ -81,13 +77,8 @@ def editor_password(
     enable: bool = typer.Option(False, "--enable", help="also re-enable a disabled account"),
 ) -> None:
     """Set a new password (also lifts a lock from repeated wrong passwords)."""
-    engine = connect(load())
     password = _read_password(password_stdin)
-    try:
-        with session_scope(engine) as session:
-            set_password(session, name, password, enable=enable)
-    except EditorError as exc:
-        fail(str(exc), EXIT_USAGE)
+    _change_accounts(lambda session: set_password(session, name, password, enable=enable))
     out.print(Text(f"password changed for {name}" + (" (enabled)" if enable else "")))
 
 
@@ -118,13 +109,19 @@ def editor_list() -> None:
 @editor_app.command("disable")
 def editor_disable(name: str = typer.Argument(...)) -> None:
     """Stop an account from signing in; a signed-in session ends at its next click."""
+    _change_accounts(lambda session: disable_editor(session, name))
+    out.print(Text(f"disabled {name}"))
+
+
+def _change_accounts(change: Callable[[Session], object]) -> None:
+    """One transaction on the editors table; a refusal (unknown name, weak password,
+    duplicate) is a usage error in one line."""
     engine = connect(load())
     try:
         with session_scope(engine) as session:
-            disable_editor(session, name)
+            change(session)
     except EditorError as exc:
         fail(str(exc), EXIT_USAGE)
-    out.print(Text(f"disabled {name}"))
 
 
 def review_command(

@@ -672,36 +672,46 @@ def test_model_checks_of_the_pipeline_draft_do_not_count_after_an_edit(any_desk:
         assert queue_count(session, flagged) == 1  # only misquote is still flagged
 
 
+def edit_as_alice(
+    desk: Desk,
+    item_id: int,
+    version: int,
+    headline: str | None,
+    summary: str,
+    modes: dict[str, str],
+    min_words: int,
+) -> None:
+    """An edit saved straight through `decisions`, as the queue's Edit does."""
+    with session_scope(desk.engine) as session:
+        decisions.edit(
+            session,
+            Reviewer("alice", "editor"),
+            item_id,
+            version,
+            headline,
+            summary,
+            gate_modes=modes,
+            min_source_words=min_words,
+        )
+
+
 def test_a_second_edit_replaces_the_first_edits_verdicts(desk: Desk) -> None:
     item_id = desk.ids["bridge"]
-    alice = Reviewer("alice", "editor")
     original = item_state(desk.engine, item_id)
     bad = original.summary.replace("38 steel hangers", "3,400 steel hangers")  # type: ignore[union-attr]
     modes = {"numbers_grounded": "discard", "quotes_verbatim": "flag"}
-    with session_scope(desk.engine) as session:
-        decisions.edit(
-            session,
-            alice,
-            item_id,
-            1,
-            original.headline,
-            bad,
-            gate_modes=modes,
-            min_source_words=40,
-        )
+    edit_as_alice(desk, item_id, 1, original.headline, bad, modes, 40)
     # numbers_grounded switched off before the second edit: it does not run again,
     # and the first edit's failure of it no longer applies.
-    with session_scope(desk.engine) as session:
-        decisions.edit(
-            session,
-            alice,
-            item_id,
-            2,
-            original.headline,
-            bad + " Work starts soon.",
-            gate_modes={**modes, "numbers_grounded": "off"},
-            min_source_words=MW,
-        )
+    edit_as_alice(
+        desk,
+        item_id,
+        2,
+        original.headline,
+        bad + " Work starts soon.",
+        {**modes, "numbers_grounded": "off"},
+        MW,
+    )
     with Session(desk.engine) as session:
         view = item_view(session, item_id)
         assert view is not None
@@ -716,17 +726,7 @@ def test_a_gate_switched_off_is_shown_as_off_and_neither_blocks_nor_flags(
     alice = Reviewer("alice", "editor")
     original = item_state(desk.engine, item_id)
     bad = original.summary.replace("38 steel hangers", "3,400 steel hangers")  # type: ignore[union-attr]
-    with session_scope(desk.engine) as session:
-        decisions.edit(
-            session,
-            alice,
-            item_id,
-            1,
-            original.headline,
-            bad,
-            gate_modes=MODES,
-            min_source_words=40,
-        )
+    edit_as_alice(desk, item_id, 1, original.headline, bad, MODES, 40)
     with session_scope(desk.engine) as session, pytest.raises(Blocked):
         decisions.approve(session, alice, item_id, 2)
     # The newsroom switches numbers_grounded and quotes_verbatim off.

@@ -128,6 +128,26 @@ def without(row: dict[str, Any], columns: set[str]) -> dict[str, Any]:
 # --- The table of moves -----------------------------------------------------------------
 
 
+def edit(
+    session: Session,
+    item: Item,
+    editor: str,
+    headline: str = "x",
+    summary: str = "y",
+    version: int | None = None,
+) -> AuditEvent:
+    """`editor`'s edit of `item`, on the version they saw (the loaded one by default)."""
+    seen = item.version if version is None else version
+    return st.record_edit(
+        session,
+        item,
+        actor=f"editor:{editor}",
+        headline=headline,
+        summary=summary,
+        expected_version=seen,
+    )
+
+
 def test_design_table_has_every_status_and_pair() -> None:
     assert set(st.STATUSES) == set(STATUSES)
     assert len(ALL_PAIRS) == 49 and len(ILLEGAL) == 40
@@ -324,13 +344,13 @@ def test_decision_after_someone_edited_is_a_conflict(module_engine: Engine) -> N
     seen_version = item_row(module_engine, item_id)["version"]
     with session_scope(module_engine) as cara:
         item = cara.get(Item, item_id)
-        st.record_edit(
+        edit(
             cara,
             item,
-            actor="editor:cara",
-            headline="Ferries to run later in Dunmore",
-            summary="The board voted 7 to 2 for later sailings.",
-            expected_version=seen_version,
+            "cara",
+            "Ferries to run later in Dunmore",
+            "The board voted 7 to 2 for later sailings.",
+            version=seen_version,
         )
     before = snapshot(module_engine, item_id)
 
@@ -351,13 +371,12 @@ def test_approving_a_draft_edited_meanwhile_is_a_conflict(module_engine: Engine)
             ann_item = ann.get(Item, item_id)
             with session_scope(module_engine) as cara:
                 cara_item = cara.get(Item, item_id)
-                st.record_edit(
+                edit(
                     cara,
                     cara_item,
-                    actor="editor:cara",
-                    headline="Later ferries for Dunmore",
-                    summary="Ferries will run later after a 7 to 2 vote.",
-                    expected_version=cara_item.version,
+                    "cara",
+                    "Later ferries for Dunmore",
+                    "Ferries will run later after a 7 to 2 vote.",
                 )
             st.move(ann, ann_item, "approved", actor="editor:ann")
 
@@ -378,22 +397,8 @@ def test_two_editors_editing_at_once_lose_no_edit(module_engine: Engine) -> None
             dana_item = dana.get(Item, item_id)
             with session_scope(module_engine) as cara:
                 cara_item = cara.get(Item, item_id)
-                st.record_edit(
-                    cara,
-                    cara_item,
-                    actor="editor:cara",
-                    headline="Cara's headline",
-                    summary="Cara's summary.",
-                    expected_version=cara_item.version,
-                )
-            st.record_edit(
-                dana,
-                dana_item,
-                actor="editor:dana",
-                headline="Dana's headline",
-                summary="Dana's summary.",
-                expected_version=dana_item.version,
-            )
+                edit(cara, cara_item, "cara", "Cara's headline", "Cara's summary.")
+            edit(dana, dana_item, "dana", "Dana's headline", "Dana's summary.")
 
     row, events = snapshot(module_engine, item_id)
     assert (row["headline"], row["summary"]) == ("Cara's headline", "Cara's summary.")
@@ -495,14 +500,7 @@ def test_only_a_draft_can_be_edited(module_engine: Engine, status: str) -> None:
     with session_scope(module_engine) as session:
         item = session.get(Item, item_id)
         with pytest.raises(st.IllegalMove, match="only a draft"):
-            st.record_edit(
-                session,
-                item,
-                actor="editor:dana",
-                headline="x",
-                summary="y",
-                expected_version=item.version,
-            )
+            edit(session, item, "dana", "x", "y")
     assert snapshot(module_engine, item_id) == before
 
 
@@ -575,14 +573,7 @@ def test_failure_after_an_edit_rolls_back_the_edit_and_its_event(module_engine: 
     with pytest.raises(RuntimeError, match="crash after the edit"):
         with session_scope(module_engine) as session:
             item = session.get(Item, item_id)
-            st.record_edit(
-                session,
-                item,
-                actor="editor:dana",
-                headline="Edited",
-                summary="Edited summary.",
-                expected_version=item.version,
-            )
+            edit(session, item, "dana", "Edited", "Edited summary.")
             raise RuntimeError("crash after the edit")
     assert snapshot(module_engine, item_id) == before
 

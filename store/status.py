@@ -31,7 +31,7 @@ STATUSES = (NEW, DRAFT, DISCARDED, ERROR, APPROVED, REJECTED, PUBLISHED, RETRACT
 # No move leaves these (`published` only moves on to `retracted`).
 FINAL = frozenset({DISCARDED, RETRACTED})
 
-# DESIGN.md: the only moves there are.
+# ARCHITECTURE.md: the only moves there are.
 MOVES: dict[str, frozenset[str]] = {
     NEW: frozenset({DISCARDED, DRAFT, ERROR}),
     ERROR: frozenset({NEW, DISCARDED}),
@@ -54,7 +54,7 @@ REASON_REQUIRED_MOVES = frozenset({(APPROVED, DRAFT)})
 
 
 class IllegalMove(ValueError):
-    """The move is not in DESIGN.md's status machine, or lacks what it needs."""
+    """The move is not in ARCHITECTURE.md's status machine, or lacks what it needs."""
 
 
 class Conflict(Exception):

@@ -212,7 +212,7 @@ def test_unreachable_database_is_one_line_and_exit_3(tmp_path, monkeypatch):
     )
     result = CliRunner().invoke(app, ["run"])
     assert result.exit_code == 3
-    assert "could not be brought up to date" in result.stderr
+    assert "cannot be opened" in result.stderr
     assert "secret" not in result.stderr
 
 

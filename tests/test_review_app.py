@@ -19,7 +19,7 @@ from review_ui.queries import QueueFilter, discards_per_day, item_view, queue_co
 from review_ui.views_stats import feed_chart
 from store.db import open_store, session_scope
 from store.editors import REFUSED, disable_editor, forget_unknown_names
-from store.models import AuditEvent, GateVerdict, Run
+from store.models import AuditEvent, GateVerdict, Item, Run
 from store.status import Conflict
 from tests.review_seed import (
     ARTICLES,
@@ -30,7 +30,7 @@ from tests.review_seed import (
     PASSWORD,
     SCRIPT,
     item_state,
-    seed_article,
+    seed_copies,
     seed_discard,
     seed_editor,
     seed_model_verdict,
@@ -126,6 +126,36 @@ def desk(sqlite_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> De
 @pytest.fixture
 def any_desk(db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Desk:
     return _desk(db_url, tmp_path, monkeypatch)
+
+
+# --------------------------------------------------------------------------- what the pipeline made
+
+
+def test_the_queue_shows_what_the_pipeline_produced(desk: Desk) -> None:
+    """The seed is the real pipeline: its statuses, reasons and verdicts are the
+    ones the queue shows, word for word."""
+    with Session(desk.engine) as session:
+        statuses = {key: session.get(Item, i).status for key, i in desk.ids.items()}
+        quote = session.scalars(
+            select(GateVerdict).where(
+                GateVerdict.item_id == desk.ids["misquote"], GateVerdict.gate == "quotes_verbatim"
+            )
+        ).one()
+        (discard,) = [
+            e for e in events(desk.engine, desk.ids["wrong_number"]) if e.to_status == "discarded"
+        ]
+        labels = {session.get(Item, i).summariser for i in desk.ids.values()}
+    assert statuses == dict.fromkeys(KEYS, "draft") | {"wrong_number": "discarded"}
+    assert discard.reason == "numbers_grounded: 1 of 2 numbers not in the source: 40"
+    assert discard.actor.startswith("run:")
+    assert (quote.passed, quote.mode) == (False, "flag")  # flagged, so still a draft
+    assert labels == {"recorded reply (demo)"}
+    at = desk.signed_in("alice")
+    open_item(at, desk.ids["misquote"])
+    assert quote.reason in texts(at)
+    at.sidebar.radio(key="view").set_value("Discarded")
+    at.run()
+    assert discard.reason in texts(at)
 
 
 # --------------------------------------------------------------------------- sign-in
@@ -564,13 +594,8 @@ def test_the_list_is_paged_oldest_first(
     sqlite_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     engine = open_store(sqlite_url)
-    with session_scope(engine) as session:
-        run = Run(command="seed")
-        session.add(run)
-        session.flush()
-        for n in range(30):
-            url = f"https://news.example.org/bridge-{n}"
-            seed_article(session, run, ARTICLES["bridge"], feed=None, url=url)
+    ids = seed_copies(engine, "bridge", 30)
+    assert ids == list(range(1, 31))  # one new item per entry, in the feed's order
     seed_editor(engine, "alice")
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("COPYDESK_DATABASE_URL", sqlite_url)

@@ -18,6 +18,7 @@ import httpx2
 import pytest
 
 from copydesk.config import SummariseSettings
+from guards.registry import DRAFT_GATES, hard_failures, run_gates
 from summarise import prompt
 from summarise.anthropic_backend import (
     API_VERSION,
@@ -702,10 +703,6 @@ def test_prompt_injection_stays_inside_the_article_block_and_the_gates_catch_the
     # The backend does not judge drafts: the draft comes back, and the gates judge it.
     assert "resigned" in draft.summary
 
-    try:
-        from guards.registry import DRAFT_GATES, hard_failures, run_gates
-    except ImportError as exc:  # guards.quotes is still being written: tell the lead
-        pytest.skip(f"draft gates not importable yet ({exc}); the gate assertion waits for them")
     results = run_gates(DRAFT_GATES, INJECTED, ARTICLE.url, draft.text, modes={})
     failed = {r.gate: r for r in hard_failures(results)}
     assert "numbers_grounded" in failed

@@ -24,12 +24,13 @@ from rich.table import Table
 from rich.text import Text
 
 from copydesk import evaluation as ev
+from copydesk.config import Settings
 from copydesk.context import EXIT_FAILED, EXIT_OK, EXIT_USAGE, fail, load, out
-from copydesk.eval_pack import KINDS, PackError, default_pack_dir, load_pack
-from guards.registry import DRAFT_GATES
+from copydesk.eval_pack import KINDS, Pack, PackError, default_pack_dir, load_pack
+from guards.registry import CHECK_GATES, DRAFT_GATES
+from summarise.prompt import CHECK_PROMPT_VERSION
 
 DEFAULT_OUT = Path("eval-runs")
-NO_MODEL_LINE = "Model checks: not run (no model). Scores below are for the deterministic gates."
 
 
 def register(app: typer.Typer) -> None:
@@ -64,22 +65,26 @@ def eval_command(
 
         raise typer.Exit(decisions_command(since, as_json))
     settings = load()
-    model = _model_available()
-    if calibrate and model is None:
+    live = _has_key(settings)
+    if calibrate and not live:
         fail("--calibrate needs a model: set ANTHROPIC_API_KEY (no model is configured)", 2)
-    if runs > 1 and model is None:
+    if runs > 1 and not live:
         fail("--runs repeats the model checks and needs a model: set ANTHROPIC_API_KEY", 2)
-    if model is not None and (calibrate or runs > 1):
-        fail("the model checks are not wired into `copydesk eval` yet", EXIT_USAGE)
+    if calibrate or runs > 1:
+        fail("--calibrate and --runs against a live model are not wired yet", EXIT_USAGE)
     try:
         pack = load_pack(pack_dir or default_pack_dir())
     except PackError as exc:
         fail(f"the evaluation pack is broken: {exc}")
     stack = ev.Stack({g: settings.gates.mode(g) for g in DRAFT_GATES})
-    records = ev.score(pack, stack)
-    identity = ev.run_identity(pack, {}, None, stack.modes)
+    model = _model_checks(settings, pack, live)
+    records = ev.score(pack, stack, model)
+    model_name = settings.checks.model if model.checker is not None else None
+    prompts = {"checks": CHECK_PROMPT_VERSION}
+    modes = stack.modes | model.modes
+    identity = ev.run_identity(pack, prompts, model_name or model.label, modes)
     folder = ev.run_folder(out_dir, identity)
-    header = _header(pack, stack, identity, folder)
+    header = _header(pack, modes, identity, folder, model, model_name)
     result = ev.facts(pack, records, header)
     try:
         ev.write_run(folder, header, records, result)
@@ -93,21 +98,41 @@ def eval_command(
     raise typer.Exit(EXIT_FAILED if short else EXIT_OK)
 
 
-def _model_available() -> str | None:
-    """The model the checks would use, or None when no key is set."""
-    return "anthropic" if os.environ.get("ANTHROPIC_API_KEY") else None
+def _has_key(settings: Settings) -> bool:
+    """A live checking model is available: a key, and `[checks]` not off."""
+    key = (os.environ.get("ANTHROPIC_API_KEY") or "").strip()
+    return bool(key) and settings.checks.backend != "off"
 
 
-def _header(pack: Any, stack: ev.Stack, identity: str, folder: Path) -> dict[str, Any]:
+def _model_checks(settings: Settings, pack: Pack, live: bool) -> ev.ModelChecks:
+    """The pack's scripted replies offline; with a key, the configured checking model."""
+    modes = {g: settings.gates.mode(g) for g in CHECK_GATES}
+    if not live:
+        return ev.ModelChecks(modes, pack.scripted)
+    from summarise.checks import make_checker
+
+    return ev.ModelChecks(modes, checker=make_checker(settings.checks, os.environ))
+
+
+def _header(
+    pack: Pack,
+    modes: dict[str, str],
+    identity: str,
+    folder: Path,
+    model: ev.ModelChecks,
+    model_name: str | None,
+) -> dict[str, Any]:
+    scripted = model.checker is None
     return {
         "run_id": folder.name,
         "identity": identity,
         "at": datetime.now(UTC).isoformat(timespec="seconds"),
         "pack": {"name": pack.name, "version": pack.version, "digest": pack.digest},
-        "stack": dict(stack.modes),
-        "model": None,
-        "model_checks": "not run (no model)",
-        "prompt_versions": {},
+        "stack": modes,
+        "model": model_name,
+        "scripted": scripted,
+        "model_checks": ev.SCRIPTED_LINE if scripted else f"Model checks: {model_name}, live.",
+        "prompt_versions": {"checks": CHECK_PROMPT_VERSION},
         "folder": str(folder),
     }
 
@@ -125,7 +150,7 @@ def _pct(value: float | None) -> str:
 
 def print_report(result: dict[str, Any]) -> None:
     run = result["run"]
-    out.print(NO_MODEL_LINE if run.get("model") is None else run["model_checks"], markup=False)
+    out.print(run["model_checks"], markup=False)
     s = result["stack"]
     out.print(
         f"Pack {run['pack']['name']} v{run['pack']['version']}: {result['summaries']} summaries,"
@@ -136,7 +161,8 @@ def print_report(result: dict[str, Any]) -> None:
     out.print(_kind_table(result))
     out.print(
         f"Whole stack: caught {s['caught']} of {s['planted']} planted errors"
-        f" ({_pct(s['catch_rate'])}); {s['not_run']} were for checks that did not run;"
+        f" ({_pct(s['catch_rate'])}) by the gate designed for them, {s['found_by_any_gate']}"
+        f" flagged by some gate; {s['not_run']} were for checks that did not run;"
         f" {s['clean_flagged']} of {s['clean']} clean summaries flagged.",
         markup=False,
     )
@@ -148,6 +174,7 @@ def _gate_table(result: dict[str, Any]) -> Table:
     for col in ("gate", "mode", "planted", "caught", "wrong reason", "missed", "false alarms"):
         table.add_column(col, justify="left" if col in ("gate", "mode") else "right")
     table.add_column("other findings", justify="right")
+    table.add_column("not run", justify="right")
     for name, g in result["gates"].items():
         bad = g["missed"] or g["false_alarms"] or g["wrong_reason"]
         table.add_row(
@@ -159,6 +186,7 @@ def _gate_table(result: dict[str, Any]) -> Table:
             str(g["missed"]),
             f"{g['false_alarms']} of {g['clean_checked']}",
             str(g["incidental"]),
+            str(g["not_run"]),
         )
     return table
 

@@ -151,7 +151,20 @@ def test_run_fills_the_database_and_accounts_for_every_entry(tmp_path, newsroom,
     assert (items["g-nolink"].id, "source_url") in failed
     assert (items["g-short"].id, "source_length") in failed
     drafted = {v.gate for v in verdicts if v.item_id == items["g-ferry"].id}
-    assert drafted == {"source_url", "source_length", "numbers_grounded", "quotes_verbatim"}
+    assert drafted == {
+        "source_url",
+        "source_length",
+        "numbers_grounded",
+        "quotes_verbatim",
+        "claims_supported",
+        "faithfulness",
+    }
+    # Without a model the checks are recorded as not run: never a pass, never a discard.
+    unchecked = [v for v in verdicts if v.item_id == items["g-ferry"].id and v.stage == "check"]
+    assert {(v.passed, v.mode, v.reason) for v in unchecked} == {
+        (False, "flag", "not run (no model)")
+    }
+    assert items["g-ferry"].status == "draft"
     assert run.exit_status == 0 and run.ended_at is not None
     assert run.counts["totals"]["new"] == 6
 
@@ -178,11 +191,20 @@ def test_second_run_adds_nothing_and_retries_the_transient_failure(tmp_path, new
     flaky = items_by_guid(engine)["g-flaky"]
     assert flaky.status == "discarded"
     with Session(engine) as session:
-        last = session.exec(
-            select(AuditEvent).where(AuditEvent.item_id == flaky.id).order_by(AuditEvent.id.desc())
-        ).first()
-    assert last.from_status == "error" or last.from_status == "new"
-    assert "failed 3 times" in last.reason
+        events = session.exec(
+            select(AuditEvent).where(AuditEvent.item_id == flaky.id).order_by(AuditEvent.id)
+        ).all()
+    # A failed attempt moves it new -> error; a later run whose retry time has come
+    # moves it back to new before trying again; the third failure gives up from new.
+    assert [(e.from_status, e.to_status) for e in events] == [
+        (None, "new"),
+        ("new", "error"),
+        ("error", "new"),
+        ("new", "error"),
+        ("error", "new"),
+        ("new", "discarded"),
+    ]
+    assert "failed 3 times" in events[-1].reason
 
     third = run_cli(config, "run")
     assert "nothing new" in third.stdout
@@ -203,7 +225,7 @@ def test_unreachable_database_is_one_line_and_exit_3(tmp_path, monkeypatch):
     )
     result = CliRunner().invoke(app, ["run"])
     assert result.exit_code == 3
-    assert "could not be brought up to date" in result.stderr
+    assert "cannot be opened" in result.stderr
     assert "secret" not in result.stderr
 
 

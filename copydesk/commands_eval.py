@@ -363,7 +363,8 @@ def compare_runs(out_dir: Path, run_a: str, run_b: str, as_json: bool) -> int:
     for col in ("per", "name", "figure", "A", "B"):
         table.add_column(col)
     for c in changes:
-        table.add_row(c["section"], c["name"], c["figure"], _n(c["a"]), _n(c["b"]))
+        cells = (c["section"], c["name"], c["figure"], _n(c["a"]), _n(c["b"]))
+        table.add_row(*(Text(str(cell)) for cell in cells))  # read from files: never markup
     out.print(table)
     return EXIT_OK
 

@@ -205,10 +205,10 @@ def load_pack(root: Path) -> Pack:
         scripted,
     )
     _check_unique(pack)
-    _check_counts(pack, manifest.get("counts", {}))
     unknown = sorted(set(scripted) - {s.id for s in pack.summaries})
     if unknown:
         raise PackError(f"scripted replies for summaries the pack does not have: {unknown}")
+    _check_counts(pack, manifest.get("counts", {}))
     return pack
 
 

@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from guards.numbers import numbers_grounded
+from guards.numbers import ground_numbers
 from guards.quotes import locate_passage
 from guards.text import shorten
 from guards.verdict import Verdict
@@ -97,10 +97,9 @@ def _claim_outcome(source: str, claim: Claim) -> dict[str, Any]:
     if span is None:
         return result("not supported", "passage not in the source")
     entry["source_span"] = list(span)
-    numbers = numbers_grounded(source[span[0] : span[1]], None, claim.claim)
+    numbers = ground_numbers(source[span[0] : span[1]], claim.claim)
     if not numbers.passed:
-        missing = [e["number"] for e in numbers.evidence if not e["found"]]
-        return result("not supported", "number not in the passage", "; ".join(missing))
+        return result("not supported", "number not in the passage", "; ".join(numbers.missing))
     if not claim.supports:
         return result("not supported", "the model says the passage does not support it")
     return result("supported")
@@ -134,8 +133,10 @@ NOT_VERIFIED = "not verified"
 _WORDS = re.compile(r"\w+")
 
 
-def _judged(source: str, draft: str, j: SentenceJudgement) -> dict[str, Any]:
-    draft_span = locate_passage(draft, j.sentence)
+def _judged(source: str, draft: str, j: SentenceJudgement, after: int) -> dict[str, Any]:
+    # Sentences come in draft order: a sentence the draft repeats (a headline the
+    # summary restates) is looked for after the previous one first.
+    draft_span = locate_passage(draft, j.sentence, after) or locate_passage(draft, j.sentence)
     source_span = locate_passage(source, j.passage) if j.passage else None
     errors = [kind for kind in j.errors if kind in ERROR_KINDS]
     material = j.material or j.wrong_fact  # a wrong fact is always material
@@ -192,7 +193,12 @@ def faithfulness(source: str, draft: str, sentences: Sequence[SentenceJudgement]
     """Fail on a verified wrong fact; fail flag-only on a verified material error,
     an unverified judgement or a part of the draft nobody judged (see the module)."""
     source, draft = source or "", draft or ""
-    entries = [_judged(source, draft, j) for j in sentences]
+    entries: list[dict[str, Any]] = []
+    after = 0
+    for j in sentences:
+        entries.append(_judged(source, draft, j, after))
+        if entries[-1]["draft_span"]:
+            after = entries[-1]["draft_span"][1]
     gaps = _not_judged(draft, entries)
     evidence: dict[str, Any] = {"sentences": entries, "not_judged": gaps}
     wrong = [e for e in entries if e["outcome"] == WRONG_FACT]

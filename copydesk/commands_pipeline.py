@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -12,6 +13,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 from rich.text import Text
+from sqlalchemy.engine import make_url
 from sqlmodel import select
 
 from copydesk import context as cx
@@ -20,7 +22,7 @@ from copydesk.heartbeat import AnotherRunInProgress
 from copydesk.pipeline import Pipeline, sync_config_feeds
 from copydesk.reports import RunReport
 from ingest.fetch import Fetcher
-from store.db import safe_url, session_scope
+from store.db import StoreError, migrate_as_owner, session_scope
 from store.models import Feed, Run, utcnow
 from summarise.base import Summariser
 from summarise.factory import BackendChoiceError, choose_backend, make_summariser
@@ -34,14 +36,35 @@ SAMPLE_REPLIES = SAMPLE_DIR / "recorded_replies.json"
 
 def register(app: typer.Typer) -> None:
     app.command("init")(init)
+    app.command("migrate")(init)
     app.command("run")(run)
     app.command("demo")(demo)
 
 
+MIGRATE_URL_ENV = "COPYDESK_MIGRATE_DATABASE_URL"
+
+
 def init() -> None:
-    """Create or upgrade the database schema (every command also does this on first use)."""
-    ctx = cx.context()
-    cx.out.print(f"database ready: {safe_url(ctx.engine)}", markup=False)
+    """Create or upgrade the database schema (`init` and `migrate` are the same).
+
+    With COPYDESK_MIGRATE_DATABASE_URL set (PostgreSQL: the role that owns the
+    schema), migrates as that role and grants the role of the database URL (the
+    runtime role) only what it needs: no ownership, and only SELECT and INSERT on
+    the audit log. Without it, migrates with the database URL; other commands also
+    do that on first use when their role may."""
+    settings = cx.load()
+    owner_url = os.environ.get(MIGRATE_URL_ENV) or settings.database.url
+    try:
+        granted = migrate_as_owner(owner_url, settings.database.url)
+    except StoreError as exc:
+        cx.fail(str(exc).splitlines()[0])
+    where = make_url(owner_url).render_as_string(hide_password=True)
+    cx.out.print(f"database ready: {where}", markup=False)
+    if granted:
+        cx.out.print(
+            f"runtime role {granted}: reads and writes, appends to the audit log, owns nothing",
+            markup=False,
+        )
 
 
 def run(

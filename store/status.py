@@ -15,6 +15,7 @@ from sqlalchemy import update
 from sqlalchemy.orm.attributes import set_committed_value
 from sqlmodel import Session
 
+from store import audit_chain
 from store.models import AuditEvent, Item, utcnow
 
 NEW = "new"
@@ -30,7 +31,7 @@ STATUSES = (NEW, DRAFT, DISCARDED, ERROR, APPROVED, REJECTED, PUBLISHED, RETRACT
 # No move leaves these (`published` only moves on to `retracted`).
 FINAL = frozenset({DISCARDED, RETRACTED})
 
-# DESIGN.md: the only moves there are.
+# ARCHITECTURE.md: the only moves there are.
 MOVES: dict[str, frozenset[str]] = {
     NEW: frozenset({DISCARDED, DRAFT, ERROR}),
     ERROR: frozenset({NEW, DISCARDED}),
@@ -53,7 +54,7 @@ REASON_REQUIRED_MOVES = frozenset({(APPROVED, DRAFT)})
 
 
 class IllegalMove(ValueError):
-    """The move is not in DESIGN.md's status machine, or lacks what it needs."""
+    """The move is not in ARCHITECTURE.md's status machine, or lacks what it needs."""
 
 
 class Conflict(Exception):
@@ -118,9 +119,7 @@ def create(
         reason=reason,
         details=details,
     )
-    session.add(event)
-    session.flush()
-    return event
+    return audit_chain.append(session, event)
 
 
 def move(
@@ -161,9 +160,7 @@ def move(
         reason=reason,
         details=details,
     )
-    session.add(event)
-    session.flush()
-    return event
+    return audit_chain.append(session, event)
 
 
 def record_edit(
@@ -197,9 +194,7 @@ def record_edit(
         # The texts go last: caller details cannot overwrite what the audit must keep.
         details=(details or {}) | {"before": before, "after": after},
     )
-    session.add(event)
-    session.flush()
-    return event
+    return audit_chain.append(session, event)
 
 
 def _check_not_stale(session: Session, item: Item, expected_version: int | None) -> None:

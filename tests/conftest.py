@@ -8,6 +8,7 @@ Fixtures (names are stable, other test files rely on them):
                    afterwards. Without that variable the test is skipped, unless
                    `COPYDESK_REQUIRE_PG=1` (CI sets it): then it fails. Tests using it are
                    marked `postgres` automatically.
+- `pg_runtime_url` `pg_url` signed in as the runtime role (see the fixture).
 - `db_url`         parametrized over ids "sqlite" and "postgres": one of the two above.
 - `engine`         `store.db.open_store(db_url)`: a migrated engine on both backends,
                    disposed afterwards.
@@ -20,6 +21,11 @@ from the environment, so no test runs against a developer's key, config or datab
 It does not change the working directory: tests that need one set it themselves.
 
 Select or deselect the PostgreSQL half with `-m postgres` / `-m "not postgres"`.
+
+The audit chain is verified (`store.audit_chain.verify`, what `copydesk audit --verify`
+runs) on every database these fixtures made, when the test is done: every scenario
+that writes audit events also proves it left an unbroken chain. A test that breaks
+the chain on purpose says so with `@pytest.mark.audit_tampered`.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from pathlib import Path
 
 import hypothesis
 import pytest
+from sqlalchemy import exc as sa_exc
 from sqlalchemy import text
 from sqlalchemy.engine import URL, Engine, make_url
 from sqlmodel import create_engine
@@ -52,6 +59,7 @@ LEAKY_ENV = (
     "ANTHROPIC_CUSTOM_HEADERS",
     "COPYDESK_CONFIG",
     "COPYDESK_DATABASE_URL",
+    "COPYDESK_MIGRATE_DATABASE_URL",
     "COPYDESK_BACKEND",
     "COPYDESK_MODEL",
 )
@@ -85,9 +93,40 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 # --- SQLite ---------------------------------------------------------------------------
 
 
+def assert_audit_chain_holds(url: str) -> None:
+    """Fail when the database at `url` has an audit chain that does not verify.
+
+    A database that was never created, or whose schema is older than the chain (a
+    migration test stopped part way), has nothing to verify."""
+    from sqlalchemy import inspect
+
+    from store.audit_chain import verify
+
+    engine = create_engine(url)
+    try:
+        columns = {c["name"] for c in inspect(engine).get_columns("audit_events")}
+        if "hash" not in columns:
+            return
+        report = verify(engine)
+    except sa_exc.NoSuchTableError:
+        return
+    finally:
+        engine.dispose()
+    assert report.ok, f"audit chain broken at event {report.bad_event}: {report.problem}"
+
+
+@contextmanager
+def _chain_checked(request: pytest.FixtureRequest, url: str) -> Iterator[str]:
+    yield url
+    if request.node.get_closest_marker("audit_tampered") is None:
+        if not url.startswith("sqlite:///") or Path(url.removeprefix("sqlite:///")).exists():
+            assert_audit_chain_holds(url)
+
+
 @pytest.fixture
-def sqlite_url(tmp_path: Path) -> str:
-    return f"sqlite:///{tmp_path / 'copydesk.db'}"
+def sqlite_url(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[str]:
+    with _chain_checked(request, f"sqlite:///{tmp_path / 'copydesk.db'}") as url:
+        yield url
 
 
 @pytest.fixture
@@ -159,11 +198,36 @@ def _fresh_pg_database(admin: Engine, server: URL) -> Iterator[str]:
 
 
 @pytest.fixture
-def pg_url(_pg_admin: tuple[Engine, URL]) -> Iterator[str]:
+def pg_url(_pg_admin: tuple[Engine, URL], request: pytest.FixtureRequest) -> Iterator[str]:
     """A database per test: tests never see each other's rows, and several engineers
     can run the suite against one server at once."""
-    with _fresh_pg_database(*_pg_admin) as url:
+    with _fresh_pg_database(*_pg_admin) as fresh, _chain_checked(request, fresh) as url:
         yield url
+
+
+RUNTIME_ROLE_ENV = "COPYDESK_TEST_PG_RUNTIME_ROLE"
+
+
+@pytest.fixture
+def pg_runtime_url(pg_url: str) -> str:
+    """`pg_url` signed in as the runtime role (no ownership, no CREATEDB), given by
+    env `COPYDESK_TEST_PG_RUNTIME_ROLE` as NAME:PASSWORD (default copydesk_app:copydesk_app,
+    which .ci/run creates). The database is not migrated, and no rights are granted:
+    the test runs `copydesk migrate` (or `store.db.migrate_as_owner`) with `pg_url`."""
+    name, _, password = os.environ.get(RUNTIME_ROLE_ENV, "copydesk_app:copydesk_app").partition(":")
+    url = make_url(pg_url).set(username=name, password=password)
+    probe = create_engine(url)
+    try:
+        with probe.connect() as conn:
+            conn.execute(text("SELECT 1"))
+    except Exception as exc:  # noqa: BLE001 - turned into a skip or a clear failure
+        message = f"runtime role {name!r} cannot sign in ({RUNTIME_ROLE_ENV}; .ci/run creates it)"
+        if os.environ.get(REQUIRE_PG_ENV) == "1":
+            pytest.fail(f"{message}: {exc}", pytrace=False)
+        pytest.skip(message)
+    finally:
+        probe.dispose()
+    return url.render_as_string(hide_password=False)
 
 
 # --- Either backend -------------------------------------------------------------------
@@ -204,3 +268,4 @@ def module_engine(
         engine = open_store(url)
         cleanup.callback(engine.dispose)
         yield engine
+        assert_audit_chain_holds(url)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from alembic import command
 from alembic.script import ScriptDirectory
 from sqlalchemy import text
+from sqlmodel import select
 
 from store.db import alembic_config, make_engine, migrate, session_scope
 from store.models import Feed, Item, Run
@@ -37,9 +38,9 @@ def test_upgrade_from_the_previous_head_keeps_the_data(db_url: str) -> None:
         )
     migrate(engine)
     with session_scope(engine) as session:
-        feed = session.query(Feed).one()
-        item = session.query(Item).one()
-        run = session.query(Run).one()
+        feed = session.exec(select(Feed)).one()
+        item = session.exec(select(Item)).one()
+        run = session.exec(select(Run)).one()
         assert (feed.name, feed.claim_token, feed.truncated, feed.claimed_by) == (
             "Gazette",
             0,

@@ -25,6 +25,7 @@ from typing import Any
 
 import typer
 from rich.table import Table
+from rich.text import Text
 from sqlmodel import Session, select
 
 from copydesk.context import EXIT_OK, EXIT_USAGE, context, fail, out
@@ -186,7 +187,7 @@ def _print(report: dict[str, Any]) -> None:
         table.add_column(col, justify="left" if col == "gate" else "right")
     for gate, c in report["gates"].items():
         table.add_row(
-            gate,
+            Text(gate),
             str(c["flagged"]),
             str(c["approved_unchanged"]),
             str(c["rejected"]),

@@ -117,11 +117,14 @@ def slow_model(delay: float):
     return respond
 
 
-def summarised(fake: fake_api.FakeAnthropic) -> Counter[int]:
-    """Model calls per story, counted on the server side."""
+def summarised(fake: fake_api.FakeAnthropic, purpose: str = "summary") -> Counter[int]:
+    """Model calls per story for one purpose ("summary" or "checks"), counted on
+    the server side: a check request carries the draft in a <draft> block."""
     found = Counter()
     for request in fake.message_requests:
-        found[int(STORY.search(fake_api.article_text(request.json)).group(1))] += 1
+        is_check = fake_api.draft_text(request.json) is not None
+        if is_check == (purpose == "checks"):
+            found[int(STORY.search(fake_api.article_text(request.json)).group(1))] += 1
     return found
 
 
@@ -183,6 +186,8 @@ def test_three_runs_at_once_fetch_and_summarise_every_page_once(tmp_path, pg_url
     assert len(pages) == n and set(pages.values()) == {1}, "a page fetched twice or never"
     calls = summarised(fake)
     assert len(calls) == n and set(calls.values()) == {1}, "an item summarised twice"
+    checks = summarised(fake, "checks")
+    assert len(checks) == n and set(checks.values()) == {1}, "an item checked twice"
     engine = open_store(pg_url)
     with Session(engine) as session:
         items = session.exec(select(Item)).all()
@@ -192,7 +197,7 @@ def test_three_runs_at_once_fetch_and_summarise_every_page_once(tmp_path, pg_url
     assert len(feeds) == 1
     assert len(items) == n and {i.status for i in items} == {st.DRAFT}
     assert sorted(int(i.entry_id.removeprefix("d-")) for i in items) == list(range(n))
-    assert len(ledger) == n
+    assert len(ledger) == 2 * n  # one summary and one check per item
     assert all(i.claimed_by is None and i.claim_until is None for i in items)
     assert len(run_rows) == 3 and all(r.ended_at and r.exit_status == 0 for r in run_rows)
     reports = [json.loads(out) for _code, out, _err in results]
@@ -245,7 +250,7 @@ def test_a_killed_run_s_items_are_finished_by_another_run_after_the_lease(tmp_pa
         ledger = session.exec(select(ModelCall)).all()
     assert len(items) == n and {i.status for i in items} == {st.DRAFT}
     calls = summarised(fake)
-    assert set(calls) == set(range(n))
+    assert set(calls) == set(range(n)) == set(summarised(fake, "checks"))
     # Only what the killed run had in flight is summarised a second time.
     assert sum(calls.values()) - n <= len(held)
     # Every call a live run made is in the ledger; the killed run's calls in flight are not.

@@ -24,6 +24,7 @@ from ingest.fetch import Fetcher
 from store.db import StoreError, migrate_as_owner, session_scope
 from store.models import Feed, Run, utcnow
 from summarise.base import Summariser
+from summarise.checks import Checker, NoChecker, RecordedChecker, make_checker
 from summarise.factory import BackendChoiceError, choose_backend, make_summariser
 
 log = logging.getLogger("copydesk.run")
@@ -126,6 +127,16 @@ def _summariser(
     return summariser
 
 
+def model_checker(settings: Settings) -> Checker:
+    """The model checks of this run, said out loud (which model, or why not)."""
+    checker = make_checker(settings.checks, os.environ)
+    if isinstance(checker, NoChecker):
+        cx.note(f"model checks: not run ({checker.why})")
+    else:
+        cx.note(f"model checks: {checker.name}")
+    return checker
+
+
 def _record_refused_run(ctx: cx.Context, command: str, backend: str, reason: str) -> None:
     with session_scope(ctx.engine) as session:
         now = utcnow()
@@ -170,7 +181,9 @@ def _run_pipeline(
     only: list[str] | None = None,
     fetch_pages: bool = True,
     force: bool = False,
+    checker: Checker | None = None,
 ) -> RunReport:
+    checker = checker or model_checker(ctx.settings)
     with _progress_bar() as progress:
         pipeline = Pipeline(
             ctx.settings,
@@ -180,6 +193,7 @@ def _run_pipeline(
             command=command,
             fetch_pages=fetch_pages,
             progress=progress,
+            checker=checker,
         )
         return pipeline.run(only_feeds=only or None, force=force)
 
@@ -257,19 +271,23 @@ def demo(
     ctx = cx.Context(settings, cx.connect(settings))
     _name_sample_feed(ctx)
     from summarise.extractive import ExtractiveSummariser
-    from summarise.recorded import RecordedSummariser, load_replies
+    from summarise.recorded import RecordedSummariser, load_check_replies, load_replies
 
     summariser = RecordedSummariser(
         load_replies(SAMPLE_REPLIES),
         fallback=ExtractiveSummariser(sentences=settings.summarise.summary_sentences),
     )
     summariser.name = "extractive + recorded replies (demo)"
+    checker = RecordedChecker(load_check_replies(SAMPLE_REPLIES), fallback=NoChecker("no model"))
+    checker.name = "recorded check replies (demo)"
     cx.note(
         "demo: offline, no API key, no network; some articles replay RECORDED "
         "model replies to show the draft gates at work"
     )
     with Fetcher(settings.ingest) as fetcher:
-        report = _run_pipeline(ctx, summariser, fetcher, command="demo", fetch_pages=False)
+        report = _run_pipeline(
+            ctx, summariser, fetcher, command="demo", fetch_pages=False, checker=checker
+        )
     _print_report(report, as_json=False)
     cx.out.print(f"\ndemo database: {db}", markup=False)
     cx.out.print(

@@ -130,6 +130,19 @@ BROKEN = [
     ("articles/a01_vellmouth_repairs.toml", "text = '''\nMore", "text = '''\n", "words"),
     ("articles/a01_vellmouth_repairs.toml", 'verdict = "unfaithful"', 'verdict = "meh"', "verdict"),
     ("articles/a02_port_ellery_emergency.toml", "[[summary]]", "[[summary]", "cannot read"),
+    (
+        "articles/a01_vellmouth_repairs.toml",
+        'kinds = ["framing"]',
+        'kinds = ["vibes"]',
+        "judge kind",
+    ),
+    ("manifest.toml", "scripted = 81", "scripted = 80", "declares 80 scripted"),
+    (
+        "manifest.toml",
+        '"scripted/a01.json",',
+        '"scripted/a01.json", "scripted/a01.json",',
+        "second",
+    ),
 ]
 
 
@@ -147,6 +160,26 @@ def test_a_broken_pack_is_refused_with_the_reason(tmp_path, file, old, new, reas
         _edit(root / file, old, new)
     with pytest.raises(PackError, match=reason):
         load_pack(root)
+
+
+def test_cli_reports_an_unwritable_run_folder_or_a_missing_pack_in_one_line(workdir):
+    (workdir / "taken").write_text("a file where the run folder would go")
+    result = run_eval("--out", "taken")
+    assert result.exit_code == 3 and "cannot write the run to taken/" in result.stderr
+    assert result.stderr.count("\n") == 1
+    missing = run_eval("--pack", str(workdir / "nowhere"))
+    assert missing.exit_code == 3 and "manifest.toml: file not found" in missing.stderr
+
+
+def test_compare_prints_names_from_run_files_as_plain_text(workdir):
+    a = json.loads(run_eval("--out", "runs", "--json").stdout)["run"]["run_id"]
+    b_dir = workdir / "runs" / "b"
+    shutil.copytree(workdir / "runs" / a, b_dir)
+    facts = json.loads((b_dir / ev.FACTS_FILE).read_text())
+    facts["gates"]["[bold red]x[/bold red]"] = facts["gates"]["numbers_grounded"]
+    (b_dir / ev.FACTS_FILE).write_text(json.dumps(facts))
+    table = run_eval("--out", "runs", "--compare", a, "b")
+    assert table.exit_code == 0 and "[bold red]x[/bold red]" in table.stdout
 
 
 def test_cli_refuses_a_broken_pack_in_one_line(workdir):
@@ -414,3 +447,13 @@ def test_scripted_judge_outcomes_are_scored_against_the_key(pack, scripted_recor
     assert claims and all(r.outcome == "pass" for r in claims)
     # The spliced quotation the quotes gate misses is found by the judge.
     assert outcomes["a09-s02"] == "incidental"
+
+
+def test_a_scripted_reply_for_a_summary_the_pack_lacks_is_refused(tmp_path):
+    root = _copy_pack(tmp_path)
+    path = root / "scripted" / "a01.json"
+    replies = json.loads(path.read_text(encoding="utf-8"))
+    replies["a01-s99"] = replies["a01-s01"]
+    path.write_text(json.dumps(replies), encoding="utf-8")
+    with pytest.raises(PackError, match="summaries the pack does not have: \\['a01-s99'\\]"):
+        load_pack(root)

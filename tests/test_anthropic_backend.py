@@ -391,6 +391,44 @@ def test_bad_request_400_is_a_permanent_failure_not_retried() -> None:
     assert not call.ok and call.response_json["error"]["type"] == "invalid_request_error"
 
 
+@pytest.mark.parametrize(
+    "message",
+    [
+        "system.0.cache_control: Extra inputs are not permitted",
+        "tools.0.input_schema: Field required",
+        "tool_choice.type: Input should be 'auto', 'any', 'tool' or 'none'",
+        "Unexpected value(s) `prompt-caching-2024-07-31` for the `anthropic-beta` header",
+    ],
+)
+def test_a_request_shape_400_stops_the_run_instead_of_discarding_the_item(message: str) -> None:
+    """The same for every item: discarding would empty the whole backlog."""
+    fake = FakeAnthropic(fake_api.bad_request(message), good_reply())
+    with pytest.raises(BackendUnavailable, match="shape of copydesk's requests") as raised:
+        make_backend(fake).summarise(ARTICLE)
+    assert message.split(":")[0] in str(raised.value)
+    assert "\n" not in str(raised.value)
+    assert len(fake.message_requests) == 1  # not retried
+    [call] = raised.value.calls  # the failed call still reaches the ledger
+    assert not call.ok
+
+
+@pytest.mark.parametrize(
+    "status,message",
+    [
+        (400, "prompt is too long: 215031 tokens > 200000 maximum"),
+        (413, "Request exceeds the maximum allowed number of bytes."),
+        (400, "Output blocked by content filtering policy"),
+        (422, "messages.0.content.1.text: invalid UTF-8 sequence"),
+    ],
+)
+def test_an_error_the_item_causes_discards_only_that_item(status: int, message: str) -> None:
+    kind = "request_too_large" if status == 413 else "invalid_request_error"
+    fake = FakeAnthropic(fake_api.error(status, kind, message, retry_after_ms=None))
+    failed = fail(make_backend(fake))
+    assert failed.transient is False
+    assert failed.reason.startswith(f"model API rejected the request ({status} ")
+
+
 def test_bad_request_about_billing_stops_the_run_instead_of_losing_items() -> None:
     fake = FakeAnthropic(fake_api.bad_request("Your credit balance is too low to access the API."))
     with pytest.raises(BackendUnavailable, match="will not bill this key"):

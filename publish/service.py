@@ -100,7 +100,7 @@ class Publisher:
                 if item_id not in found:
                     item = session.get(Item, item_id)
                     why = f"it is {item.status}, not approved" if item else "no such item"
-                    if item is None or item.status != st.PUBLISHED:
+                    if item is None or item.status not in (st.PUBLISHED, st.RETRACTED):
                         report.blocked.append((item_id, why))
         return [i for i in found if i is not None]
 

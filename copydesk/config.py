@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from publish.settings import PublishSettings
+from summarise.checks import CheckSettings
 
 GateMode = Literal["discard", "flag", "off"]
 
@@ -105,6 +106,7 @@ class Settings(_Section):
     gates: GateSettings = Field(default_factory=GateSettings)
     ingest: IngestSettings = Field(default_factory=IngestSettings)
     review: ReviewSettings = Field(default_factory=ReviewSettings)
+    checks: CheckSettings = Field(default_factory=CheckSettings)
     feeds: list[FeedSettings] = Field(default_factory=list)
     publish: PublishSettings = Field(default_factory=PublishSettings)
     source: str | None = None  # the file these settings came from, for messages
@@ -114,6 +116,7 @@ ENV_OVERRIDES = {
     "COPYDESK_DATABASE_URL": ("database", "url"),
     "COPYDESK_BACKEND": ("summarise", "backend"),
     "COPYDESK_MODEL": ("summarise", "model"),
+    "COPYDESK_CHECK_MODEL": ("checks", "model"),
 }
 
 
@@ -149,6 +152,8 @@ def load_settings(path: str | Path | None = None, env: dict[str, str] | None = N
         where = ".".join(str(p) for p in first["loc"])
         raise ConfigError(f"{found or 'settings'}: {where}: {first['msg']}") from None
     settings.source = str(found) if found else None
+    if not settings.checks.prices:  # the same price table unless [checks.prices] says otherwise
+        settings.checks.prices = settings.summarise.prices
     if found is not None:
         _anchor_relative_paths(settings, found.resolve().parent, data, env)
     return settings

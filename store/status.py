@@ -15,7 +15,7 @@ from sqlalchemy import update
 from sqlalchemy.orm.attributes import set_committed_value
 from sqlmodel import Session
 
-from store import deliveries
+from store import audit_chain, deliveries
 from store.models import AuditEvent, Item, utcnow
 
 NEW = "new"
@@ -31,7 +31,7 @@ STATUSES = (NEW, DRAFT, DISCARDED, ERROR, APPROVED, REJECTED, PUBLISHED, RETRACT
 # No move leaves these (`published` only moves on to `retracted`).
 FINAL = frozenset({DISCARDED, RETRACTED})
 
-# DESIGN.md: the only moves there are.
+# ARCHITECTURE.md: the only moves there are.
 MOVES: dict[str, frozenset[str]] = {
     NEW: frozenset({DISCARDED, DRAFT, ERROR}),
     ERROR: frozenset({NEW, DISCARDED}),
@@ -54,7 +54,7 @@ REASON_REQUIRED_MOVES = frozenset({(APPROVED, DRAFT)})
 
 
 class IllegalMove(ValueError):
-    """The move is not in DESIGN.md's status machine, or lacks what it needs."""
+    """The move is not in ARCHITECTURE.md's status machine, or lacks what it needs."""
 
 
 class Conflict(Exception):
@@ -119,9 +119,7 @@ def create(
         reason=reason,
         details=details,
     )
-    session.add(event)
-    session.flush()
-    return event
+    return audit_chain.append(session, event)
 
 
 def move(
@@ -164,9 +162,7 @@ def move(
         reason=reason,
         details=details,
     )
-    session.add(event)
-    session.flush()
-    return event
+    return audit_chain.append(session, event)
 
 
 def record_edit(
@@ -200,9 +196,7 @@ def record_edit(
         # The texts go last: caller details cannot overwrite what the audit must keep.
         details=(details or {}) | {"before": before, "after": after},
     )
-    session.add(event)
-    session.flush()
-    return event
+    return audit_chain.append(session, event)
 
 
 def _take_back_before_publication(session: Session, item: Item) -> None:

@@ -186,7 +186,7 @@ class AnthropicSummariser:
         self.temperature: float | None = (
             None if settings.temperature == "model-default" else float(settings.temperature)
         )
-        self.purpose = prompt.summary_purpose(settings.summary_sentences)
+        self.purpose = self.base_purpose()
         self.prompt_hash = prompt.prompt_hash(self.purpose)
         self.model_max_tokens: int | None = None  # learnt in preflight, caps the retry budget
         self._api_key = (api_key or "").strip()
@@ -205,6 +205,10 @@ class AnthropicSummariser:
                 default_headers={"anthropic-version": API_VERSION},
                 middleware=[self._recorder],
             )
+
+    def base_purpose(self) -> prompt.Purpose:
+        """The purpose recorded on this backend's ledger rows (its hash is fixed)."""
+        return prompt.summary_purpose(self.settings.summary_sentences)
 
     @property
     def temperature_in_force(self) -> bool:

@@ -18,6 +18,7 @@ import httpx2
 import pytest
 
 from copydesk.config import SummariseSettings
+from guards.registry import DRAFT_GATES, hard_failures, run_gates
 from summarise import prompt
 from summarise.anthropic_backend import (
     API_VERSION,
@@ -127,8 +128,9 @@ def test_request_carries_model_temperature_pinned_version_prompt_source_and_tool
     assert "at most 3 sentences" in instruction["text"]
     assert json.dumps(body).count("cache_control") == 1  # one breakpoint, after the article
 
-    [tool] = body["tools"]
+    tool, check_tool = body["tools"]  # every purpose sends the whole shared list
     assert tool["name"] == "write_summary"
+    assert check_tool["name"] == "record_checks"
     assert tool["input_schema"]["required"] == ["headline", "summary"]
     assert tool["input_schema"]["properties"]["summary"]["type"] == "string"
     # Shared by every purpose: a purpose-specific tool_choice would void the article's
@@ -217,7 +219,11 @@ def test_summary_and_a_second_purpose_share_a_byte_identical_cached_prefix(
 
     summary_sent, claims_sent = (r.json for r in fake.message_requests)
     # Both went over the wire with the whole shared tool list, in the same order ...
-    assert [t["name"] for t in summary_sent["tools"]] == ["write_summary", "list_claims"]
+    assert [t["name"] for t in summary_sent["tools"]] == [
+        "write_summary",
+        "record_checks",
+        "list_claims",
+    ]
 
     def prefix(body: dict[str, Any]) -> str:
         parts = [body["tools"], body["system"], body["messages"][0]["content"][0]]
@@ -697,10 +703,6 @@ def test_prompt_injection_stays_inside_the_article_block_and_the_gates_catch_the
     # The backend does not judge drafts: the draft comes back, and the gates judge it.
     assert "resigned" in draft.summary
 
-    try:
-        from guards.registry import DRAFT_GATES, hard_failures, run_gates
-    except ImportError as exc:  # guards.quotes is still being written: tell the lead
-        pytest.skip(f"draft gates not importable yet ({exc}); the gate assertion waits for them")
     results = run_gates(DRAFT_GATES, INJECTED, ARTICLE.url, draft.text, modes={})
     failed = {r.gate: r for r in hard_failures(results)}
     assert "numbers_grounded" in failed

@@ -1,6 +1,6 @@
 """The status machine and the audit log, on SQLite and on PostgreSQL.
 
-The moves expected here are written out from DESIGN.md, not imported from
+The moves expected here are written out from ARCHITECTURE.md, not imported from
 `store.status`: a wrong table in the code must fail these tests. Every test works
 on items it creates itself, so most share one database per backend (`module_engine`).
 """
@@ -34,7 +34,7 @@ STATUSES = (
     "retracted",
 )
 
-# DESIGN.md, "Statuses and the only moves between them".
+# ARCHITECTURE.md, "Statuses and the only moves between them".
 LEGAL = frozenset(
     {
         ("new", "discarded"),

@@ -1,7 +1,7 @@
 """publishing: deliveries per (item, target, kind) and watch's source checks
 
 Revision ID: 0005_publish
-Revises: 0001
+Revises: 0003_audit_chain
 Create Date: 2026-12-01
 
 `retracted` is a new status value; statuses are plain strings, so it needs no DDL.
@@ -12,7 +12,7 @@ import sqlmodel
 from alembic import op
 
 revision = "0005_publish"
-down_revision = "0001"
+down_revision = "0003_audit_chain"
 branch_labels = None
 depends_on = None
 

@@ -22,15 +22,24 @@ from typing import Any
 import typer
 from rich.table import Table
 from rich.text import Text
+from sqlalchemy import func
+from sqlalchemy.engine import Engine
+from sqlmodel import select
 
 from copydesk import evaluation as ev
 from copydesk.config import Settings
-from copydesk.context import EXIT_FAILED, EXIT_OK, EXIT_USAGE, fail, load, out
+from copydesk.context import EXIT_FAILED, EXIT_OK, EXIT_USAGE, connect, fail, load, out
+from copydesk.eval_calibrate import calibrate as calibrate_judge
+from copydesk.eval_calibrate import headline
 from copydesk.eval_pack import KINDS, Pack, PackError, default_pack_dir, load_pack
 from guards.registry import CHECK_GATES, DRAFT_GATES
+from store.db import session_scope
+from store.models import ModelCall, Run, utcnow
+from summarise.base import CallRecord
 from summarise.prompt import CHECK_PROMPT_VERSION
 
 DEFAULT_OUT = Path("eval-runs")
+CALIBRATION_FILE = "calibration.json"
 
 
 def register(app: typer.Typer) -> None:
@@ -70,32 +79,92 @@ def eval_command(
         fail("--calibrate needs a model: set ANTHROPIC_API_KEY (no model is configured)", 2)
     if runs > 1 and not live:
         fail("--runs repeats the model checks and needs a model: set ANTHROPIC_API_KEY", 2)
-    if calibrate or runs > 1:
-        fail("--calibrate and --runs against a live model are not wired yet", EXIT_USAGE)
     try:
         pack = load_pack(pack_dir or default_pack_dir())
     except PackError as exc:
         fail(f"the evaluation pack is broken: {exc}")
     stack = ev.Stack({g: settings.gates.mode(g) for g in DRAFT_GATES})
     model = _model_checks(settings, pack, live)
-    records = ev.score(pack, stack, model)
-    model_name = settings.checks.model if model.checker is not None else None
-    prompts = {"checks": CHECK_PROMPT_VERSION}
+    ledger = LedgerWriter(connect(settings), model.label) if live else None
+    records: list[ev.Record] = []
+    for run in range(1, max(runs, 2 if calibrate else 1) + 1):
+        records += ev.score(pack, stack, model, run=run, ledger=ledger)
+    model_name = settings.checks.model if live else None
     modes = stack.modes | model.modes
-    identity = ev.run_identity(pack, prompts, model_name or model.label, modes)
+    identity = ev.run_identity(pack, PROMPTS, model_name or model.label, modes)
     folder = ev.run_folder(out_dir, identity)
+    calibration = calibrate_judge(pack, model, records, ledger) if calibrate else None
     header = _header(pack, modes, identity, folder, model, model_name)
-    result = ev.facts(pack, records, header)
-    try:
-        ev.write_run(folder, header, records, result)
-    except OSError as exc:
-        fail(f"cannot write the run to {folder}: {exc.strerror or exc}")
+    if ledger is not None:
+        header["ledger"] = ledger.close()
+    result = ev.facts_of_runs(pack, records, header)
+    _write(folder, header, records, result, calibration)
     if as_json:
-        typer.echo(json.dumps(result, indent=2, ensure_ascii=False))
+        typer.echo(json.dumps(result | _maybe(calibration), indent=2, ensure_ascii=False))
     else:
         print_report(result)
+        if calibration is not None:
+            print_calibration(calibration)
     short = ev.shortfalls(result, stack.gates)
     raise typer.Exit(EXIT_FAILED if short else EXIT_OK)
+
+
+PROMPTS = {"checks": CHECK_PROMPT_VERSION}
+
+
+def _maybe(calibration: dict[str, Any] | None) -> dict[str, Any]:
+    return {} if calibration is None else {"calibration": calibration}
+
+
+def _write(
+    folder: Path,
+    header: dict[str, Any],
+    records: list[ev.Record],
+    result: dict[str, Any],
+    calibration: dict[str, Any] | None,
+) -> None:
+    try:
+        ev.write_run(folder, header, records, result)
+        if calibration is not None:
+            (folder / CALIBRATION_FILE).write_text(
+                json.dumps(calibration, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+            )
+    except OSError as exc:
+        fail(f"cannot write the run to {folder}: {exc.strerror or exc}")
+
+
+class LedgerWriter:
+    """Writes each model call of an eval run to the ledger (`model_calls`, no item),
+    under one `runs` row, and hands back the ids for the run log."""
+
+    def __init__(self, engine: Engine, backend: str):
+        self.engine = engine
+        with session_scope(engine) as session:
+            run = Run(command="eval", backend=backend)
+            session.add(run)
+            session.flush()
+            self.run_id = run.id
+
+    def __call__(self, calls: list[CallRecord]) -> list[int]:
+        with session_scope(self.engine) as session:
+            rows = [ModelCall(item_id=None, run_id=self.run_id, **vars(c)) for c in calls]
+            session.add_all(rows)
+            session.flush()
+            return [row.id for row in rows if row.id is not None]
+
+    def close(self) -> dict[str, Any]:
+        """The run's calls and their cost, as the ledger has them."""
+        with session_scope(self.engine) as session:
+            run = session.get(Run, self.run_id)
+            if run is not None:
+                run.ended_at = utcnow()
+                run.exit_status = 0
+            calls, cost = session.exec(
+                select(func.count(ModelCall.id), func.sum(ModelCall.cost_usd)).where(
+                    ModelCall.run_id == self.run_id
+                )
+            ).one()
+        return {"run_id": self.run_id, "calls": calls, "cost_usd": round(cost or 0, 6)}
 
 
 def _has_key(settings: Settings) -> bool:
@@ -208,6 +277,24 @@ def _kind_table(result: dict[str, Any]) -> Table:
     return table
 
 
+def print_calibration(calibration: dict[str, Any]) -> None:
+    c, h = calibration["clear_cut"], calibration["hard_cases"]
+    st, fn = calibration["stability"], calibration["false_negatives"]
+    lines = [
+        "Calibrating the judge:",
+        f"  clear-cut: {c['fabricated_flagged']} of {c['fabricated']} fabricated sentences flagged,"
+        f" {c['clean_passed']} of {c['clean']} clean summaries passed"
+        f" (accuracy {_pct(c['accuracy'])})",
+        f"  hard cases: the judge agrees with the editor on {h['agree']} of {h['cases']}",
+        f"  false negatives: {len(fn)} planted subtle errors missed or caught for the wrong reason",
+        *(f"    {f['id']} {f['kind']} ({f['outcome']}): {f['note']}" for f in fn),
+        f"  stability: {st['identical']} of {st['summaries']} summaries judged identically"
+        f" in {st['runs']} runs ({_pct(st['share'])})",
+    ]
+    for line in lines:
+        out.print(line, markup=False)
+
+
 # --- comparing two runs -------------------------------------------------------------
 
 
@@ -241,9 +328,24 @@ def diff_facts(a: dict[str, Any], b: dict[str, Any]) -> list[dict[str, Any]]:
     return changes
 
 
+def _calibration_of(out_dir: Path, run: str) -> dict[str, Any] | None:
+    folder = Path(run) if Path(run).is_dir() else out_dir / run
+    try:
+        return headline(json.loads((folder / CALIBRATION_FILE).read_text(encoding="utf-8")))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def compare_runs(out_dir: Path, run_a: str, run_b: str, as_json: bool) -> int:
     a, b = _read_facts(out_dir, run_a), _read_facts(out_dir, run_b)
     changes = diff_facts(a, b)
+    cal_a, cal_b = _calibration_of(out_dir, run_a), _calibration_of(out_dir, run_b)
+    if cal_a is not None and cal_b is not None:
+        changes += [
+            {"section": "calibration", "name": "judge", "figure": k, "a": cal_a[k], "b": cal_b[k]}
+            for k in cal_a
+            if cal_a[k] != cal_b.get(k)
+        ]
     if as_json:
         typer.echo(json.dumps({"a": run_a, "b": run_b, "changes": changes}, indent=2))
         return EXIT_OK
@@ -261,7 +363,8 @@ def compare_runs(out_dir: Path, run_a: str, run_b: str, as_json: bool) -> int:
     for col in ("per", "name", "figure", "A", "B"):
         table.add_column(col)
     for c in changes:
-        table.add_row(c["section"], c["name"], c["figure"], _n(c["a"]), _n(c["b"]))
+        cells = (c["section"], c["name"], c["figure"], _n(c["a"]), _n(c["b"]))
+        table.add_row(*(Text(str(cell)) for cell in cells))  # read from files: never markup
     out.print(table)
     return EXIT_OK
 

@@ -22,9 +22,10 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import statistics
 import unicodedata
-from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -65,7 +66,10 @@ class Record:
     passed: bool | None = None
     reason: str = ""
     evidence: Any = None
-    calls: list[dict[str, Any]] = field(default_factory=list)  # model calls, as the ledger has them
+    # The model calls behind a model check (on the first model-check line of a
+    # summary only, so adding them up counts each call once) and their ledger ids.
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    ledger_ids: list[int] = field(default_factory=list)
     run: int = 1
     type: str = "verdict"
 
@@ -188,14 +192,13 @@ class ModelChecks:
         return results, calls
 
 
-def _record(summary: Summary, result: GateResult, run: int, calls: list) -> Record:
+def _record(summary: Summary, result: GateResult, run: int) -> Record:
     v = result.verdict
     if not v.ran:
-        kind = summary.kind
         return Record(
             summary.id,
             summary.article,
-            kind,
+            summary.kind,
             summary.gate,
             v.gate,
             "not_run",
@@ -217,22 +220,37 @@ def _record(summary: Summary, result: GateResult, run: int, calls: list) -> Reco
         v.passed,
         v.reason,
         v.evidence,
-        [c for c in calls],
-        run,
+        run=run,
     )
 
 
-def score(pack: Pack, stack: Stack, model: ModelChecks | None = None, run: int = 1) -> list[Record]:
-    """Every verdict of the stack on every summary of the pack, as log records."""
+Ledger = Callable[[list[CallRecord]], list[int]]
+
+
+def score(
+    pack: Pack,
+    stack: Stack,
+    model: ModelChecks | None = None,
+    run: int = 1,
+    ledger: Ledger | None = None,
+) -> list[Record]:
+    """Every verdict of the stack on every summary of the pack, as log records.
+    `ledger` stores a summary's model calls and returns their ledger ids."""
     records: list[Record] = []
     for summary in pack.summaries:
         results = stack.check(pack, summary)
-        calls: list[Any] = []
+        first_model_line = len(results)
+        calls: list[CallRecord] = []
         if model is not None:
             checked, calls = model.check(pack, summary)
             results = results + checked
-        for r in results:
-            records.append(_record(summary, r, run, [_call(c) for c in calls]))
+        lines = [_record(summary, r, run) for r in results]
+        if calls and len(lines) > first_model_line:
+            ids = ledger(calls) if ledger is not None else []
+            lines[first_model_line] = replace(
+                lines[first_model_line], calls=[_call(c) for c in calls], ledger_ids=ids
+            )
+        records += lines
         ran = {r.gate for r in results}
         if summary.gate is not None and summary.gate not in ran:
             why = stack.why_not_run(summary.gate, model)
@@ -245,6 +263,7 @@ def score(pack: Pack, stack: Stack, model: ModelChecks | None = None, run: int =
                     summary.gate,
                     "not_run",
                     reason=why,
+                    run=run,
                     type="not_run",
                 )
             )
@@ -337,6 +356,38 @@ def facts(pack: Pack, records: list[Record], run: dict[str, Any]) -> dict[str, A
         "gates": _gate_facts(records),
         "kinds": kinds,
     }
+
+
+SPREAD_GATE_FIGURES = ("caught", "wrong_reason", "missed", "false_alarms", "incidental", "not_run")
+SPREAD_KIND_FIGURES = ("caught", "wrong_reason", "missed", "not_run")
+
+
+def _spread(values: list[int]) -> dict[str, float]:
+    return {"min": min(values), "median": statistics.median(values), "max": max(values)}
+
+
+def facts_of_runs(pack: Pack, records: list[Record], run: dict[str, Any]) -> dict[str, Any]:
+    """The headline numbers of run 1, and for the model checks the spread (min,
+    median, max) of each figure over every run, with the calls and their cost."""
+    runs = sorted({r.run for r in records}) or [1]
+    per_run = [facts(pack, [r for r in records if r.run == i], run) for i in runs]
+    result = per_run[0]
+    gates = {
+        g: {f: _spread([p["gates"][g][f] for p in per_run]) for f in SPREAD_GATE_FIGURES}
+        for g in MODEL_GATES
+        if all(g in p["gates"] for p in per_run)
+    }
+    kinds = {
+        k: {f: _spread([p["kinds"][k][f] for p in per_run]) for f in SPREAD_KIND_FIGURES}
+        for k, gate in KINDS.items()
+        if gate in MODEL_GATES
+    }
+    calls = [c for r in records for c in r.calls]
+    cost = sum(c.get("cost_usd") or 0 for c in calls)
+    result["runs"] = len(runs)
+    result["spread"] = {"gates": gates, "kinds": kinds}
+    result["cost"] = {"calls": len(calls), "cost_usd": round(cost, 6)}
+    return result
 
 
 def shortfalls(result: dict[str, Any], gates: Iterable[str]) -> list[str]:

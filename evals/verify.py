@@ -273,8 +273,55 @@ def verify(run_dir, pack_dir, facts_path=None, log_path=None):
     problems = []
     if header.get("pack", {}).get("digest") != digest:
         problems.append("run log: the run was made with a different pack than the one read here")
-    expected, log_problems = recompute(header, lines, keys, kind_names)
+    expected, log_problems = recompute_runs(header, lines, keys, kind_names)
     return problems + log_problems + differences(expected, stated)
+
+
+GATE_SPREAD = ("caught", "wrong_reason", "missed", "false_alarms", "incidental", "not_run")
+KIND_SPREAD = ("caught", "wrong_reason", "missed", "not_run")
+MODEL_CHECKS = ("claims_supported", "faithfulness")
+
+
+def low_mid_high(values):
+    ordered = sorted(values)
+    n = len(ordered)
+    middle = ordered[n // 2] if n % 2 else (ordered[n // 2 - 1] + ordered[n // 2]) / 2
+    return {"min": ordered[0], "median": middle, "max": ordered[-1]}
+
+
+def recompute_runs(header, lines, keys, kind_names):
+    """Run 1's figures, the spread of the model checks' figures over every run,
+    and the model calls with their cost."""
+    run_numbers = sorted({line.get("run", 1) for line in lines}) or [1]
+    problems, per_run = [], []
+    for number in run_numbers:
+        mine = [line for line in lines if line.get("run", 1) == number]
+        figures, found = recompute(header, mine, keys, kind_names)
+        per_run.append(figures)
+        problems += found if number == run_numbers[0] else []
+    result = per_run[0]
+    gates = {}
+    for gate in MODEL_CHECKS:
+        if all(gate in figures["gates"] for figures in per_run):
+            gates[gate] = {
+                f: low_mid_high([figures["gates"][gate][f] for figures in per_run])
+                for f in GATE_SPREAD
+            }
+    kinds = {}
+    for kind in kind_names:
+        if result["kinds"][kind]["gate"] in MODEL_CHECKS:
+            kinds[kind] = {
+                f: low_mid_high([figures["kinds"][kind][f] for figures in per_run])
+                for f in KIND_SPREAD
+            }
+    calls = [call for line in lines for call in line.get("calls") or []]
+    total = 0
+    for call in calls:
+        total += call.get("cost_usd") or 0
+    result["runs"] = len(run_numbers)
+    result["spread"] = {"gates": gates, "kinds": kinds}
+    result["cost"] = {"calls": len(calls), "cost_usd": round(total, 6)}
+    return result, problems
 
 
 # --- the selftest ----------------------------------------------------------------
@@ -316,7 +363,7 @@ def plants(header, lines, facts, keys, kind_names):
     out.append(("a false alarm dropped", copy.deepcopy(facts), noisy))
 
     missing = _add_event(lines, keys, "missed")
-    truth, _ = recompute(header, missing, keys, kind_names)
+    truth, _ = recompute_runs(header, missing, keys, kind_names)
     moved = copy.deepcopy(truth)
     source = next(k for k, v in moved["kinds"].items() if v["missed"] > 0)
     target = next(k for k in moved["kinds"] if k != source and moved["kinds"][k]["planted"])

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ingest.urls import canonical_url
 from summarise.base import Article, CallRecord, Draft, Summariser, SummaryFailed
@@ -68,3 +69,10 @@ class RecordedSummariser:
             recorded_reply=True,
             calls=[call],
         )
+
+
+def load_check_replies(path: str | Path) -> dict[str, Any]:
+    """Recorded check replies keyed by canonical URL, from the same file's optional
+    `"checks": [{"url": ..., "check": <the check tool's input JSON>}]`."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    return {canonical_url(raw["url"]): raw["check"] for raw in data.get("checks", [])}

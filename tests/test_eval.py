@@ -149,6 +149,26 @@ def test_a_broken_pack_is_refused_with_the_reason(tmp_path, file, old, new, reas
         load_pack(root)
 
 
+def test_cli_reports_an_unwritable_run_folder_or_a_missing_pack_in_one_line(workdir):
+    (workdir / "taken").write_text("a file where the run folder would go")
+    result = run_eval("--out", "taken")
+    assert result.exit_code == 3 and "cannot write the run to taken/" in result.stderr
+    assert result.stderr.count("\n") == 1
+    missing = run_eval("--pack", str(workdir / "nowhere"))
+    assert missing.exit_code == 3 and "manifest.toml: file not found" in missing.stderr
+
+
+def test_compare_prints_names_from_run_files_as_plain_text(workdir):
+    a = json.loads(run_eval("--out", "runs", "--json").stdout)["run"]["run_id"]
+    b_dir = workdir / "runs" / "b"
+    shutil.copytree(workdir / "runs" / a, b_dir)
+    facts = json.loads((b_dir / ev.FACTS_FILE).read_text())
+    facts["gates"]["[bold red]x[/bold red]"] = facts["gates"]["numbers_grounded"]
+    (b_dir / ev.FACTS_FILE).write_text(json.dumps(facts))
+    table = run_eval("--out", "runs", "--compare", a, "b")
+    assert table.exit_code == 0 and "[bold red]x[/bold red]" in table.stdout
+
+
 def test_cli_refuses_a_broken_pack_in_one_line(workdir):
     root = _copy_pack(workdir)
     _edit(root / "manifest.toml", "clean = 31", "clean = 40")

@@ -109,6 +109,8 @@ BROKEN = [
     ("manifest.toml", "clean = 31", "clean = 30", "declares 30 clean"),
     ("manifest.toml", "changed_number = 3", "changed_number = 4", "declares 4 changed_number"),
     ("manifest.toml", "changed_number = 3", "changed_numbr = 3", "unknown kind"),
+    ("manifest.toml", "\nchanged_date = 3\n", "\n", "does not declare a count for changed_date"),
+    ("manifest.toml", 'changed_date = "dates_grounded"', 'changed_date = "x"', "designed_gates"),
     ("manifest.toml", "a10_vell_county_budget", "a10_missing", "file not found"),
     (
         "articles/a01_vellmouth_repairs.toml",

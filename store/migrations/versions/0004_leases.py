@@ -1,7 +1,7 @@
 """claims with leases, run heartbeats, feeds cut by their size cap
 
 Revision ID: 0004_leases
-Revises: 0003_audit_chain
+Revises: 0005_publish
 Create Date: 2026-12-01
 
 - items.claimed_by / claim_until: the run that holds a `new` item and until when.
@@ -19,7 +19,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0004_leases"
-down_revision = "0003_audit_chain"
+down_revision = "0005_publish"
 branch_labels = None
 depends_on = None
 

@@ -73,6 +73,9 @@ def run(
         False, "--all", help="fetch every feed now, also those backing off after errors"
     ),
     as_json: bool = typer.Option(False, "--json", help="print the closing report as JSON"),
+    publish: bool = typer.Option(
+        False, "--publish", help="then publish approved items to the configured targets"
+    ),
 ) -> None:
     """Fetch every enabled feed, summarise new articles and store drafts or discards.
 
@@ -92,6 +95,10 @@ def run(
     _print_report(report, as_json)
     if report.fatal:
         cx.fail(f"run stopped: {report.fatal}")
+    if publish:
+        from copydesk.commands_publish import run_publish
+
+        run_publish(ctx, f"run:{report.run_id}", None, as_json)
 
 
 def _check_feed_names(ctx: cx.Context, names: list[str] | None) -> None:

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from publish.settings import PublishSettings
 from summarise.checks import CheckSettings
 
 GateMode = Literal["discard", "flag", "off"]
@@ -107,6 +108,7 @@ class Settings(_Section):
     review: ReviewSettings = Field(default_factory=ReviewSettings)
     checks: CheckSettings = Field(default_factory=CheckSettings)
     feeds: list[FeedSettings] = Field(default_factory=list)
+    publish: PublishSettings = Field(default_factory=PublishSettings)
     source: str | None = None  # the file these settings came from, for messages
 
 
@@ -170,6 +172,7 @@ def _anchor_relative_paths(
         path = url[len(prefix) :]
         if path and path != ":memory:":
             settings.database.url = prefix + str(base / path)
+    settings.publish.anchor(base)
     for feed in settings.feeds:
         if "://" not in feed.url and not Path(feed.url).is_absolute():
             feed.url = str(base / feed.url)

@@ -208,6 +208,8 @@ def load_pack(root: Path) -> Pack:
     unknown = sorted(set(scripted) - {s.id for s in pack.summaries})
     if unknown:
         raise PackError(f"scripted replies for summaries the pack does not have: {unknown}")
+    if manifest.get("designed_gates") != KINDS:
+        raise PackError(f"manifest: [designed_gates] must map each kind to its gate: {KINDS}")
     _check_counts(pack, manifest.get("counts", {}))
     return pack
 
@@ -275,7 +277,9 @@ def _check_counts(pack: Pack, declared: dict[str, Any]) -> None:
     if unknown:
         raise PackError(f"manifest declares unknown kind(s): {', '.join(unknown)}")
     for kind, n in actual["kinds"].items():
-        if declared_kinds.get(kind, 0) != n:
+        if kind not in declared_kinds:
+            raise PackError(f"manifest does not declare a count for {kind} (0 if none)")
+        if declared_kinds[kind] != n:
             raise PackError(
                 f"manifest declares {declared_kinds.get(kind, 0)} {kind}, the pack holds {n}"
             )

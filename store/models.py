@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, DateTime, Index, String, Text
+from sqlalchemy import JSON, Column, DateTime, Index, String, Text, UniqueConstraint
 from sqlalchemy.types import TypeDecorator
 from sqlmodel import Field, SQLModel
 
@@ -226,3 +226,60 @@ class Editor(SQLModel, table=True):
     created_at: datetime = Field(
         default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
     )
+
+
+class Delivery(SQLModel, table=True):
+    """One item's delivery to one publish target: exactly once per (item, target, kind).
+
+    `kind` is "publish" or "retract". `state` is "pending" (not yet delivered, retried
+    by the next publish), "delivered" or "failed" (refused for good, shown to the
+    editor). `payload` is what was sent, so a retry sends the same bytes and the
+    Atom feed can be rebuilt from the database alone.
+    """
+
+    __tablename__ = "deliveries"
+    __table_args__ = (UniqueConstraint("item_id", "target", "kind"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    item_id: int = Field(foreign_key="items.id", index=True)
+    target: str
+    kind: str = "publish"
+    state: str = Field(default="pending", index=True)
+    idempotency_key: str
+    attempts: int = 0
+    last_error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    payload: Any = Field(default=None, sa_column=Column(JSON, nullable=True))
+    claimed_until: datetime | None = _ts(nullable=True)
+    delivered_at: datetime | None = _ts(nullable=True)
+    created_at: datetime = Field(
+        default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
+    )
+    updated_at: datetime = Field(
+        default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
+    )
+
+
+class SourceCheck(SQLModel, table=True):
+    """`copydesk watch` re-read a published item's source and its text had changed.
+
+    `failing` lists the gates the stored summary no longer passes against the new
+    text; non-empty means an editor must look (state "open" until one resolves it).
+    The item itself is never changed by watch.
+    """
+
+    __tablename__ = "source_checks"
+
+    id: int | None = Field(default=None, primary_key=True)
+    item_id: int = Field(foreign_key="items.id", index=True)
+    checked_at: datetime = Field(
+        default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
+    )
+    state: str = Field(default="open", index=True)  # "open", "resolved" or "ok"
+    old_hash: str | None = None
+    new_hash: str | None = None
+    new_text: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    failing: Any = Field(default=None, sa_column=Column(JSON, nullable=True))
+    passages: Any = Field(default=None, sa_column=Column(JSON, nullable=True))
+    etag: str | None = None
+    last_modified: str | None = None
+    resolved_by: str | None = None

@@ -18,6 +18,7 @@ from sqlmodel import select
 
 from copydesk import context as cx
 from copydesk.config import FeedSettings, Settings
+from copydesk.heartbeat import AnotherRunInProgress
 from copydesk.pipeline import Pipeline, sync_config_feeds
 from copydesk.reports import RunReport
 from ingest.fetch import Fetcher
@@ -89,6 +90,9 @@ def run(
             report = _run_pipeline(
                 ctx, summariser, fetcher, command="run", only=feed, force=all_feeds
             )
+    except AnotherRunInProgress as exc:  # SQLite: one run at a time; not a failure
+        cx.note(str(exc))
+        raise typer.Exit(0) from None
     except Exception as exc:  # recorded on the run row; a person reads one line
         log.debug("run crashed", exc_info=True)
         cx.fail(f"run crashed: {type(exc).__name__}: {str(exc).splitlines()[0]}")

@@ -94,6 +94,16 @@ class IngestSettings(_Section):
     retry_base_seconds: float = Field(default=300, ge=0)  # a failing feed's first wait
 
 
+class RunSettings(_Section):
+    """How runs share the work (store/claims.py): claims last `lease_seconds` and a
+    live run renews them every third of that; a killed run's claims are taken over
+    once they pass. On SQLite one `copydesk run` works at a time: a second one
+    waits up to `wait_seconds` for it, then exits 0 saying another run is in progress."""
+
+    lease_seconds: float = Field(default=300, gt=0)
+    wait_seconds: float = Field(default=0, ge=0)
+
+
 class ReviewSettings(_Section):
     host: str = "127.0.0.1"
     port: int = 8501
@@ -106,6 +116,7 @@ class Settings(_Section):
     gates: GateSettings = Field(default_factory=GateSettings)
     ingest: IngestSettings = Field(default_factory=IngestSettings)
     review: ReviewSettings = Field(default_factory=ReviewSettings)
+    runs: RunSettings = Field(default_factory=RunSettings)
     checks: CheckSettings = Field(default_factory=CheckSettings)
     feeds: list[FeedSettings] = Field(default_factory=list)
     publish: PublishSettings = Field(default_factory=PublishSettings)

@@ -10,7 +10,18 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, DateTime, Index, String, Text, UniqueConstraint
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    Column,
+    DateTime,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    false,
+)
 from sqlalchemy.types import TypeDecorator
 from sqlmodel import Field, SQLModel
 
@@ -60,6 +71,16 @@ class Feed(SQLModel, table=True):
     created_at: datetime = Field(
         default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
     )
+    # The run polling the feed (store/claims.py); the token fences its write.
+    claimed_by: int | None = None
+    claim_until: datetime | None = _ts(nullable=True)
+    claim_token: int = Field(
+        default=0, sa_column=Column(Integer, nullable=False, server_default="0")
+    )
+    entries_read: int | None = None  # entries the last poll read
+    truncated: bool = Field(  # the last poll's body was cut by max_feed_bytes
+        default=False, sa_column=Column(Boolean, nullable=False, server_default=false())
+    )
 
 
 class Item(SQLModel, table=True):
@@ -103,6 +124,9 @@ class Item(SQLModel, table=True):
     updated_at: datetime = Field(
         default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
     )
+    # The run working on a `new` item and until when (store/claims.py).
+    claimed_by: int | None = None
+    claim_until: datetime | None = _ts(nullable=True)
 
 
 class GateVerdict(SQLModel, table=True):
@@ -208,6 +232,8 @@ class Run(SQLModel, table=True):
     counts: Any = Field(default=None, sa_column=Column(JSON, nullable=True))
     exit_status: int | None = None
     error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    heartbeat_at: datetime | None = _ts(nullable=True)  # written as the run goes
+    worker: str | None = None  # host and process id of the run
 
 
 class Editor(SQLModel, table=True):

@@ -261,18 +261,26 @@ def seed_queue(
     return ids
 
 
+def seed_article(engine: Engine, article: Article, *, modes: dict[str, str] | None = None) -> int:
+    """One article through the real pipeline (a run of its own); its item id."""
+    with tempfile.TemporaryDirectory(prefix="copydesk-seed-") as folder:
+        (item_id,) = _Newsroom(engine, Path(folder), modes).publish([article])
+    return item_id
+
+
+def variant(article: Article, n: int, key: str | None = None) -> Article:
+    """Another story written like `article`: its own key (so its own URL) and one
+    sentence more (so its own text: the pipeline would call a copy a duplicate)."""
+    return replace(
+        article,
+        key=key or f"{article.key}-{n}",
+        source=f"{article.source}\nThe council will give update number {100 + n} next week.",
+    )
+
+
 def seed_copies(engine: Engine, key: str, n: int) -> list[int]:
-    """`n` different stories written like ARTICLES[key] (each its own URL and text,
-    so none is a duplicate of another), through one pipeline run; their ids."""
-    base = ARTICLES[key]
-    copies = [
-        replace(
-            base,
-            key=f"{key}-{i}",
-            source=f"{base.source}\nThe council will give update number {100 + i} next week.",
-        )
-        for i in range(n)
-    ]
+    """`n` variants of ARTICLES[key] through one pipeline run; their ids."""
+    copies = [variant(ARTICLES[key], i) for i in range(n)]
     with tempfile.TemporaryDirectory(prefix="copydesk-seed-") as folder:
         return _Newsroom(engine, Path(folder), None).publish(copies)
 

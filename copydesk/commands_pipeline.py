@@ -18,6 +18,7 @@ from sqlmodel import select
 
 from copydesk import context as cx
 from copydesk.config import FeedSettings, Settings
+from copydesk.heartbeat import AnotherRunInProgress
 from copydesk.pipeline import Pipeline, sync_config_feeds
 from copydesk.reports import RunReport
 from ingest.fetch import Fetcher
@@ -73,6 +74,9 @@ def run(
         False, "--all", help="fetch every feed now, also those backing off after errors"
     ),
     as_json: bool = typer.Option(False, "--json", help="print the closing report as JSON"),
+    publish: bool = typer.Option(
+        False, "--publish", help="then publish approved items to the configured targets"
+    ),
 ) -> None:
     """Fetch every enabled feed, summarise new articles and store drafts or discards.
 
@@ -86,12 +90,19 @@ def run(
             report = _run_pipeline(
                 ctx, summariser, fetcher, command="run", only=feed, force=all_feeds
             )
+    except AnotherRunInProgress as exc:  # SQLite: one run at a time; not a failure
+        cx.note(str(exc))
+        raise typer.Exit(0) from None
     except Exception as exc:  # recorded on the run row; a person reads one line
         log.debug("run crashed", exc_info=True)
         cx.fail(f"run crashed: {type(exc).__name__}: {str(exc).splitlines()[0]}")
     _print_report(report, as_json)
     if report.fatal:
         cx.fail(f"run stopped: {report.fatal}")
+    if publish:
+        from copydesk.commands_publish import run_publish
+
+        run_publish(ctx, f"run:{report.run_id}", None, as_json)
 
 
 def _check_feed_names(ctx: cx.Context, names: list[str] | None) -> None:
@@ -222,6 +233,11 @@ def _print_report(report: RunReport, as_json: bool) -> None:
         name = feed.name
         if feed.skipped:
             name += f"\n  skipped: {feed.skipped} (copydesk run --all to force)"
+        if feed.truncated:
+            name += (
+                f"\n  CUT OFF at max_feed_bytes after {feed.entries_read} entries: "
+                "later entries were not read (raise [ingest] max_feed_bytes)"
+            )
         if feed.fetch_error:
             name += f"\n  fetch failed: {feed.fetch_error} (next try {feed.next_fetch_at})"
         by = "\n".join(f"{gate} {n}" for gate, n in row["discarded_by"].items())

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from publish.settings import PublishSettings
 from summarise.checks import CheckSettings
 
 GateMode = Literal["discard", "flag", "off"]
@@ -83,7 +84,11 @@ class IngestSettings(_Section):
     user_agent: str = "copydesk/0.1 (+https://github.com/copydesk/copydesk)"
     connect_timeout: float = Field(default=10, gt=0)
     timeout_seconds: float = Field(default=30, gt=0)
-    max_bytes: int = Field(default=15_000_000, gt=0)
+    max_bytes: int = Field(default=15_000_000, gt=0)  # other fetches (robots.txt, extract)
+    # A feed and an article page are capped apart: a 20,000-entry feed of 25 MB is
+    # ordinary, a 25 MB article page is not. A feed cut by its cap is reported.
+    max_feed_bytes: int = Field(default=50_000_000, gt=0)
+    max_page_bytes: int = Field(default=15_000_000, gt=0)
     max_redirects: int = Field(default=5, ge=0)
     per_host_concurrency: int = Field(default=2, ge=1)
     respect_robots: bool = True
@@ -91,6 +96,16 @@ class IngestSettings(_Section):
     allow_private: list[str] = Field(default_factory=list)
     feed_stale_hours: float = Field(default=48, gt=0)
     retry_base_seconds: float = Field(default=300, ge=0)  # a failing feed's first wait
+
+
+class RunSettings(_Section):
+    """How runs share the work (store/claims.py): claims last `lease_seconds` and a
+    live run renews them every third of that; a killed run's claims are taken over
+    once they pass. On SQLite one `copydesk run` works at a time: a second one
+    waits up to `wait_seconds` for it, then exits 0 saying another run is in progress."""
+
+    lease_seconds: float = Field(default=300, gt=0)
+    wait_seconds: float = Field(default=0, ge=0)
 
 
 class ReviewSettings(_Section):
@@ -105,8 +120,10 @@ class Settings(_Section):
     gates: GateSettings = Field(default_factory=GateSettings)
     ingest: IngestSettings = Field(default_factory=IngestSettings)
     review: ReviewSettings = Field(default_factory=ReviewSettings)
+    runs: RunSettings = Field(default_factory=RunSettings)
     checks: CheckSettings = Field(default_factory=CheckSettings)
     feeds: list[FeedSettings] = Field(default_factory=list)
+    publish: PublishSettings = Field(default_factory=PublishSettings)
     source: str | None = None  # the file these settings came from, for messages
 
 
@@ -170,6 +187,7 @@ def _anchor_relative_paths(
         path = url[len(prefix) :]
         if path and path != ":memory:":
             settings.database.url = prefix + str(base / path)
+    settings.publish.anchor(base)
     for feed in settings.feeds:
         if "://" not in feed.url and not Path(feed.url).is_absolute():
             feed.url = str(base / feed.url)

@@ -28,6 +28,7 @@ from typing import Any
 GROUNDED = "grounded"  # the gate found this in the source
 MISSING = "missing"  # a hard gate did not find it: the reason a draft fails
 FLAGGED = "flagged"  # a gate in `flag` mode did not find it: the editor should look
+SELECTED = "selected"  # the passage of the claim the editor picked in the claims table
 
 STYLES = {
     GROUNDED: "background:#c9f2d0;color:#0b3d17;border-radius:3px;padding:0 1px",
@@ -35,9 +36,12 @@ STYLES = {
     "text-decoration:underline wavy #c00000",
     FLAGGED: "background:#ffe9a8;color:#4d3800;border-radius:3px;padding:0 1px;"
     "text-decoration:underline dotted #8a6100",
+    SELECTED: "background:#cfe3ff;color:#0d2f57;border-radius:3px;padding:0 1px;"
+    "outline:2px solid #1c6dd0",
 }
-# Problems win over grounded marks where two overlap (a quote holding a number).
-_RANK = {MISSING: 0, FLAGGED: 1, GROUNDED: 2}
+# The picked passage wins, then problems win over grounded marks where two
+# overlap (a quote holding a number).
+_RANK = {SELECTED: -1, MISSING: 0, FLAGGED: 1, GROUNDED: 2}
 _TERM_KEYS = ("number", "quote", "name", "date", "claim", "text")
 _BLOCK_STYLE = "white-space:pre-wrap;line-height:1.55;font-size:0.95rem;overflow-wrap:anywhere"
 # Bidi overrides and isolates can make text read differently from what it is:

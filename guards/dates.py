@@ -55,7 +55,7 @@ _WEEKDAY_FULL = re.compile(
     r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?\b", re.IGNORECASE
 )
 _SOURCE_WEEKDAY = re.compile(
-    r"\b(?P<w>mon|tue|wed|thu|fri|sat|sun)(?:day|s|sday|nesday|rsday|r|rs|urday)?s?\.?(?!\w)"
+    r"\b(?P<w>mon|tue|wed|thu|fri|sat|sun)(?:day|s|sday|nesday|rsday|r|rs|urday)?s?(?!\w)"
 )
 _RELATIVE = re.compile(
     r"\b(?:yesterday|today|tomorrow|tonight|last night|"

@@ -26,7 +26,8 @@ A dependency-free heuristic (no model, no download; measured in the README):
   Smith" from "John Brown" and "Mary Smith") are not caught.
 
 Evidence: per name, the name, whether it was found, its span in the draft, the
-words the source lacks, and where the source has the name (or its last word).
+words the source lacks, and where the source has the name as written (None when
+its words are there but not together).
 """
 
 from __future__ import annotations
@@ -165,7 +166,8 @@ def _name_of(draft: str, run: list[re.Match[str]]) -> list[Name]:
         return []
     words = tuple(part for m in kept for part in re.split(r"[-.]", _bare(m.group())) if part)
     initial = _sentence_start(draft, kept[0].start())
-    return [Name(kept[0].start(), kept[-1].end(), words, initial)] if words else []
+    end = kept[-1].start() + len(_bare(kept[-1].group()))  # without a possessive 's
+    return [Name(kept[0].start(), end, words, initial)] if words else []
 
 
 def _capitalised_mid_sentence(draft: str, word: str) -> bool:
@@ -206,10 +208,8 @@ def _lookup(source: Normalised, name: Name, headline: bool) -> tuple[list[str], 
         return missing, -1, -1
     phrase = source.fold(" ".join(name.words))
     at = _word_at(text, phrase)
-    if at < 0:
-        last = source.fold(name.words[-1])
-        at = _word_at(text, last)
-        return [], at, at + len(last)
+    if at < 0:  # every word is there, not together: no one place to point at
+        return [], -1, -1
     return [], at, at + len(phrase)
 
 

@@ -92,20 +92,20 @@ def open_item(at: AppTest, item_id: int) -> None:
 
 
 @pytest.fixture
-def desk(sqlite_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def desk(db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     def make(require: bool = False) -> tuple[Any, dict[str, int], AppTest]:
-        engine = open_store(sqlite_url)
+        engine = open_store(db_url)
         ids = seed_queue(engine, ("bridge", "school"))
         with session_scope(engine) as session:
             seed_checks(session, ids["bridge"], CHECK)
             seed_checks(session, ids["school"], None, require=require)
         seed_editor(engine, "alice")
         monkeypatch.chdir(tmp_path)
-        config = write_config(tmp_path / "c.toml", sqlite_url)
+        config = write_config(tmp_path / "c.toml", db_url)
         if require:
             config.write_text(config.read_text() + "\n[checks]\nrequire = true\n")
         monkeypatch.setenv("COPYDESK_CONFIG", str(config))
-        monkeypatch.setenv("COPYDESK_DATABASE_URL", sqlite_url)
+        monkeypatch.setenv("COPYDESK_DATABASE_URL", db_url)
         at = AppTest.from_file(str(APP), default_timeout=60)
         at.run()
         sign_in(at)

@@ -170,3 +170,30 @@ def test_require_makes_a_draft_whose_checks_did_not_run_unapprovable(desk) -> No
     # The checked draft is not affected.
     open_item(at, ids["bridge"])
     assert not at.button(key="approve").disabled
+
+
+def test_require_blocks_an_edited_draft_its_checks_never_judged(desk) -> None:
+    engine, ids, at = desk(require=True)
+    editor = Reviewer("alice", "editor")
+    with session_scope(engine) as session:
+        edited = decisions.edit(
+            session,
+            editor,
+            ids["bridge"],
+            1,
+            H,
+            BRIDGE.summary.replace("38 steel hangers", "38 corroded steel hangers"),
+            gate_modes={},
+            min_source_words=10,
+        )
+    with session_scope(engine) as session, pytest.raises(Blocked) as caught:
+        decisions.approve(session, editor, ids["bridge"], edited.version, require_checks=True)
+    assert {gate for gate, _ in caught.value.failures} == {"claims_supported", "faithfulness"}
+    open_item(at, ids["bridge"])
+    assert at.button(key="approve").disabled
+    assert "not run on the current text, and [checks] require = true" in "\n".join(
+        str(e.value) for e in at.html
+    )
+    # Without require the editor may approve the edited text (a person read it).
+    with session_scope(engine) as session:
+        decisions.approve(session, editor, ids["bridge"], edited.version)

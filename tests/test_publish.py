@@ -17,6 +17,7 @@ from sqlalchemy import select, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
+from guards.dates import find_dates
 from guards.numbers import tokenise
 from guards.quotes import locate_passage
 from publish.payload import SCHEMA_PATH
@@ -251,12 +252,15 @@ def test_every_offset_of_the_evidence_map_points_at_the_right_text(world) -> Non
                 elif g["kind"] == "quotation":
                     quoted = g["text"].strip("\"“”‘’' ")
                     assert locate_passage(g["source_text"], quoted) is not None
+                elif g["kind"] == "date":  # grounded by value: "9 January" may be "January 9"
+                    written = {(d.kind, d.value) for d in find_dates(g["text"])}
+                    assert written <= {(d.kind, d.value) for d in find_dates(g["source_text"])}
                 else:
                     assert g["source_text"].casefold() == g["text"].casefold()
             gates = [c["gate"] for c in line["checks"]]
             assert {"numbers_grounded", "quotes_verbatim"} <= set(gates)
             assert all(c["version"].startswith("copydesk") for c in line["checks"])
-    assert len(ids) >= 8 and "number" in kinds
+    assert len(ids) >= 8 and {"number", "name", "date"} <= kinds
 
 
 def test_payloads_match_the_json_schema(world) -> None:  # type: ignore[no-untyped-def]

@@ -21,6 +21,7 @@ def register(app: typer.Typer) -> None:
 
 
 def audit_command(
+    cli: typer.Context,
     item: str = typer.Argument(
         ..., metavar="URL_OR_ID", help="item id, or its URL (canonical or as the feed gave it)"
     ),
@@ -31,7 +32,7 @@ def audit_command(
 ) -> None:
     """An item's whole history: what was fetched, what the model was sent and said,
     every gate verdict, every status move and who made it."""
-    ctx = context()
+    ctx = context(cli)
     history = audit.item_history(ctx.engine, item)
     if history is None:
         fail(f"no item matches {item!r}", EXIT_FAILED)
@@ -42,6 +43,7 @@ def audit_command(
 
 
 def discards_command(
+    cli: typer.Context,
     since: str | None = typer.Option(
         None, "--since", help="only items discarded since YYYY-MM-DD or an ISO datetime (UTC)"
     ),
@@ -57,7 +59,7 @@ def discards_command(
         since_at = audit.parse_since(since) if since else None
     except ValueError as exc:
         fail(str(exc), EXIT_USAGE)
-    ctx = context()
+    ctx = context(cli)
     if gate and gate != audit.OTHER:
         known = audit.known_gates(ctx.engine)
         if gate not in known:

@@ -15,14 +15,20 @@ from rich.text import Text
 from sqlmodel import select
 
 from copydesk import context as cx
-from copydesk.config import FeedSettings, Settings
+from copydesk.commands_review import launch_review
+from copydesk.config import Settings
 from copydesk.pipeline import Pipeline, sync_config_feeds
 from copydesk.reports import RunReport
 from ingest.fetch import Fetcher
+from ingest.settings import FeedSettings
+from ingest.urls import canonical_url
 from store.db import safe_url, session_scope
+from store.editors import ensure_demo_editor
 from store.models import Feed, Run, utcnow
 from summarise.base import Summariser
+from summarise.extractive import ExtractiveSummariser
 from summarise.factory import BackendChoiceError, choose_backend, make_summariser
+from summarise.recorded import RecordedSummariser, load_replies
 
 log = logging.getLogger("copydesk.run")
 
@@ -37,13 +43,14 @@ def register(app: typer.Typer) -> None:
     app.command("demo")(demo)
 
 
-def init() -> None:
+def init(cli: typer.Context) -> None:
     """Create or upgrade the database schema (every command also does this on first use)."""
-    ctx = cx.context()
+    ctx = cx.context(cli)
     cx.out.print(f"database ready: {safe_url(ctx.engine)}", markup=False)
 
 
 def run(
+    cli: typer.Context,
     feed: list[str] = typer.Option(None, "--feed", help="only this feed (name or URL); repeatable"),
     all_feeds: bool = typer.Option(
         False, "--all", help="fetch every feed now, also those backing off after errors"
@@ -54,7 +61,7 @@ def run(
 
     Idempotent: safe to run every few minutes. Exit 0 when the run did its job
     (discards included), 3 when it could not (bad config, database, model key)."""
-    ctx = cx.context()
+    ctx = cx.context(cli)
     _check_feed_names(ctx, feed)
     summariser = _summariser(ctx.settings, ctx, command="run")
     try:
@@ -217,13 +224,14 @@ def _print_report(report: RunReport, as_json: bool) -> None:
 
 
 def demo(
+    cli: typer.Context,
     no_ui: bool = typer.Option(False, "--no-ui", help="stop after the run; do not open the queue"),
     directory: Path = typer.Option(
         Path("copydesk-demo"), "--dir", help="where the demo database goes"
     ),
 ) -> None:
     """Run the whole pipeline on the bundled sample feed, offline, into a fresh database."""
-    settings = cx.load()
+    settings = cx.load(cli)
     directory.mkdir(parents=True, exist_ok=True)
     db = (directory / "demo.db").resolve()
     for stale in (db, db.with_suffix(".db-wal"), db.with_suffix(".db-shm")):
@@ -233,11 +241,8 @@ def demo(
     settings.summarise.backend = "extractive"
     ctx = cx.Context(settings, cx.connect(settings))
     _name_sample_feed(ctx)
-    from summarise.extractive import ExtractiveSummariser
-    from summarise.recorded import RecordedSummariser, load_replies
-
     summariser = RecordedSummariser(
-        load_replies(SAMPLE_REPLIES),
+        load_replies(SAMPLE_REPLIES, key=canonical_url),  # the dedup key of a linked item
         fallback=ExtractiveSummariser(sentences=settings.summarise.summary_sentences),
     )
     summariser.name = "extractive + recorded replies (demo)"
@@ -262,15 +267,6 @@ def _name_sample_feed(ctx: cx.Context) -> None:
 
 
 def _launch_review(ctx: cx.Context, no_ui: bool) -> None:
-    try:
-        from copydesk.commands_review import launch_review
-        from store.editors import ensure_demo_editor
-    except ImportError:
-        cx.out.print(
-            "the review queue is not built yet: read the drafts with `copydesk audit ID`",
-            markup=False,
-        )
-        return
     name, password = ensure_demo_editor(ctx.engine)
     cx.out.print(f"demo editor: {name}   password: {password}", markup=False)
     if no_ui:

@@ -69,11 +69,12 @@ def status_counts(session: Session) -> dict[str, int]:
 
 
 def stats(
+    cli: typer.Context,
     runs: int = typer.Option(20, "--runs", help="how many recent runs to show"),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Items by status, and per run: items, model calls, tokens and estimated cost."""
-    ctx = cx.context()
+    ctx = cx.context(cli)
     with Session(ctx.engine) as session:
         rows = run_usage(session, runs)
         counts = status_counts(session)

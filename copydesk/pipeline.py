@@ -36,7 +36,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import defer
 from sqlmodel import Session, col, select
 
-from copydesk.config import FeedSettings, Settings
+from copydesk.config import Settings
 from copydesk.reports import FeedReport, RunReport
 from guards.registry import DRAFT_GATES, GateResult, run_gates
 from guards.source import count_words
@@ -44,6 +44,7 @@ from ingest.dedup import item_keys, text_fingerprint, url_aliases
 from ingest.extract import extract_page
 from ingest.feeds import Entry, FeedResult, fetch_feed, is_due, next_poll_after_failure
 from ingest.fetch import Fetcher, FetchResult
+from ingest.settings import FeedSettings
 from store import status as st
 from store.db import session_scope
 from store.models import Feed, GateVerdict, Item, ModelCall, Run, utcnow

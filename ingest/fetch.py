@@ -46,7 +46,7 @@ from urllib.robotparser import RobotFileParser
 import httpcore
 import httpx
 
-from copydesk.config import IngestSettings
+from ingest.settings import IngestSettings
 
 XML_SUFFIXES = frozenset({".xml", ".rss", ".atom", ".rdf"})
 REDIRECTS = frozenset({301, 302, 303, 307, 308})

@@ -9,10 +9,10 @@ one can mistake it for a live model call.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ingest.urls import canonical_url
 from summarise.base import Article, CallRecord, Draft, Summariser, SummaryFailed
 
 
@@ -24,13 +24,18 @@ class RecordedReply:
     kind: str = ""
 
 
-def load_replies(path: str | Path) -> dict[str, RecordedReply]:
-    """Replies keyed by canonical URL, from `{"replies": [{"url", "headline", "summary"}]}`."""
+def load_replies(
+    path: str | Path, key: Callable[[str], str] = lambda url: url
+) -> dict[str, RecordedReply]:
+    """Replies from `{"replies": [{"url", "headline", "summary"}]}`, keyed by
+    `key(url)`: it must turn a file's URL into the `Article.key` the summariser
+    will receive (the pipeline's dedup key: the canonical URL). The caller knows
+    that mapping; the summariser does not re-derive it."""
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     replies = {}
     for raw in data["replies"]:
         reply = RecordedReply(raw["url"], raw["headline"], raw["summary"], raw.get("kind", ""))
-        replies[canonical_url(reply.url)] = reply
+        replies[key(reply.url)] = reply
     return replies
 
 
@@ -45,7 +50,7 @@ class RecordedSummariser:
         self.fallback = fallback
 
     def summarise(self, article: Article) -> Draft:
-        reply = self.replies.get(canonical_url(article.url)) if article.url else None
+        reply = self.replies.get(article.key)
         if reply is None:
             if self.fallback is None:
                 raise SummaryFailed("no recorded reply for this article", transient=False)

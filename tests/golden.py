@@ -56,7 +56,13 @@ def _item(item: Any, verdicts: list[Any], events: list[Any]) -> dict[str, Any]:
         "summariser": item.summariser,
         "recorded_reply": item.recorded_reply,
         "verdicts": [
-            {"stage": v.stage, "gate": v.gate, "passed": v.passed, "mode": v.mode, "reason": v.reason}
+            {
+                "stage": v.stage,
+                "gate": v.gate,
+                "passed": v.passed,
+                "mode": v.mode,
+                "reason": v.reason,
+            }
             for v in verdicts
             if v.item_id == item.id
         ],

@@ -25,7 +25,9 @@ def test_demo_matches_the_stored_snapshot(tmp_path, monkeypatch):
     golden = json.loads(GOLDEN.read_text(encoding="utf-8"))
     assert [i["dedup_key"] for i in current] == [i["dedup_key"] for i in golden]
     for now, then in zip(current, golden, strict=True):
-        assert now == then, f"item {then['dedup_key']} changed (regenerate: python -m tests.golden --write)"
+        assert now == then, (
+            f"item {then['dedup_key']} changed (if meant: python -m tests.golden --write)"
+        )
 
 
 def test_snapshot_sees_a_changed_reason(tmp_path, monkeypatch):

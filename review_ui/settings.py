@@ -1,0 +1,30 @@
+"""The review queue's settings: `[review]` in config.toml, and `ReviewAppSettings`,
+everything the app needs, handed in by whoever starts it (`copydesk review`
+through copydesk/review_app.py). The review UI never reads config.toml itself."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from guards.settings import GateSettings
+
+
+class ReviewSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    host: str = "127.0.0.1"
+    port: int = 8501
+    auth: Literal["password", "oidc"] = "password"
+
+
+class ReviewAppSettings(BaseModel):
+    """What the running app reads: where the store is, how the gates are set
+    (an edit re-runs them), and how editors sign in."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    database_url: str
+    gates: GateSettings = Field(default_factory=GateSettings)
+    review: ReviewSettings = Field(default_factory=ReviewSettings)

@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test bench lint clean
+.PHONY: setup demo test bench lint docs clean
 
 setup: $(STAMP)
 
@@ -22,6 +22,9 @@ test: setup
 
 bench: setup
 	$(BIN)/python -m bench
+
+docs: setup
+	$(BIN)/python -m docs.gen_cli
 
 lint: setup
 	$(BIN)/ruff check .

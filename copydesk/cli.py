@@ -10,6 +10,7 @@ import typer
 from copydesk import (
     commands_audit,
     commands_check,
+    commands_eval,
     commands_feeds,
     commands_ingest,
     commands_pipeline,
@@ -52,6 +53,7 @@ for module in (
     commands_feeds,
     commands_ingest,
     commands_check,
+    commands_eval,
     commands_audit,
     commands_stats,
     commands_review,

@@ -13,6 +13,7 @@ import typer
 
 from copydesk import audit
 from copydesk.context import EXIT_FAILED, EXIT_USAGE, context, fail, out
+from store import audit_chain
 
 
 def register(app: typer.Typer) -> None:
@@ -22,16 +23,30 @@ def register(app: typer.Typer) -> None:
 
 def audit_command(
     cli: typer.Context,
-    item: str = typer.Argument(
-        ..., metavar="URL_OR_ID", help="item id, or its URL (canonical or as the feed gave it)"
+    item: str | None = typer.Argument(
+        None, metavar="URL_OR_ID", help="item id, or its URL (canonical or as the feed gave it)"
     ),
     as_json: bool = typer.Option(False, "--json", help="one JSON document instead of a report"),
     full: bool = typer.Option(
         False, "--full", help="also the source text and each model call's request and reply"
     ),
+    verify: bool = typer.Option(
+        False,
+        "--verify",
+        help="recompute the audit log's hash chain; exit 1 naming the first event that "
+        "does not match",
+    ),
 ) -> None:
     """An item's whole history: what was fetched, what the model was sent and said,
-    every gate verdict, every status move and who made it."""
+    every gate verdict, every status move and who made it. With --verify: check
+    that no audit event was changed, removed or inserted since it was written."""
+    if verify:
+        if item is not None:
+            fail("--verify checks the whole log: give no item with it", EXIT_USAGE)
+        _verify_chain(cli, as_json)
+        return
+    if item is None:
+        fail("give an item id or URL, or --verify", EXIT_USAGE)
     ctx = context(cli)
     history = audit.item_history(ctx.engine, item)
     if history is None:
@@ -71,6 +86,25 @@ def discards_command(
         _print_json(report.to_dict())
     else:
         audit.render_discards(out, report)
+
+
+def _verify_chain(cli: typer.Context, as_json: bool) -> None:
+    report = audit_chain.verify(context(cli).engine)
+    if as_json:
+        _print_json(
+            {
+                "ok": report.ok,
+                "events_checked": report.events,
+                "head_hash": report.head,
+                "bad_event": report.bad_event,
+                "problem": report.problem,
+            }
+        )
+    elif report.ok:
+        # The head hash is worth keeping elsewhere: only it shows events cut from the end.
+        out.print(f"audit chain ok: {report.events} events, head {report.head}", markup=False)
+    if not report.ok:
+        fail(f"audit chain broken at event {report.bad_event}: {report.problem}", EXIT_FAILED)
 
 
 def _print_json(document: Any) -> None:

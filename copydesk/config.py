@@ -17,10 +17,12 @@ from guards.settings import GateMode, GateSettings
 from ingest.settings import FeedSettings, IngestSettings
 from review_ui.settings import ReviewAppSettings, ReviewSettings
 from store.settings import DatabaseSettings
+from summarise.checks import CheckSettings
 from summarise.settings import SummariseSettings
 
 # The stage types are re-exported: `from copydesk.config import IngestSettings` works.
 __all__ = [
+    "CheckSettings",
     "ConfigError",
     "DatabaseSettings",
     "FeedSettings",
@@ -52,6 +54,7 @@ class Settings(BaseModel):
     gates: GateSettings = Field(default_factory=GateSettings)
     ingest: IngestSettings = Field(default_factory=IngestSettings)
     review: ReviewSettings = Field(default_factory=ReviewSettings)
+    checks: CheckSettings = Field(default_factory=CheckSettings)
     feeds: list[FeedSettings] = Field(default_factory=list)
     source: str | None = None  # the file these settings came from, for messages
 
@@ -66,6 +69,7 @@ ENV_OVERRIDES = {
     "COPYDESK_DATABASE_URL": ("database", "url"),
     "COPYDESK_BACKEND": ("summarise", "backend"),
     "COPYDESK_MODEL": ("summarise", "model"),
+    "COPYDESK_CHECK_MODEL": ("checks", "model"),
 }
 
 
@@ -101,6 +105,8 @@ def load_settings(path: str | Path | None = None, env: dict[str, str] | None = N
         where = ".".join(str(p) for p in first["loc"])
         raise ConfigError(f"{found or 'settings'}: {where}: {first['msg']}") from None
     settings.source = str(found) if found else None
+    if not settings.checks.prices:  # the same price table unless [checks.prices] says otherwise
+        settings.checks.prices = settings.summarise.prices
     if found is not None:
         _anchor_relative_paths(settings, found.resolve().parent, data, env)
     return settings

@@ -293,3 +293,17 @@ def quotes_verbatim(source: str, url: str | None, draft: str) -> Verdict:
         )
         return Verdict(GATE, False, reason, evidence)
     return Verdict(GATE, True, f"all {len(evidence)} quotations found in the source", evidence)
+
+
+def locate_passage(source: str, passage: str) -> tuple[int, int] | None:
+    """Where `passage` is in `source`, word for word with the normalisation the
+    quotes use (case, whitespace, quotation style, invisibles, end punctuation),
+    as the original [start, end); None when it is not there.
+
+    Unlike a quotation, a passage is one contiguous run: an ellipsis is not a
+    gap here (it must be in the source too), so a passage cannot stitch far
+    apart words into a sentence the source never wrote."""
+    norm = _ENDS.sub("", unify_style(clean(passage or "")))
+    if not norm:
+        return None
+    return _locate(_source(source or ""), [norm])[0]

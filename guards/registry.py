@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
+from guards.checks import CheckReply, claims_supported, faithfulness, not_run
 from guards.numbers import numbers_grounded
 from guards.quotes import quotes_verbatim
 from guards.source import source_length, source_url
@@ -20,8 +21,12 @@ Gate = Callable[[str, str | None, str], Verdict]
 
 SOURCE_GATES = ("source_url", "source_length")
 DRAFT_GATES = ("numbers_grounded", "quotes_verbatim")
-ALL_GATES = SOURCE_GATES + DRAFT_GATES
-DEFAULT_MODES: dict[str, str] = {gate: "discard" for gate in ALL_GATES}
+# The model checks: their verdicts come from a checking model's reply (guards.checks).
+CHECK_GATES = ("claims_supported", "faithfulness")
+ALL_GATES = SOURCE_GATES + DRAFT_GATES + CHECK_GATES
+DEFAULT_MODES: dict[str, str] = {gate: "discard" for gate in ALL_GATES} | {
+    "claims_supported": "flag"
+}
 
 
 @dataclass(frozen=True)
@@ -35,14 +40,33 @@ class GateResult:
 
     @property
     def hard_fail(self) -> bool:
-        return not self.verdict.passed and self.mode == "discard"
+        """Discards the item: a failure that ran, in mode `discard`, not flag-only."""
+        v = self.verdict
+        return v.ran and not v.passed and self.mode == "discard" and not v.flag_only
 
     @property
     def flagged(self) -> bool:
-        return not self.verdict.passed and self.mode == "flag"
+        """Shown to the editor as a warning: any other failure of a gate that is on
+        (a check that did not run included: it never counts as a pass)."""
+        return not self.verdict.passed and not self.hard_fail and self.mode != "off"
+
+    @property
+    def not_run(self) -> bool:
+        return not self.verdict.ran
+
+    @property
+    def stored_mode(self) -> str:
+        """The mode written beside the verdict: what it did. A flag-only failure under
+        `discard` only flagged, so it is stored as `flag` (the review queue blocks
+        approval on a stored failing `discard`). A check that did not run keeps its
+        given mode: `discard` there means `[checks] require`, which blocks approval."""
+        v = self.verdict
+        if v.ran and not v.passed and self.mode == "discard" and v.flag_only:
+            return "flag"
+        return self.mode
 
     def to_dict(self) -> dict[str, Any]:
-        return self.verdict.to_dict() | {"mode": self.mode}
+        return self.verdict.to_dict() | {"mode": self.stored_mode}
 
 
 def _gates(min_source_words: int) -> dict[str, Gate]:
@@ -76,3 +100,33 @@ def run_gates(
 
 def hard_failures(results: list[GateResult]) -> list[GateResult]:
     return [r for r in results if r.hard_fail]
+
+
+def run_checks(
+    source: str,
+    draft: str,
+    reply: CheckReply | None,
+    *,
+    modes: Mapping[str, str],
+    why_not: str = "no model",
+    state: str = "not run",
+    require: bool = False,
+) -> list[GateResult]:
+    """The model checks that are not `off`, on one check reply. Without a reply
+    (`why_not` says why, `state` is "not run" or "failed") every check is recorded
+    as not run: never a pass, and in mode `discard` only when `require` is set
+    (a stored failing `discard` makes the draft unapprovable), else `flag`."""
+    results = []
+    for name in CHECK_GATES:
+        mode = modes.get(name, DEFAULT_MODES[name])
+        if mode == "off":
+            continue
+        if reply is None:
+            results.append(
+                GateResult(not_run(name, why_not, state), "discard" if require else "flag")
+            )
+        elif name == "claims_supported":
+            results.append(GateResult(claims_supported(source, draft, reply.claims), mode))
+        else:
+            results.append(GateResult(faithfulness(source, draft, reply.sentences), mode))
+    return results

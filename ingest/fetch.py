@@ -22,8 +22,11 @@ downloaders), so every request obeys the same limits and leaves a record:
 - a size cap applied while streaming, after decompression (a 50 MB page or a
   gzip bomb is never held in memory: the body is cut off and marked truncated);
 - gzip and deflate, and gzip that the server did not announce (bytes `1f 8b`);
-- at most `per_host_concurrency` requests in flight per host, shared by threads;
-- robots.txt for page fetches, fetched through this same fetcher, cached per run.
+- at most `per_host_concurrency` requests in flight per host, shared by threads,
+  and no two requests to a host closer together than its robots.txt `Crawl-delay`;
+- robots.txt for page fetches (read by `protego`, the parser Scrapy uses: the
+  standard library's `urllib.robotparser` ignores `*` and `$` in rules and cannot
+  apply `Crawl-delay`), fetched through this same fetcher, cached per run.
 """
 
 from __future__ import annotations
@@ -41,10 +44,10 @@ from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin, urlsplit
-from urllib.robotparser import RobotFileParser
 
 import httpcore
 import httpx
+from protego import Protego
 
 from ingest.settings import IngestSettings
 
@@ -52,6 +55,9 @@ XML_SUFFIXES = frozenset({".xml", ".rss", ".atom", ".rdf"})
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
 TRANSIENT_STATUSES = frozenset({408, 425, 429})  # and every 5xx
 ROBOTS_MAX_BYTES = 512_000  # RFC 9309 asks parsers to read at least 500 KiB
+# The longest Crawl-delay honoured: a robots.txt asking for more gets this much, so
+# one site cannot hold a worker for an hour (the wait is not counted in a fetch's time).
+MAX_CRAWL_DELAY = 30.0
 NAT64 = ipaddress.ip_network("64:ff9b::/96")
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -479,12 +485,30 @@ def retry_after_seconds(value: str | None) -> float | None:
 
 
 class HostLimiter:
-    """At most `limit` requests in flight per host, across all worker threads."""
+    """At most `limit` requests in flight per host, across all worker threads, and,
+    for a host whose robots.txt asks for it, at least `Crawl-delay` seconds between
+    the starts of two requests to it (a start time is reserved under the lock, so
+    threads queue up at the interval instead of all waking at once)."""
 
     def __init__(self, limit: int):
         self.limit = limit
         self._lock = threading.Lock()
         self._slots: dict[str, threading.BoundedSemaphore] = {}
+        self._delays: dict[str, float] = {}
+        self._last_start: dict[str, float] = {}
+
+    def set_delay(self, host: str, seconds: float) -> None:
+        """The host's Crawl-delay, capped at MAX_CRAWL_DELAY."""
+        with self._lock:
+            self._delays[host] = min(max(0.0, seconds), MAX_CRAWL_DELAY)
+
+    def _reserve_start(self, host: str) -> float:
+        """Seconds to wait before this request may start."""
+        with self._lock:
+            now = time.monotonic()
+            start = max(now, self._last_start.get(host, -1e9) + self._delays.get(host, 0.0))
+            self._last_start[host] = start
+            return start - now
 
     @contextmanager
     def slot(self, host: str) -> Iterator[None]:
@@ -493,6 +517,10 @@ class HostLimiter:
         with _not_counted():
             semaphore.acquire()
         try:
+            with _not_counted():
+                wait = self._reserve_start(host)
+                if wait > 0:
+                    time.sleep(wait)
             yield
         finally:
             semaphore.release()
@@ -519,7 +547,7 @@ class RobotsCache:
         self.fetcher = fetcher
         self._lock = threading.Lock()
         self._locks: dict[tuple[str, bool], threading.Lock] = {}
-        self._cache: dict[tuple[str, bool], RobotFileParser | RobotsVerdict] = {}
+        self._cache: dict[tuple[str, bool], Protego | RobotsVerdict] = {}
 
     def verdict(self, url: str, *, trusted: bool = False) -> RobotsVerdict:
         parts = urlsplit(url)
@@ -536,24 +564,25 @@ class RobotsCache:
         rules = self._cache[key]
         if isinstance(rules, RobotsVerdict):
             return rules
-        if rules.can_fetch(self.fetcher.settings.user_agent, url):
+        if rules.can_fetch(url, self.fetcher.settings.user_agent):
             return RobotsVerdict(True)
         return RobotsVerdict(False, f"robots.txt disallows {url}")
 
-    def _load(self, origin: str, trusted: bool) -> RobotFileParser | RobotsVerdict:
+    def _load(self, origin: str, trusted: bool) -> Protego | RobotsVerdict:
         result = self.fetcher.get(f"{origin}/robots.txt", limit=ROBOTS_MAX_BYTES, trusted=trusted)
-        parser = RobotFileParser()
         if result.refused:
             return RobotsVerdict(False, result.error, refused=True)
         if result.status is not None and 400 <= result.status < 500 and not result.transient:
-            parser.parse([])  # no robots.txt: everything is allowed
-            return parser
+            return Protego.parse("")  # no robots.txt: everything is allowed
         if not result.ok:
             return RobotsVerdict(
                 False, f"robots.txt unreachable ({result.error}): retry later", transient=True
             )
-        parser.parse(result.content.decode("utf-8", errors="replace").splitlines())
-        return parser
+        rules = Protego.parse(result.content.decode("utf-8", errors="replace"))
+        delay = rules.crawl_delay(self.fetcher.settings.user_agent)
+        if delay:
+            self.fetcher.hosts.set_delay((urlsplit(origin).hostname or "").lower(), float(delay))
+        return rules
 
 
 # --------------------------------------------------------------------------- the fetcher

@@ -1,4 +1,17 @@
-"""Canonical URLs: one article, one key, however the link was decorated."""
+"""Canonical URLs: one article, one key, however the link was decorated.
+
+Why this is written here and not taken from `courlan` (installed with trafilatura):
+courlan's `normalize_url` was checked against every case in tests/test_urls.py and
+does a different job. It sorts the query (`?b=2&a=1` becomes `?a=1&b=2`: every
+stored dedup key with two parameters would change, so known articles would come
+back as new), drops valueless parameters (`?flag&x=1`), re-encodes `%20` as `+`,
+keeps fragments, user names and passwords, trailing dots and `:80` on IPv6 hosts,
+and leaves `%7e` and dot segments alone. Its tracker pattern also removes a site's
+own parameters (`gallery`, `sources`, `uid`, `keyword`, `session`), which for a
+dedup key is the dangerous direction: two different articles would share a key
+and the second would be counted as a duplicate of the first. So the contract below
+stays, with an explicit list of tracking parameters.
+"""
 
 from __future__ import annotations
 

@@ -148,12 +148,14 @@ def draw_verdicts(view: ItemView, settings: ReviewAppSettings) -> None:
 
 
 def _why_not_run(gate: str, settings: ReviewAppSettings) -> str:
-    from guards.registry import ALL_GATES
+    from guards.registry import ALL_GATES, CHECK_GATES
 
     if gate not in ALL_GATES:
         return "not configured"
     if settings.gates.mode(gate) == "off":
         return "off in config.toml"
+    if gate in CHECK_GATES:
+        return "not configured"  # drafts made before the model checks existed
     return "no verdict recorded for this item"
 
 

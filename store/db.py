@@ -1,11 +1,19 @@
 """Engines, sessions and bringing the schema up to date.
 
 Every command calls `open_store()`, which runs the Alembic migrations to head on
-first use: a fresh SQLite file or an empty PostgreSQL database needs no set-up.
+first use when it may: a fresh SQLite file or an empty PostgreSQL database owned
+by the application's role needs no set-up.
+
+On PostgreSQL in production the schema belongs to an owner role and the
+application runs as a runtime role without ownership (`migrate_as_owner`, run by
+`copydesk migrate`): the runtime role cannot drop or disable the audit log's
+triggers. A runtime role that finds the schema behind does not try DDL it has no
+right to run; `open_store` says to run the migration instead.
 """
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,7 +21,9 @@ from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import event
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import event, text
 from sqlalchemy.engine import Engine, make_url
 from sqlmodel import Session, create_engine
 
@@ -45,6 +55,11 @@ def make_engine(url: str) -> Engine:
             cur = dbapi_conn.cursor()
             cur.execute("PRAGMA foreign_keys=ON")
             cur.execute("PRAGMA busy_timeout=30000")
+            # INSERT OR REPLACE deletes the row it replaces; with recursive triggers
+            # that delete fires DELETE triggers (the audit log's among them). The
+            # migrations also refuse such an insert by trigger, for connections
+            # that do not set this (the sqlite3 shell).
+            cur.execute("PRAGMA recursive_triggers=ON")
             if database and database != ":memory:":
                 cur.execute("PRAGMA journal_mode=WAL")
                 # In WAL mode NORMAL never corrupts the database; a power cut may
@@ -93,8 +108,106 @@ def safe_url(engine: Engine) -> str:
 
 def open_store(url: str) -> Engine:
     engine = make_engine(url)
-    migrate(engine)
+    try:
+        behind = schema_revision(engine) != head_revision(engine)
+        if behind and not may_migrate(engine):
+            raise StoreError(
+                f"database {safe_url(engine)} needs its schema brought up to date, and this "
+                "role does not own it: run `copydesk migrate` with "
+                "COPYDESK_MIGRATE_DATABASE_URL set to the owner's URL"
+            )
+    except StoreError:
+        engine.dispose()
+        raise
+    if behind:
+        migrate(engine)
     return engine
+
+
+def head_revision(engine: Engine) -> str | None:
+    return _head_revision()
+
+
+@functools.cache
+def _head_revision() -> str | None:
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    return ScriptDirectory.from_config(config).get_current_head()
+
+
+def schema_revision(engine: Engine) -> str | None:
+    """The revision the database is at; None for a database with no schema yet."""
+    try:
+        with engine.connect() as conn:
+            return MigrationContext.configure(conn).get_current_revision()
+    except Exception as exc:  # noqa: BLE001 - unreachable server, unreadable file...
+        raise StoreError(f"database {safe_url(engine)} cannot be opened: {exc}") from None
+
+
+def may_migrate(engine: Engine) -> bool:
+    """Whether this connection's role may change the schema. SQLite: the file's
+    permissions decide (a read-only file fails in `migrate` with its own message).
+    PostgreSQL: the role owns the schema's tables, or, on an empty database, may
+    create tables."""
+    if engine.dialect.name != "postgresql":
+        return True
+    with engine.connect() as conn:
+        return bool(
+            conn.execute(
+                text(
+                    "SELECT CASE WHEN to_regclass('alembic_version') IS NULL "
+                    "THEN has_schema_privilege(current_schema(), 'CREATE') "
+                    "ELSE pg_has_role((SELECT tableowner FROM pg_tables "
+                    "WHERE schemaname = current_schema() AND tablename = 'alembic_version'), "
+                    "'USAGE') END"
+                )
+            ).scalar()
+        )
+
+
+# What the runtime role may do, table by table (everything else: SELECT, INSERT,
+# UPDATE, DELETE). The audit log is read and appended to, never changed; the
+# schema's version is only read.
+RUNTIME_TABLE_RIGHTS = {"audit_events": "SELECT, INSERT", "alembic_version": "SELECT"}
+
+
+def migrate_as_owner(owner_url: str, runtime_url: str | None = None) -> str | None:
+    """Migrate with the owner's URL, then give the runtime role (the user of
+    `runtime_url`, when it is another role) exactly the rights it needs.
+    Returns the runtime role's name when rights were granted."""
+    engine = make_engine(owner_url)
+    try:
+        migrate(engine)
+        runtime = make_url(runtime_url).username if runtime_url else None
+        if engine.dialect.name != "postgresql" or not runtime:
+            return None
+        if runtime == engine.url.username:
+            return None
+        try:
+            grant_runtime_rights(engine, runtime)
+        except Exception as exc:  # noqa: BLE001 - reported as one line to the user
+            first = str(exc).splitlines()[0]
+            raise StoreError(f"rights for role {runtime!r} could not be granted: {first}") from exc
+        return runtime
+    finally:
+        engine.dispose()
+
+
+def grant_runtime_rights(engine: Engine, role: str) -> None:
+    """Idempotent: revokes what the runtime role should not have, grants the rest."""
+    with engine.begin() as conn:
+        quote = conn.dialect.identifier_preparer.quote
+        who = quote(role)
+        schema = quote(conn.execute(text("SELECT current_schema()")).scalar_one())
+        conn.execute(text(f"GRANT USAGE ON SCHEMA {schema} TO {who}"))
+        tables = conn.execute(
+            text("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")
+        ).scalars()
+        for table in tables:
+            rights = RUNTIME_TABLE_RIGHTS.get(table, "SELECT, INSERT, UPDATE, DELETE")
+            conn.execute(text(f"REVOKE ALL ON TABLE {quote(table)} FROM {who}"))
+            conn.execute(text(f"GRANT {rights} ON TABLE {quote(table)} TO {who}"))
+        conn.execute(text(f"GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA {schema} TO {who}"))
 
 
 @contextmanager

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, DateTime, Text
+from sqlalchemy import JSON, Column, DateTime, Index, String, Text
 from sqlalchemy.types import TypeDecorator
 from sqlmodel import Field, SQLModel
 
@@ -137,6 +137,27 @@ class AuditEvent(SQLModel, table=True):
     to_status: str
     reason: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     details: Any = Field(default=None, sa_column=Column(JSON, nullable=True))
+    # The hash chain (store/audit_chain.py): set by `audit_chain.append`, never by hand.
+    prev_hash: str = Field(default=None, sa_column=Column(String(64), nullable=False))
+    hash: str = Field(default=None, sa_column=Column(String(64), nullable=False))
+
+    # One event per previous hash: two writers linking to the same head (a forked
+    # chain) fail at the second insert instead of leaving a fork behind.
+    __table_args__ = (Index("ux_audit_events_prev_hash", "prev_hash", unique=True),)
+
+
+class SignInFailure(SQLModel, table=True):
+    """Failed sign-ins under a name that is no account (store/editors.py), so that
+    made-up names are throttled like real ones, across restarts and servers."""
+
+    __tablename__ = "sign_in_failures"
+
+    name_key: str = Field(primary_key=True)  # the name as typed, lower-cased
+    failures: int = 0
+    locked_until: datetime | None = _ts(nullable=True)
+    last_at: datetime = Field(
+        default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False, index=True)
+    )
 
 
 class ModelCall(SQLModel, table=True):

@@ -15,6 +15,7 @@ from sqlalchemy import update
 from sqlalchemy.orm.attributes import set_committed_value
 from sqlmodel import Session
 
+from store import audit_chain
 from store.models import AuditEvent, Item, utcnow
 
 NEW = "new"
@@ -24,28 +25,36 @@ ERROR = "error"
 APPROVED = "approved"
 REJECTED = "rejected"
 PUBLISHED = "published"
+RETRACTED = "retracted"
 
-STATUSES = (NEW, DRAFT, DISCARDED, ERROR, APPROVED, REJECTED, PUBLISHED)
-FINAL = frozenset({DISCARDED, REJECTED, PUBLISHED})
+STATUSES = (NEW, DRAFT, DISCARDED, ERROR, APPROVED, REJECTED, PUBLISHED, RETRACTED)
+# No move leaves these (`published` only moves on to `retracted`).
+FINAL = frozenset({DISCARDED, RETRACTED})
 
-# DESIGN.md: the only moves there are.
+# ARCHITECTURE.md: the only moves there are.
 MOVES: dict[str, frozenset[str]] = {
     NEW: frozenset({DISCARDED, DRAFT, ERROR}),
     ERROR: frozenset({NEW, DISCARDED}),
     DRAFT: frozenset({APPROVED, REJECTED, DISCARDED}),
-    APPROVED: frozenset({PUBLISHED}),
+    APPROVED: frozenset({PUBLISHED, DRAFT}),  # published by the publish step; taken back
+    REJECTED: frozenset({DRAFT}),  # reopened (or undone) by an editor
+    PUBLISHED: frozenset({RETRACTED}),
     DISCARDED: frozenset(),
-    REJECTED: frozenset(),
-    PUBLISHED: frozenset(),
+    RETRACTED: frozenset(),
 }
 
+# An editor's decision on a draft: the item records who decided and when.
+DECISIONS = frozenset({(DRAFT, APPROVED), (DRAFT, REJECTED)})
+# An editor takes a decision back (take back, reopen, undo): the item is undecided again.
+REOPENS = frozenset({(APPROVED, DRAFT), (REJECTED, DRAFT)})
 # Moves that only a signed-in editor may make, and the ones that need a reason.
-EDITOR_MOVES = frozenset({(DRAFT, APPROVED), (DRAFT, REJECTED)})
-REASON_REQUIRED = frozenset({DISCARDED, REJECTED, ERROR})
+EDITOR_MOVES = DECISIONS | REOPENS | frozenset({(PUBLISHED, RETRACTED)})
+REASON_REQUIRED = frozenset({DISCARDED, REJECTED, ERROR, RETRACTED})
+REASON_REQUIRED_MOVES = frozenset({(APPROVED, DRAFT)})
 
 
 class IllegalMove(ValueError):
-    """The move is not in DESIGN.md's status machine, or lacks what it needs."""
+    """The move is not in ARCHITECTURE.md's status machine, or lacks what it needs."""
 
 
 class Conflict(Exception):
@@ -84,8 +93,9 @@ def check_move(from_status: str, to_status: str, actor: str, reason: str | None)
         raise IllegalMove(f"illegal move {from_status} -> {to_status}")
     if (from_status, to_status) in EDITOR_MOVES and not is_editor(actor):
         raise IllegalMove(f"{from_status} -> {to_status} needs a signed-in editor, not {actor}")
-    if to_status in REASON_REQUIRED and not (reason and reason.strip()):
-        raise IllegalMove(f"a move to {to_status} needs a reason")
+    needs_reason = to_status in REASON_REQUIRED or (from_status, to_status) in REASON_REQUIRED_MOVES
+    if needs_reason and not (reason and reason.strip()):
+        raise IllegalMove(f"{from_status} -> {to_status} needs a reason")
 
 
 def create(
@@ -109,9 +119,7 @@ def create(
         reason=reason,
         details=details,
     )
-    session.add(event)
-    session.flush()
-    return event
+    return audit_chain.append(session, event)
 
 
 def move(
@@ -138,8 +146,10 @@ def move(
     now = utcnow()
     values: dict[str, Any] = dict(changes or {})
     values.update(status=to_status, version=version + 1, updated_at=now)
-    if (from_status, to_status) in EDITOR_MOVES:
+    if (from_status, to_status) in DECISIONS:
         values.update(decided_by=actor.removeprefix("editor:"), decided_at=now)
+    elif (from_status, to_status) in REOPENS:
+        values.update(decided_by=None, decided_at=None)
     _compare_and_set(session, item, from_status, version, values)
     event = AuditEvent(
         item_id=item.id,
@@ -150,9 +160,7 @@ def move(
         reason=reason,
         details=details,
     )
-    session.add(event)
-    session.flush()
-    return event
+    return audit_chain.append(session, event)
 
 
 def record_edit(
@@ -186,9 +194,7 @@ def record_edit(
         # The texts go last: caller details cannot overwrite what the audit must keep.
         details=(details or {}) | {"before": before, "after": after},
     )
-    session.add(event)
-    session.flush()
-    return event
+    return audit_chain.append(session, event)
 
 
 def _check_not_stale(session: Session, item: Item, expected_version: int | None) -> None:

@@ -50,6 +50,15 @@ MAX_RECORDED_TEXT = 20_000  # a non-JSON response body is kept up to this many c
 # Words an API 400 uses when it refuses a sampling parameter.
 _SAMPLING_WORDS = re.compile(r"\b(temperature|top_p|top_k|sampling)\b", re.IGNORECASE)
 _BILLING_WORDS = re.compile(r"credit balance|billing|spend limit", re.IGNORECASE)
+# Words of a 400/422 that blames the item itself (its length, its content): only
+# these discard the item. Any other rejection is about the request's shape (a
+# field the API no longer accepts, a malformed tool): every item would fail the
+# same way, so the run stops and the backlog waits for a fixed configuration.
+_ITEM_WORDS = re.compile(
+    r"too long|too large|too many tokens|context (window|length)|maximum context|exceed"
+    r"|must be non-empty|content (filter|policy)|blocked|utf-?8|unicode|surrogate",
+    re.IGNORECASE,
+)
 # claude-<family>-<major>[-<minor>] and the older claude-<major>[-<minor>]-<family>.
 _MODEL_NAME = re.compile(
     r"claude-(?:(?P<family>[a-z]+)-)?(?P<major>\d+)(?:[-.](?P<minor>\d{1,2})(?!\d))?"
@@ -177,7 +186,7 @@ class AnthropicSummariser:
         self.temperature: float | None = (
             None if settings.temperature == "model-default" else float(settings.temperature)
         )
-        self.purpose = prompt.summary_purpose(settings.summary_sentences)
+        self.purpose = self.base_purpose()
         self.prompt_hash = prompt.prompt_hash(self.purpose)
         self.model_max_tokens: int | None = None  # learnt in preflight, caps the retry budget
         self._api_key = (api_key or "").strip()
@@ -196,6 +205,10 @@ class AnthropicSummariser:
                 default_headers={"anthropic-version": API_VERSION},
                 middleware=[self._recorder],
             )
+
+    def base_purpose(self) -> prompt.Purpose:
+        """The purpose recorded on this backend's ledger rows (its hash is fixed)."""
+        return prompt.summary_purpose(self.settings.summary_sentences)
 
     @property
     def temperature_in_force(self) -> bool:
@@ -393,8 +406,17 @@ class AnthropicSummariser:
                 unavailable.calls = calls
                 return unavailable
             detail = _describe_status(status, error.body)
-            if status in (400, 413, 422):
+            if status == 413 or (status in (400, 422) and _ITEM_WORDS.search(message or "")):
                 return self._item_failed(f"model API rejected the request ({detail})", False, calls)
+            if status in (400, 422):
+                return BackendUnavailable(
+                    self._scrub(
+                        f"the model API rejects the shape of copydesk's requests ({detail}); "
+                        "every item would fail the same way, so none was discarded: check "
+                        "[summarise] in config.toml or upgrade copydesk"
+                    ),
+                    calls=calls,
+                )
             return self._item_failed(
                 f"model API failed after {tries} attempt(s) ({detail})", True, calls
             )

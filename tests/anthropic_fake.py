@@ -226,6 +226,9 @@ def first_sentences_responder(sentences: int = 2) -> Callable[[Any], Step]:
     so every draft gate passes. Handy for pipeline tests with many articles."""
 
     def respond(request_json: Any) -> Step:
+        draft = draft_text(request_json)
+        if draft is not None:  # the check call: a careful judge of a verbatim draft
+            return check_reply(grounded_check(article_text(request_json), draft))
         parts = [p.strip() for p in _SENTENCE.split(article_text(request_json)) if p.strip()]
         summary = " ".join(parts[:sentences]).replace("\n", " ")
         return summary_reply(parts[0][:80].rstrip(" .") if parts else "Untitled", summary)
@@ -346,3 +349,61 @@ class FakeAnthropic:
             server.shutdown()
             server.server_close()
             thread.join()
+
+
+# --- the check call (summarise.checks) ------------------------------------------------
+
+CHECK_TOOL = "record_checks"
+_DRAFT = re.compile(r"<draft>\n(?P<text>.*)\n</draft>", re.DOTALL)
+
+
+def check_tool_use(value: Any) -> dict[str, Any]:
+    return {
+        "type": "tool_use",
+        "id": f"toolu_fake{_next_id():06d}",
+        "name": CHECK_TOOL,
+        "input": value,
+    }
+
+
+def check_reply(value: Any, **kwargs: Any) -> Reply:
+    """The reply a well-behaved checking model gives: one record_checks call whose
+    input is `value` (the scripted-reply format documented in summarise.checks)."""
+    return message([check_tool_use(value)], **kwargs)
+
+
+def draft_text(request_json: Any) -> str | None:
+    """The draft inside the <draft> block of a check request; None for other purposes."""
+    for message_ in request_json.get("messages", []):
+        for block in message_.get("content", []):
+            if isinstance(block, dict):
+                match = _DRAFT.search(block.get("text", ""))
+                if match:
+                    return match["text"]
+    return None
+
+
+def grounded_check(source: str, draft: str) -> dict[str, Any]:
+    """A check a careful model gives a draft made of the source's own sentences:
+    each summary sentence is a claim whose passage is itself, every sentence is
+    faithful, and the headline (a cut first sentence) is settled by that sentence."""
+    headline, _, summary = draft.partition("\n\n")
+    parts = [p.strip() for p in _SENTENCE.split(summary) if p.strip()]
+    first = next((p for p in _SENTENCE.split(source) if p.strip()), source).strip()
+
+    def judged(sentence: str, passage: str) -> dict[str, Any]:
+        return {
+            "sentence": sentence,
+            "errors": [],
+            "wrong_fact": False,
+            "rewrite": sentence,
+            "reader_draft": sentence,
+            "reader_rewrite": sentence,
+            "material": False,
+            "passage": passage,
+        }
+
+    return {
+        "claims": [{"claim": p, "passage": p, "supports": True} for p in parts],
+        "sentences": [judged(headline, first)] + [judged(p, p) for p in parts],
+    }

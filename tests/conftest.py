@@ -20,6 +20,11 @@ from the environment, so no test runs against a developer's key, config or datab
 It does not change the working directory: tests that need one set it themselves.
 
 Select or deselect the PostgreSQL half with `-m postgres` / `-m "not postgres"`.
+
+The audit chain is verified (`store.audit_chain.verify`, what `copydesk audit --verify`
+runs) on every database these fixtures made, when the test is done: every scenario
+that writes audit events also proves it left an unbroken chain. A test that breaks
+the chain on purpose says so with `@pytest.mark.audit_tampered`.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from pathlib import Path
 
 import hypothesis
 import pytest
+from sqlalchemy import exc as sa_exc
 from sqlalchemy import text
 from sqlalchemy.engine import URL, Engine, make_url
 from sqlmodel import create_engine
@@ -85,9 +91,40 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 # --- SQLite ---------------------------------------------------------------------------
 
 
+def assert_audit_chain_holds(url: str) -> None:
+    """Fail when the database at `url` has an audit chain that does not verify.
+
+    A database that was never created, or whose schema is older than the chain (a
+    migration test stopped part way), has nothing to verify."""
+    from sqlalchemy import inspect
+
+    from store.audit_chain import verify
+
+    engine = create_engine(url)
+    try:
+        columns = {c["name"] for c in inspect(engine).get_columns("audit_events")}
+        if "hash" not in columns:
+            return
+        report = verify(engine)
+    except sa_exc.NoSuchTableError:
+        return
+    finally:
+        engine.dispose()
+    assert report.ok, f"audit chain broken at event {report.bad_event}: {report.problem}"
+
+
+@contextmanager
+def _chain_checked(request: pytest.FixtureRequest, url: str) -> Iterator[str]:
+    yield url
+    if request.node.get_closest_marker("audit_tampered") is None:
+        if not url.startswith("sqlite:///") or Path(url.removeprefix("sqlite:///")).exists():
+            assert_audit_chain_holds(url)
+
+
 @pytest.fixture
-def sqlite_url(tmp_path: Path) -> str:
-    return f"sqlite:///{tmp_path / 'copydesk.db'}"
+def sqlite_url(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[str]:
+    with _chain_checked(request, f"sqlite:///{tmp_path / 'copydesk.db'}") as url:
+        yield url
 
 
 @pytest.fixture
@@ -159,10 +196,10 @@ def _fresh_pg_database(admin: Engine, server: URL) -> Iterator[str]:
 
 
 @pytest.fixture
-def pg_url(_pg_admin: tuple[Engine, URL]) -> Iterator[str]:
+def pg_url(_pg_admin: tuple[Engine, URL], request: pytest.FixtureRequest) -> Iterator[str]:
     """A database per test: tests never see each other's rows, and several engineers
     can run the suite against one server at once."""
-    with _fresh_pg_database(*_pg_admin) as url:
+    with _fresh_pg_database(*_pg_admin) as fresh, _chain_checked(request, fresh) as url:
         yield url
 
 
@@ -204,3 +241,4 @@ def module_engine(
         engine = open_store(url)
         cleanup.callback(engine.dispose)
         yield engine
+        assert_audit_chain_holds(url)

@@ -17,6 +17,7 @@ import anthropic
 import httpx2
 import pytest
 
+from guards.registry import DRAFT_GATES, hard_failures, run_gates
 from summarise import prompt
 from summarise.anthropic_backend import (
     API_VERSION,
@@ -127,8 +128,9 @@ def test_request_carries_model_temperature_pinned_version_prompt_source_and_tool
     assert "at most 3 sentences" in instruction["text"]
     assert json.dumps(body).count("cache_control") == 1  # one breakpoint, after the article
 
-    [tool] = body["tools"]
+    tool, check_tool = body["tools"]  # every purpose sends the whole shared list
     assert tool["name"] == "write_summary"
+    assert check_tool["name"] == "record_checks"
     assert tool["input_schema"]["required"] == ["headline", "summary"]
     assert tool["input_schema"]["properties"]["summary"]["type"] == "string"
     # Shared by every purpose: a purpose-specific tool_choice would void the article's
@@ -217,7 +219,11 @@ def test_summary_and_a_second_purpose_share_a_byte_identical_cached_prefix(
 
     summary_sent, claims_sent = (r.json for r in fake.message_requests)
     # Both went over the wire with the whole shared tool list, in the same order ...
-    assert [t["name"] for t in summary_sent["tools"]] == ["write_summary", "list_claims"]
+    assert [t["name"] for t in summary_sent["tools"]] == [
+        "write_summary",
+        "record_checks",
+        "list_claims",
+    ]
 
     def prefix(body: dict[str, Any]) -> str:
         parts = [body["tools"], body["system"], body["messages"][0]["content"][0]]
@@ -389,6 +395,44 @@ def test_bad_request_400_is_a_permanent_failure_not_retried() -> None:
     assert len(fake.message_requests) == 1
     [call] = failed.calls
     assert not call.ok and call.response_json["error"]["type"] == "invalid_request_error"
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "system.0.cache_control: Extra inputs are not permitted",
+        "tools.0.input_schema: Field required",
+        "tool_choice.type: Input should be 'auto', 'any', 'tool' or 'none'",
+        "Unexpected value(s) `prompt-caching-2024-07-31` for the `anthropic-beta` header",
+    ],
+)
+def test_a_request_shape_400_stops_the_run_instead_of_discarding_the_item(message: str) -> None:
+    """The same for every item: discarding would empty the whole backlog."""
+    fake = FakeAnthropic(fake_api.bad_request(message), good_reply())
+    with pytest.raises(BackendUnavailable, match="shape of copydesk's requests") as raised:
+        make_backend(fake).summarise(ARTICLE)
+    assert message.split(":")[0] in str(raised.value)
+    assert "\n" not in str(raised.value)
+    assert len(fake.message_requests) == 1  # not retried
+    [call] = raised.value.calls  # the failed call still reaches the ledger
+    assert not call.ok
+
+
+@pytest.mark.parametrize(
+    "status,message",
+    [
+        (400, "prompt is too long: 215031 tokens > 200000 maximum"),
+        (413, "Request exceeds the maximum allowed number of bytes."),
+        (400, "Output blocked by content filtering policy"),
+        (422, "messages.0.content.1.text: invalid UTF-8 sequence"),
+    ],
+)
+def test_an_error_the_item_causes_discards_only_that_item(status: int, message: str) -> None:
+    kind = "request_too_large" if status == 413 else "invalid_request_error"
+    fake = FakeAnthropic(fake_api.error(status, kind, message, retry_after_ms=None))
+    failed = fail(make_backend(fake))
+    assert failed.transient is False
+    assert failed.reason.startswith(f"model API rejected the request ({status} ")
 
 
 def test_bad_request_about_billing_stops_the_run_instead_of_losing_items() -> None:
@@ -659,10 +703,6 @@ def test_prompt_injection_stays_inside_the_article_block_and_the_gates_catch_the
     # The backend does not judge drafts: the draft comes back, and the gates judge it.
     assert "resigned" in draft.summary
 
-    try:
-        from guards.registry import DRAFT_GATES, hard_failures, run_gates
-    except ImportError as exc:  # guards.quotes is still being written: tell the lead
-        pytest.skip(f"draft gates not importable yet ({exc}); the gate assertion waits for them")
     results = run_gates(DRAFT_GATES, INJECTED, ARTICLE.url, draft.text, modes={})
     failed = {r.gate: r for r in hard_failures(results)}
     assert "numbers_grounded" in failed

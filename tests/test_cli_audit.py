@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from copydesk import audit
 from copydesk.cli import app as cli_app
-from store import status
+from store import audit_chain, status
 from store.db import session_scope
 from store.models import AuditEvent, Feed, GateVerdict, Item, ModelCall, Run
 
@@ -260,7 +260,8 @@ def build_world(s: Session, engine: Engine) -> World:
         title="Market stall fees rise",
     )
     # A discard from last month: written as the status machine writes it, but back-dated.
-    s.add(
+    audit_chain.append(
+        s,
         AuditEvent(
             item_id=market.id,
             at=datetime.now(UTC) - timedelta(days=30),
@@ -268,7 +269,7 @@ def build_world(s: Session, engine: Engine) -> World:
             from_status=status.NEW,
             to_status=status.DISCARDED,
             reason="link refused: robots.txt disallows /stalls",
-        )
+        ),
     )
     market.status = status.DISCARDED
     market.version += 1

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import ipaddress
+import re
 import subprocess
 import sys
 import threading
@@ -19,6 +20,7 @@ from pytest_httpserver import HTTPServer
 from werkzeug.wrappers import Request, Response
 
 from ingest.fetch import (
+    MAX_CRAWL_DELAY,
     AddressPolicy,
     CappedBody,
     Fetcher,
@@ -688,6 +690,73 @@ def test_missing_robots_txt_allows_and_an_unreachable_one_defers(httpserver):
         deferred = fetcher.get_page(f"http://down.test:{httpserver.port}/a", trusted=True)
     assert deferred.transient and "robots.txt unreachable" in deferred.error
     assert [entry[0].path for entry in httpserver.log] == ["/robots.txt"]
+
+
+def test_robots_wildcards_and_end_anchors_are_read_as_rfc_9309_says(httpserver):
+    """`*` and `$` in rules: the standard library's parser takes them literally and
+    would fetch every one of these pages."""
+    httpserver.expect_request("/robots.txt").respond_with_data(
+        "User-agent: *\nDisallow: /*?preview=\nDisallow: /*.pdf$\nDisallow: /news/*/draft\n",
+        content_type="text/plain",
+    )
+    for path in ("/news/ferry", "/files/report.pdf.html", "/news/2026/final"):
+        httpserver.expect_request(path).respond_with_data("<p>page</p>")
+    with Fetcher(ingest_settings(respect_robots=True)) as fetcher:
+        got = {
+            path: fetcher.get_page(httpserver.url_for(path), trusted=True)
+            for path in (
+                "/news/ferry",
+                "/news/ferry?preview=1",
+                "/files/report.pdf",
+                "/files/report.pdf.html",
+                "/news/2026/draft",
+                "/news/2026/final",
+            )
+        }
+    assert {path for path, r in got.items() if r.ok} == {
+        "/news/ferry",
+        "/files/report.pdf.html",
+        "/news/2026/final",
+    }
+    assert all(r.disallowed for path, r in got.items() if not r.ok)
+    asked = [entry[0].path for entry in httpserver.log]
+    assert "/files/report.pdf" not in asked and "/news/2026/draft" not in asked
+    assert asked.count("/news/ferry") == 1  # the ?preview=1 one was never requested
+
+
+def test_crawl_delay_spaces_out_the_requests_to_a_host(httpserver):
+    """Crawl-delay: 0.4 for our agent: four page fetches from four threads start at
+    least 0.4 s apart on the server's clock (and the first waits after robots.txt)."""
+    starts: list[float] = []
+    lock = threading.Lock()
+
+    def page(request: Request) -> Response:
+        with lock:
+            starts.append(time.monotonic())
+        return Response("<p>page</p>")
+
+    httpserver.expect_request("/robots.txt").respond_with_data(
+        "User-agent: copydesk\nCrawl-delay: 0.4\n\nUser-agent: *\nCrawl-delay: 0\n",
+        content_type="text/plain",
+    )
+    httpserver.expect_request(re.compile(r"/p/\d")).respond_with_handler(page)
+    urls = [httpserver.url_for(f"/p/{n}") for n in range(4)]
+    settings = ingest_settings(respect_robots=True, per_host_concurrency=4)
+    with Fetcher(settings) as fetcher:
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            results = list(pool.map(lambda u: fetcher.get_page(u, trusted=True), urls))
+    assert all(r.ok for r in results), [r.error for r in results]
+    gaps = [b - a for a, b in zip(starts, starts[1:], strict=False)]
+    assert len(starts) == 4 and min(gaps) >= 0.38, gaps  # 20 ms of clock and scheduling slack
+
+
+def test_crawl_delay_is_capped_and_applies_to_its_own_host_only():
+    limiter = HostLimiter(4)
+    limiter.set_delay("slow.test", 3600)  # an hour between requests: capped
+    assert limiter._reserve_start("slow.test") == 0  # the first request does not wait
+    assert MAX_CRAWL_DELAY - 1 < limiter._reserve_start("slow.test") <= MAX_CRAWL_DELAY
+    assert limiter._reserve_start("other.test") == 0
+    assert limiter._reserve_start("other.test") == 0
 
 
 def test_robots_switch_off_makes_no_robots_request(httpserver):

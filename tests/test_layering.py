@@ -32,8 +32,11 @@ ALLOWED: dict[str, frozenset[str] | None] = {
     "publish": frozenset({"guards", "store"}),
     "review_ui": frozenset({"guards", "store", "ingest", "summarise", "publish"}),
     "copydesk": frozenset({"guards", "store", "ingest", "summarise", "publish", "review_ui"}),
+    # Tooling on top of everything, not installed with the package: anything goes.
     "tests": None,
     "bench": None,
+    "docs": None,  # generates the CLI reference from the Typer app
+    "evals": None,  # the evaluation pack and its verifier
 }
 NOT_CODE = frozenset({".venv", ".git", "build", "dist"})
 IMPORT_BY_NAME = frozenset({"import_module", "__import__", "find_spec"})

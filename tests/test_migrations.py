@@ -3,6 +3,7 @@ the SQLModel classes cannot drift from the migrated schema unnoticed."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import threading
@@ -27,7 +28,7 @@ from store.models import Item
 ROOT = Path(__file__).resolve().parent.parent
 MODEL_TABLES = frozenset(SQLModel.metadata.tables)
 APPEND_ONLY_TRIGGERS = {
-    "sqlite": {"audit_events_no_update", "audit_events_no_delete"},
+    "sqlite": {"audit_events_no_update", "audit_events_no_delete", "audit_events_no_replace"},
     "postgresql": {"audit_events_no_update_delete", "audit_events_no_truncate"},
 }
 
@@ -259,3 +260,79 @@ def test_sqlite_file_in_a_missing_folder_is_refused(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="does not exist"):
         open_store(f"sqlite:///{path}")
     assert not path.parent.exists()
+
+
+# --- 0003_audit_chain ---------------------------------------------------------------------
+
+
+def test_audit_chain_migration_chains_the_events_already_there(db_url: str) -> None:
+    """A database at the revision before 0003, with items and events in it, comes
+    out with every event kept, chained in id order, and still append-only."""
+    from store.audit_chain import verify
+
+    engine = make_engine(db_url)
+    config = alembic_config(engine)
+    script = ScriptDirectory.from_config(config)
+    previous = script.get_revision("0003_audit_chain").down_revision
+    assert isinstance(previous, str)
+    try:
+        command.upgrade(config, previous)
+        with engine.begin() as conn:
+            for n in range(3):
+                item_id = conn.execute(
+                    text(
+                        "INSERT INTO items (dedup_key, seen_at, recorded_reply, status, version, "
+                        "attempts, created_at, updated_at) VALUES (:key, :at, false, 'draft', 1, "
+                        "0, :at, :at) RETURNING id"
+                    ),
+                    {"key": f"https://tarrow.example.test/{n}", "at": "2026-11-30 10:00:00"},
+                ).scalar_one()
+                for from_status, to_status, details in (
+                    (None, "new", {"feed": "Tarrow Courier", "entry": n}),
+                    ("new", "draft", None),
+                ):
+                    conn.execute(
+                        text(
+                            "INSERT INTO audit_events (item_id, at, actor, from_status, "
+                            "to_status, reason, details) VALUES (:item, :at, 'run:1', :f, :t, "
+                            "'from the old schema', :details)"
+                        ),
+                        {
+                            "item": item_id,
+                            "at": f"2026-11-30 10:00:0{n}.25",
+                            "f": from_status,
+                            "t": to_status,
+                            "details": None if details is None else json.dumps(details),
+                        },
+                    )
+        with engine.connect() as conn:
+            old = conn.execute(
+                text("SELECT id, item_id, actor, to_status, reason FROM audit_events ORDER BY id")
+            ).all()
+
+        command.upgrade(config, "0003_audit_chain")
+
+        with engine.connect() as conn:
+            rows = conn.execute(
+                text(
+                    "SELECT id, item_id, actor, to_status, reason, prev_hash, hash "
+                    "FROM audit_events ORDER BY id"
+                )
+            ).all()
+        assert [tuple(row[:5]) for row in rows] == [tuple(row) for row in old]
+        assert len(rows) == 6
+        assert all(row.hash and len(row.hash) == 64 for row in rows)
+        report = verify(engine)
+        assert (report.ok, report.events, report.head) == (True, 6, rows[-1].hash)
+        assert APPEND_ONLY_TRIGGERS[engine.dialect.name] <= triggers(engine)
+        with pytest.raises(sa_exc.DBAPIError, match="append-only"):
+            with engine.begin() as conn:
+                conn.execute(text("UPDATE audit_events SET reason = 'rewritten'"))
+
+        # The chain goes on from where the migration left it.
+        command.upgrade(config, "head")
+        add_item(engine, "https://tarrow.example.test/after")
+        assert verify(engine).events == 8
+        assert verify(engine).ok
+    finally:
+        engine.dispose()

@@ -230,3 +230,27 @@ def test_a_refused_key_at_start_leaves_a_run_row_saying_why(
         run = session.exec(select(Run)).one()
     assert run.exit_status == 3 and run.ended_at is not None
     assert "refused" in run.error and KEY not in run.error
+
+
+def test_a_request_shape_error_stops_the_run_after_one_call_and_keeps_the_backlog(
+    tmp_path, sqlite_url, feed_url, monkeypatch
+):
+    """`cache_control: Extra inputs are not permitted` is the same for all 8 items:
+    the first occurrence stops the run (exit 3, one line) and nothing is discarded."""
+    config = config_for(tmp_path, sqlite_url, feed_url)
+    config.write_text(config.read_text().replace("max_concurrency = 4", "max_concurrency = 1"))
+    shape = "system.0.cache_control: Extra inputs are not permitted"
+    fake = fake_api.FakeAnthropic(responder=lambda _req: fake_api.bad_request(shape), api_key=KEY)
+    with fake.serve() as base_url:
+        result = invoke(config, monkeypatch, base_url, "run")
+    assert result.exit_code == 3
+    line = result.stderr.strip().splitlines()[-1]
+    assert line.startswith("copydesk: error: run stopped:") and "Traceback" not in result.stderr
+    assert "Extra inputs are not permitted" in line
+    # The first reply stops the run; the one call already started by the worker may finish.
+    assert 1 <= len(fake.message_requests) <= 2
+    with Session(open_store(sqlite_url)) as session:
+        statuses = [i.status for i in session.exec(select(Item))]
+        run = session.exec(select(Run)).one()
+    assert len(statuses) == 8 and set(statuses) == {"new"}
+    assert run.exit_status == 3 and "shape" in run.error

@@ -1,6 +1,6 @@
 """The status machine and the audit log, on SQLite and on PostgreSQL.
 
-The moves expected here are written out from DESIGN.md, not imported from
+The moves expected here are written out from ARCHITECTURE.md, not imported from
 `store.status`: a wrong table in the code must fail these tests. Every test works
 on items it creates itself, so most share one database per backend (`module_engine`).
 """
@@ -23,9 +23,18 @@ from store import status as st
 from store.db import open_store, session_scope
 from store.models import AuditEvent, Item
 
-STATUSES = ("new", "draft", "discarded", "error", "approved", "rejected", "published")
+STATUSES = (
+    "new",
+    "draft",
+    "discarded",
+    "error",
+    "approved",
+    "rejected",
+    "published",
+    "retracted",
+)
 
-# DESIGN.md, "Statuses and the only moves between them".
+# ARCHITECTURE.md, "Statuses and the only moves between them".
 LEGAL = frozenset(
     {
         ("new", "discarded"),
@@ -37,12 +46,18 @@ LEGAL = frozenset(
         ("draft", "rejected"),
         ("draft", "discarded"),
         ("approved", "published"),
+        ("approved", "draft"),
+        ("rejected", "draft"),
+        ("published", "retracted"),
     }
 )
 ALL_PAIRS = list(itertools.product(STATUSES, STATUSES))
 ILLEGAL = [pair for pair in ALL_PAIRS if pair not in LEGAL]
-EDITOR_MOVES = frozenset({("draft", "approved"), ("draft", "rejected")})
-NEEDS_REASON = frozenset({"discarded", "rejected", "error"})
+DECISIONS = frozenset({("draft", "approved"), ("draft", "rejected")})
+REOPENS = frozenset({("approved", "draft"), ("rejected", "draft")})
+EDITOR_MOVES = DECISIONS | REOPENS | {("published", "retracted")}
+NEEDS_REASON = frozenset({"discarded", "rejected", "error", "retracted"})
+NEEDS_REASON_PAIRS = frozenset({("approved", "draft")})
 
 # One legal road from birth to each status, used to put a test item where a test needs it.
 ROAD_TO = {
@@ -53,6 +68,7 @@ ROAD_TO = {
     "approved": ["draft", "approved"],
     "rejected": ["draft", "rejected"],
     "published": ["draft", "approved", "published"],
+    "retracted": ["draft", "approved", "published", "retracted"],
 }
 
 # Columns a move is allowed to change; every other column must come out as it went in.
@@ -67,8 +83,9 @@ def actor_for(from_status: str, to_status: str) -> str:
     return "editor:ann" if (from_status, to_status) in EDITOR_MOVES else "run:7"
 
 
-def reason_for(to_status: str) -> str | None:
-    return f"moved to {to_status} by the test" if to_status in NEEDS_REASON else None
+def reason_for(to_status: str, from_status: str | None = None) -> str | None:
+    needed = to_status in NEEDS_REASON or (from_status, to_status) in NEEDS_REASON_PAIRS
+    return f"moved to {to_status} by the test" if needed else None
 
 
 def make_item(engine: Engine, status: str = "new", **fields: Any) -> int:
@@ -89,7 +106,7 @@ def make_item(engine: Engine, status: str = "new", **fields: Any) -> int:
                 item,
                 to_status,
                 actor=actor_for(item.status, to_status),
-                reason=reason_for(to_status),
+                reason=reason_for(to_status, item.status),
             )
         assert item.id is not None
         return item.id
@@ -150,8 +167,31 @@ def edit(
 
 def test_design_table_has_every_status_and_pair() -> None:
     assert set(st.STATUSES) == set(STATUSES)
-    assert len(ALL_PAIRS) == 49 and len(ILLEGAL) == 40
-    assert st.FINAL == {"discarded", "rejected", "published"}
+    assert len(ALL_PAIRS) == 64 and len(ILLEGAL) == 52
+    assert st.FINAL == {"discarded", "retracted"}
+    # Final means final: no legal move leaves a final status, and published only retracts.
+    assert not [pair for pair in LEGAL if pair[0] in st.FINAL]
+    assert [pair for pair in LEGAL if pair[0] == "published"] == [("published", "retracted")]
+
+
+def test_taking_back_an_approval_then_approving_again_records_the_new_decider(
+    module_engine: Engine,
+) -> None:
+    item_id = make_item(module_engine, "approved")  # approved by ann
+    with session_scope(module_engine) as session:
+        item = session.get(Item, item_id)
+        st.move(session, item, "draft", actor="editor:bo", reason="Wrong photo caption")
+        st.move(session, item, "approved", actor="editor:cy")
+    row = item_row(module_engine, item_id)
+    assert (row["status"], row["decided_by"]) == ("approved", "cy")
+    moves = [
+        (e["actor"], e["from_status"], e["to_status"]) for e in audit_rows(module_engine, item_id)
+    ]
+    assert moves[-3:] == [
+        ("editor:ann", "draft", "approved"),
+        ("editor:bo", "approved", "draft"),
+        ("editor:cy", "draft", "approved"),
+    ]
 
 
 @pytest.mark.parametrize("pair", ALL_PAIRS, ids=pair_id)
@@ -166,7 +206,7 @@ def test_legal_move_writes_exactly_one_audit_event(
     from_status, to_status = pair
     item_id = make_item(module_engine, from_status)
     item_before, events_before = snapshot(module_engine, item_id)
-    actor, reason = actor_for(*pair), reason_for(to_status)
+    actor, reason = actor_for(*pair), reason_for(to_status, from_status)
 
     with session_scope(module_engine) as session:
         item = session.get(Item, item_id)
@@ -186,9 +226,12 @@ def test_legal_move_writes_exactly_one_audit_event(
     assert event["details"] == {"case": "table"}
     assert utc(event["at"]) == utc(item_after["updated_at"])
 
-    if pair in EDITOR_MOVES:
+    if pair in DECISIONS:
         assert item_after["decided_by"] == "ann"
         assert utc(item_after["decided_at"]) == utc(event["at"])
+    elif pair in REOPENS:
+        assert item_before["decided_by"] == "ann", "the road here went through a decision"
+        assert (item_after["decided_by"], item_after["decided_at"]) == (None, None)
     else:
         assert item_after["decided_by"] == item_before["decided_by"]
         assert item_after["decided_at"] == item_before["decided_at"]
@@ -213,12 +256,13 @@ def test_illegal_move_raises_and_changes_nothing(
     assert snapshot(module_engine, item_id) == before
 
 
-@pytest.mark.parametrize("to_status", ["approved", "rejected"])
+@pytest.mark.parametrize("pair", sorted(EDITOR_MOVES), ids=pair_id)
 @pytest.mark.parametrize("actor", ["run:7", "cli", "ann", "editor", "editor:", "editor:   "])
-def test_approve_and_reject_need_a_signed_in_editor(
-    module_engine: Engine, to_status: str, actor: str
+def test_editor_moves_need_a_signed_in_editor(
+    module_engine: Engine, pair: tuple[str, str], actor: str
 ) -> None:
-    item_id = make_item(module_engine, "draft")
+    from_status, to_status = pair
+    item_id = make_item(module_engine, from_status)
     before = snapshot(module_engine, item_id)
     with session_scope(module_engine) as session:
         item = session.get(Item, item_id)
@@ -233,12 +277,14 @@ REASONED_MOVES = [
     ("new", "discarded"),
     ("error", "discarded"),
     ("new", "error"),
+    ("approved", "draft"),
+    ("published", "retracted"),
 ]
 
 
 @pytest.mark.parametrize("reason", [None, "", "  \n\t"], ids=["none", "empty", "blank"])
 @pytest.mark.parametrize("pair", REASONED_MOVES, ids=pair_id)
-def test_reject_discard_and_error_need_a_reason(
+def test_moves_that_need_a_reason_refuse_a_blank_one(
     module_engine: Engine, pair: tuple[str, str], reason: str | None
 ) -> None:
     from_status, to_status = pair

@@ -1,0 +1,229 @@
+"""The model checks' gates: the model proposes, code disposes.
+
+A checking model (see `summarise.checks`) lists the draft's claims with the
+source passages it says support them, and judges each draft sentence for seven
+kinds of error. Nothing it says is taken on trust. These pure functions decide:
+
+claims_supported
+    A claim is supported only when (rules, in this order, the first broken one
+    is named): it has a passage; the passage is in the source word for word
+    (case, whitespace, quotation style and invisible characters do not matter,
+    as for `quotes_verbatim`, but an ellipsis is not a gap); every number of the
+    claim is grounded in that passage by the rules of `numbers_grounded`; and the
+    model said the passage supports it. Zero claims from a non-empty draft is a
+    failure, not a pass.
+
+faithfulness
+    Each judged sentence is first verified: it must be a sentence of the draft,
+    and its settling passage must be in the source. An unverified judgement is
+    void: "not verified", never "faithful". A verified `wrong_fact` (the source
+    contradicts the sentence) fails the gate (mode `discard` discards the item).
+    A verified material error of another kind fails it flag-only: the editor sees
+    the kind, the passage and the rewrite. Parts of the draft no judgement covers
+    are "not judged". The rewrite is evidence for the editor, never a replacement
+    of the draft: copydesk discards, it does not correct.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from guards.numbers import numbers_grounded
+from guards.quotes import locate_passage
+from guards.text import shorten
+from guards.verdict import Verdict
+
+CLAIMS_GATE = "claims_supported"
+FAITHFULNESS_GATE = "faithfulness"
+
+# The seven kinds of error the judge names (see summarise.prompt for their wording).
+ERROR_KINDS = ("factual", "attribution", "relation", "modality", "scope", "time", "framing")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One factual claim of the draft as the model stated it."""
+
+    claim: str
+    passage: str | None  # the source passage, copied word for word, or None
+    supports: bool  # the model's own word that the passage supports the claim
+
+
+@dataclass(frozen=True)
+class SentenceJudgement:
+    """The model's judgement of one draft sentence."""
+
+    sentence: str
+    errors: tuple[str, ...]  # a subset of ERROR_KINDS
+    wrong_fact: bool  # the source contradicts the sentence
+    rewrite: str  # a faithful rewrite: shown to the editor, never shipped
+    reader_draft: str  # what a reader concludes from the draft sentence
+    reader_rewrite: str  # ... and from the rewrite
+    material: bool  # those two conclusions differ
+    passage: str | None  # the source passage that settles it
+
+
+@dataclass(frozen=True)
+class CheckReply:
+    """Everything one check call answered (the check tool's input, typed)."""
+
+    claims: tuple[Claim, ...]
+    sentences: tuple[SentenceJudgement, ...]
+
+
+# --------------------------------------------------------------------------- claims
+
+
+def _claim_outcome(source: str, claim: Claim) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "claim": claim.claim,
+        "passage": claim.passage,
+        "model_says_supports": claim.supports,
+        "source_span": None,
+    }
+
+    def result(outcome: str, rule: str | None = None, detail: str | None = None) -> dict:
+        entry.update(outcome=outcome, rule=rule, detail=detail)
+        return entry
+
+    if not claim.claim.strip():
+        return result("not supported", "empty claim")
+    if not claim.passage or not claim.passage.strip():
+        return result("not supported", "no passage")
+    span = locate_passage(source, claim.passage)
+    if span is None:
+        return result("not supported", "passage not in the source")
+    entry["source_span"] = list(span)
+    numbers = numbers_grounded(source[span[0] : span[1]], None, claim.claim)
+    if not numbers.passed:
+        missing = [e["number"] for e in numbers.evidence if not e["found"]]
+        return result("not supported", "number not in the passage", "; ".join(missing))
+    if not claim.supports:
+        return result("not supported", "the model says the passage does not support it")
+    return result("supported")
+
+
+def claims_supported(source: str, draft: str, claims: Sequence[Claim]) -> Verdict:
+    """Fail when a claim is not supported by a passage of the source (see the module)."""
+    evidence = [_claim_outcome(source or "", claim) for claim in claims]
+    if not evidence:
+        if (draft or "").strip():
+            return Verdict(CLAIMS_GATE, False, "the model listed no claims for a non-empty draft")
+        return Verdict(CLAIMS_GATE, True, "empty draft: no claims", evidence)
+    failed = [e for e in evidence if e["outcome"] != "supported"]
+    if failed:
+        first = failed[0]
+        reason = (
+            f"{len(failed)} of {len(evidence)} claims not supported; first: "
+            f"“{shorten(first['claim'])}” ({first['rule']})"
+        )
+        return Verdict(CLAIMS_GATE, False, reason, evidence)
+    return Verdict(CLAIMS_GATE, True, f"all {len(evidence)} claims supported", evidence)
+
+
+# --------------------------------------------------------------------------- faithfulness
+
+WRONG_FACT = "wrong fact"
+MATERIAL = "material error"
+MINOR = "minor error"
+FAITHFUL = "faithful"
+NOT_VERIFIED = "not verified"
+_WORDS = re.compile(r"\w+")
+
+
+def _judged(source: str, draft: str, j: SentenceJudgement) -> dict[str, Any]:
+    draft_span = locate_passage(draft, j.sentence)
+    source_span = locate_passage(source, j.passage) if j.passage else None
+    errors = [kind for kind in j.errors if kind in ERROR_KINDS]
+    material = j.material or j.wrong_fact  # a wrong fact is always material
+    entry: dict[str, Any] = {
+        "sentence": j.sentence,
+        "errors": errors,
+        "wrong_fact": j.wrong_fact,
+        "material": material,
+        "rewrite": j.rewrite,
+        "reader_draft": j.reader_draft,
+        "reader_rewrite": j.reader_rewrite,
+        "passage": j.passage,
+        "draft_span": list(draft_span) if draft_span else None,
+        "source_span": list(source_span) if source_span else None,
+    }
+    if draft_span is None:
+        entry.update(outcome=NOT_VERIFIED, why="the sentence is not in the draft")
+    elif source_span is None:
+        why = "no passage given" if not j.passage else "the passage is not in the source"
+        entry.update(outcome=NOT_VERIFIED, why=why)
+    elif j.wrong_fact:
+        entry.update(outcome=WRONG_FACT, why="the source contradicts the sentence")
+    elif material and errors:
+        entry.update(outcome=MATERIAL, why=", ".join(errors))
+    elif errors or material:
+        entry.update(outcome=MINOR, why=", ".join(errors) or "material, kind not named")
+    else:
+        entry.update(outcome=FAITHFUL, why=None)
+    return entry
+
+
+def _not_judged(draft: str, entries: list[dict[str, Any]]) -> list[str]:
+    """Runs of draft words that no judged sentence covers."""
+    covered = [False] * len(draft)
+    for e in entries:
+        if e["draft_span"]:
+            start, end = e["draft_span"]
+            covered[start:end] = [True] * (end - start)
+    gaps: list[str] = []
+    run: list[str] = []
+    for word in _WORDS.finditer(draft):
+        if covered[word.start()]:
+            if run:
+                gaps.append(" ".join(run))
+                run = []
+        else:
+            run.append(word.group())
+    if run:
+        gaps.append(" ".join(run))
+    return gaps
+
+
+def faithfulness(source: str, draft: str, sentences: Sequence[SentenceJudgement]) -> Verdict:
+    """Fail on a verified wrong fact; fail flag-only on a verified material error,
+    an unverified judgement or a part of the draft nobody judged (see the module)."""
+    source, draft = source or "", draft or ""
+    entries = [_judged(source, draft, j) for j in sentences]
+    gaps = _not_judged(draft, entries)
+    evidence: dict[str, Any] = {"sentences": entries, "not_judged": gaps}
+    wrong = [e for e in entries if e["outcome"] == WRONG_FACT]
+    if wrong:
+        first = wrong[0]
+        reason = (
+            f"{len(wrong)} sentence(s) contradicted by the source; first: "
+            f"“{shorten(first['sentence'])}” (source: “{shorten(first['passage'])}”)"
+        )
+        return Verdict(FAITHFULNESS_GATE, False, reason, evidence)
+    problems = []
+    material = [e for e in entries if e["outcome"] == MATERIAL]
+    if material:
+        kinds = sorted({kind for e in material for kind in e["errors"]})
+        problems.append(f"{len(material)} material error(s): {', '.join(kinds)}")
+    unverified = [e for e in entries if e["outcome"] == NOT_VERIFIED]
+    if unverified:
+        problems.append(f"{len(unverified)} judgement(s) not verified ({unverified[0]['why']})")
+    if gaps:
+        problems.append(f"not judged: “{shorten(gaps[0])}”")
+    if not entries and draft.strip():
+        problems = ["the model judged no sentence of a non-empty draft"]
+    if problems:
+        return Verdict(FAITHFULNESS_GATE, False, "; ".join(problems), evidence, flag_only=True)
+    return Verdict(
+        FAITHFULNESS_GATE, True, f"all {len(entries)} sentences verified faithful", evidence
+    )
+
+
+def not_run(gate: str, reason: str, state: str = "not run") -> Verdict:
+    """The verdict of a model check that could not run: never a pass.
+    `state` is "not run" (no model, off for this item) or "failed" (the model
+    failed, its reply did not parse, or broke the schema)."""
+    return Verdict(gate, False, f"{state} ({reason})", {"state": state, "why": reason}, ran=False)

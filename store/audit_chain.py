@@ -1,0 +1,164 @@
+"""The audit log as a hash chain: rewriting history shows.
+
+Each audit event carries `prev_hash` (the hash of the event before it, in id
+order) and `hash`, the SHA-256 of its own content together with `prev_hash`.
+Changing, removing or reordering any event breaks the link at that event and at
+every one after it, so `verify()` (and `copydesk audit --verify`) names the first
+event that does not match. The triggers of the migrations stop the application
+from rewriting events at all; the chain is what shows when someone with more
+rights than the application (the table's owner, a restored backup, a hand-edited
+SQLite file) did it anyway.
+
+Appending is serialised, so two transactions cannot both link to the same
+previous event (fork the chain): on PostgreSQL with a transaction-scoped
+advisory lock taken before the chain head is read, held until commit; on SQLite
+the writer already holds the database's write lock (every status move writes
+its item row before its event). A unique index on `prev_hash` makes a fork
+impossible even if that rule were broken: the second insert would fail.
+
+What the chain cannot show: events cut from the end. Record `verify()`'s head
+hash somewhere else (a monitoring system, a daily e-mail) to catch that too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import select, text
+from sqlalchemy.engine import Engine
+from sqlmodel import Session
+
+from store.models import AuditEvent
+
+GENESIS = "0" * 64  # the "previous hash" of the first event
+# Any fixed 64-bit number, distinct from the migration lock in migrations/env.py.
+PG_CHAIN_LOCK = 0x636470792D617564  # "cdpy-aud"
+
+
+def _timestamp(value: datetime) -> str:
+    """One spelling for one instant, whichever database handed the value back."""
+    aware = value if value.tzinfo else value.replace(tzinfo=UTC)
+    return aware.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def event_hash(
+    *,
+    prev_hash: str,
+    item_id: int,
+    at: datetime,
+    actor: str,
+    from_status: str | None,
+    to_status: str,
+    reason: str | None,
+    details: Any,
+) -> str:
+    """SHA-256 over the event's content and the previous hash, as canonical JSON.
+
+    `details` goes through a JSON round trip first: the JSON column stores it that
+    way (tuples become lists, integer keys become strings), so the hash must be
+    over what a later reader will see. Migration 0003 holds a frozen copy of this
+    function for the events it chains: change neither.
+    """
+    content = {
+        "prev_hash": prev_hash,
+        "item_id": item_id,
+        "at": _timestamp(at),
+        "actor": actor,
+        "from_status": from_status,
+        "to_status": to_status,
+        "reason": reason,
+        "details": json.loads(json.dumps(details)),
+    }
+    canonical = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def hash_of(event: AuditEvent, prev_hash: str) -> str:
+    return event_hash(
+        prev_hash=prev_hash,
+        item_id=event.item_id,
+        at=event.at,
+        actor=event.actor,
+        from_status=event.from_status,
+        to_status=event.to_status,
+        reason=event.reason,
+        details=event.details,
+    )
+
+
+def append(session: Session, event: AuditEvent) -> AuditEvent:
+    """Link `event` to the chain's head and insert it. The caller commits.
+
+    The lock (PostgreSQL) is held until the transaction ends, so the next writer
+    reads this event as the head only once it is committed."""
+    session.flush()  # our earlier writes first: on SQLite they hold the write lock
+    connection = session.connection()
+    if connection.dialect.name == "postgresql":
+        connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": PG_CHAIN_LOCK})
+    head = session.scalars(
+        select(AuditEvent.hash).order_by(AuditEvent.id.desc()).limit(1)  # type: ignore[arg-type]
+    ).first()
+    event.prev_hash = head or GENESIS
+    event.hash = hash_of(event, event.prev_hash)
+    session.add(event)
+    session.flush()
+    return event
+
+
+@dataclass(frozen=True)
+class ChainReport:
+    """The outcome of `verify`. `bad_event` is the id of the first event that does
+    not match, with `problem` saying how; None when the whole chain holds."""
+
+    events: int
+    head: str
+    bad_event: int | None = None
+    problem: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.bad_event is None
+
+
+def _events(engine: Engine, batch: int = 2000) -> Iterator[AuditEvent]:
+    """Every event in id order, a batch at a time (memory stays flat on a long log)."""
+    last = 0
+    with Session(engine) as session:
+        while True:
+            rows = list(
+                session.scalars(
+                    select(AuditEvent)
+                    .where(AuditEvent.id > last)  # type: ignore[operator]
+                    .order_by(AuditEvent.id)  # type: ignore[arg-type]
+                    .limit(batch)
+                )
+            )
+            if not rows:
+                return
+            yield from rows
+            last = rows[-1].id or last
+            session.expunge_all()
+
+
+def verify(engine: Engine) -> ChainReport:
+    """Recompute the chain from the first event; stop at the first that does not match."""
+    expected_prev = GENESIS
+    count = 0
+    for event in _events(engine):
+        count += 1
+        if event.prev_hash != expected_prev:
+            problem = (
+                "its previous-event hash does not match the event before it "
+                "(an event before it was removed, inserted or changed)"
+            )
+            return ChainReport(count, expected_prev, event.id, problem)
+        if event.hash != hash_of(event, expected_prev):
+            problem = "its content does not match its hash (the event was changed)"
+            return ChainReport(count, expected_prev, event.id, problem)
+        expected_prev = event.hash
+    return ChainReport(count, expected_prev)

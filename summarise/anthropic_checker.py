@@ -1,0 +1,53 @@
+"""The check call over the Anthropic API: the summariser's client, ledger rows,
+retries and error handling, with the check purpose (see `summarise.checks`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from summarise import prompt, reply
+from summarise.anthropic_backend import AnthropicSummariser, _mark_failed
+from summarise.base import Article, BackendUnavailable, CallRecord
+from summarise.checks import FAILED, RAN, CheckOutcome, CheckReplyError, CheckSettings, parse_check
+
+
+class AnthropicChecker(AnthropicSummariser):
+    """One `record_checks` call per draft; `check` never raises."""
+
+    def __init__(self, settings: CheckSettings, *, api_key: str, **client_options: Any):
+        super().__init__(settings, api_key=api_key, **client_options)  # type: ignore[arg-type]
+
+    def base_purpose(self) -> prompt.Purpose:
+        return prompt.check_purpose("")  # the template: the same hash for every draft
+
+    def check(self, article: Article, draft: str) -> CheckOutcome:
+        calls: list[CallRecord] = []
+        body = prompt.request_for(
+            prompt.check_purpose(draft),
+            article,
+            model=self.model,
+            max_tokens=self.settings.max_tokens,
+            temperature=self.temperature,
+        )
+        try:
+            response, error, tries = self._send(body, calls)
+        except BackendUnavailable as exc:  # no client: cannot happen with a key
+            return self._outcome(FAILED, str(exc), calls)
+        if error is not None:
+            failure = self._failure(error, tries, calls)
+            return self._outcome(FAILED, str(failure), calls)
+        stop = reply.stop_reason(response)
+        if stop in ("max_tokens", "refusal", "model_context_window_exceeded"):
+            reason = f"the check reply stopped early (stop_reason {stop})"
+            _mark_failed(calls, reason)
+            return self._outcome(FAILED, reason, calls)
+        try:
+            parsed = parse_check(response)
+        except CheckReplyError as exc:
+            reason = f"the check reply is not usable: {exc}"
+            _mark_failed(calls, reason)
+            return self._outcome(FAILED, reason, calls)
+        return CheckOutcome(RAN, None, parsed, checker=self.name, calls=calls)
+
+    def _outcome(self, state: str, reason: str, calls: list[CallRecord]) -> CheckOutcome:
+        return CheckOutcome(state, self._scrub(reason), checker=self.name, calls=calls)

@@ -1,0 +1,300 @@
+"""The audit log cannot be rewritten through the application's connection, and
+rewriting it with more rights than that shows in `copydesk audit --verify`."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import exc as sa_exc
+from sqlalchemy import insert, text
+from sqlalchemy.engine import Engine
+from typer.testing import CliRunner
+
+from copydesk.cli import app
+from store import audit_chain
+from store import status as st
+from store.db import open_store, session_scope
+from store.models import AuditEvent, Item
+
+runner = CliRunner()
+
+
+def make_item(engine: Engine, road: tuple[str, ...] = ("draft", "approved")) -> int:
+    with session_scope(engine) as session:
+        item = Item(dedup_key=f"https://news.example.test/{uuid.uuid4().hex}", title="Quay")
+        st.create(session, item, actor="cli", reason="submitted by the test")
+        for to_status in road:
+            actor = "editor:ann" if to_status == "approved" else "run:3"
+            st.move(session, item, to_status, actor=actor, details={"n": 1, "why": ("a", 2)})
+        assert item.id is not None
+        return item.id
+
+
+def events(engine: Engine) -> list[dict[str, Any]]:
+    with engine.connect() as conn:
+        rows = conn.execute(text("SELECT * FROM audit_events ORDER BY id")).mappings()
+        return [dict(row) for row in rows]
+
+
+def event_ids(engine: Engine) -> list[int]:
+    return [row["id"] for row in events(engine)]
+
+
+def owner_runs(engine: Engine, *statements: str, **params: Any) -> None:
+    """What someone with more rights than the application could do: set the
+    append-only trigger aside, change the log, put the trigger back."""
+    with engine.begin() as conn:
+        if engine.dialect.name == "postgresql":
+            conn.execute(text("ALTER TABLE audit_events DISABLE TRIGGER USER"))
+        else:
+            conn.execute(text("DROP TRIGGER audit_events_no_update"))
+            conn.execute(text("DROP TRIGGER audit_events_no_delete"))
+        for statement in statements:
+            conn.execute(text(statement), params)
+        if engine.dialect.name == "postgresql":
+            conn.execute(text("ALTER TABLE audit_events ENABLE TRIGGER USER"))
+
+
+# --- SQLite: INSERT OR REPLACE ------------------------------------------------------------
+
+
+REPLACE_SQL = {
+    "insert-or-replace": "INSERT OR REPLACE INTO audit_events "
+    "(id, item_id, at, actor, from_status, to_status, reason, prev_hash, hash) "
+    "SELECT id, item_id, at, 'editor:nobody', from_status, 'approved', 'rewritten', "
+    "prev_hash, hash FROM audit_events WHERE id = :id",
+    "replace-into": "REPLACE INTO audit_events "
+    "(id, item_id, at, actor, from_status, to_status, reason, prev_hash, hash) "
+    "SELECT id, item_id, at, actor, from_status, to_status, 'rewritten', prev_hash, hash "
+    "FROM audit_events WHERE id = :id",
+    # A new id, but the same previous hash: REPLACE would delete the other event.
+    "replace-by-prev-hash": "INSERT OR REPLACE INTO audit_events "
+    "(id, item_id, at, actor, from_status, to_status, reason, prev_hash, hash) "
+    "SELECT id + 1000, item_id, at, actor, from_status, to_status, 'rewritten', "
+    "prev_hash, hash FROM audit_events WHERE id = :id",
+    "upsert": "INSERT INTO audit_events "
+    "(id, item_id, at, actor, from_status, to_status, reason, prev_hash, hash) "
+    "SELECT id, item_id, at, actor, from_status, to_status, reason, prev_hash, hash "
+    "FROM audit_events WHERE id = :id ON CONFLICT (id) DO UPDATE SET reason = 'rewritten'",
+}
+
+
+@pytest.mark.parametrize("sql", REPLACE_SQL.values(), ids=REPLACE_SQL.keys())
+def test_sqlite_insert_or_replace_by_sql_is_refused(sqlite_engine: Engine, sql: str) -> None:
+    make_item(sqlite_engine)
+    before = events(sqlite_engine)
+    with pytest.raises(sa_exc.DBAPIError, match="append-only"):
+        with sqlite_engine.begin() as conn:
+            conn.execute(text(sql), {"id": before[1]["id"]})
+    assert events(sqlite_engine) == before
+
+
+def test_sqlite_insert_or_replace_through_the_orm_is_refused(sqlite_engine: Engine) -> None:
+    make_item(sqlite_engine)
+    before = events(sqlite_engine)
+    with session_scope(sqlite_engine) as session:
+        victim = session.get(AuditEvent, before[1]["id"])
+        assert victim is not None
+        forged = victim.model_dump() | {"actor": "editor:nobody", "reason": "rewritten"}
+    with pytest.raises(sa_exc.DBAPIError, match="append-only"):
+        with session_scope(sqlite_engine) as session:
+            session.execute(insert(AuditEvent).prefix_with("OR REPLACE").values(**forged))
+    assert events(sqlite_engine) == before
+
+
+@pytest.mark.parametrize("sql", REPLACE_SQL.values(), ids=REPLACE_SQL.keys())
+def test_sqlite_shell_without_our_pragmas_cannot_replace_either(sqlite_url: str, sql: str) -> None:
+    """The trigger lives in the database file: a plain sqlite3 connection (no
+    recursive_triggers) is refused too."""
+    engine = open_store(sqlite_url)
+    make_item(engine)
+    before = events(engine)
+    engine.dispose()
+    path = sqlite_url.removeprefix("sqlite:///")
+    conn = sqlite3.connect(path)
+    try:
+        assert conn.execute("PRAGMA recursive_triggers").fetchone() == (0,)
+        with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+            conn.execute(sql.replace(":id", str(before[1]["id"])))
+        conn.rollback()
+    finally:
+        conn.close()
+    engine = open_store(sqlite_url)
+    try:
+        assert events(engine) == before
+    finally:
+        engine.dispose()
+
+
+def test_postgres_upsert_cannot_rewrite_an_event(pg_url: str) -> None:
+    engine = open_store(pg_url)
+    try:
+        make_item(engine)
+        before = events(engine)
+        with pytest.raises(sa_exc.DBAPIError, match="append-only"):
+            with engine.begin() as conn:
+                conn.execute(text(REPLACE_SQL["upsert"]), {"id": before[1]["id"]})
+        assert events(engine) == before
+    finally:
+        engine.dispose()
+
+
+# --- The hash chain -----------------------------------------------------------------------
+
+
+def test_every_event_links_to_the_one_before(engine: Engine) -> None:
+    for _ in range(3):
+        make_item(engine)
+    rows = events(engine)
+    assert len(rows) == 9
+    assert rows[0]["prev_hash"] == audit_chain.GENESIS
+    for before, after in zip(rows, rows[1:], strict=False):
+        assert after["prev_hash"] == before["hash"]
+    report = audit_chain.verify(engine)
+    assert (report.ok, report.events, report.head) == (True, 9, rows[-1]["hash"])
+
+
+TAMPERS = {
+    "reason": "UPDATE audit_events SET reason = 'history rewritten' WHERE id = {id}",
+    "actor": "UPDATE audit_events SET actor = 'editor:nobody' WHERE id = {id}",
+    "status": "UPDATE audit_events SET to_status = 'rejected' WHERE id = {id}",
+    "details": "UPDATE audit_events SET details = '{{\"n\": 2}}' WHERE id = {id}",
+    "time": "UPDATE audit_events SET at = at + interval '1 second' WHERE id = {id}",
+    "hash": "UPDATE audit_events SET hash = '{fake}' WHERE id = {id}",
+}
+
+
+@pytest.mark.audit_tampered
+@pytest.mark.parametrize("change", TAMPERS.keys())
+def test_a_changed_event_is_named_by_verify(engine: Engine, change: str) -> None:
+    for _ in range(3):
+        make_item(engine)
+    victim = event_ids(engine)[4]
+    sql = TAMPERS[change]
+    if change == "time" and engine.dialect.name == "sqlite":
+        sql = "UPDATE audit_events SET at = datetime(at, '+1 second') WHERE id = {id}"
+    owner_runs(engine, sql.format(id=victim, fake="f" * 64))
+    report = audit_chain.verify(engine)
+    assert (report.ok, report.bad_event) == (False, victim)
+
+
+@pytest.mark.audit_tampered
+def test_a_changed_and_rehashed_event_breaks_the_next_link(engine: Engine) -> None:
+    """Someone who knows the scheme re-hashes the event they changed: the event
+    matches its own hash, but the next one still links to the old hash."""
+    for _ in range(2):
+        make_item(engine)
+    ids = event_ids(engine)
+    with session_scope(engine) as session:
+        victim = session.get(AuditEvent, ids[2])
+        assert victim is not None
+        victim.reason = "nothing happened here"
+        forged = audit_chain.hash_of(victim, victim.prev_hash)
+        session.expunge(victim)
+    owner_runs(
+        engine,
+        "UPDATE audit_events SET reason = 'nothing happened here', hash = :forged WHERE id = :id",
+        forged=forged,
+        id=ids[2],
+    )
+    report = audit_chain.verify(engine)
+    assert (report.ok, report.bad_event) == (False, ids[3])
+
+
+@pytest.mark.audit_tampered
+def test_a_removed_event_is_named_by_verify(engine: Engine) -> None:
+    for _ in range(2):
+        make_item(engine)
+    ids = event_ids(engine)
+    owner_runs(engine, "DELETE FROM audit_events WHERE id = :id", id=ids[2])
+    report = audit_chain.verify(engine)
+    assert (report.ok, report.bad_event) == (False, ids[3])
+    assert "previous-event hash" in (report.problem or "")
+
+
+@pytest.mark.audit_tampered
+def test_verify_on_the_command_line(sqlite_url: str, tmp_path: Path) -> None:
+    engine = open_store(sqlite_url)
+    make_item(engine)
+    config = tmp_path / "config.toml"
+    config.write_text(f'[database]\nurl = "{sqlite_url}"\n', encoding="utf-8")
+
+    ok = runner.invoke(app, ["-c", str(config), "audit", "--verify"])
+    assert ok.exit_code == 0, ok.output
+    assert f"audit chain ok: 3 events, head {events(engine)[-1]['hash']}" in ok.stdout
+
+    victim = event_ids(engine)[1]
+    owner_runs(engine, "UPDATE audit_events SET reason = 'no' WHERE id = :id", id=victim)
+    engine.dispose()
+    bad = runner.invoke(app, ["-c", str(config), "audit", "--verify"])
+    assert bad.exit_code == 1
+    assert bad.stderr.strip().splitlines() == [
+        f"copydesk: error: audit chain broken at event {victim}: "
+        "its content does not match its hash (the event was changed)"
+    ]
+    as_json = runner.invoke(app, ["-c", str(config), "audit", "--verify", "--json"])
+    assert as_json.exit_code == 1
+    assert f'"bad_event": {victim}' in as_json.stdout
+
+    usage = runner.invoke(app, ["-c", str(config), "audit", "7", "--verify"])
+    assert usage.exit_code == 2
+
+
+def test_postgres_writers_appending_at_once_do_not_fork_the_chain(pg_url: str) -> None:
+    """Eight threads, each with its own connection, moving their own items at once:
+    every event lands, and the chain is one line."""
+    engine = open_store(pg_url)
+    workers, per_worker = 8, 6
+    ready = threading.Barrier(workers)
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            ready.wait(timeout=30)
+            for _ in range(per_worker):
+                make_item(engine, road=("draft",))
+        except BaseException as exc:  # noqa: BLE001 - asserted below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(workers)]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=120)
+        assert errors == []
+        rows = events(engine)
+        assert len(rows) == workers * per_worker * 2
+        assert len({row["prev_hash"] for row in rows}) == len(rows)
+        assert audit_chain.verify(engine).ok
+    finally:
+        engine.dispose()
+
+
+def test_the_chain_hash_and_the_migrations_frozen_copy_agree() -> None:
+    """Migration 0003 chains old events with its own copy of the hash function."""
+    import importlib.util
+    from datetime import UTC, datetime
+
+    path = Path(__file__).parent.parent / "store/migrations/versions/0003_audit_chain.py"
+    spec = importlib.util.spec_from_file_location("m0003", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    row = {
+        "item_id": 4,
+        "at": datetime(2026, 3, 1, 9, 30, 0, 120, tzinfo=UTC),
+        "actor": "editor:ann",
+        "from_status": "draft",
+        "to_status": "approved",
+        "reason": "Ça va — «quote»",
+        "details": {"b": [1, 2.5], "a": {"3": None}},
+    }
+    assert module._event_hash("ab" * 32, row) == audit_chain.event_hash(prev_hash="ab" * 32, **row)
+    naive = {**row, "at": row["at"].replace(tzinfo=None)}
+    assert module._event_hash("ab" * 32, naive) == module._event_hash("ab" * 32, row)

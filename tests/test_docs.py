@@ -1,0 +1,182 @@
+"""The documentation cannot fall behind the code.
+
+- docs/cli.md, generated from the Typer app by `make docs`, names every command,
+  subcommand and option the app has;
+- config.toml documents every setting the Settings model accepts (every key of
+  every section, nested sections and the `[[feeds]]` table included; a commented-out
+  `# key = value` line counts), so a new setting cannot ship undocumented;
+- no code comment cites a design document that is not in the repository.
+"""
+
+from __future__ import annotations
+
+import re
+import types
+import typing
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from copydesk.config import Settings
+from docs import gen_cli
+from guards.registry import ALL_GATES
+from summarise.pricing import _PRICED
+
+ROOT = Path(__file__).resolve().parents[1]
+CLI_MD = ROOT / "docs" / "cli.md"
+CONFIG = ROOT / "config.toml"
+REGENERATE = "run `make docs` to regenerate docs/cli.md from the Typer app, and commit it"
+# Set by load_settings, never read from the file.
+NOT_IN_THE_FILE = {"source"}
+
+_HEADER = re.compile(r"^#?\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
+_KEY = re.compile(r'^#?\s*("[^"]+"|[A-Za-z_][\w-]*)\s*=')
+
+
+# --------------------------------------------------------------------------- the CLI reference
+
+
+def _sections(text: str) -> dict[str, str]:
+    """docs/cli.md split at its command headings: {"copydesk feeds add": section text}."""
+    parts = re.split(r"^#{2,4} `([^`]+)`\s*$", text, flags=re.M)
+    return {parts[i]: parts[i + 1] for i in range(1, len(parts) - 1, 2)}
+
+
+def test_every_command_and_option_is_in_the_cli_reference():
+    documented = _sections(CLI_MD.read_text(encoding="utf-8")) if CLI_MD.exists() else {}
+    missing = []
+    for path, command in gen_cli.walk(gen_cli.root_command(), ("copydesk",)):
+        name = " ".join(path)
+        if name not in documented:
+            missing.append(name)
+            continue
+        for param in command.params:
+            if getattr(param, "hidden", False) or param.param_type_name != "option":
+                continue
+            for flag in (*param.opts, *param.secondary_opts):
+                if f"`{flag}`" not in documented[name]:
+                    missing.append(f"{name} {flag}")
+    assert not missing, f"docs/cli.md does not document {missing}: {REGENERATE}"
+
+
+def test_the_walk_sees_nested_commands_and_their_options():
+    """The check above is only as good as the walk: it must reach subcommands."""
+    paths = {" ".join(p): c for p, c in gen_cli.walk(gen_cli.root_command(), ("copydesk",))}
+    assert {"copydesk", "copydesk run", "copydesk feeds add", "copydesk editor add"} <= set(paths)
+    flags = {f for p in paths["copydesk"].params for f in p.opts}
+    assert {"--config", "--log-format"} <= flags
+
+
+def test_an_undocumented_option_is_caught():
+    reference = gen_cli.render().replace("`--log-format`", "`--log-style`")
+    assert "--log-format" not in _sections(reference)["copydesk"]
+
+
+# --------------------------------------------------------------------------- config.toml
+
+
+def _documented_keys(text: str) -> set[tuple[str, str]]:
+    """(section, key) for every assignment in config.toml, commented out or not;
+    sections as dotted paths without quotes (`summarise.prices.claude-haiku-4-5`)."""
+    section = ""
+    keys: set[tuple[str, str]] = set()
+    for raw in text.splitlines():
+        line = raw.strip()
+        header = _HEADER.match(line)
+        if header:
+            section = header.group(2).replace('"', "")
+            continue
+        key = _KEY.match(line)
+        if key:
+            keys.add((section, key.group(1).strip('"')))
+    return keys
+
+
+def _model_of(annotation: object) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    return None
+
+
+def _settings_needed(model: type[BaseModel], section: str) -> list[tuple[str, str]]:
+    """(section, key) for every setting of `model`, walking nested models, lists of
+    models (`[[feeds]]`) and dict tables (`[gates.modes]`, `[summarise.prices.*]`)."""
+    needed: list[tuple[str, str]] = []
+    for name, field in model.model_fields.items():
+        if not section and name in NOT_IN_THE_FILE:
+            continue
+        annotation = field.annotation
+        origin = typing.get_origin(annotation)
+        args = typing.get_args(annotation)
+        inner = _model_of(annotation)
+        if inner is None and origin is list and args:
+            inner = _model_of(args[0])
+        here = f"{section}.{name}" if section else name
+        if inner is not None:
+            needed += _settings_needed(inner, here)
+        elif origin is dict:
+            needed.append((section, f"[{here}]"))  # a table: its header must be there
+        elif origin in (typing.Union, types.UnionType) and any(map(_model_of, args)):
+            raise AssertionError(f"{here}: teach this test to walk {annotation}")
+        else:
+            needed.append((section, name))
+    return needed
+
+
+def test_every_setting_is_documented_in_config_toml():
+    text = CONFIG.read_text(encoding="utf-8")
+    keys = _documented_keys(text)
+    sections = {s for s, _ in keys}
+    missing = []
+    for section, key in _settings_needed(Settings, ""):
+        if key.startswith("["):
+            table = key.strip("[]")
+            if not any(s == table or s.startswith(table + ".") for s in sections):
+                missing.append(key)
+        elif (section, key) not in keys:
+            missing.append(f"{section}.{key}" if section else key)
+    # Dict tables whose keys are known elsewhere: every gate's mode, every price.
+    missing += [f"gates.modes.{g}" for g in ALL_GATES if ("gates.modes", g) not in keys]
+    price_tables = {s for s in sections if s.startswith("summarise.prices.")}
+    for key in sorted(set(_PRICED.values())):
+        if not any((table, key) in keys for table in price_tables):
+            missing.append(f"summarise.prices.<model>.{key}")
+    assert not missing, (
+        f"config.toml does not document {missing}: add each setting to config.toml in its "
+        "section with a comment saying what it does (a commented-out `# key = default` line "
+        "is enough for one that is off by default). config.toml is where settings are "
+        "documented; the CLI reference is docs/cli.md (`make docs`)."
+    )
+
+
+def test_the_settings_walk_reaches_nested_tables_and_feeds():
+    needed = set(_settings_needed(Settings, ""))
+    assert ("database", "url") in needed and ("ingest", "allow_private") in needed
+    assert ("feeds", "url") in needed and ("feeds", "enabled") in needed
+    assert ("gates", "[gates.modes]") in needed and ("summarise", "[summarise.prices]") in needed
+    assert ("", "source") not in needed
+
+
+def test_an_undocumented_setting_is_caught():
+    text = CONFIG.read_text(encoding="utf-8")
+    assert ("ingest", "respect_robots") in _documented_keys(text)
+    trimmed = "\n".join(line for line in text.splitlines() if not line.startswith("respect_robots"))
+    assert ("ingest", "respect_robots") not in _documented_keys(trimmed)
+    commented = text.replace("respect_robots = true", "# respect_robots = true")
+    assert ("ingest", "respect_robots") in _documented_keys(commented)
+
+
+# --------------------------------------------------------------------------- design references
+
+
+def test_code_cites_only_design_documents_in_the_repository():
+    cited = []
+    for path in ROOT.rglob("*.py"):
+        if ".venv" in path.parts or path == Path(__file__).resolve():
+            continue
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            for doc in re.findall(r"\b([A-Z][A-Z_]+\.md)\b", line):
+                if not (ROOT / doc).exists():
+                    cited.append(f"{path.relative_to(ROOT)}:{n} cites {doc}")
+    assert not cited, f"{cited}: cite ARCHITECTURE.md (or add the document to the repository)"
+    assert (ROOT / "ARCHITECTURE.md").exists()

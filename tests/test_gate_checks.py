@@ -1,0 +1,359 @@
+"""claims_supported and faithfulness: the model proposes, these pure gates dispose."""
+
+from __future__ import annotations
+
+import pytest
+
+from guards.checks import (
+    ERROR_KINDS,
+    CheckReply,
+    Claim,
+    SentenceJudgement,
+    claims_supported,
+    faithfulness,
+)
+from guards.registry import GateResult, run_checks
+
+# An invented article.
+SOURCE = (
+    "Kessmoor council has not promised funding for the Lindqvist ferry beyond 2027, "
+    "its treasurer, Ada Pellow, said on Tuesday.\n\n"
+    "The ferry carried 41,200 passengers last year, up from 38,950 in 2024. Pellow said "
+    "ticket prices could rise by 12% if the regional grant of \u00a31.4m is not renewed.\n\n"
+    "\u201cWe are asking the region, not telling it,\u201d said the harbour master, "
+    "Joss Amberley. A survey of commuters in the east ward found that 63 of 80 "
+    "respondents used the ferry daily. The council will vote on the budget in March."
+)
+DRAFT = (
+    "Kessmoor ferry funding unsure after 2027\n\n"
+    "Kessmoor council has not promised funding for the Lindqvist ferry beyond 2027. "
+    "Ticket prices could rise by 12% if a \u00a31.4m grant is not renewed."
+)
+
+P_FUNDING = "Kessmoor council has not promised funding for the Lindqvist ferry beyond 2027"
+P_PRICES = "ticket prices could rise by 12% if the regional grant of \u00a31.4m is not renewed"
+
+
+def claim(text: str, passage: str | None, supports: bool = True) -> Claim:
+    return Claim(text, passage, supports)
+
+
+CLAIM_CASES = [
+    # (name, claim, expected outcome, rule)
+    (
+        "verbatim",
+        claim(
+            "The ferry carried 41,200 passengers last year.",
+            "The ferry carried 41,200 passengers last year",
+        ),
+        "supported",
+        None,
+    ),
+    (
+        "case, spaces, curly quotes",
+        claim(
+            "The harbour master said the council is asking.",
+            "\u201cwe are   asking the region, NOT telling it,\u201d said the harbour master",
+        ),
+        "supported",
+        None,
+    ),
+    (
+        "straight quotes for curly",
+        claim(
+            "Amberley said they are asking.",
+            '"We are asking the region, not telling it," said the harbour master',
+        ),
+        "supported",
+        None,
+    ),
+    (
+        "invisible characters",
+        claim(
+            "The ferry carried 41,200 passengers.",
+            "The fer\u00adry car\u200bried 41,200 passengers",
+        ),
+        "supported",
+        None,
+    ),
+    (
+        "grouping style of a number",
+        claim("It carried 41 200 passengers.", "The ferry carried 41,200 passengers last year"),
+        "supported",
+        None,
+    ),
+    ("no passage", claim("The ferry is popular.", None), "not supported", "no passage"),
+    ("blank passage", claim("The ferry is popular.", "   "), "not supported", "no passage"),
+    ("empty claim", claim("  ", P_FUNDING), "not supported", "empty claim"),
+    (
+        "invented passage",
+        claim(
+            "The ferry won the Coastal Link award.", "The ferry won the Coastal Link award in 2025"
+        ),
+        "not supported",
+        "passage not in the source",
+    ),
+    (
+        "one word changed in the passage",
+        claim("The ferry carried 41,200 passengers.", "The ferry carried 41,200 people last year"),
+        "not supported",
+        "passage not in the source",
+    ),
+    (
+        "ellipsis stitching two places",
+        claim("Pellow said 63 passengers.", "Pellow said ... 63"),
+        "not supported",
+        "passage not in the source",
+    ),
+    (
+        "part of a word",
+        claim("Kessmoor council.", "Kessmoor coun"),
+        "not supported",
+        "passage not in the source",
+    ),
+    (
+        "changed number",
+        claim(
+            "The ferry carried 42,100 passengers last year.",
+            "The ferry carried 41,200 passengers last year",
+        ),
+        "not supported",
+        "number not in the passage",
+    ),
+    (
+        "number elsewhere in the source",
+        claim(
+            "The ferry carried 41,200 passengers, up from 38,950.",
+            "The ferry carried 41,200 passengers last year",
+        ),
+        "not supported",
+        "number not in the passage",
+    ),
+    (
+        "digits of another script",
+        claim(
+            "The ferry carried \u0664\u0661,\u0662\u0660\u0660 passengers.",
+            "The ferry carried 41,200 passengers last year",
+        ),
+        "supported",
+        None,
+    ),
+    (
+        "substring of a number",
+        claim("It carried 1,200 passengers.", "The ferry carried 41,200 passengers last year"),
+        "not supported",
+        "number not in the passage",
+    ),
+    (
+        "scale changed",
+        claim("A grant of \u00a314m.", P_PRICES),
+        "not supported",
+        "number not in the passage",
+    ),
+    (
+        "model says it does not support",
+        claim("The council has guaranteed funding through 2027.", P_FUNDING, supports=False),
+        "not supported",
+        "the model says the passage does not support it",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("c", "outcome", "rule"), [case[1:] for case in CLAIM_CASES], ids=[c[0] for c in CLAIM_CASES]
+)
+def test_one_claim(c: Claim, outcome: str, rule: str | None) -> None:
+    verdict = claims_supported(SOURCE, DRAFT, [c])
+    [entry] = verdict.evidence
+    assert (entry["outcome"], entry["rule"]) == (outcome, rule)
+    assert verdict.passed is (outcome == "supported")
+    if outcome == "supported":
+        start, end = entry["source_span"]
+        assert SOURCE[start:end].replace("\u00ad", "").replace("\u200b", "")
+    else:
+        assert rule in verdict.reason
+
+
+def test_supported_claim_points_at_its_passage() -> None:
+    verdict = claims_supported(SOURCE, DRAFT, [claim("Prices could rise by 12%.", P_PRICES)])
+    start, end = verdict.evidence[0]["source_span"]
+    assert (
+        SOURCE[start:end]
+        == "ticket prices could rise by 12% if the regional grant of \u00a31.4m is not renewed"
+    )
+
+
+def test_zero_claims_from_a_non_empty_draft_fails() -> None:
+    verdict = claims_supported(SOURCE, DRAFT, [])
+    assert not verdict.passed
+    assert "no claims" in verdict.reason
+
+
+def test_one_bad_claim_among_good_ones_fails_and_is_named() -> None:
+    claims = [
+        claim("Funding is not promised beyond 2027.", P_FUNDING),
+        claim("The ferry won an award.", "The ferry won an award"),
+        claim("Prices could rise by 12%.", P_PRICES),
+    ]
+    verdict = claims_supported(SOURCE, DRAFT, claims)
+    assert not verdict.passed
+    assert [e["outcome"] for e in verdict.evidence] == ["supported", "not supported", "supported"]
+    assert verdict.reason.startswith("1 of 3 claims not supported")
+
+
+# --------------------------------------------------------------------------- faithfulness
+
+HEADLINE = "Kessmoor ferry funding unsure after 2027"
+S1 = "Kessmoor council has not promised funding for the Lindqvist ferry beyond 2027."
+S2 = "Ticket prices could rise by 12% if a \u00a31.4m grant is not renewed."
+
+
+def judge(
+    sentence: str,
+    passage: str | None,
+    *errors: str,
+    wrong_fact: bool = False,
+    material: bool = False,
+) -> SentenceJudgement:
+    return SentenceJudgement(
+        sentence=sentence,
+        errors=tuple(errors),
+        wrong_fact=wrong_fact,
+        rewrite=sentence if not errors else f"(faithful) {sentence}",
+        reader_draft="what the draft says",
+        reader_rewrite="what the source says" if material else "what the draft says",
+        material=material,
+        passage=passage,
+    )
+
+
+FAITHFUL_SET = [judge(HEADLINE, P_FUNDING), judge(S1, P_FUNDING), judge(S2, P_PRICES)]
+
+
+def test_every_sentence_verified_faithful_passes() -> None:
+    verdict = faithfulness(SOURCE, DRAFT, FAITHFUL_SET)
+    assert verdict.passed, verdict.reason
+    assert [e["outcome"] for e in verdict.evidence["sentences"]] == ["faithful"] * 3
+
+
+def test_verified_wrong_fact_fails_hard() -> None:
+    draft = f"{HEADLINE}\n\nKessmoor council has guaranteed funding for the ferry through 2027."
+    wrong = judge(
+        "Kessmoor council has guaranteed funding for the ferry through 2027.",
+        P_FUNDING,
+        "factual",
+        wrong_fact=True,
+    )
+    verdict = faithfulness(SOURCE, draft, [judge(HEADLINE, P_FUNDING), wrong])
+    assert not verdict.passed and not verdict.flag_only
+    assert GateResult(verdict, "discard").hard_fail
+    assert GateResult(verdict, "flag").flagged and not GateResult(verdict, "flag").hard_fail
+    assert verdict.evidence["sentences"][1]["material"] is True  # a wrong fact always is
+    assert "contradicted" in verdict.reason
+
+
+def test_wrong_fact_with_an_invented_passage_is_not_verified_never_faithful() -> None:
+    wrong = judge(S1, "The council pledged the ferry money until 2030", "factual", wrong_fact=True)
+    verdict = faithfulness(SOURCE, DRAFT, [judge(HEADLINE, P_FUNDING), wrong, judge(S2, P_PRICES)])
+    assert not verdict.passed and verdict.flag_only
+    assert verdict.evidence["sentences"][1]["outcome"] == "not verified"
+    assert not GateResult(verdict, "discard").hard_fail
+    assert GateResult(verdict, "discard").flagged
+    assert GateResult(verdict, "discard").stored_mode == "flag"
+
+
+def test_faithful_judgement_without_a_passage_is_not_verified() -> None:
+    verdict = faithfulness(
+        SOURCE, DRAFT, [judge(HEADLINE, P_FUNDING), judge(S1, None), judge(S2, P_PRICES)]
+    )
+    assert not verdict.passed
+    assert verdict.evidence["sentences"][1]["why"] == "no passage given"
+
+
+@pytest.mark.parametrize("kind", ERROR_KINDS)
+def test_each_material_kind_flags_with_kind_passage_and_rewrite(kind: str) -> None:
+    flagged = judge(S2, P_PRICES, kind, material=True)
+    verdict = faithfulness(
+        SOURCE, DRAFT, [judge(HEADLINE, P_FUNDING), judge(S1, P_FUNDING), flagged]
+    )
+    assert not verdict.passed and verdict.flag_only
+    assert kind in verdict.reason
+    entry = verdict.evidence["sentences"][2]
+    assert (entry["outcome"], entry["errors"], entry["passage"]) == (
+        "material error",
+        [kind],
+        P_PRICES,
+    )
+    assert entry["rewrite"].startswith("(faithful)")
+    result = GateResult(verdict, "discard")
+    assert result.flagged and not result.hard_fail
+
+
+def test_immaterial_error_is_noted_but_passes() -> None:
+    minor = judge(S2, P_PRICES, "framing", material=False)
+    verdict = faithfulness(SOURCE, DRAFT, [judge(HEADLINE, P_FUNDING), judge(S1, P_FUNDING), minor])
+    assert verdict.passed
+    assert verdict.evidence["sentences"][2]["outcome"] == "minor error"
+
+
+def test_unknown_error_kind_is_not_counted() -> None:
+    odd = judge(S2, P_PRICES, "vibes", material=True)
+    verdict = faithfulness(SOURCE, DRAFT, [judge(HEADLINE, P_FUNDING), judge(S1, P_FUNDING), odd])
+    assert verdict.evidence["sentences"][2]["errors"] == []
+
+
+def test_sentence_not_in_the_draft_is_void_and_the_gap_shows() -> None:
+    elsewhere = judge("The ferry is safe.", P_FUNDING)
+    verdict = faithfulness(
+        SOURCE, DRAFT, [judge(HEADLINE, P_FUNDING), judge(S1, P_FUNDING), elsewhere]
+    )
+    assert not verdict.passed
+    assert verdict.evidence["sentences"][2]["why"] == "the sentence is not in the draft"
+    assert verdict.evidence["not_judged"] == [
+        "Ticket prices could rise by 12 if a 1 4m grant is not renewed"
+    ]
+
+
+def test_unjudged_sentence_is_not_a_pass() -> None:
+    verdict = faithfulness(SOURCE, DRAFT, [judge(HEADLINE, P_FUNDING), judge(S1, P_FUNDING)])
+    assert not verdict.passed and "not judged" in verdict.reason
+
+
+def test_no_judgements_for_a_non_empty_draft_fails() -> None:
+    verdict = faithfulness(SOURCE, DRAFT, [])
+    assert not verdict.passed and "judged no sentence" in verdict.reason
+
+
+# --------------------------------------------------------------------------- registry
+
+
+def test_checks_without_a_reply_never_pass_and_never_discard() -> None:
+    results = run_checks(SOURCE, DRAFT, None, modes={}, why_not="no model")
+    assert [r.gate for r in results] == ["claims_supported", "faithfulness"]
+    for r in results:
+        assert not r.verdict.passed and r.not_run
+        assert not r.hard_fail and r.flagged
+        assert r.stored_mode == "flag"
+        assert r.verdict.reason == "not run (no model)"
+        assert r.to_dict()["ran"] is False
+
+
+def test_require_stores_not_run_as_blocking() -> None:
+    results = run_checks(
+        SOURCE, DRAFT, None, modes={}, why_not="reply did not parse", state="failed", require=True
+    )
+    assert {r.stored_mode for r in results} == {"discard"}
+    assert not any(r.hard_fail for r in results)  # blocks approval, does not discard
+    assert results[0].verdict.reason == "failed (reply did not parse)"
+
+
+def test_modes_apply_and_off_skips() -> None:
+    reply = CheckReply((claim("Made up.", "Made up entirely"),), tuple(FAITHFUL_SET))
+    results = run_checks(
+        SOURCE, DRAFT, reply, modes={"claims_supported": "discard", "faithfulness": "off"}
+    )
+    [claims] = results
+    assert claims.hard_fail
+    default = run_checks(SOURCE, DRAFT, reply, modes={})
+    assert default[0].flagged and not default[0].hard_fail  # claims_supported defaults to flag
+    assert default[1].verdict.passed

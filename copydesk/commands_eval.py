@@ -37,6 +37,7 @@ def register(app: typer.Typer) -> None:
 
 
 def eval_command(
+    cli: typer.Context,
     pack_dir: Path | None = typer.Option(
         None, "--pack", help="the pack folder (default: evals/pack)", show_default=False
     ),
@@ -63,7 +64,7 @@ def eval_command(
         from copydesk.eval_decisions import decisions_command
 
         raise typer.Exit(decisions_command(since, as_json))
-    settings = load()
+    settings = load(cli)
     model = _model_available()
     if calibrate and model is None:
         fail("--calibrate needs a model: set ANTHROPIC_API_KEY (no model is configured)", 2)

@@ -11,6 +11,7 @@ No database is touched: the same gates and modes as the pipeline, from settings.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -25,7 +26,9 @@ from copydesk import context as cx
 from copydesk.audit import plain, render_evidence
 from copydesk.config import Settings
 from copydesk.context import EXIT_FAILED, EXIT_OK, EXIT_USAGE, fail, load, out
-from guards.registry import DRAFT_GATES, SOURCE_GATES, GateResult, run_gates
+from guards.registry import DRAFT_GATES, SOURCE_GATES, GateResult, run_checks, run_gates
+from summarise.base import Article
+from summarise.checks import RAN, Checker, NoChecker, make_checker
 
 GATES = SOURCE_GATES + DRAFT_GATES
 _BATCH = 512  # output lines per write in --jsonl mode
@@ -59,7 +62,7 @@ def verdict_json(result: GateResult) -> dict[str, Any]:
     return {
         "gate": v.gate,
         "passed": v.passed,
-        "mode": result.mode,
+        "mode": result.stored_mode,
         "reason": v.reason,
         "evidence": v.evidence,
     }
@@ -81,12 +84,22 @@ def check_command(
         help='lines of {"id", "source", "summary", "url"}; "-" reads stdin',
     ),
     as_json: bool = typer.Option(False, "--json", help="one JSON object instead of a table"),
+    model: bool = typer.Option(
+        False,
+        "--model",
+        help="also run the model checks ([checks] in config.toml: claims and the judge); "
+        "needs ANTHROPIC_API_KEY",
+    ),
 ) -> None:
     """Run every deterministic gate on SOURCE_FILE and DRAFT_FILE (or on each line of
-    --jsonl FILE). Exits 1 when a gate in `discard` mode fails, 0 otherwise."""
+    --jsonl FILE); with --model, then the model checks, as the pipeline does. Exits 1
+    when a gate in `discard` mode fails, 3 when the model checks could not run, 0
+    otherwise."""
     if jsonl is not None:
         if source_file is not None or draft_file is not None:
             fail("give SOURCE_FILE DRAFT_FILE or --jsonl FILE, not both", EXIT_USAGE)
+        if model:
+            fail("--model goes with SOURCE_FILE DRAFT_FILE, not --jsonl", EXIT_USAGE)
         if url is not None:
             fail(
                 "--url goes with SOURCE_FILE DRAFT_FILE; with --jsonl each line has its url",
@@ -104,15 +117,66 @@ def check_command(
         fail("--url URL is required with SOURCE_FILE DRAFT_FILE", EXIT_USAGE)
     source = _read_text(source_file, "SOURCE_FILE")
     draft = _read_text(draft_file, "DRAFT_FILE")
-    gates = Gates.from_settings(load(cli))
+    settings = load(cli)
+    checker = _model_checker(settings) if model else None
+    gates = Gates.from_settings(settings)
     results = gates.run(source, url, draft)
+    not_run: str | None = None
+    if checker is not None:
+        checks, not_run = _model_checks(settings, checker, source, url, draft, results)
+        results += checks
     passed = not any(r.hard_fail for r in results)
     if as_json:
         document = {"passed": passed, "verdicts": [verdict_json(r) for r in results]}
         typer.echo(json.dumps(document, ensure_ascii=False, indent=2, default=str))
     else:
         _print_results(results, passed)
-    raise typer.Exit(EXIT_OK if passed else EXIT_FAILED)
+    if not passed:
+        raise typer.Exit(EXIT_FAILED)
+    if not_run:
+        fail(f"the model checks did not run: {not_run}")
+    raise typer.Exit(EXIT_OK)
+
+
+def _model_checker(settings: Settings) -> Checker:
+    """The checking model, said out loud; without a key, exit 3 before any work."""
+    checker = make_checker(settings.checks, os.environ)
+    if isinstance(checker, NoChecker):
+        why = (
+            "ANTHROPIC_API_KEY is not set"
+            if checker.why == "no model"
+            else f"[checks] backend is {checker.why}"
+        )
+        fail(f"--model needs a checking model: {why} (model {settings.checks.model})")
+    cx.note(f"model checks: {checker.name}")
+    return checker
+
+
+def _model_checks(
+    settings: Settings,
+    checker: Checker,
+    source: str,
+    url: str | None,
+    draft: str,
+    results: list[GateResult],
+) -> tuple[list[GateResult], str | None]:
+    """The model checks after the deterministic gates passed (as in the pipeline),
+    and why they did not run, if they did not."""
+    modes = settings.gates.all_modes()
+    if any(r.hard_fail for r in results):
+        why = "a deterministic gate failed"
+        return run_checks(source, draft, None, modes=modes, why_not=why), None
+    checked = checker.check(Article("check", None, url, source), draft)
+    checks = run_checks(
+        source,
+        draft,
+        checked.reply,
+        modes=modes,
+        why_not=checked.reason or "",
+        state=checked.state,
+        require=settings.checks.require,
+    )
+    return checks, None if checked.state == RAN else f"{checked.state} ({checked.reason})"
 
 
 # --- one pair ---------------------------------------------------------------------------------
@@ -141,6 +205,8 @@ def _print_results(results: list[GateResult], passed: bool) -> None:
             result = Text("passed", style="green")
         elif r.hard_fail:
             result = Text("FAILED", style="bold red")
+        elif r.not_run:
+            result = Text(r.verdict.reason.split(" (")[0].upper(), style="yellow")
         else:
             result = Text(f"failed ({r.mode})", style="yellow")
         table.add_row(Text(r.gate), Text(r.mode), result, plain(r.verdict.reason))

@@ -22,14 +22,24 @@ from typing import Any
 import typer
 from rich.table import Table
 from rich.text import Text
+from sqlalchemy import func
+from sqlalchemy.engine import Engine
+from sqlmodel import select
 
 from copydesk import evaluation as ev
-from copydesk.context import EXIT_FAILED, EXIT_OK, EXIT_USAGE, fail, load, out
-from copydesk.eval_pack import KINDS, PackError, default_pack_dir, load_pack
-from guards.registry import DRAFT_GATES
+from copydesk.config import Settings
+from copydesk.context import EXIT_FAILED, EXIT_OK, EXIT_USAGE, connect, fail, load, out
+from copydesk.eval_calibrate import calibrate as calibrate_judge
+from copydesk.eval_calibrate import headline
+from copydesk.eval_pack import KINDS, Pack, PackError, default_pack_dir, load_pack
+from guards.registry import CHECK_GATES, DRAFT_GATES
+from store.db import session_scope
+from store.models import ModelCall, Run, utcnow
+from summarise.base import CallRecord
+from summarise.prompt import CHECK_PROMPT_VERSION
 
 DEFAULT_OUT = Path("eval-runs")
-NO_MODEL_LINE = "Model checks: not run (no model). Scores below are for the deterministic gates."
+CALIBRATION_FILE = "calibration.json"
 
 
 def register(app: typer.Typer) -> None:
@@ -63,52 +73,136 @@ def eval_command(
     if from_decisions:
         from copydesk.eval_decisions import decisions_command
 
-        raise typer.Exit(decisions_command(since, as_json))
+        raise typer.Exit(decisions_command(cli, since, as_json))
     settings = load(cli)
-    model = _model_available()
-    if calibrate and model is None:
+    live = _has_key(settings)
+    if calibrate and not live:
         fail("--calibrate needs a model: set ANTHROPIC_API_KEY (no model is configured)", 2)
-    if runs > 1 and model is None:
+    if runs > 1 and not live:
         fail("--runs repeats the model checks and needs a model: set ANTHROPIC_API_KEY", 2)
-    if model is not None and (calibrate or runs > 1):
-        fail("the model checks are not wired into `copydesk eval` yet", EXIT_USAGE)
     try:
         pack = load_pack(pack_dir or default_pack_dir())
     except PackError as exc:
         fail(f"the evaluation pack is broken: {exc}")
     stack = ev.Stack({g: settings.gates.mode(g) for g in DRAFT_GATES})
-    records = ev.score(pack, stack)
-    identity = ev.run_identity(pack, {}, None, stack.modes)
+    model = _model_checks(settings, pack, live)
+    ledger = LedgerWriter(connect(settings), model.label) if live else None
+    records: list[ev.Record] = []
+    for run in range(1, max(runs, 2 if calibrate else 1) + 1):
+        records += ev.score(pack, stack, model, run=run, ledger=ledger)
+    model_name = settings.checks.model if live else None
+    modes = stack.modes | model.modes
+    identity = ev.run_identity(pack, PROMPTS, model_name or model.label, modes)
     folder = ev.run_folder(out_dir, identity)
-    header = _header(pack, stack, identity, folder)
-    result = ev.facts(pack, records, header)
-    try:
-        ev.write_run(folder, header, records, result)
-    except OSError as exc:
-        fail(f"cannot write the run to {folder}: {exc.strerror or exc}")
+    calibration = calibrate_judge(pack, model, records, ledger) if calibrate else None
+    header = _header(pack, modes, identity, folder, model, model_name)
+    if ledger is not None:
+        header["ledger"] = ledger.close()
+    result = ev.facts_of_runs(pack, records, header)
+    _write(folder, header, records, result, calibration)
     if as_json:
-        typer.echo(json.dumps(result, indent=2, ensure_ascii=False))
+        typer.echo(json.dumps(result | _maybe(calibration), indent=2, ensure_ascii=False))
     else:
         print_report(result)
+        if calibration is not None:
+            print_calibration(calibration)
     short = ev.shortfalls(result, stack.gates)
     raise typer.Exit(EXIT_FAILED if short else EXIT_OK)
 
 
-def _model_available() -> str | None:
-    """The model the checks would use, or None when no key is set."""
-    return "anthropic" if os.environ.get("ANTHROPIC_API_KEY") else None
+PROMPTS = {"checks": CHECK_PROMPT_VERSION}
 
 
-def _header(pack: Any, stack: ev.Stack, identity: str, folder: Path) -> dict[str, Any]:
+def _maybe(calibration: dict[str, Any] | None) -> dict[str, Any]:
+    return {} if calibration is None else {"calibration": calibration}
+
+
+def _write(
+    folder: Path,
+    header: dict[str, Any],
+    records: list[ev.Record],
+    result: dict[str, Any],
+    calibration: dict[str, Any] | None,
+) -> None:
+    try:
+        ev.write_run(folder, header, records, result)
+        if calibration is not None:
+            (folder / CALIBRATION_FILE).write_text(
+                json.dumps(calibration, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+            )
+    except OSError as exc:
+        fail(f"cannot write the run to {folder}: {exc.strerror or exc}")
+
+
+class LedgerWriter:
+    """Writes each model call of an eval run to the ledger (`model_calls`, no item),
+    under one `runs` row, and hands back the ids for the run log."""
+
+    def __init__(self, engine: Engine, backend: str):
+        self.engine = engine
+        with session_scope(engine) as session:
+            run = Run(command="eval", backend=backend)
+            session.add(run)
+            session.flush()
+            self.run_id = run.id
+
+    def __call__(self, calls: list[CallRecord]) -> list[int]:
+        with session_scope(self.engine) as session:
+            rows = [ModelCall(item_id=None, run_id=self.run_id, **vars(c)) for c in calls]
+            session.add_all(rows)
+            session.flush()
+            return [row.id for row in rows if row.id is not None]
+
+    def close(self) -> dict[str, Any]:
+        """The run's calls and their cost, as the ledger has them."""
+        with session_scope(self.engine) as session:
+            run = session.get(Run, self.run_id)
+            if run is not None:
+                run.ended_at = utcnow()
+                run.exit_status = 0
+            calls, cost = session.exec(
+                select(func.count(ModelCall.id), func.sum(ModelCall.cost_usd)).where(
+                    ModelCall.run_id == self.run_id
+                )
+            ).one()
+        return {"run_id": self.run_id, "calls": calls, "cost_usd": round(cost or 0, 6)}
+
+
+def _has_key(settings: Settings) -> bool:
+    """A live checking model is available: a key, and `[checks]` not off."""
+    key = (os.environ.get("ANTHROPIC_API_KEY") or "").strip()
+    return bool(key) and settings.checks.backend != "off"
+
+
+def _model_checks(settings: Settings, pack: Pack, live: bool) -> ev.ModelChecks:
+    """The pack's scripted replies offline; with a key, the configured checking model."""
+    modes = {g: settings.gates.mode(g) for g in CHECK_GATES}
+    if not live:
+        return ev.ModelChecks(modes, pack.scripted)
+    from summarise.checks import make_checker
+
+    return ev.ModelChecks(modes, checker=make_checker(settings.checks, os.environ))
+
+
+def _header(
+    pack: Pack,
+    modes: dict[str, str],
+    identity: str,
+    folder: Path,
+    model: ev.ModelChecks,
+    model_name: str | None,
+) -> dict[str, Any]:
+    scripted = model.checker is None
     return {
         "run_id": folder.name,
         "identity": identity,
         "at": datetime.now(UTC).isoformat(timespec="seconds"),
         "pack": {"name": pack.name, "version": pack.version, "digest": pack.digest},
-        "stack": dict(stack.modes),
-        "model": None,
-        "model_checks": "not run (no model)",
-        "prompt_versions": {},
+        "stack": modes,
+        "model": model_name,
+        "scripted": scripted,
+        "model_checks": ev.SCRIPTED_LINE if scripted else f"Model checks: {model_name}, live.",
+        "prompt_versions": {"checks": CHECK_PROMPT_VERSION},
         "folder": str(folder),
     }
 
@@ -126,7 +220,7 @@ def _pct(value: float | None) -> str:
 
 def print_report(result: dict[str, Any]) -> None:
     run = result["run"]
-    out.print(NO_MODEL_LINE if run.get("model") is None else run["model_checks"], markup=False)
+    out.print(run["model_checks"], markup=False)
     s = result["stack"]
     out.print(
         f"Pack {run['pack']['name']} v{run['pack']['version']}: {result['summaries']} summaries,"
@@ -137,7 +231,8 @@ def print_report(result: dict[str, Any]) -> None:
     out.print(_kind_table(result))
     out.print(
         f"Whole stack: caught {s['caught']} of {s['planted']} planted errors"
-        f" ({_pct(s['catch_rate'])}); {s['not_run']} were for checks that did not run;"
+        f" ({_pct(s['catch_rate'])}) by the gate designed for them, {s['found_by_any_gate']}"
+        f" flagged by some gate; {s['not_run']} were for checks that did not run;"
         f" {s['clean_flagged']} of {s['clean']} clean summaries flagged.",
         markup=False,
     )
@@ -149,6 +244,7 @@ def _gate_table(result: dict[str, Any]) -> Table:
     for col in ("gate", "mode", "planted", "caught", "wrong reason", "missed", "false alarms"):
         table.add_column(col, justify="left" if col in ("gate", "mode") else "right")
     table.add_column("other findings", justify="right")
+    table.add_column("not run", justify="right")
     for name, g in result["gates"].items():
         bad = g["missed"] or g["false_alarms"] or g["wrong_reason"]
         table.add_row(
@@ -160,6 +256,7 @@ def _gate_table(result: dict[str, Any]) -> Table:
             str(g["missed"]),
             f"{g['false_alarms']} of {g['clean_checked']}",
             str(g["incidental"]),
+            str(g["not_run"]),
         )
     return table
 
@@ -179,6 +276,24 @@ def _kind_table(result: dict[str, Any]) -> Table:
             str(k["not_run"]),
         )
     return table
+
+
+def print_calibration(calibration: dict[str, Any]) -> None:
+    c, h = calibration["clear_cut"], calibration["hard_cases"]
+    st, fn = calibration["stability"], calibration["false_negatives"]
+    lines = [
+        "Calibrating the judge:",
+        f"  clear-cut: {c['fabricated_flagged']} of {c['fabricated']} fabricated sentences flagged,"
+        f" {c['clean_passed']} of {c['clean']} clean summaries passed"
+        f" (accuracy {_pct(c['accuracy'])})",
+        f"  hard cases: the judge agrees with the editor on {h['agree']} of {h['cases']}",
+        f"  false negatives: {len(fn)} planted subtle errors missed or caught for the wrong reason",
+        *(f"    {f['id']} {f['kind']} ({f['outcome']}): {f['note']}" for f in fn),
+        f"  stability: {st['identical']} of {st['summaries']} summaries judged identically"
+        f" in {st['runs']} runs ({_pct(st['share'])})",
+    ]
+    for line in lines:
+        out.print(line, markup=False)
 
 
 # --- comparing two runs -------------------------------------------------------------
@@ -214,9 +329,24 @@ def diff_facts(a: dict[str, Any], b: dict[str, Any]) -> list[dict[str, Any]]:
     return changes
 
 
+def _calibration_of(out_dir: Path, run: str) -> dict[str, Any] | None:
+    folder = Path(run) if Path(run).is_dir() else out_dir / run
+    try:
+        return headline(json.loads((folder / CALIBRATION_FILE).read_text(encoding="utf-8")))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def compare_runs(out_dir: Path, run_a: str, run_b: str, as_json: bool) -> int:
     a, b = _read_facts(out_dir, run_a), _read_facts(out_dir, run_b)
     changes = diff_facts(a, b)
+    cal_a, cal_b = _calibration_of(out_dir, run_a), _calibration_of(out_dir, run_b)
+    if cal_a is not None and cal_b is not None:
+        changes += [
+            {"section": "calibration", "name": "judge", "figure": k, "a": cal_a[k], "b": cal_b[k]}
+            for k in cal_a
+            if cal_a[k] != cal_b.get(k)
+        ]
     if as_json:
         typer.echo(json.dumps({"a": run_a, "b": run_b, "changes": changes}, indent=2))
         return EXIT_OK
@@ -234,7 +364,8 @@ def compare_runs(out_dir: Path, run_a: str, run_b: str, as_json: bool) -> int:
     for col in ("per", "name", "figure", "A", "B"):
         table.add_column(col)
     for c in changes:
-        table.add_row(c["section"], c["name"], c["figure"], _n(c["a"]), _n(c["b"]))
+        cells = (c["section"], c["name"], c["figure"], _n(c["a"]), _n(c["b"]))
+        table.add_row(*(Text(str(cell)) for cell in cells))  # read from files: never markup
     out.print(table)
     return EXIT_OK
 

@@ -12,7 +12,7 @@ from sqlmodel import Session, select
 
 from copydesk import context as cx
 from copydesk.commands_feeds import printable
-from copydesk.commands_pipeline import _summariser
+from copydesk.commands_pipeline import _summariser, model_checker
 from copydesk.pipeline import Pipeline, compose_source
 from guards.source import count_words
 from ingest.extract import Extracted, extract_page
@@ -42,7 +42,14 @@ def submit(
     ctx = cx.context(cli)
     summariser = _summariser(ctx.settings, ctx, command="submit")
     with Fetcher(ctx.settings.ingest) as fetcher:
-        pipeline = Pipeline(ctx.settings, ctx.engine, summariser, fetcher, command="submit")
+        pipeline = Pipeline(
+            ctx.settings,
+            ctx.engine,
+            summariser,
+            fetcher,
+            command="submit",
+            checker=model_checker(ctx.settings),
+        )
         report, item_id, created = pipeline.submit(url)
     if report.fatal:
         cx.fail(f"submit stopped: {report.fatal}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -12,6 +13,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 from rich.text import Text
+from sqlalchemy.engine import make_url
 from sqlmodel import select
 
 from copydesk import context as cx
@@ -22,13 +24,14 @@ from copydesk.reports import RunReport
 from ingest.fetch import Fetcher
 from ingest.settings import FeedSettings
 from ingest.urls import canonical_url
-from store.db import safe_url, session_scope
+from store.db import StoreError, migrate_as_owner, session_scope
 from store.editors import ensure_demo_editor
 from store.models import Feed, Run, utcnow
 from summarise.base import Summariser
+from summarise.checks import Checker, NoChecker, RecordedChecker, make_checker
 from summarise.extractive import ExtractiveSummariser
 from summarise.factory import BackendChoiceError, choose_backend, make_summariser
-from summarise.recorded import RecordedSummariser, load_replies
+from summarise.recorded import RecordedSummariser, load_check_replies, load_replies
 
 log = logging.getLogger("copydesk.run")
 
@@ -39,14 +42,35 @@ SAMPLE_REPLIES = SAMPLE_DIR / "recorded_replies.json"
 
 def register(app: typer.Typer) -> None:
     app.command("init")(init)
+    app.command("migrate")(init)
     app.command("run")(run)
     app.command("demo")(demo)
 
 
+MIGRATE_URL_ENV = "COPYDESK_MIGRATE_DATABASE_URL"
+
+
 def init(cli: typer.Context) -> None:
-    """Create or upgrade the database schema (every command also does this on first use)."""
-    ctx = cx.context(cli)
-    cx.out.print(f"database ready: {safe_url(ctx.engine)}", markup=False)
+    """Create or upgrade the database schema (`init` and `migrate` are the same).
+
+    With COPYDESK_MIGRATE_DATABASE_URL set (PostgreSQL: the role that owns the
+    schema), migrates as that role and grants the role of the database URL (the
+    runtime role) only what it needs: no ownership, and only SELECT and INSERT on
+    the audit log. Without it, migrates with the database URL; other commands also
+    do that on first use when their role may."""
+    settings = cx.load(cli)
+    owner_url = os.environ.get(MIGRATE_URL_ENV) or settings.database.url
+    try:
+        granted = migrate_as_owner(owner_url, settings.database.url)
+    except StoreError as exc:
+        cx.fail(str(exc).splitlines()[0])
+    where = make_url(owner_url).render_as_string(hide_password=True)
+    cx.out.print(f"database ready: {where}", markup=False)
+    if granted:
+        cx.out.print(
+            f"runtime role {granted}: reads and writes, appends to the audit log, owns nothing",
+            markup=False,
+        )
 
 
 def run(
@@ -110,6 +134,16 @@ def _summariser(
     return summariser
 
 
+def model_checker(settings: Settings) -> Checker:
+    """The model checks of this run, said out loud (which model, or why not)."""
+    checker = make_checker(settings.checks, os.environ)
+    if isinstance(checker, NoChecker):
+        cx.note(f"model checks: not run ({checker.why})")
+    else:
+        cx.note(f"model checks: {checker.name}")
+    return checker
+
+
 def _record_refused_run(ctx: cx.Context, command: str, backend: str, reason: str) -> None:
     with session_scope(ctx.engine) as session:
         now = utcnow()
@@ -154,7 +188,9 @@ def _run_pipeline(
     only: list[str] | None = None,
     fetch_pages: bool = True,
     force: bool = False,
+    checker: Checker | None = None,
 ) -> RunReport:
+    checker = checker or model_checker(ctx.settings)
     with _progress_bar() as progress:
         pipeline = Pipeline(
             ctx.settings,
@@ -164,6 +200,7 @@ def _run_pipeline(
             command=command,
             fetch_pages=fetch_pages,
             progress=progress,
+            checker=checker,
         )
         return pipeline.run(only_feeds=only or None, force=force)
 
@@ -246,12 +283,18 @@ def demo(
         fallback=ExtractiveSummariser(sentences=settings.summarise.summary_sentences),
     )
     summariser.name = "extractive + recorded replies (demo)"
+    checker = RecordedChecker(
+        load_check_replies(SAMPLE_REPLIES, key=canonical_url), fallback=NoChecker("no model")
+    )
+    checker.name = "recorded check replies (demo)"
     cx.note(
         "demo: offline, no API key, no network; some articles replay RECORDED "
         "model replies to show the draft gates at work"
     )
     with Fetcher(settings.ingest) as fetcher:
-        report = _run_pipeline(ctx, summariser, fetcher, command="demo", fetch_pages=False)
+        report = _run_pipeline(
+            ctx, summariser, fetcher, command="demo", fetch_pages=False, checker=checker
+        )
     _print_report(report, as_json=False)
     cx.out.print(f"\ndemo database: {db}", markup=False)
     cx.out.print(

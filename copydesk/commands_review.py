@@ -199,6 +199,9 @@ REVIEW_ENV_NAMES = frozenset(
 )
 # libpq settings (PGPASSWORD, PGSSLMODE...), locale, Streamlit's own, ours.
 REVIEW_ENV_PREFIXES = ("PG", "LC_", "STREAMLIT_", "COPYDESK_", "XDG_")
+# The schema owner's URL is for `copydesk migrate` alone: a web server that never
+# had the owner's password cannot be made to alter the audit log's triggers.
+REVIEW_ENV_WITHHELD = frozenset({"COPYDESK_MIGRATE_DATABASE_URL"})
 
 
 def review_env(settings: Settings, environ: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -209,7 +212,8 @@ def review_env(settings: Settings, environ: Mapping[str, str] | None = None) -> 
     env = {
         name: value
         for name, value in source.items()
-        if name in REVIEW_ENV_NAMES or name.startswith(REVIEW_ENV_PREFIXES)
+        if (name in REVIEW_ENV_NAMES or name.startswith(REVIEW_ENV_PREFIXES))
+        and name not in REVIEW_ENV_WITHHELD
     }
     env["COPYDESK_DATABASE_URL"] = settings.database.url
     if settings.source:

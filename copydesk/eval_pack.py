@@ -11,8 +11,9 @@ anything runs and raises `PackError` with the first reason it is broken.
 from __future__ import annotations
 
 import hashlib
+import json
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -89,7 +90,11 @@ class Pack:
     name: str
     version: int
     articles: tuple[Article, ...]
-    digest: str  # sha256 of the manifest and every article file, in order
+    digest: str  # sha256 of the manifest, every article file and every scripted file
+    # Scripted model-check replies (the check tool's input JSON) by summary id:
+    # what `copydesk eval` uses offline instead of a model. Not validated for
+    # shape: broken replies are in the pack on purpose, to exercise failing closed.
+    scripted: dict[str, Any] = field(default_factory=dict)
 
     @property
     def summaries(self) -> list[Summary]:
@@ -185,16 +190,45 @@ def load_pack(root: Path) -> Pack:
         path = root / name
         articles.append(_article(path))
         digest.update(path.read_bytes())
+    scripted = _scripted(root, manifest.get("scripted", []), digest)
     pack = Pack(
         root,
         str(manifest.get("name", root.name)),
         int(manifest.get("version", 0)),
         tuple(articles),
         digest.hexdigest(),
+        scripted,
     )
     _check_unique(pack)
     _check_counts(pack, manifest.get("counts", {}))
+    unknown = sorted(set(scripted) - {s.id for s in pack.summaries})
+    if unknown:
+        raise PackError(f"scripted replies for summaries the pack does not have: {unknown}")
     return pack
+
+
+def _scripted(root: Path, files: Any, digest: Any) -> dict[str, Any]:
+    """Every scripted reply, by summary id, from the JSON files the manifest lists."""
+    if not isinstance(files, list):
+        raise PackError("manifest: `scripted` must list the scripted reply files")
+    replies: dict[str, Any] = {}
+    for name in files:
+        path = root / name
+        try:
+            raw = path.read_bytes()
+            data = json.loads(raw)
+        except FileNotFoundError:
+            raise PackError(f"{path}: file not found") from None
+        except (OSError, ValueError) as exc:
+            raise PackError(f"{path}: cannot read: {exc}") from None
+        if not isinstance(data, dict):
+            raise PackError(f"{path}: must map summary ids to scripted replies")
+        for sid in data:
+            if sid in replies:
+                raise PackError(f"{path}: a second scripted reply for {sid}")
+        replies.update(data)
+        digest.update(raw)
+    return replies
 
 
 def _check_unique(pack: Pack) -> None:
@@ -219,16 +253,17 @@ def counts(pack: Pack) -> dict[str, Any]:
         "summaries": len(pack.summaries),
         "clean": sum(s.clean for s in pack.summaries),
         "hard_cases": sum(len(a.hard_cases) for a in pack.articles),
+        "scripted": len(pack.scripted),
         "kinds": kinds,
     }
 
 
 def _check_counts(pack: Pack, declared: dict[str, Any]) -> None:
     actual = counts(pack)
-    for field in ("articles", "summaries", "clean", "hard_cases"):
-        if declared.get(field) != actual[field]:
+    for name in ("articles", "summaries", "clean", "hard_cases", "scripted"):
+        if declared.get(name) != actual[name]:
             raise PackError(
-                f"manifest declares {declared.get(field)} {field}, the pack holds {actual[field]}"
+                f"manifest declares {declared.get(name)} {name}, the pack holds {actual[name]}"
             )
     declared_kinds = declared.get("kinds", {})
     unknown = sorted(set(declared_kinds) - set(KINDS))

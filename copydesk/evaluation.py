@@ -22,17 +22,32 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import statistics
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from copydesk.eval_pack import KINDS, Pack, Summary
-from guards.registry import DRAFT_GATES, GateResult, run_gates
+from guards.checks import CheckReply
+from guards.registry import (
+    CHECK_GATES,
+    DEFAULT_MODES,
+    DRAFT_GATES,
+    GateResult,
+    run_checks,
+    run_gates,
+)
+from summarise.base import Article, CallRecord
+from summarise.checks import RAN, Checker, CheckReplyError, parse_check_input
 
-MODEL_GATES = ("claims_supported", "faithfulness")
+MODEL_GATES = CHECK_GATES
+SCRIPTED_LINE = (
+    "Model checks: SCRIPTED replies shipped with the pack, not a model's:"
+    " their figures test copydesk's verification code, not a judge."
+)
 FACTS_FILE = "facts.json"
 LOG_FILE = "run.jsonl"
 
@@ -51,6 +66,9 @@ class Record:
     passed: bool | None = None
     reason: str = ""
     evidence: Any = None
+    # The model calls behind a model check (on the first model-check line of a
+    # summary only, so adding them up counts each call once) and their ledger ids.
+    calls: list[dict[str, Any]] = field(default_factory=list)
     ledger_ids: list[int] = field(default_factory=list)
     run: int = 1
     type: str = "verdict"
@@ -76,16 +94,20 @@ def mentions(haystack: str, needle: str) -> bool:
     return re.search(pattern, _fold(haystack)) is not None
 
 
+_PASSED_ENTRIES = ("supported", "faithful")
+
+
 def finding_text(reason: str, evidence: Any) -> str:
     """The reason and every string of the evidence, except entries the gate itself
-    marks as found (a number or quotation it grounded is not what it objects to)."""
+    marks as found or passed (a number or quotation it grounded, a claim it found
+    supported, a sentence it verified faithful is not what it objects to)."""
     parts = [reason]
 
     def walk(value: Any) -> None:
         if isinstance(value, str):
             parts.append(value)
         elif isinstance(value, Mapping):
-            if value.get("found") is True:
+            if value.get("found") is True or value.get("outcome") in _PASSED_ENTRIES:
                 return
             for item in value.values():
                 walk(item)
@@ -110,8 +132,6 @@ def outcome(summary: Summary, gate: str, passed: bool, reason: str, evidence: An
 
 # --- running the stack ----------------------------------------------------------
 
-Checker = Callable[[Pack, Summary], list[GateResult]]
-
 
 @dataclass(frozen=True)
 class Stack:
@@ -127,35 +147,110 @@ class Stack:
         article = pack.article(summary.article)
         return run_gates(DRAFT_GATES, article.text, article.url, summary.text, modes=self.modes)
 
-    def why_not_run(self, gate: str, model: str | None) -> str:
+    def why_not_run(self, gate: str, model: ModelChecks | None) -> str:
         if gate in MODEL_GATES:
-            return "no model" if model is None else "not wired"
+            return "no model" if model is None else "off"
         if gate not in DRAFT_GATES:
             return "not in the stack"
         return "off"
 
 
-def score(pack: Pack, stack: Stack, model: str | None = None) -> list[Record]:
-    """Every verdict of the stack on every summary of the pack, as log records."""
+@dataclass
+class ModelChecks:
+    """The model checks (claims_supported, faithfulness) on one reply per summary:
+    the pack's scripted replies offline, or a live checker's."""
+
+    modes: dict[str, str]
+    scripted: Mapping[str, Any] = field(default_factory=dict)
+    checker: Checker | None = None
+
+    @property
+    def label(self) -> str:
+        return "scripted" if self.checker is None else self.checker.name
+
+    def reply(self, pack: Pack, summary: Summary) -> tuple[CheckReply | None, str, str, list]:
+        """(reply, why not, state, call records) for one summary."""
+        if self.checker is not None:
+            a = pack.article(summary.article)
+            got = self.checker.check(Article(summary.id, a.title, a.url, a.text), summary.text)
+            if got.state == RAN:
+                return got.reply, "", RAN, got.calls
+            return None, got.reason or got.state, got.state, got.calls
+        raw = self.scripted.get(summary.id)
+        if raw is None:
+            return None, "no scripted reply", "not run", []
+        try:
+            return parse_check_input(raw), "", RAN, []
+        except CheckReplyError as exc:
+            return None, str(exc), "failed", []
+
+    def check(self, pack: Pack, summary: Summary) -> tuple[list[GateResult], list[CallRecord]]:
+        reply, why, state, calls = self.reply(pack, summary)
+        source = pack.article(summary.article).text
+        modes = {g: self.modes.get(g, DEFAULT_MODES[g]) for g in MODEL_GATES}
+        results = run_checks(source, summary.text, reply, modes=modes, why_not=why, state=state)
+        return results, calls
+
+
+def _record(summary: Summary, result: GateResult, run: int) -> Record:
+    v = result.verdict
+    if not v.ran:
+        return Record(
+            summary.id,
+            summary.article,
+            summary.kind,
+            summary.gate,
+            v.gate,
+            "not_run",
+            result.mode,
+            None,
+            v.reason,
+            v.evidence,
+            run=run,
+            type="not_run",
+        )
+    return Record(
+        summary.id,
+        summary.article,
+        summary.kind,
+        summary.gate,
+        v.gate,
+        outcome(summary, v.gate, v.passed, v.reason, v.evidence),
+        result.mode,
+        v.passed,
+        v.reason,
+        v.evidence,
+        run=run,
+    )
+
+
+Ledger = Callable[[list[CallRecord]], list[int]]
+
+
+def score(
+    pack: Pack,
+    stack: Stack,
+    model: ModelChecks | None = None,
+    run: int = 1,
+    ledger: Ledger | None = None,
+) -> list[Record]:
+    """Every verdict of the stack on every summary of the pack, as log records.
+    `ledger` stores a summary's model calls and returns their ledger ids."""
     records: list[Record] = []
     for summary in pack.summaries:
         results = stack.check(pack, summary)
-        for r in results:
-            v = r.verdict
-            records.append(
-                Record(
-                    summary.id,
-                    summary.article,
-                    summary.kind,
-                    summary.gate,
-                    v.gate,
-                    outcome(summary, v.gate, v.passed, v.reason, v.evidence),
-                    r.mode,
-                    v.passed,
-                    v.reason,
-                    v.evidence,
-                )
+        first_model_line = len(results)
+        calls: list[CallRecord] = []
+        if model is not None:
+            checked, calls = model.check(pack, summary)
+            results = results + checked
+        lines = [_record(summary, r, run) for r in results]
+        if calls and len(lines) > first_model_line:
+            ids = ledger(calls) if ledger is not None else []
+            lines[first_model_line] = replace(
+                lines[first_model_line], calls=[_call(c) for c in calls], ledger_ids=ids
             )
+        records += lines
         ran = {r.gate for r in results}
         if summary.gate is not None and summary.gate not in ran:
             why = stack.why_not_run(summary.gate, model)
@@ -168,10 +263,18 @@ def score(pack: Pack, stack: Stack, model: str | None = None) -> list[Record]:
                     summary.gate,
                     "not_run",
                     reason=why,
+                    run=run,
                     type="not_run",
                 )
             )
     return records
+
+
+def _call(call: CallRecord) -> dict[str, Any]:
+    """What the run log keeps of one model call: enough to cost and audit it."""
+    keep = ("purpose", "backend", "model", "ok", "error", "input_tokens", "output_tokens")
+    keep += ("cache_read_tokens", "cache_creation_tokens", "cost_usd", "request_id")
+    return {k: getattr(call, k, None) for k in keep}
 
 
 # --- the headline numbers -------------------------------------------------------
@@ -182,21 +285,25 @@ def rate(part: int, whole: int) -> float | None:
 
 
 def _gate_facts(records: list[Record]) -> dict[str, dict[str, Any]]:
+    """Per gate that ran or was meant to run on these summaries (a designed gate
+    missing from the stack has no mode and is left to the per-kind figures)."""
     gates: dict[str, dict[str, Any]] = {}
     for r in records:
-        if r.type != "verdict":
+        if r.mode is None:
             continue
         g = gates.setdefault(
             r.gate,
             {"mode": r.mode, "planted": 0, "caught": 0, "wrong_reason": 0, "missed": 0}
-            | {"false_alarms": 0, "clean_checked": 0, "incidental": 0},
+            | {"false_alarms": 0, "clean_checked": 0, "incidental": 0, "not_run": 0},
         )
-        if r.outcome in ("caught", "wrong_reason", "missed"):
+        if r.outcome == "not_run":
+            g["not_run"] += 1
+        elif r.outcome in ("caught", "wrong_reason", "missed"):
             g["planted"] += 1
             g[r.outcome] += 1
         elif r.outcome == "incidental":
             g["incidental"] += 1
-        if r.kind == "clean":
+        if r.kind == "clean" and r.outcome != "not_run":
             g["clean_checked"] += 1
             g["false_alarms"] += r.outcome == "false_alarm"
     for g in gates.values():
@@ -206,6 +313,7 @@ def _gate_facts(records: list[Record]) -> dict[str, dict[str, Any]]:
 
 
 def _kind_facts(pack: Pack, records: list[Record]) -> dict[str, dict[str, Any]]:
+    """Per kind of error: what its designed gate made of it."""
     kinds = {
         kind: {"gate": gate, "planted": 0, "caught": 0, "wrong_reason": 0, "missed": 0}
         | {"not_run": 0}
@@ -215,7 +323,7 @@ def _kind_facts(pack: Pack, records: list[Record]) -> dict[str, dict[str, Any]]:
         if not s.clean:
             kinds[s.kind]["planted"] += 1
     for r in records:
-        if r.kind != "clean" and r.outcome in ("caught", "wrong_reason", "missed", "not_run"):
+        if r.kind != "clean" and r.gate == r.designed_gate:
             kinds[r.kind][r.outcome] += 1
     for k in kinds.values():
         k["catch_rate"] = rate(k["caught"], k["planted"])
@@ -229,10 +337,12 @@ def facts(pack: Pack, records: list[Record], run: dict[str, Any]) -> dict[str, A
     kinds = _kind_facts(pack, records)
     alarmed = {r.case for r in records if r.outcome == "false_alarm"}
     caught = {r.case for r in records if r.outcome == "caught"}
+    found = {r.case for r in records if r.outcome in ("caught", "wrong_reason", "incidental")}
     planted = len(summaries) - clean_total
     stack = {
         "planted": planted,
         "caught": len(caught),
+        "found_by_any_gate": len(found),
         "not_run": sum(k["not_run"] for k in kinds.values()),
         "clean": clean_total,
         "clean_flagged": len(alarmed),
@@ -246,6 +356,38 @@ def facts(pack: Pack, records: list[Record], run: dict[str, Any]) -> dict[str, A
         "gates": _gate_facts(records),
         "kinds": kinds,
     }
+
+
+SPREAD_GATE_FIGURES = ("caught", "wrong_reason", "missed", "false_alarms", "incidental", "not_run")
+SPREAD_KIND_FIGURES = ("caught", "wrong_reason", "missed", "not_run")
+
+
+def _spread(values: list[int]) -> dict[str, float]:
+    return {"min": min(values), "median": statistics.median(values), "max": max(values)}
+
+
+def facts_of_runs(pack: Pack, records: list[Record], run: dict[str, Any]) -> dict[str, Any]:
+    """The headline numbers of run 1, and for the model checks the spread (min,
+    median, max) of each figure over every run, with the calls and their cost."""
+    runs = sorted({r.run for r in records}) or [1]
+    per_run = [facts(pack, [r for r in records if r.run == i], run) for i in runs]
+    result = per_run[0]
+    gates = {
+        g: {f: _spread([p["gates"][g][f] for p in per_run]) for f in SPREAD_GATE_FIGURES}
+        for g in MODEL_GATES
+        if all(g in p["gates"] for p in per_run)
+    }
+    kinds = {
+        k: {f: _spread([p["kinds"][k][f] for p in per_run]) for f in SPREAD_KIND_FIGURES}
+        for k, gate in KINDS.items()
+        if gate in MODEL_GATES
+    }
+    calls = [c for r in records for c in r.calls]
+    cost = sum(c.get("cost_usd") or 0 for c in calls)
+    result["runs"] = len(runs)
+    result["spread"] = {"gates": gates, "kinds": kinds}
+    result["cost"] = {"calls": len(calls), "cost_usd": round(cost, 6)}
+    return result
 
 
 def shortfalls(result: dict[str, Any], gates: Iterable[str]) -> list[str]:

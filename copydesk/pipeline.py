@@ -38,7 +38,7 @@ from sqlmodel import Session, col, select
 
 from copydesk.config import Settings
 from copydesk.reports import FeedReport, RunReport
-from guards.registry import DRAFT_GATES, GateResult, run_gates
+from guards.registry import CHECK_GATES, DRAFT_GATES, GateResult, run_checks, run_gates
 from guards.source import count_words
 from ingest.dedup import item_keys, text_fingerprint, url_aliases
 from ingest.extract import extract_page
@@ -56,6 +56,7 @@ from summarise.base import (
     Summariser,
     SummaryFailed,
 )
+from summarise.checks import RAN, Checker, NoChecker
 
 log = logging.getLogger("copydesk.pipeline")
 
@@ -134,10 +135,13 @@ class Pipeline:
         command: str = "run",
         fetch_pages: bool = True,
         progress: Progress | None = None,
+        checker: Checker | None = None,
     ):
         self.settings = settings
         self.engine = engine
         self.summariser = summariser
+        # The model checks after the draft gates; without one they are "not run".
+        self.checker: Checker = checker or NoChecker("no model")
         self.fetcher = fetcher
         self.command = command
         self.fetch_pages = fetch_pages
@@ -570,6 +574,38 @@ class Pipeline:
         out.verdicts += [("draft", r) for r in checks]
         if any(r.hard_fail for r in checks):
             return _discard(out, checks)
+        return self._model_checks(out, article, draft)
+
+    def _model_checks(self, out: Outcome, article: Article, draft: Draft) -> Outcome:
+        """The second line of defence, after the draft gates passed: one check call,
+        judged by the pure gates. A check that did not run is recorded as such
+        (never a pass); a verified wrong fact discards the item."""
+        modes = self.settings.gates.all_modes()
+        if all(modes[gate] == "off" for gate in CHECK_GATES):
+            return out
+        checked = self.checker.check(article, draft.text)
+        out.calls += checked.calls
+        ran = checked.state == RAN
+        results = run_checks(
+            article.text,
+            draft.text,
+            checked.reply,
+            modes=modes,
+            why_not=checked.reason or "",
+            state=checked.state,
+            require=self.settings.checks.require,
+        )
+        out.verdicts += [("check", r) for r in results]
+        out.details["checks"] = {
+            "state": checked.state,
+            "checker": checked.checker or self.checker.name,
+            "reason": checked.reason,
+            "recorded_reply": checked.recorded_reply,
+        }
+        if not ran:
+            out.details["checks_not_run"] = f"{checked.state} ({checked.reason})"
+        if any(r.hard_fail for r in results):
+            return _discard(out, results)
         return out
 
     def _fetch_page(self, job: Job, out: Outcome) -> str | None:
@@ -729,12 +765,14 @@ class Pipeline:
             for call in out.calls:
                 session.add(ModelCall(item_id=item.id, run_id=self.run_id, **vars(call)))
             failed = [r.gate for _, r in out.verdicts if r.hard_fail]
-            flagged = [r.gate for _, r in out.verdicts if r.flagged]
+            flagged = [r.gate for _, r in out.verdicts if r.flagged and not r.not_run]
             reason = out.reason
             if out.to_status == st.DRAFT:
                 reason = "all hard gates passed" + (
                     f"; flagged: {', '.join(flagged)}" if flagged else ""
                 )
+                if out.details.get("checks_not_run"):
+                    reason += f"; model checks {out.details['checks_not_run']}"
             details = dict(out.details)
             if out.to_status == st.DISCARDED and out.discard_kind:
                 details["discard_kind"] = out.discard_kind  # for stats, not parsed from text

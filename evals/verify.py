@@ -52,6 +52,8 @@ def read_pack(pack_dir):
             article = tomllib.loads(path.read_text(encoding="utf-8"))
             for s in article["summary"]:
                 keys[s["id"]] = (s["key"], s.get("gate"), list(s.get("evidence", [])))
+        for name in manifest.get("scripted", []):
+            digest.update((pack_dir / name).read_bytes())
     except (OSError, KeyError, tomllib.TOMLDecodeError) as exc:
         raise Unreadable(f"cannot read the pack at {pack_dir}: {exc}") from None
     return keys, list(manifest["counts"]["kinds"]), digest.hexdigest()
@@ -104,7 +106,11 @@ def strings_of(value, into):
     if isinstance(value, str):
         into.append(value)
     elif isinstance(value, dict):
-        if value.get("found") is not True:
+        passed_entry = value.get("found") is True or value.get("outcome") in (
+            "supported",
+            "faithful",
+        )
+        if not passed_entry:
             for v in value.values():
                 strings_of(v, into)
     elif isinstance(value, list):
@@ -156,7 +162,7 @@ def recompute(header, lines, keys, kind_names):
         if kind != "clean":
             kinds[kind]["planted"] += 1
     seen = set()
-    caught_cases, flagged_cases = set(), set()
+    caught_cases, flagged_cases, found_cases = set(), set(), set()
     for line in lines:
         case = line.get("case")
         if case not in keys:
@@ -164,8 +170,23 @@ def recompute(header, lines, keys, kind_names):
             continue
         seen.add(case)
         key = keys[case]
+        gate = line["gate"]
+        g = None
+        if line.get("mode") is not None:
+            g = gates.get(gate)
+            if g is None:
+                g = gates[gate] = {"mode": line.get("mode")}
+                for name in ("planted", "caught", "wrong_reason", "missed", "false_alarms"):
+                    g[name] = 0
+                g["clean_checked"] = 0
+                g["incidental"] = 0
+                g["not_run"] = 0
         if line.get("type") == "not_run":
-            if key[0] != "clean":
+            if line.get("outcome") != "not_run":
+                problems.append(f"run log: {case} {gate}: a check that did not run is not_run")
+            if g is not None:
+                g["not_run"] += 1
+            if key[0] != "clean" and gate == key[1]:
                 kinds[key[0]]["not_run"] += 1
             continue
         result = decide(key, line)
@@ -174,13 +195,9 @@ def recompute(header, lines, keys, kind_names):
                 f"run log: {case} {line['gate']}: outcome {line.get('outcome')!r},"
                 f" the verdict says {result!r}"
             )
-        g = gates.get(line["gate"])
         if g is None:
-            g = gates[line["gate"]] = {"mode": line.get("mode")}
-            for name in ("planted", "caught", "wrong_reason", "missed", "false_alarms"):
-                g[name] = 0
-            g["clean_checked"] = 0
-            g["incidental"] = 0
+            problems.append(f"run log: {case} {gate}: a verdict without a mode")
+            continue
         if key[0] == "clean":
             g["clean_checked"] += 1
             if result == "false_alarm":
@@ -188,12 +205,15 @@ def recompute(header, lines, keys, kind_names):
                 flagged_cases.add(case)
         elif result == "incidental":
             g["incidental"] += 1
+            found_cases.add(case)
         elif result != "pass":
             g["planted"] += 1
             g[result] += 1
             kinds[key[0]][result] += 1
             if result == "caught":
                 caught_cases.add(case)
+            if result in ("caught", "wrong_reason"):
+                found_cases.add(case)
     for missing in sorted(set(keys) - seen):
         problems.append(f"run log: no verdict at all for summary {missing}")
     for g in gates.values():
@@ -206,6 +226,7 @@ def recompute(header, lines, keys, kind_names):
     stack = {
         "planted": planted,
         "caught": len(caught_cases),
+        "found_by_any_gate": len(found_cases),
         "not_run": sum(k["not_run"] for k in kinds.values()),
         "clean": clean,
         "clean_flagged": len(flagged_cases),
@@ -252,8 +273,55 @@ def verify(run_dir, pack_dir, facts_path=None, log_path=None):
     problems = []
     if header.get("pack", {}).get("digest") != digest:
         problems.append("run log: the run was made with a different pack than the one read here")
-    expected, log_problems = recompute(header, lines, keys, kind_names)
+    expected, log_problems = recompute_runs(header, lines, keys, kind_names)
     return problems + log_problems + differences(expected, stated)
+
+
+GATE_SPREAD = ("caught", "wrong_reason", "missed", "false_alarms", "incidental", "not_run")
+KIND_SPREAD = ("caught", "wrong_reason", "missed", "not_run")
+MODEL_CHECKS = ("claims_supported", "faithfulness")
+
+
+def low_mid_high(values):
+    ordered = sorted(values)
+    n = len(ordered)
+    middle = ordered[n // 2] if n % 2 else (ordered[n // 2 - 1] + ordered[n // 2]) / 2
+    return {"min": ordered[0], "median": middle, "max": ordered[-1]}
+
+
+def recompute_runs(header, lines, keys, kind_names):
+    """Run 1's figures, the spread of the model checks' figures over every run,
+    and the model calls with their cost."""
+    run_numbers = sorted({line.get("run", 1) for line in lines}) or [1]
+    problems, per_run = [], []
+    for number in run_numbers:
+        mine = [line for line in lines if line.get("run", 1) == number]
+        figures, found = recompute(header, mine, keys, kind_names)
+        per_run.append(figures)
+        problems += found if number == run_numbers[0] else []
+    result = per_run[0]
+    gates = {}
+    for gate in MODEL_CHECKS:
+        if all(gate in figures["gates"] for figures in per_run):
+            gates[gate] = {
+                f: low_mid_high([figures["gates"][gate][f] for figures in per_run])
+                for f in GATE_SPREAD
+            }
+    kinds = {}
+    for kind in kind_names:
+        if result["kinds"][kind]["gate"] in MODEL_CHECKS:
+            kinds[kind] = {
+                f: low_mid_high([figures["kinds"][kind][f] for figures in per_run])
+                for f in KIND_SPREAD
+            }
+    calls = [call for line in lines for call in line.get("calls") or []]
+    total = 0
+    for call in calls:
+        total += call.get("cost_usd") or 0
+    result["runs"] = len(run_numbers)
+    result["spread"] = {"gates": gates, "kinds": kinds}
+    result["cost"] = {"calls": len(calls), "cost_usd": round(total, 6)}
+    return result, problems
 
 
 # --- the selftest ----------------------------------------------------------------
@@ -295,7 +363,7 @@ def plants(header, lines, facts, keys, kind_names):
     out.append(("a false alarm dropped", copy.deepcopy(facts), noisy))
 
     missing = _add_event(lines, keys, "missed")
-    truth, _ = recompute(header, missing, keys, kind_names)
+    truth, _ = recompute_runs(header, missing, keys, kind_names)
     moved = copy.deepcopy(truth)
     source = next(k for k, v in moved["kinds"].items() if v["missed"] > 0)
     target = next(k for k in moved["kinds"] if k != source and moved["kinds"][k]["planted"])

@@ -134,8 +134,10 @@ NOT_VERIFIED = "not verified"
 _WORDS = re.compile(r"\w+")
 
 
-def _judged(source: str, draft: str, j: SentenceJudgement) -> dict[str, Any]:
-    draft_span = locate_passage(draft, j.sentence)
+def _judged(source: str, draft: str, j: SentenceJudgement, after: int) -> dict[str, Any]:
+    # Sentences come in draft order: a sentence the draft repeats (a headline the
+    # summary restates) is looked for after the previous one first.
+    draft_span = locate_passage(draft, j.sentence, after) or locate_passage(draft, j.sentence)
     source_span = locate_passage(source, j.passage) if j.passage else None
     errors = [kind for kind in j.errors if kind in ERROR_KINDS]
     material = j.material or j.wrong_fact  # a wrong fact is always material
@@ -192,7 +194,12 @@ def faithfulness(source: str, draft: str, sentences: Sequence[SentenceJudgement]
     """Fail on a verified wrong fact; fail flag-only on a verified material error,
     an unverified judgement or a part of the draft nobody judged (see the module)."""
     source, draft = source or "", draft or ""
-    entries = [_judged(source, draft, j) for j in sentences]
+    entries: list[dict[str, Any]] = []
+    after = 0
+    for j in sentences:
+        entries.append(_judged(source, draft, j, after))
+        if entries[-1]["draft_span"]:
+            after = entries[-1]["draft_span"][1]
     gaps = _not_judged(draft, entries)
     evidence: dict[str, Any] = {"sentences": entries, "not_judged": gaps}
     wrong = [e for e in entries if e["outcome"] == WRONG_FACT]

@@ -34,6 +34,7 @@ they are not words of the source.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from functools import lru_cache
 from typing import Any, NamedTuple
 
@@ -242,11 +243,10 @@ def _source(source: str) -> Normalised:
     return normalise(source)
 
 
-def _locate(source: Normalised, parts: list[str]) -> list[tuple[int, int] | None]:
+def _locate(source: Normalised, parts: list[str], pos: int = 0) -> list[tuple[int, int] | None]:
     """Where each fragment is, each searched after the previous one; None from
     the first fragment that is not there (the later ones cannot be in order)."""
     spans: list[tuple[int, int] | None] = []
-    pos = 0
     for part in parts:
         found = _find(source.text, _PIECES.findall(source.fold(part)), pos)
         if found is None:
@@ -295,15 +295,19 @@ def quotes_verbatim(source: str, url: str | None, draft: str) -> Verdict:
     return Verdict(GATE, True, f"all {len(evidence)} quotations found in the source", evidence)
 
 
-def locate_passage(source: str, passage: str) -> tuple[int, int] | None:
+def locate_passage(source: str, passage: str, start: int = 0) -> tuple[int, int] | None:
     """Where `passage` is in `source`, word for word with the normalisation the
     quotes use (case, whitespace, quotation style, invisibles, end punctuation),
     as the original [start, end); None when it is not there.
 
     Unlike a quotation, a passage is one contiguous run: an ellipsis is not a
     gap here (it must be in the source too), so a passage cannot stitch far
-    apart words into a sentence the source never wrote."""
+    apart words into a sentence the source never wrote. The search starts at
+    the original offset `start`."""
     norm = _ENDS.sub("", unify_style(clean(passage or "")))
     if not norm:
         return None
-    return _locate(_source(source or ""), [norm])[0]
+    text = _source(source or "")
+    if start and text.starts is not None:  # `start` is an original offset
+        start = bisect_left(text.starts, start)
+    return _locate(text, [norm], start)[0]

@@ -9,7 +9,10 @@ the exact characters of the original source.
 
 from __future__ import annotations
 
+import bisect
+import functools
 import re
+import sys
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -143,3 +146,94 @@ def shorten(text: str, limit: int = 80) -> str:
     """A one-line excerpt for a reason string."""
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+# --- compatibility folding (numbers, names, dates) ---------------------------
+# Unicode NFKC reads fullwidth digits, superscripts, ligatures and the like as
+# their plain forms, and invisible characters (category Cf: zero-width space,
+# word joiner, soft hyphen, bidi controls; plus the other default-ignorable
+# code points such as variation selectors and the combining grapheme joiner)
+# are dropped, so "4<U+200B>2" reads 42.
+# The typographic spaces that group digits (no-break, figure, thin, narrow
+# no-break) are kept as they are: the numbers gate tells them from a plain space.
+
+# Default_Ignorable_Code_Point (Unicode DerivedCoreProperties) that are not Cf.
+_DEFAULT_IGNORABLE = [
+    (0x034F, 0x034F), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x180B, 0x180F),
+    (0x2065, 0x2065), (0x3164, 0x3164), (0xFE00, 0xFE0F), (0xFFA0, 0xFFA0),
+    (0xFFF0, 0xFFF8), (0xE0000, 0xE0FFF),
+]  # fmt: skip
+_KEEP = frozenset("\u00a0\u2007\u2009\u202f")
+_NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")
+
+
+@functools.lru_cache(maxsize=8192)
+def fold_char(ch: str) -> str:
+    """What compat_fold makes of one non-ASCII character ("" when it is dropped)."""
+    code = ord(ch)
+    if unicodedata.category(ch) == "Cf" or any(lo <= code <= hi for lo, hi in _DEFAULT_IGNORABLE):
+        return ""
+    return ch if ch in _KEEP else unicodedata.normalize("NFKC", ch)
+
+
+def _run_unchanged(run: str) -> bool:
+    """True when no character of a non-ASCII run changes (checked in C first)."""
+    return unicodedata.is_normalized("NFKC", run) and all(fold_char(c) == c for c in run)
+
+
+@dataclass(frozen=True)
+class Folded:
+    """NFKC text without invisible characters, and the way back to the original offsets.
+
+    `breaks` lists, for each original character whose folded form is not one
+    character long, (folded offset, original offset, folded length); between
+    two breaks offsets move one for one."""
+
+    text: str
+    breaks: tuple[tuple[int, int, int], ...] = ()
+
+    def original(self, i: int, *, end: bool = False) -> int:
+        """The original offset of folded offset `i` (an end offset when `end`)."""
+        if not self.breaks:
+            return i
+        k = bisect.bisect_right(self.breaks, (i, sys.maxsize, 0)) - 1
+        if k < 0:
+            return i
+        at, orig, length = self.breaks[k]
+        if i < at + length or (end and i == at + length and length):
+            return orig + 1 if end else orig  # inside the expansion of one character
+        return orig + 1 + (i - at - length)
+
+    def span(self, start: int, end: int) -> tuple[int, int]:
+        return self.original(start), self.original(end, end=True) if end > start else start
+
+
+def compat_fold(text: str) -> Folded:
+    """`text` in NFKC with invisible characters dropped (see above).
+
+    Only runs of non-ASCII characters are looked at, so an English article
+    with a few curly quotes costs a few microseconds."""
+    if text.isascii():
+        return Folded(text)
+    pieces: list[str] = []
+    breaks: list[tuple[int, int, int]] = []
+    pos = out = 0
+    for m in _NON_ASCII_RUN.finditer(text):
+        if _run_unchanged(m.group()):
+            continue
+        for i in range(m.start(), m.end()):
+            ch = text[i]
+            new = fold_char(ch)
+            if new == ch:
+                continue
+            pieces.append(text[pos:i])
+            out += i - pos
+            if len(new) != 1:
+                breaks.append((out, i, len(new)))
+            pieces.append(new)
+            out += len(new)
+            pos = i + 1
+    if not pieces:
+        return Folded(text)
+    pieces.append(text[pos:])
+    return Folded("".join(pieces), tuple(breaks))

@@ -12,6 +12,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from summarise.base import Article, CallRecord, Draft, Summariser, SummaryFailed
 
@@ -73,3 +74,14 @@ class RecordedSummariser:
             recorded_reply=True,
             calls=[call],
         )
+
+
+def load_check_replies(
+    path: str | Path, key: Callable[[str], str] = lambda url: url
+) -> dict[str, Any]:
+    """Recorded check replies from the same file's optional
+    `"checks": [{"url": ..., "check": <the check tool's input JSON>}]`, keyed by
+    `key(url)`: the URL the checker will receive (the canonical URL), as for
+    `load_replies`."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    return {key(raw["url"]): raw["check"] for raw in data.get("checks", [])}

@@ -387,7 +387,7 @@ def grounded_check(source: str, draft: str) -> dict[str, Any]:
     """A check a careful model gives a draft made of the source's own sentences:
     each summary sentence is a claim whose passage is itself, every sentence is
     faithful, and the headline (a cut first sentence) is settled by that sentence."""
-    headline, _, summary = draft.partition("\n\n")
+    headline, _, summary = draft.rpartition("\n\n")
     parts = [p.strip() for p in _SENTENCE.split(summary) if p.strip()]
     first = next((p for p in _SENTENCE.split(source) if p.strip()), source).strip()
 

@@ -8,6 +8,7 @@ Fixtures (names are stable, other test files rely on them):
                    afterwards. Without that variable the test is skipped, unless
                    `COPYDESK_REQUIRE_PG=1` (CI sets it): then it fails. Tests using it are
                    marked `postgres` automatically.
+- `pg_runtime_url` `pg_url` signed in as the runtime role (see the fixture).
 - `db_url`         parametrized over ids "sqlite" and "postgres": one of the two above.
 - `engine`         `store.db.open_store(db_url)`: a migrated engine on both backends,
                    disposed afterwards.
@@ -58,6 +59,7 @@ LEAKY_ENV = (
     "ANTHROPIC_CUSTOM_HEADERS",
     "COPYDESK_CONFIG",
     "COPYDESK_DATABASE_URL",
+    "COPYDESK_MIGRATE_DATABASE_URL",
     "COPYDESK_BACKEND",
     "COPYDESK_MODEL",
 )
@@ -201,6 +203,31 @@ def pg_url(_pg_admin: tuple[Engine, URL], request: pytest.FixtureRequest) -> Ite
     can run the suite against one server at once."""
     with _fresh_pg_database(*_pg_admin) as fresh, _chain_checked(request, fresh) as url:
         yield url
+
+
+RUNTIME_ROLE_ENV = "COPYDESK_TEST_PG_RUNTIME_ROLE"
+
+
+@pytest.fixture
+def pg_runtime_url(pg_url: str) -> str:
+    """`pg_url` signed in as the runtime role (no ownership, no CREATEDB), given by
+    env `COPYDESK_TEST_PG_RUNTIME_ROLE` as NAME:PASSWORD (default copydesk_app:copydesk_app,
+    which .ci/run creates). The database is not migrated, and no rights are granted:
+    the test runs `copydesk migrate` (or `store.db.migrate_as_owner`) with `pg_url`."""
+    name, _, password = os.environ.get(RUNTIME_ROLE_ENV, "copydesk_app:copydesk_app").partition(":")
+    url = make_url(pg_url).set(username=name, password=password)
+    probe = create_engine(url)
+    try:
+        with probe.connect() as conn:
+            conn.execute(text("SELECT 1"))
+    except Exception as exc:  # noqa: BLE001 - turned into a skip or a clear failure
+        message = f"runtime role {name!r} cannot sign in ({RUNTIME_ROLE_ENV}; .ci/run creates it)"
+        if os.environ.get(REQUIRE_PG_ENV) == "1":
+            pytest.fail(f"{message}: {exc}", pytrace=False)
+        pytest.skip(message)
+    finally:
+        probe.dispose()
+    return url.render_as_string(hide_password=False)
 
 
 # --- Either backend -------------------------------------------------------------------

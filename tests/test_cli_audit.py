@@ -1,6 +1,7 @@
 """`copydesk audit` and `copydesk discards`: an item's history and the discards, from the
 database alone. Rows are made the way the pipeline makes them: `store.status` for
-items and moves, GateVerdict and ModelCall rows in the same session."""
+items and moves, and every verdict by running the real gates on the item's source
+and draft (so the reasons and evidence asserted here are the gates' own)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import json
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from unittest import mock
 
 import pytest
 import typer
@@ -17,9 +19,11 @@ from typer.testing import CliRunner
 
 from copydesk import audit
 from copydesk.cli import app as cli_app
-from store import audit_chain, status
+from guards.registry import DRAFT_GATES, SOURCE_GATES, run_gates
+from guards.source import count_words
+from store import status
 from store.db import session_scope
-from store.models import AuditEvent, Feed, GateVerdict, Item, ModelCall, Run
+from store.models import Feed, GateVerdict, Item, ModelCall, Run
 
 GAZETTE = "Harbourside Gazette"
 COURIER = "Valley Courier"
@@ -27,8 +31,39 @@ FLOODS_URL = "https://news.example.org/port-elsmere-flood-alerts"
 FLOODS_LINK = "https://NEWS.example.org/port-elsmere-flood-alerts?utm_source=rss&utm_medium=feed"
 SOURCE_TEXT = (
     "The harbour authority in Port Elsmere said on Tuesday that 4,080 households had signed "
-    "up for its new flood-warning text service in the first month."
+    "up for its new flood-warning text service in the first month.\n\n"
+    "The service sends a message when the tide gauge at Quarry Point rises above 5.2 metres, "
+    'and a second one when the water begins to fall. "We would rather wake people twice than '
+    "not at all,\" said the authority's duty officer, Isla Branwen. The authority plans to add "
+    "the villages of Saltmere and Oxley Hythe before the spring tides."
 )
+# An invented figure (4,800 for 4,080) and a quotation the source never had.
+FLOODS_HEADLINE = "Flood alerts draw 4,800 households"
+FLOODS_SUMMARY = (
+    "The harbour authority says 4,800 households joined its flood-warning service, "
+    'which it called "the loudest alarm on the coast".'
+)
+FLOODS_NUMBERS = "1 of 1 numbers not in the source: 4,800"
+FLOODS_QUOTES = "1 of 1 quotations not in the source; first: “the loudest alarm on the coast”"
+MILL_TEXT = (
+    "The Ashcombe weaving mill will reopen in January with 85 jobs, its new owners said on "
+    "Thursday, eleven years after the looms stopped.\n\n"
+    "Tarrow Textiles bought the building in the summer and has installed six refurbished looms. "
+    '"The skills never left this valley," said the company\'s founder, Ewan Merriday. The first '
+    "orders are for upholstery cloth for a furniture maker in Hallbrook."
+)
+# 58 for 85, and the founder's words rearranged.
+MILL_DRAFT = (
+    "Weaving mill reopens with 58 jobs\n\nTarrow Textiles will reopen the Ashcombe mill with "
+    '58 jobs. "The valley never lost its skills," its founder said.'
+)
+BRIDGE_TEXT = (
+    "The old bridge over the Kell at Marlow Ford will close for six weeks from Monday while "
+    "engineers replace two of its bearings, the county council said. Buses will divert through "
+    "Pennick, adding about ten minutes to the journey, and a footpath on the weir will stay "
+    "open for people on foot."
+)
+MIN_WORDS = 20  # as the world's config.toml says
 
 
 @dataclass
@@ -83,31 +118,42 @@ def born(s, run: Run, feed: Feed | None, **fields) -> Item:
     return item
 
 
-def verdicts(s, item: Item, run: Run, *rows: tuple) -> None:
-    for stage, gate, mode, passed, reason, evidence in rows:
+def gated(
+    s,
+    item: Item,
+    run: Run,
+    source: str,
+    draft: str | None = None,
+    modes: dict[str, str] | None = None,
+) -> str | None:
+    """The real gates, run and stored as the pipeline runs and stores them: the source
+    gates, then (given a draft) the draft gates. Returns the pipeline's discard
+    reason, or None when no hard gate failed."""
+    modes = modes or {}
+    url = item.source_url
+    results = [
+        ("source", r)
+        for r in run_gates(SOURCE_GATES, source, url, "", modes=modes, min_source_words=MIN_WORDS)
+    ]
+    if draft is not None:
+        results += [("draft", r) for r in run_gates(DRAFT_GATES, source, url, draft, modes=modes)]
+    for stage, result in results:
+        d = result.to_dict()
         s.add(
             GateVerdict(
                 item_id=item.id,
                 run_id=run.id,
                 stage=stage,
-                gate=gate,
-                mode=mode,
-                passed=passed,
-                reason=reason,
-                evidence=evidence,
+                gate=d["gate"],
+                passed=d["passed"],
+                mode=d["mode"],
+                reason=d["reason"],
+                evidence=d["evidence"],
             )
         )
     s.flush()
-
-
-def source_passed(s, item: Item, run: Run) -> None:
-    verdicts(
-        s,
-        item,
-        run,
-        ("source", "source_url", "discard", True, "absolute http(s) URL with a host", None),
-        ("source", "source_length", "discard", True, "source has 182 words", {"words": 182}),
-    )
+    failed = [r for _, r in results if r.hard_fail]
+    return "; ".join(f"{r.gate}: {r.verdict.reason}" for r in failed) or None
 
 
 def build_world(s: Session, engine: Engine) -> World:
@@ -132,12 +178,11 @@ def build_world(s: Session, engine: Engine) -> World:
         fetch_status=200,
         fetch_bytes=48213,
         source_text=SOURCE_TEXT,
-        word_count=182,
+        word_count=count_words(SOURCE_TEXT),
         summariser="anthropic:claude-haiku-4-5",
-        headline="Flood alerts draw 4,800 households",
-        summary="The harbour authority says 4,800 households joined its flood-warning service.",
+        headline=FLOODS_HEADLINE,
+        summary=FLOODS_SUMMARY,
     )
-    source_passed(s, floods, run)
     s.add(
         ModelCall(
             item_id=floods.id,
@@ -160,28 +205,16 @@ def build_world(s: Session, engine: Engine) -> World:
             response_json={"content": [{"type": "tool_use"}]},
         )
     )
-    verdicts(
+    why = gated(
         s,
         floods,
         run,
-        (
-            "draft",
-            "numbers_grounded",
-            "discard",
-            False,
-            "4,800 is not a number of the source",
-            {"missing": ["4,800"], "found": []},
-        ),
-        (
-            "draft",
-            "quotes_verbatim",
-            "flag",
-            False,
-            "1 quote not in the source",
-            {"missing": ["x"]},
-        ),
+        SOURCE_TEXT,
+        f"{FLOODS_HEADLINE}\n\n{FLOODS_SUMMARY}",
+        modes={"quotes_verbatim": "flag"},
     )
-    status.move(s, floods, status.DISCARDED, actor=actor, reason="numbers_grounded: 4,800")
+    assert why == f"numbers_grounded: {FLOODS_NUMBERS}"  # the flagged quote does not discard
+    status.move(s, floods, status.DISCARDED, actor=actor, reason=why)
 
     ferry = born(
         s,
@@ -190,16 +223,16 @@ def build_world(s: Session, engine: Engine) -> World:
         dedup_key="https://news.example.org/ferry-timetable",
         source_url="https://news.example.org/ferry-timetable",
         original_url="https://news.example.org/ferry-timetable",
-        title="Winter ferry timetable published",
+        title="Flood alerts reach thousands",
         text_origin="feed_content",
         source_text=SOURCE_TEXT,
         word_count=240,
         summariser="anthropic:claude-haiku-4-5",
         recorded_reply=True,
-        headline="Winter ferry timetable out",
-        summary="The winter ferry timetable starts next week.",
+        headline="Flood alerts reach 4,080 households",
+        summary="Port Elsmere's flood-warning texts reached 4,080 households in a month.",
     )
-    source_passed(s, ferry, run)
+    assert gated(s, ferry, run, SOURCE_TEXT, f"{ferry.headline}\n\n{ferry.summary}") is None
     status.move(s, ferry, status.DRAFT, actor=actor, reason="all hard gates passed")
     status.move(s, ferry, status.APPROVED, actor="editor:maya")
 
@@ -213,9 +246,10 @@ def build_world(s: Session, engine: Engine) -> World:
         title="Old bridge to close for repairs",
         text_origin="page",
         fetch_status=200,
-        word_count=310,
+        source_text=BRIDGE_TEXT,
+        word_count=count_words(BRIDGE_TEXT),
     )
-    source_passed(s, bridge, run)
+    assert gated(s, bridge, run, BRIDGE_TEXT) is None
     for attempt in range(1, 6):
         s.add(
             ModelCall(
@@ -259,21 +293,16 @@ def build_world(s: Session, engine: Engine) -> World:
         original_url="https://market.example.com/stalls",
         title="Market stall fees rise",
     )
-    # A discard from last month: written as the status machine writes it, but back-dated.
-    audit_chain.append(
-        s,
-        AuditEvent(
-            item_id=market.id,
-            at=datetime.now(UTC) - timedelta(days=30),
+    # A discard from last month: the status machine's own move, on a clock set back.
+    month_ago = datetime.now(UTC) - timedelta(days=30)
+    with mock.patch.object(status, "utcnow", lambda: month_ago):
+        status.move(
+            s,
+            market,
+            status.DISCARDED,
             actor=actor,
-            from_status=status.NEW,
-            to_status=status.DISCARDED,
-            reason="link refused: robots.txt disallows /stalls",
-        ),
-    )
-    market.status = status.DISCARDED
-    market.version += 1
-    s.flush()
+            reason="robots.txt disallows https://market.example.com/stalls",
+        )
 
     mill = born(
         s,
@@ -283,17 +312,18 @@ def build_world(s: Session, engine: Engine) -> World:
         source_url="https://courier.example.net/mill-reopens",
         original_url="https://courier.example.net/mill-reopens",
         title="Weaving mill reopens with 85 jobs",
+        source_text=MILL_TEXT,
+        word_count=count_words(MILL_TEXT),
         summariser="anthropic:claude-haiku-4-5",
+        headline=MILL_DRAFT.split("\n\n")[0],
+        summary=MILL_DRAFT.split("\n\n")[1],
     )
-    source_passed(s, mill, run)
-    verdicts(
-        s,
-        mill,
-        run,
-        ("draft", "numbers_grounded", "discard", False, "58 is not a number of the source", None),
-        ("draft", "quotes_verbatim", "discard", False, "1 quote not in the source", None),
+    why = gated(s, mill, run, MILL_TEXT, MILL_DRAFT)
+    assert why == (
+        "numbers_grounded: 1 of 1 numbers not in the source: 58; quotes_verbatim: 1 of 1 "
+        "quotations not in the source; first: “The valley never lost its skills,”"
     )
-    status.move(s, mill, status.DISCARDED, actor=actor, reason="2 gates failed")
+    status.move(s, mill, status.DISCARDED, actor=actor, reason=why)
 
     school = born(
         s,
@@ -325,11 +355,13 @@ def test_audit_by_id_tells_the_whole_story(app, runner, world):
         "text origin: page",
         "fetch status: 200",
         "fetch bytes: 48213",
-        "words extracted: 182",
+        f"words extracted: {count_words(SOURCE_TEXT)}",
         "summariser: anthropic:claude-haiku-4-5",
-        "headline: Flood alerts draw 4,800 households",
-        "4,800 is not a number of the source",
-        'missing: ["4,800"]',
+        f"headline: {FLOODS_HEADLINE}",
+        FLOODS_NUMBERS,
+        'NOT FOUND {"number": "4,800"',
+        "1 of 1 quotations not in the source",  # the rest is wrapped in the table
+        'NOT FOUND {"quote": "the loudest alarm on the coast"',
         "failed (flag)",
         "request id: req_011CVfloods",
         "1210 in, 96 out",
@@ -342,7 +374,6 @@ def test_audit_by_id_tells_the_whole_story(app, runner, world):
         f"seen in feed {GAZETTE}",
         "(born) -> new",
         "new -> discarded",
-        "numbers_grounded: 4,800",
     ):
         assert expected in text, expected
     assert "ARTICLE TEXT" not in text  # request bodies only with --full
@@ -368,7 +399,7 @@ def test_audit_json_is_one_document_with_everything_in_order(app, runner, world)
         "text_origin": "page",
         "fetch_status": 200,
         "fetch_bytes": 48213,
-        "word_count": 182,
+        "word_count": count_words(SOURCE_TEXT),
     }
     assert doc["summariser"] == {
         "name": "anthropic:claude-haiku-4-5",
@@ -381,8 +412,13 @@ def test_audit_json_is_one_document_with_everything_in_order(app, runner, world)
         ("draft", "numbers_grounded", False),
         ("draft", "quotes_verbatim", False),
     ]
-    assert doc["verdicts"][2]["evidence"] == {"missing": ["4,800"], "found": []}
-    assert doc["verdicts"][3]["mode"] == "flag"
+    numbers = doc["verdicts"][2]["evidence"]
+    assert [(e["number"], e["found"]) for e in numbers] == [("4,800", False)] * 2
+    assert (doc["verdicts"][2]["reason"], doc["verdicts"][3]["reason"]) == (
+        FLOODS_NUMBERS,
+        FLOODS_QUOTES,
+    )
+    assert [v["mode"] for v in doc["verdicts"]] == ["discard", "discard", "discard", "flag"]
     (call,) = doc["model_calls"]
     assert call == call | {
         "purpose": "summary",
@@ -404,6 +440,7 @@ def test_audit_json_is_one_document_with_everything_in_order(app, runner, world)
         (None, "new"),
         ("new", "discarded"),
     ]
+    assert doc["events"][-1]["reason"] == f"numbers_grounded: {FLOODS_NUMBERS}"
     birth = doc["events"][0]
     assert birth["actor"].startswith("run:")
     assert birth["details"] == {
@@ -529,7 +566,7 @@ def test_discards_newest_first_with_reasons_and_counts(app, runner, world):
     }
     # Only hard failures count: the flagged quote is not why it was discarded.
     assert [(g["gate"], g["reason"]) for g in floods["failed_gates"]] == [
-        ("numbers_grounded", "4,800 is not a number of the source")
+        ("numbers_grounded", FLOODS_NUMBERS)
     ]
     assert by_id[world.bridge]["failed_gates"] == []
     assert by_id[world.bridge]["reason"] == "model failed 5 times: 529 overloaded"
@@ -596,9 +633,9 @@ def test_discards_table_shows_items_reasons_and_counts(app, runner, world):
         "Discarded items (4)",
         "Port Elsmere flood alerts draw thousands",
         FLOODS_URL,
-        "numbers_grounded: 4,800 is not a number of the source",
+        f"numbers_grounded: {FLOODS_NUMBERS}",
         "model failed 5 times: 529 overloaded",
-        "link refused: robots.txt disallows /stalls",
+        "robots.txt disallows https://market.example.com/stalls",
         COURIER,
         "Discards per gate",
     ):

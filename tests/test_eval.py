@@ -149,6 +149,26 @@ def test_a_broken_pack_is_refused_with_the_reason(tmp_path, file, old, new, reas
         load_pack(root)
 
 
+def test_cli_reports_an_unwritable_run_folder_or_a_missing_pack_in_one_line(workdir):
+    (workdir / "taken").write_text("a file where the run folder would go")
+    result = run_eval("--out", "taken")
+    assert result.exit_code == 3 and "cannot write the run to taken/" in result.stderr
+    assert result.stderr.count("\n") == 1
+    missing = run_eval("--pack", str(workdir / "nowhere"))
+    assert missing.exit_code == 3 and "manifest.toml: file not found" in missing.stderr
+
+
+def test_compare_prints_names_from_run_files_as_plain_text(workdir):
+    a = json.loads(run_eval("--out", "runs", "--json").stdout)["run"]["run_id"]
+    b_dir = workdir / "runs" / "b"
+    shutil.copytree(workdir / "runs" / a, b_dir)
+    facts = json.loads((b_dir / ev.FACTS_FILE).read_text())
+    facts["gates"]["[bold red]x[/bold red]"] = facts["gates"]["numbers_grounded"]
+    (b_dir / ev.FACTS_FILE).write_text(json.dumps(facts))
+    table = run_eval("--out", "runs", "--compare", a, "b")
+    assert table.exit_code == 0 and "[bold red]x[/bold red]" in table.stdout
+
+
 def test_cli_refuses_a_broken_pack_in_one_line(workdir):
     root = _copy_pack(workdir)
     _edit(root / "manifest.toml", "clean = 31", "clean = 40")
@@ -219,16 +239,18 @@ def test_eval_writes_log_and_facts_and_prints_the_table(workdir, pack):
     result = run_eval()
     assert result.exit_code == 1  # the known gap above is a miss
     lines = result.stdout.splitlines()
-    assert lines[0].startswith("Model checks: not run (no model)")
+    assert lines[0].startswith("Model checks: SCRIPTED replies shipped with the pack")
     assert "numbers_grounded" in result.stdout and "spliced_quote" in result.stdout
     folders = list((workdir / "eval-runs").iterdir())
     assert len(folders) == 1 and folders[0].name.startswith(ev.run_folder(Path(), "x").name[:10])
     log = [json.loads(x) for x in (folders[0] / ev.LOG_FILE).read_text().splitlines()]
     assert log[0]["type"] == "run" and log[0]["pack"]["digest"] == pack.digest
     verdicts = [x for x in log if x["type"] == "verdict"]
-    assert len(verdicts) == len(pack.summaries) * len(ev.Stack(dict(DEFAULT_MODES)).gates)
+    gates = len(ev.Stack(dict(DEFAULT_MODES)).gates) + len(ev.MODEL_GATES)
+    model_not_run = [x for x in log if x["type"] == "not_run" and x["mode"] is not None]
+    assert len(verdicts) + len(model_not_run) == len(pack.summaries) * gates
     not_run = [x for x in log if x["type"] == "not_run"]
-    assert {x["reason"] for x in not_run if x["gate"] == "faithfulness"} == {"no model"}
+    assert {x["reason"] for x in not_run if x["gate"] == "names_grounded"} <= {"not in the stack"}
     facts = json.loads((folders[0] / ev.FACTS_FILE).read_text())
     assert facts["kinds"]["spliced_quote"]["missed"] == len(KNOWN_GAPS)
     assert facts["stack"]["clean_flagged"] == 0
@@ -351,3 +373,64 @@ def test_verifier_uses_the_standard_library_only_and_no_project_code():
             modules.add((node.module or "").split(".")[0])
     assert modules - {"__future__"} <= set(sys.stdlib_module_names), modules
     assert tomllib.__name__ in modules  # it reads the pack itself
+
+
+# --- the scripted model path ------------------------------------------------------------
+
+SCRIPTED_MISSES = {"a07-s06": "missed", "a09-s06": "wrong_reason"}
+
+
+@pytest.fixture(scope="module")
+def scripted_records(pack):
+    stack = ev.Stack({g: DEFAULT_MODES[g] for g in DRAFT_GATES})
+    model = ev.ModelChecks({g: DEFAULT_MODES[g] for g in ev.MODEL_GATES}, pack.scripted)
+    return ev.score(pack, stack, model)
+
+
+def test_scripted_replies_exercise_every_branch_of_the_verification(scripted_records):
+    """Every rule of claims_supported, every outcome of faithfulness, and every way a
+    check fails closed, is reached by some scripted reply of the pack."""
+    claims = [r for r in scripted_records if r.gate == "claims_supported"]
+    judged = [r for r in scripted_records if r.gate == "faithfulness"]
+    rules = {e["rule"] for r in claims if isinstance(r.evidence, list) for e in r.evidence}
+    assert rules >= {
+        None,  # supported
+        "empty claim",
+        "no passage",
+        "passage not in the source",  # a passage the model invented
+        "number not in the passage",
+        "the model says the passage does not support it",
+    }
+    assert any(r.reason == "the model listed no claims for a non-empty draft" for r in claims)
+    ran = [r for r in judged if r.type == "verdict"]
+    entries = [e for r in ran for e in r.evidence["sentences"]]
+    outcomes = {e["outcome"] for e in entries}
+    assert outcomes >= {"wrong fact", "material error", "minor error", "faithful", "not verified"}
+    whys = {e["why"] for e in entries if e["outcome"] == "not verified"}
+    assert whys == {
+        "the sentence is not in the draft",
+        "no passage given",
+        "the passage is not in the source",
+    }
+    assert any(r.evidence["not_judged"] for r in ran)
+    assert any(r.reason == "the model judged no sentence of a non-empty draft" for r in judged)
+    # Failing closed: a check that could not run is never a pass, nor a false alarm.
+    not_run = {r.case: r.reason for r in judged if r.type == "not_run"}
+    assert not_run["a05-s04"] == "not run (no scripted reply)"
+    assert not_run["a02-s04"].startswith("failed (the record_checks input breaks the schema")
+    assert "sentences.0.errors.0" in not_run["a08-s06"]
+    assert all(r.outcome == "not_run" for r in scripted_records if r.type == "not_run")
+
+
+def test_scripted_judge_outcomes_are_scored_against_the_key(pack, scripted_records):
+    outcomes = {r.case: r.outcome for r in scripted_records if r.gate == "faithfulness"}
+    for s in pack.summaries:
+        if s.gate == "faithfulness":
+            assert outcomes[s.id] == SCRIPTED_MISSES.get(s.id, "caught"), s.id
+        elif s.clean:
+            assert outcomes[s.id] == "pass", s.id
+    clean = {s.id for s in pack.summaries if s.clean}
+    claims = [r for r in scripted_records if r.gate == "claims_supported" and r.case in clean]
+    assert claims and all(r.outcome == "pass" for r in claims)
+    # The spliced quotation the quotes gate misses is found by the judge.
+    assert outcomes["a09-s02"] == "incidental"

@@ -357,3 +357,12 @@ def test_modes_apply_and_off_skips() -> None:
     default = run_checks(SOURCE, DRAFT, reply, modes={})
     assert default[0].flagged and not default[0].hard_fail  # claims_supported defaults to flag
     assert default[1].verdict.passed
+
+
+def test_a_sentence_the_draft_repeats_is_covered_in_order() -> None:
+    draft = f"{S1}\n\n{S1} {S2}"
+    judged = [judge(S1, P_FUNDING), judge(S1, P_FUNDING), judge(S2, P_PRICES)]
+    verdict = faithfulness(SOURCE, draft, judged)
+    assert verdict.passed, verdict.reason
+    spans = [e["draft_span"] for e in verdict.evidence["sentences"]]
+    assert spans[0][0] == 0 and spans[1][0] == len(S1) + 2

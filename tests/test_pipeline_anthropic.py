@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from copydesk.cli import app
 from store.db import open_store
-from store.models import Item, ModelCall, Run
+from store.models import GateVerdict, Item, ModelCall, Run
 from tests import anthropic_fake as fake_api
 from tests.articles import FERRY, LIBRARY, paragraphs_html, rss
 from tests.test_pipeline_e2e import write_config
@@ -100,10 +100,19 @@ def test_auto_uses_anthropic_with_a_key_and_fills_the_ledger(
         run = session.exec(select(Run)).one()
     assert {i.status for i in items} == {"draft"}
     assert {i.summariser for i in items} == {"anthropic:claude-haiku-4-5"}
-    assert len(calls) == 8
+    # One summary call and one check call per item, never one per claim.
+    assert sorted(c.purpose for c in calls) == ["checks"] * 8 + ["summary"] * 8
+    assert {(c.item_id, c.purpose) for c in calls} == {
+        (i.id, p) for i in items for p in ("summary", "checks")
+    }
+    with Session(engine) as session:
+        checked = session.exec(select(GateVerdict).where(GateVerdict.stage == "check")).all()
+    assert len(checked) == 16 and all(v.passed for v in checked), [
+        v.evidence for v in checked if not v.passed
+    ][:1]
     for call in calls:
         assert call.item_id is not None and call.run_id == run.id
-        assert call.purpose == "summary" and call.ok
+        assert call.purpose in ("summary", "checks") and call.ok
         assert call.temperature == 0 and call.temperature_in_force
         assert call.api_version == "2023-06-01"
         assert call.prompt_hash and call.request_id
@@ -117,8 +126,8 @@ def test_auto_uses_anthropic_with_a_key_and_fills_the_ledger(
 
     stats = CliRunner().invoke(app, ["--config", str(config), "stats", "--json"])
     row = json.loads(stats.stdout)["runs"][0]
-    assert (row["model_calls"], row["input_tokens"], row["output_tokens"]) == (8, 9600, 1120)
-    assert row["cost_usd"] == pytest.approx(8 * 0.0019)
+    assert (row["model_calls"], row["input_tokens"], row["output_tokens"]) == (16, 19200, 2240)
+    assert row["cost_usd"] == pytest.approx(16 * 0.0019)
 
 
 def test_refused_key_stops_the_run_before_any_item_is_touched(

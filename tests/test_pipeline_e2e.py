@@ -151,7 +151,20 @@ def test_run_fills_the_database_and_accounts_for_every_entry(tmp_path, newsroom,
     assert (items["g-nolink"].id, "source_url") in failed
     assert (items["g-short"].id, "source_length") in failed
     drafted = {v.gate for v in verdicts if v.item_id == items["g-ferry"].id}
-    assert drafted == {"source_url", "source_length", "numbers_grounded", "quotes_verbatim"}
+    assert drafted == {
+        "source_url",
+        "source_length",
+        "numbers_grounded",
+        "quotes_verbatim",
+        "claims_supported",
+        "faithfulness",
+    }
+    # Without a model the checks are recorded as not run: never a pass, never a discard.
+    unchecked = [v for v in verdicts if v.item_id == items["g-ferry"].id and v.stage == "check"]
+    assert {(v.passed, v.mode, v.reason) for v in unchecked} == {
+        (False, "flag", "not run (no model)")
+    }
+    assert items["g-ferry"].status == "draft"
     assert run.exit_status == 0 and run.ended_at is not None
     assert run.counts["totals"]["new"] == 6
 

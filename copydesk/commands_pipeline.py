@@ -289,7 +289,9 @@ def demo(
     checker.name = "recorded check replies (demo)"
     cx.note(
         "demo: offline, no API key, no network; some articles replay RECORDED "
-        "model replies to show the draft gates at work"
+        "model replies to show the draft gates at work, and RECORDED check replies to show "
+        "the model checks (a claims table, a wrong fact that discards, a dropped hedge that "
+        "flags); the other drafts say their model checks were not run (no model)"
     )
     with Fetcher(settings.ingest) as fetcher:
         report = _run_pipeline(

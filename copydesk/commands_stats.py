@@ -11,7 +11,7 @@ from sqlalchemy import func
 from sqlmodel import Session, select
 
 from copydesk import context as cx
-from store.models import Item, ModelCall, Run
+from store.models import GateVerdict, Item, ModelCall, Run
 
 
 def register(app: typer.Typer) -> None:
@@ -68,6 +68,31 @@ def status_counts(session: Session) -> dict[str, int]:
     return dict(session.exec(select(Item.status, func.count(Item.id)).group_by(Item.status)).all())
 
 
+CHECK_STATES = ("passed", "problems found", "not run", "failed to run")
+
+
+def check_state(verdict: GateVerdict) -> str:
+    """What a model check's verdict says: it ran (passed, or found problems), or it
+    did not (not run: no model; failed to run: the model or its reply failed)."""
+    state = verdict.evidence.get("state") if isinstance(verdict.evidence, dict) else None
+    if not verdict.passed and state == "not run":
+        return "not run"
+    if not verdict.passed and state == "failed":
+        return "failed to run"
+    return "passed" if verdict.passed else "problems found"
+
+
+def model_check_counts(session: Session) -> dict[str, dict[str, int]]:
+    """Per model check, how many verdicts are in each state (a check that did not
+    run is counted as such, never as a pass)."""
+    counts: dict[str, dict[str, int]] = {}
+    rows = session.exec(select(GateVerdict).where(GateVerdict.stage == "check"))
+    for verdict in rows:
+        per_gate = counts.setdefault(verdict.gate, dict.fromkeys(CHECK_STATES, 0))
+        per_gate[check_state(verdict)] += 1
+    return counts
+
+
 def stats(
     cli: typer.Context,
     runs: int = typer.Option(20, "--runs", help="how many recent runs to show"),
@@ -78,8 +103,10 @@ def stats(
     with Session(ctx.engine) as session:
         rows = run_usage(session, runs)
         counts = status_counts(session)
+        checks = model_check_counts(session)
     if as_json:
-        cx.out.print(json.dumps({"items_by_status": counts, "runs": rows}, indent=2), markup=False)
+        document = {"items_by_status": counts, "runs": rows, "model_checks": checks}
+        cx.out.print(json.dumps(document, indent=2), markup=False)
         return
     cx.out.print(
         "items: " + (", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "none"),
@@ -117,3 +144,11 @@ def stats(
             cost,
         )
     cx.out.print(table)
+    if checks:
+        table = Table(title="model checks (verdicts)")
+        table.add_column("check", justify="left")
+        for state in CHECK_STATES:
+            table.add_column(state, justify="right")
+        for gate, per_state in sorted(checks.items()):
+            table.add_row(gate, *(str(per_state[state]) for state in CHECK_STATES))
+        cx.out.print(table)

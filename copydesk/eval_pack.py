@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from guards.checks import ERROR_KINDS
+
 # Every kind of planted error, and the gate designed to catch it.
 KINDS: dict[str, str] = {
     "changed_number": "numbers_grounded",
@@ -156,6 +158,9 @@ def _hard_case(data: dict[str, Any], article: str, where: str) -> HardCase:
     if verdict not in VERDICTS:
         raise PackError(f"{where}: verdict must be one of {VERDICTS}")
     kinds = tuple(data.get("kinds", []))
+    unknown = sorted(set(kinds) - set(ERROR_KINDS))
+    if unknown:
+        raise PackError(f"{where}: unknown judge kind(s) {unknown}; known: {ERROR_KINDS}")
     return HardCase(
         hid, article, _text(data, "text", where), verdict, kinds, _text(data, "why", where)
     )
@@ -200,10 +205,12 @@ def load_pack(root: Path) -> Pack:
         scripted,
     )
     _check_unique(pack)
-    _check_counts(pack, manifest.get("counts", {}))
     unknown = sorted(set(scripted) - {s.id for s in pack.summaries})
     if unknown:
         raise PackError(f"scripted replies for summaries the pack does not have: {unknown}")
+    if manifest.get("designed_gates") != KINDS:
+        raise PackError(f"manifest: [designed_gates] must map each kind to its gate: {KINDS}")
+    _check_counts(pack, manifest.get("counts", {}))
     return pack
 
 
@@ -270,7 +277,9 @@ def _check_counts(pack: Pack, declared: dict[str, Any]) -> None:
     if unknown:
         raise PackError(f"manifest declares unknown kind(s): {', '.join(unknown)}")
     for kind, n in actual["kinds"].items():
-        if declared_kinds.get(kind, 0) != n:
+        if kind not in declared_kinds:
+            raise PackError(f"manifest does not declare a count for {kind} (0 if none)")
+        if declared_kinds[kind] != n:
             raise PackError(
                 f"manifest declares {declared_kinds.get(kind, 0)} {kind}, the pack holds {n}"
             )

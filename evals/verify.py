@@ -40,7 +40,7 @@ class Unreadable(Exception):
 
 
 def read_pack(pack_dir):
-    """{summary id: (kind, gate, [evidence])}, the declared kinds, and the pack digest."""
+    """{summary id: (kind, gate, [evidence])}, {kind: designed gate}, and the pack digest."""
     manifest_path = pack_dir / "manifest.toml"
     try:
         manifest = tomllib.loads(manifest_path.read_text(encoding="utf-8"))
@@ -56,7 +56,7 @@ def read_pack(pack_dir):
             digest.update((pack_dir / name).read_bytes())
     except (OSError, KeyError, tomllib.TOMLDecodeError) as exc:
         raise Unreadable(f"cannot read the pack at {pack_dir}: {exc}") from None
-    return keys, list(manifest["counts"]["kinds"]), digest.hexdigest()
+    return keys, dict(manifest["designed_gates"]), digest.hexdigest()
 
 
 # --- matching evidence, written afresh -------------------------------------------
@@ -154,8 +154,7 @@ def read_log(path):
 def recompute(header, lines, keys, kind_names):
     problems = []
     gates, kinds = {}, {}
-    for name in kind_names:
-        gate = next((g for k, g, _ in keys.values() if k == name), None)
+    for name, gate in kind_names.items():
         kinds[name] = {"gate": gate, "planted": 0, "caught": 0, "wrong_reason": 0}
         kinds[name].update({"missed": 0, "not_run": 0})
     for kind, _, _ in keys.values():

@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from guards.numbers import numbers_grounded
+from guards.numbers import ground_numbers
 from guards.quotes import locate_passage
 from guards.text import shorten
 from guards.verdict import Verdict
@@ -97,10 +97,9 @@ def _claim_outcome(source: str, claim: Claim) -> dict[str, Any]:
     if span is None:
         return result("not supported", "passage not in the source")
     entry["source_span"] = list(span)
-    numbers = numbers_grounded(source[span[0] : span[1]], None, claim.claim)
+    numbers = ground_numbers(source[span[0] : span[1]], claim.claim)
     if not numbers.passed:
-        missing = [e["number"] for e in numbers.evidence if not e["found"]]
-        return result("not supported", "number not in the passage", "; ".join(missing))
+        return result("not supported", "number not in the passage", "; ".join(numbers.missing))
     if not claim.supports:
         return result("not supported", "the model says the passage does not support it")
     return result("supported")

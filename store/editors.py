@@ -3,10 +3,16 @@
 Passwords are stored as argon2id hashes (argon2-cffi), never in config.toml or
 logs. Repeated wrong passwords lock the name for a while that doubles with each
 further failure, so guessing is slow even though argon2 itself is fast enough
-for a sign-in form. For an account the counters live in its `editors` row, so
-the lock holds across app restarts and across several Streamlit servers on one
-database; for a name that is no account they live in this process (see
-`_UnknownNames`), so spraying made-up names is slowed down too.
+for a sign-in form. For an account the counters live in its `editors` row; for a
+name that is no account, in `sign_in_failures`, so spraying made-up names is
+slowed down too. Both are in the database: the lock holds across app restarts
+and across several Streamlit servers on one database.
+
+An attempt is counted before its password is checked, by one atomic UPDATE that
+also sets the lock this attempt would earn if it failed, and is committed before
+the check. Parallel attempts therefore count one each, and those past the limit
+find the lock already set and are refused without the account's hash being
+looked at; a right password clears the count and the lock afterwards.
 
 The form must not tell which names exist: every refusal, a lock included, gets
 the same message, and every attempt costs one argon2 verification, against a
@@ -17,18 +23,19 @@ from __future__ import annotations
 
 import re
 import secrets
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from sqlalchemy import select, update
+from sqlalchemy import delete, or_, select, update
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from store.models import Editor, utcnow
+from store.models import Editor, SignInFailure, utcnow
 
 ROLES = ("editor", "viewer")
 DEMO_EDITOR = "demo"
@@ -69,7 +76,7 @@ class SignIn:
     role: str | None = None
     # Seconds until this name may try again. For logs and tests only: showing it
     # would tell an account (locked) from a made-up name as soon as their
-    # counters drift apart (e.g. after a restart forgets the made-up ones).
+    # counters drift apart.
     retry_after: int = 0
 
 
@@ -158,50 +165,6 @@ def lock_seconds(failures: int) -> int:
     return min(BASE_LOCK_SECONDS * 2 ** (failures - FREE_FAILURES - 1), MAX_LOCK_SECONDS)
 
 
-class _UnknownNames:
-    """Failure counters for names that are no account, kept in this process.
-
-    Without them a made-up name would never be throttled while each attempt
-    still costs an argon2 check, and it would answer differently from a real,
-    locked account. Keyed by the lower-cased name; bounded, forgetting the
-    oldest names first, so a spray of random names cannot fill the memory. Each
-    Streamlit server keeps its own, and a restart forgets them (accounts keep
-    theirs in the database)."""
-
-    def __init__(self, limit: int = 10_000):
-        self._limit = limit
-        self._lock = threading.Lock()
-        self._seen: OrderedDict[str, tuple[int, datetime | None]] = OrderedDict()
-
-    def locked_for(self, name: str, now: datetime) -> int:
-        with self._lock:
-            _, until = self._seen.get(name.lower(), (0, None))
-        return _remaining(until, now)
-
-    def fail(self, name: str, now: datetime) -> int:
-        """Count one failure; returns the seconds of the lock it starts (0: none)."""
-        key = name.lower()
-        with self._lock:
-            failures = self._seen.pop(key, (0, None))[0] + 1
-            wait = lock_seconds(failures)
-            self._seen[key] = (failures, now + timedelta(seconds=wait) if wait else None)
-            while len(self._seen) > self._limit:
-                self._seen.popitem(last=False)
-        return wait
-
-    def clear(self) -> None:
-        with self._lock:
-            self._seen.clear()
-
-
-_unknown_names = _UnknownNames()
-
-
-def forget_unknown_names() -> None:
-    """Drop the in-process counters of made-up names (tests; an operator's reset)."""
-    _unknown_names.clear()
-
-
 def _remaining(until: datetime | None, now: datetime) -> int:
     until = _aware(until)
     if until is None or until <= now:
@@ -212,41 +175,46 @@ def _remaining(until: datetime | None, now: datetime) -> int:
 def authenticate(
     session: Session, name: str, password: str, *, now: datetime | None = None
 ) -> SignIn:
-    """Check a name and password, counting failures and honouring the lock.
+    """Check a name and password, counting the attempt first and honouring the lock.
 
     Every refusal (unknown name, wrong password, locked name) gets the same
     message and costs one argon2 verification, so neither the answer nor its
     time tells which names are accounts. During a lock even the right password
-    is refused (against the dummy hash, so it is not even looked at), or the
-    lock would slow nobody down. Attempts during a lock are not counted, so
-    hammering a name during its lock does not lengthen its owner's lock; only
-    checked failures double it. The caller commits (the failure counter must be
-    saved even when the sign-in is refused).
+    is refused (checked against the dummy hash only), or the lock would slow
+    nobody down. Attempts during a lock are not counted, so hammering a name
+    during its lock does not lengthen its owner's lock.
+
+    Commits `session` twice: the counted attempt before the password check (so a
+    parallel attempt sees it), and the outcome after it.
     """
     now = now or utcnow()
     name = name.strip()
     editor = get_editor(session, name) if name else None
     if editor is None:
+        _, wait = _count_unknown_name(session, name.lower(), now)
+        session.commit()
         _verify(_DUMMY_HASH, password)
-        wait = _unknown_names.locked_for(name, now)
-        return SignIn(False, REFUSED, retry_after=wait or _unknown_names.fail(name, now))
-    wait = _remaining(editor.locked_until, now)
-    if wait:
+        return SignIn(False, REFUSED, retry_after=wait)
+    attempt, wait = _count_attempt(session, editor, now)
+    session.commit()
+    if attempt is None:
         _verify(_DUMMY_HASH, password)
         return SignIn(False, REFUSED, retry_after=wait)
     if not _verify(editor.password_hash, password):
-        failures = _count_failure(session, editor, now)
-        return SignIn(False, REFUSED, retry_after=lock_seconds(failures))
+        return SignIn(False, REFUSED, retry_after=wait)
     if not editor.enabled:
         # Only someone who knows the password learns this: it tells them what to do.
         return SignIn(False, "This account is disabled. Ask an administrator.")
+    values: dict[str, object] = {"failed_logins": 0, "locked_until": None, "last_login_at": now}
     if _hasher.check_needs_rehash(editor.password_hash):
-        editor.password_hash = hash_password(password)
-    editor.failed_logins = 0
-    editor.locked_until = None
-    editor.last_login_at = now
-    session.add(editor)
-    session.flush()
+        values["password_hash"] = hash_password(password)
+    session.execute(
+        update(Editor)
+        .where(Editor.id == editor.id)  # type: ignore[arg-type]
+        .values(**values)
+        .execution_options(synchronize_session=False)
+    )
+    session.commit()
     return SignIn(True, f"Signed in as {editor.name}.", name=editor.name, role=editor.role)
 
 
@@ -257,21 +225,71 @@ def _verify(password_hash: str, password: str) -> bool:
         return False
 
 
-def _count_failure(session: Session, editor: Editor, now: datetime) -> int:
-    """Increment in the database itself, so two servers racing cannot lose a failure."""
-    session.execute(
-        update(Editor)
-        .where(Editor.id == editor.id)
-        .values(failed_logins=Editor.failed_logins + 1)
-        .execution_options(synchronize_session=False)
-    )
-    session.refresh(editor)
-    wait = lock_seconds(editor.failed_logins)
+def _open(until: Any, now: datetime) -> Any:
+    """SQL: the name is not locked at `now`."""
+    return or_(until.is_(None), until <= now)
+
+
+def _count_attempt(session: Session, editor: Editor, now: datetime) -> tuple[int | None, int]:
+    """Count one attempt on an account unless it is locked, and set the lock this
+    attempt earns if it fails. Returns (attempt number or None when locked, wait).
+
+    One UPDATE ... WHERE not locked: on PostgreSQL a parallel attempt waits for
+    this row lock, then re-reads the row and finds the lock; on SQLite the
+    database's write lock serialises them the same way."""
+    table = Editor.__table__
+    counted = session.execute(
+        update(table)
+        .where(table.c.id == editor.id, _open(table.c.locked_until, now))
+        .values(failed_logins=table.c.failed_logins + 1)
+        .returning(table.c.failed_logins)
+    ).scalar()
+    if counted is None:
+        until = session.execute(select(table.c.locked_until).where(table.c.id == editor.id))
+        return None, _remaining(until.scalar(), now) or 1
+    wait = lock_seconds(counted)
     if wait:
-        editor.locked_until = now + timedelta(seconds=wait)
-        session.add(editor)
-    session.flush()
-    return editor.failed_logins
+        session.execute(
+            update(table)
+            .where(table.c.id == editor.id)
+            .values(locked_until=now + timedelta(seconds=wait))
+        )
+    return counted, wait
+
+
+# Counters of made-up names are forgotten a day after their last attempt (once any
+# lock has run out), so spraying random names cannot grow the table for ever.
+FORGET_UNKNOWN_AFTER = timedelta(days=1)
+
+
+def _count_unknown_name(session: Session, key: str, now: datetime) -> tuple[int | None, int]:
+    """Like `_count_attempt`, for a name that is no account: an atomic upsert."""
+    table = SignInFailure.__table__
+    session.execute(
+        delete(table).where(
+            table.c.last_at < now - FORGET_UNKNOWN_AFTER, _open(table.c.locked_until, now)
+        )
+    )
+    dialect = session.connection().dialect.name
+    insert = postgresql_insert if dialect == "postgresql" else sqlite_insert
+    statement = insert(table).values(name_key=key, failures=1, locked_until=None, last_at=now)
+    statement = statement.on_conflict_do_update(
+        index_elements=[table.c.name_key],
+        set_={"failures": table.c.failures + 1, "last_at": now},
+        where=_open(table.c.locked_until, now),
+    ).returning(table.c.failures)
+    counted = session.execute(statement).scalar()
+    if counted is None:
+        until = session.execute(select(table.c.locked_until).where(table.c.name_key == key))
+        return None, _remaining(until.scalar(), now) or 1
+    wait = lock_seconds(counted)
+    if wait:
+        session.execute(
+            update(table)
+            .where(table.c.name_key == key)
+            .values(locked_until=now + timedelta(seconds=wait))
+        )
+    return counted, wait
 
 
 def active_role(session: Session, name: str) -> str | None:

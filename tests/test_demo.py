@@ -34,14 +34,42 @@ def test_demo_shows_drafts_and_every_kind_of_discard(tmp_path, monkeypatch):
     assert len(items) == 14  # 15 entries, one of them a tracking-decorated duplicate
     assert len(by_status["draft"]) >= 8
     failed = {v.gate for v in verdicts if not v.passed and v.mode == "discard"}
-    assert failed == {"source_url", "source_length", "numbers_grounded", "quotes_verbatim"}
-    assert len(by_status["discarded"]) == 4
+    assert failed == {
+        "source_url",
+        "source_length",
+        "numbers_grounded",
+        "quotes_verbatim",
+        "faithfulness",
+    }
+    assert len(by_status["discarded"]) == 5
     # Recorded replies are labelled on the item and in the ledger, never passed off as live.
     recorded = [i for i in items if i.recorded_reply]
-    assert len(recorded) == 5
+    assert len(recorded) == 7
     assert all(i.summariser == "recorded reply (demo)" for i in recorded)
     assert {c.backend for c in calls} == {"recorded"}
     assert not any(c.model for c in calls)
+    # The recorded check replies: a claims table, a wrong fact that discards, a dropped
+    # hedge that flags; every other draft says its model checks did not run.
+    by_url = {i.source_url: i for i in items}
+    checks = [v for v in verdicts if v.stage == "check"]
+
+    def check_of(url: str, gate: str) -> GateVerdict:
+        item = by_url[f"https://news.example.org/{url}"]
+        return next(v for v in checks if v.item_id == item.id and v.gate == gate)
+
+    budget = check_of("politics/council-budget-gap", "claims_supported")
+    assert budget.passed and len(budget.evidence) == 5
+    assert all(e["outcome"] == "supported" for e in budget.evidence)
+    wrong = by_url["https://news.example.org/politics/coldhithe-by-election-result"]
+    assert wrong.status == "discarded"
+    assert not check_of("politics/coldhithe-by-election-result", "faithfulness").passed
+    hedge = by_url["https://news.example.org/education/upper-wystan-school-consultation"]
+    assert hedge.status == "draft"
+    judged = check_of("education/upper-wystan-school-consultation", "faithfulness")
+    assert (judged.passed, judged.mode) == (False, "flag") and "modality" in judged.reason
+    unchecked = [v for v in checks if v.reason == "not run (no model)"]
+    assert unchecked and all(v.mode == "flag" and not v.passed for v in unchecked)
+    assert {c.purpose for c in calls} == {"summary", "checks"}
     # No item without its birth event and its last move.
     for item in items:
         trail = [e for e in events if e.item_id == item.id]
@@ -66,3 +94,23 @@ def test_discards_explain_the_demo(tmp_path, monkeypatch):
     text = json.dumps(report)
     for reason in ("no source URL", "fewer than 150", "1,400", "not in the source"):
         assert reason in text
+    faithfulness = CliRunner().invoke(app, ["discards", "--gate", "faithfulness", "--json"])
+    assert faithfulness.exit_code == 0
+    assert "up from 31.8%" in faithfulness.stdout and "1,400" not in faithfulness.stdout
+
+
+def test_stats_count_model_checks_that_did_not_run(tmp_path, monkeypatch):
+    run_demo(tmp_path, monkeypatch)
+    monkeypatch.setenv("COPYDESK_DATABASE_URL", f"sqlite:///{tmp_path / 'demo' / 'demo.db'}")
+    result = CliRunner().invoke(app, ["stats", "--json"])
+    assert result.exit_code == 0, result.output
+    checks = json.loads(result.stdout)["model_checks"]
+    # 9 drafts and 1 faithfulness discard reached the checks: 3 with recorded check
+    # replies (one clean, one hedge, one wrong fact), 7 not run (no model).
+    assert checks["faithfulness"] == {
+        "passed": 1,
+        "problems found": 2,
+        "not run": 7,
+        "failed to run": 0,
+    }
+    assert checks["claims_supported"]["not run"] == 7

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 import typer
 from sqlalchemy.engine import Engine
-from sqlmodel import Session
+from sqlmodel import Session, select
 from typer.testing import CliRunner
 
 import store.editors
@@ -27,21 +28,14 @@ from store.editors import (
     authenticate,
     disable_editor,
     ensure_demo_editor,
-    forget_unknown_names,
     get_editor,
     list_editors,
     lock_seconds,
 )
-from store.models import utcnow
+from store.models import SignInFailure, utcnow
 
 PASSWORD = "lantern-harbour-42"
 STDIN = PASSWORD + "\n"
-
-
-@pytest.fixture(autouse=True)
-def _fresh_unknown_names() -> None:
-    """The counters of made-up names live in this process: start each test clean."""
-    forget_unknown_names()
 
 
 def _add(engine: Engine, name: str = "alice", role: str = "editor") -> None:
@@ -175,16 +169,105 @@ def test_attempts_during_a_lock_do_not_lengthen_it(engine: Engine) -> None:
     assert _sign_in(engine, "alice", PASSWORD, now=later).ok
 
 
-def test_made_up_names_are_remembered_within_a_bound() -> None:
-    names = store.editors._UnknownNames(limit=3)
+def test_made_up_names_are_throttled_across_restarts_and_forgotten_later(
+    db_url: str,
+) -> None:
+    """The counters of made-up names live in the database: a second server (or a
+    restart) sees them; a day after the last attempt they are dropped."""
+    first = open_store(db_url)
     now = utcnow()
-    for _ in range(FREE_FAILURES + 1):
-        names.fail("mallory", now)
-    assert names.locked_for("MALLORY", now) > 0
-    for other in ("a", "b", "c"):
-        names.fail(other, now)
-    assert names.locked_for("mallory", now) == 0  # the oldest name was forgotten
-    assert len(names._seen) == 3
+    try:
+        for _ in range(FREE_FAILURES + 1):
+            _sign_in(first, "mallory", "guess", now=now)
+    finally:
+        first.dispose()
+    second = open_store(db_url)
+    try:
+        assert _sign_in(second, "MALLORY", "guess", now=now).retry_after > 0
+        for n in range(5):  # a spray of other names
+            _sign_in(second, f"sprayed-{n}", "guess", now=now)
+        assert _failure_rows(second) == 6
+        tomorrow = now + store.editors.FORGET_UNKNOWN_AFTER + timedelta(seconds=1)
+        assert _sign_in(second, "someone", "guess", now=tomorrow).retry_after == 0
+        assert _failure_rows(second) == 1
+    finally:
+        second.dispose()
+
+
+def _failure_rows(engine: Engine) -> int:
+    with Session(engine) as session:
+        return len(list(session.exec(select(SignInFailure))))
+
+
+PARALLEL = 20
+
+
+def _parallel_sign_ins(
+    engine: Engine, name: str, passwords: list[str]
+) -> list[store.editors.SignIn]:
+    """Every attempt in its own thread and session, released together."""
+    start = threading.Barrier(len(passwords))
+    results: list[store.editors.SignIn | BaseException] = [None] * len(passwords)  # type: ignore[list-item]
+
+    def attempt(n: int) -> None:
+        try:
+            start.wait(timeout=30)
+            results[n] = _sign_in(engine, name, passwords[n])
+        except BaseException as exc:  # noqa: BLE001 - asserted below
+            results[n] = exc
+
+    threads = [threading.Thread(target=attempt, args=(n,)) for n in range(len(passwords))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not [r for r in results if isinstance(r, BaseException)], results
+    return results  # type: ignore[return-value]
+
+
+@pytest.mark.parametrize("right_at", [0, FREE_FAILURES, PARALLEL - 1])
+def test_parallel_attempts_count_one_each_and_the_limit_holds(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch, right_at: int
+) -> None:
+    """20 threads at once, one of them with the right password: at most
+    FREE_FAILURES + 1 attempts are checked against the account's hash, and every
+    attempt is counted (none is lost to a race)."""
+    _add(engine)
+    checked: list[str] = []
+    real = store.editors._verify
+
+    def counting(password_hash: str, password: str) -> bool:
+        checked.append("dummy" if password_hash == store.editors._DUMMY_HASH else "account")
+        return real(password_hash, password)
+
+    monkeypatch.setattr(store.editors, "_verify", counting)
+    passwords = ["guess-" + str(n) for n in range(PARALLEL)]
+    passwords[right_at] = PASSWORD
+    results = _parallel_sign_ins(engine, "alice", passwords)
+
+    assert len(checked) == PARALLEL  # every attempt costs one argon2 check...
+    assert checked.count("account") <= FREE_FAILURES + 1  # ...few against the account
+    signed_in = [r for r in results if r.ok]
+    assert len(signed_in) <= 1
+    with Session(engine) as session:
+        editor = get_editor(session, "alice")
+        assert editor is not None
+        if signed_in:
+            assert editor.failed_logins == 0 and editor.locked_until is None
+        else:
+            # Every checked attempt was counted and the account is locked.
+            assert editor.failed_logins == FREE_FAILURES + 1
+            assert editor.locked_until is not None
+
+
+def test_parallel_attempts_on_a_made_up_name_count_one_each(engine: Engine) -> None:
+    results = _parallel_sign_ins(engine, "mallory", ["guess"] * PARALLEL)
+    assert not any(r.ok for r in results)
+    with Session(engine) as session:
+        row = session.get(SignInFailure, "mallory")
+        assert row is not None
+        assert row.failures == FREE_FAILURES + 1 and row.locked_until is not None
+    assert sum(1 for r in results if r.retry_after > 0) == PARALLEL - FREE_FAILURES
 
 
 def test_lock_doubles_and_is_capped() -> None:

@@ -110,6 +110,8 @@ BROKEN = [
     ("manifest.toml", "clean = 31", "clean = 30", "declares 30 clean"),
     ("manifest.toml", "changed_number = 3", "changed_number = 4", "declares 4 changed_number"),
     ("manifest.toml", "changed_number = 3", "changed_numbr = 3", "unknown kind"),
+    ("manifest.toml", "\nchanged_date = 3\n", "\n", "does not declare a count for changed_date"),
+    ("manifest.toml", 'changed_date = "dates_grounded"', 'changed_date = "x"', "designed_gates"),
     ("manifest.toml", "a10_vell_county_budget", "a10_missing", "file not found"),
     (
         "articles/a01_vellmouth_repairs.toml",
@@ -130,6 +132,19 @@ BROKEN = [
     ("articles/a01_vellmouth_repairs.toml", "text = '''\nMore", "text = '''\n", "words"),
     ("articles/a01_vellmouth_repairs.toml", 'verdict = "unfaithful"', 'verdict = "meh"', "verdict"),
     ("articles/a02_port_ellery_emergency.toml", "[[summary]]", "[[summary]", "cannot read"),
+    (
+        "articles/a01_vellmouth_repairs.toml",
+        'kinds = ["framing"]',
+        'kinds = ["vibes"]',
+        "judge kind",
+    ),
+    ("manifest.toml", "scripted = 81", "scripted = 80", "declares 80 scripted"),
+    (
+        "manifest.toml",
+        '"scripted/a01.json",',
+        '"scripted/a01.json", "scripted/a01.json",',
+        "second",
+    ),
 ]
 
 
@@ -434,3 +449,13 @@ def test_scripted_judge_outcomes_are_scored_against_the_key(pack, scripted_recor
     assert claims and all(r.outcome == "pass" for r in claims)
     # The spliced quotation the quotes gate misses is found by the judge.
     assert outcomes["a09-s02"] == "incidental"
+
+
+def test_a_scripted_reply_for_a_summary_the_pack_lacks_is_refused(tmp_path):
+    root = _copy_pack(tmp_path)
+    path = root / "scripted" / "a01.json"
+    replies = json.loads(path.read_text(encoding="utf-8"))
+    replies["a01-s99"] = replies["a01-s01"]
+    path.write_text(json.dumps(replies), encoding="utf-8")
+    with pytest.raises(PackError, match="summaries the pack does not have: \\['a01-s99'\\]"):
+        load_pack(root)

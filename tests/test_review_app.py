@@ -18,7 +18,7 @@ from review_ui.decisions import Blocked, NotAllowed, ReasonRequired, Reviewer
 from review_ui.queries import QueueFilter, discards_per_day, item_view, queue_count, since_days
 from review_ui.views_stats import feed_chart
 from store.db import open_store, session_scope
-from store.editors import REFUSED, disable_editor, forget_unknown_names
+from store.editors import REFUSED, disable_editor
 from store.models import AuditEvent, GateVerdict, Run
 from store.status import Conflict
 from tests.review_seed import (
@@ -43,12 +43,6 @@ MODES = {"quotes_verbatim": "flag"}
 KEYS = ("bridge", "school", "market", "hostile", "wrong_number", "misquote")
 MW = MIN_WORDS
 DECISION_KEYS = {"approve", "reject_submit", "edit_save", "edit_save_approve", "edit_check_btn"}
-
-
-@pytest.fixture(autouse=True)
-def _fresh_unknown_names() -> None:
-    """Made-up names are throttled in this process: each test starts clean."""
-    forget_unknown_names()
 
 
 class Desk:

@@ -284,3 +284,59 @@ def test_sign_in_approve_reject_in_a_real_browser(server: Server) -> None:
     ]
     assert (ARTIFACTS / "review_item_view.png").stat().st_size > 10_000
     assert (ARTIFACTS / "review_discarded.png").stat().st_size > 10_000
+
+
+def test_parallel_sign_ins_from_many_browsers_are_each_counted(server: Server) -> None:
+    """Ten browser contexts submit wrong passwords at the same moment. Each attempt
+    is counted before its password is checked, so exactly FREE_FAILURES + 1 of
+    them are checked and counted (the last of those sets the lock) and the rest
+    are refused by the lock; afterwards even the right password is refused."""
+    import asyncio
+
+    from playwright.async_api import async_playwright
+    from playwright.async_api import expect as async_expect
+
+    from store.editors import FREE_FAILURES, REFUSED
+    from store.models import Editor
+
+    contexts = 10
+
+    async def burst() -> None:
+        async with async_playwright() as p:
+            browser = await p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+            try:
+                pages = []
+                for _ in range(contexts):
+                    context = await browser.new_context()
+                    page = await context.new_page()
+                    page.set_default_timeout(WAIT_MS * 2)
+                    await page.goto(server.base)
+                    await page.get_by_role("textbox", name="Name").fill("alice")
+                    await page.get_by_role("textbox", name="Password").fill("wrong-guess-1234")
+                    pages.append(page)
+                await asyncio.gather(
+                    *(page.get_by_role("button", name="Sign in").click() for page in pages)
+                )
+                for page in pages:
+                    await async_expect(page.get_by_text(REFUSED)).to_be_visible(timeout=WAIT_MS * 2)
+
+                late = await (await browser.new_context()).new_page()
+                late.set_default_timeout(WAIT_MS)
+                await late.goto(server.base)
+                await late.get_by_role("textbox", name="Name").fill("alice")
+                await late.get_by_role("textbox", name="Password").fill(PASSWORD)
+                await late.get_by_role("button", name="Sign in").click()
+                await async_expect(late.get_by_text(REFUSED)).to_be_visible(timeout=WAIT_MS)
+                assert "Review queue" not in await late.inner_text("body")
+            finally:
+                await browser.close()
+
+    asyncio.run(burst())
+    engine = open_store(server.db_url)
+    try:
+        with Session(engine) as session:
+            alice = session.scalars(select(Editor).where(Editor.name == "alice")).one()
+        assert alice.failed_logins == FREE_FAILURES + 1
+        assert alice.locked_until is not None
+    finally:
+        engine.dispose()

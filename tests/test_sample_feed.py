@@ -156,7 +156,13 @@ def test_replies_file_is_labelled_and_covers_every_kind(replies: list[dict[str, 
     note = json.loads(REPLIES.read_text(encoding="utf-8"))["note"]
     assert "recorded" in note.lower()
     kinds = [reply["kind"] for reply in replies]
-    assert set(kinds) == {"invented figure", "altered quote", "clean"}
+    assert set(kinds) == {
+        "invented figure",
+        "altered quote",
+        "clean",
+        "wrong fact",
+        "dropped hedge",
+    }
     assert kinds.count("clean") >= 2
     assert len(replies) >= 4
 
@@ -227,3 +233,34 @@ def test_number_helper_matches_whole_tokens_only() -> None:
     assert numbers("4,080 households, £3.45m and 12%") == {"4080", "3.45", "12"}
     assert "31" not in numbers("2,310 patients")
     assert "1400" not in numbers("1,140 homes")
+
+
+def test_wrong_fact_and_dropped_hedge_pass_every_deterministic_gate(
+    replies: list[dict[str, str]], source_by_link: dict[str, str]
+) -> None:
+    # Only the model checks can catch these: that is what they are in the demo for.
+    from guards.numbers import numbers_grounded
+    from guards.quotes import quotes_verbatim
+
+    subtle = [r for r in replies if r["kind"] in ("wrong fact", "dropped hedge")]
+    assert len(subtle) == 2
+    for reply in subtle:
+        source = source_by_link[reply["url"]]
+        draft = f"{reply['headline']}\n\n{reply['summary']}"
+        assert numbers_grounded(source, reply["url"], draft).passed, reply["url"]
+        assert quotes_verbatim(source, reply["url"], draft).passed, reply["url"]
+
+
+def test_recorded_check_replies_parse_and_answer_a_recorded_summary(
+    replies: list[dict[str, str]],
+) -> None:
+    from summarise.checks import parse_check_input
+
+    checks = json.loads(REPLIES.read_text(encoding="utf-8"))["checks"]
+    summaries = {r["url"]: r for r in replies}
+    assert {c["kind"] for c in checks} == {"clean", "wrong fact", "dropped hedge"}
+    for check in checks:
+        parsed = parse_check_input(check["check"])
+        reply = summaries[check["url"]]
+        assert parsed.claims and parsed.sentences
+        assert parsed.sentences[0].sentence == reply["headline"]

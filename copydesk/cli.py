@@ -14,6 +14,7 @@ from copydesk import (
     commands_feeds,
     commands_ingest,
     commands_pipeline,
+    commands_publish,
     commands_review,
     commands_stats,
     context,
@@ -57,6 +58,7 @@ for module in (
     commands_audit,
     commands_stats,
     commands_review,
+    commands_publish,
 ):
     module.register(app)
 

@@ -19,6 +19,7 @@ from sqlmodel import select
 from copydesk import context as cx
 from copydesk.commands_review import launch_review
 from copydesk.config import Settings
+from copydesk.heartbeat import AnotherRunInProgress
 from copydesk.pipeline import Pipeline, sync_config_feeds
 from copydesk.reports import RunReport
 from ingest.fetch import Fetcher
@@ -80,6 +81,9 @@ def run(
         False, "--all", help="fetch every feed now, also those backing off after errors"
     ),
     as_json: bool = typer.Option(False, "--json", help="print the closing report as JSON"),
+    publish: bool = typer.Option(
+        False, "--publish", help="then publish approved items to the configured targets"
+    ),
 ) -> None:
     """Fetch every enabled feed, summarise new articles and store drafts or discards.
 
@@ -93,12 +97,19 @@ def run(
             report = _run_pipeline(
                 ctx, summariser, fetcher, command="run", only=feed, force=all_feeds
             )
+    except AnotherRunInProgress as exc:  # SQLite: one run at a time; not a failure
+        cx.note(str(exc))
+        raise typer.Exit(0) from None
     except Exception as exc:  # recorded on the run row; a person reads one line
         log.debug("run crashed", exc_info=True)
         cx.fail(f"run crashed: {type(exc).__name__}: {str(exc).splitlines()[0]}")
     _print_report(report, as_json)
     if report.fatal:
         cx.fail(f"run stopped: {report.fatal}")
+    if publish:
+        from copydesk.commands_publish import run_publish
+
+        run_publish(ctx, f"run:{report.run_id}", None, as_json)
 
 
 def _check_feed_names(ctx: cx.Context, names: list[str] | None) -> None:

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from guards.settings import GateMode, GateSettings
 from ingest.settings import FeedSettings, IngestSettings
+from publish.settings import PublishSettings
 from review_ui.settings import ReviewAppSettings, ReviewSettings
 from store.settings import DatabaseSettings
 from summarise.checks import CheckSettings
@@ -29,8 +30,10 @@ __all__ = [
     "GateMode",
     "GateSettings",
     "IngestSettings",
+    "PublishSettings",
     "ReviewAppSettings",
     "ReviewSettings",
+    "RunSettings",
     "Settings",
     "SummariseSettings",
     "find_config",
@@ -42,10 +45,24 @@ class ConfigError(ValueError):
     """The configuration cannot be used; the message says what and where."""
 
 
+class RunSettings(BaseModel):
+    """How runs share the work (store/claims.py): claims last `lease_seconds` and a
+    live run renews them every third of that; a killed run's claims are taken over
+    once they pass. On SQLite one `copydesk run` works at a time: a second one
+    waits up to `wait_seconds` for it, then exits 0 saying another run is in progress.
+    The application's own section: runs are the application's business."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    lease_seconds: float = Field(default=300, gt=0)
+    wait_seconds: float = Field(default=0, ge=0)
+
+
 class Settings(BaseModel):
     """config.toml as a whole: one section per stage, each section's type owned by
     its stage (guards/settings.py, store/settings.py, ingest/settings.py,
-    summarise/settings.py, review_ui/settings.py)."""
+    summarise/settings.py, publish/settings.py, review_ui/settings.py); `runs`
+    is the application's own."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -54,8 +71,10 @@ class Settings(BaseModel):
     gates: GateSettings = Field(default_factory=GateSettings)
     ingest: IngestSettings = Field(default_factory=IngestSettings)
     review: ReviewSettings = Field(default_factory=ReviewSettings)
+    runs: RunSettings = Field(default_factory=RunSettings)
     checks: CheckSettings = Field(default_factory=CheckSettings)
     feeds: list[FeedSettings] = Field(default_factory=list)
+    publish: PublishSettings = Field(default_factory=PublishSettings)
     source: str | None = None  # the file these settings came from, for messages
 
     def for_review(self) -> ReviewAppSettings:
@@ -125,6 +144,7 @@ def _anchor_relative_paths(
         path = url[len(prefix) :]
         if path and path != ":memory:":
             settings.database.url = prefix + str(base / path)
+    settings.publish.anchor(base)
     for feed in settings.feeds:
         if "://" not in feed.url and not Path(feed.url).is_absolute():
             feed.url = str(base / feed.url)

@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from werkzeug.wrappers import Request, Response
 
 from copydesk.config import Settings
+from copydesk.heartbeat import start_run_row
 from copydesk.pipeline import Pipeline, add_feed
 from ingest.feeds import is_due, next_poll_after_failure
 from ingest.fetch import Fetcher
@@ -381,9 +382,11 @@ def test_listing_the_waiting_items_does_not_load_their_texts(sqlite_engine, sqli
     settings = settings_for(sqlite_url)
     with Fetcher(settings.ingest) as fetcher:
         pipeline = Pipeline(settings, sqlite_engine, ExtractiveSummariser(), fetcher)
+        pipeline.run_id = start_run_row(sqlite_engine, "run", "extractive")
         tracemalloc.start()
         try:
-            jobs = pipeline._pending_jobs()
+            assert pipeline._pending_jobs() == n
+            jobs = list(pipeline._claimed_jobs())  # every waiting item, claimed
             peak = tracemalloc.get_traced_memory()[1]
         finally:
             tracemalloc.stop()

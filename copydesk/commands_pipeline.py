@@ -240,6 +240,11 @@ def _print_report(report: RunReport, as_json: bool) -> None:
         name = feed.name
         if feed.skipped:
             name += f"\n  skipped: {feed.skipped} (copydesk run --all to force)"
+        if feed.truncated:
+            name += (
+                f"\n  CUT OFF at max_feed_bytes after {feed.entries_read} entries: "
+                "later entries were not read (raise [ingest] max_feed_bytes)"
+            )
         if feed.fetch_error:
             name += f"\n  fetch failed: {feed.fetch_error} (next try {feed.next_fetch_at})"
         by = "\n".join(f"{gate} {n}" for gate, n in row["discarded_by"].items())

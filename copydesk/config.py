@@ -80,7 +80,11 @@ class Settings(BaseModel):
     def for_review(self) -> ReviewAppSettings:
         """What the review app is handed at start-up (it never reads config.toml)."""
         return ReviewAppSettings(
-            database_url=self.database.url, gates=self.gates, review=self.review
+            database_url=self.database.url,
+            gates=self.gates,
+            checks=self.checks,
+            publish=self.publish,
+            review=self.review,
         )
 
 

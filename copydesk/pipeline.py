@@ -362,6 +362,7 @@ class Pipeline:
                 row.bozo_message = result.bozo
                 row.etag = fetched.headers.get("etag")
                 row.last_modified = fetched.headers.get("last-modified")
+                _record_feed_size(row, result, report)
             report.bozo = row.bozo_message
             return
         report.fetch_error = fetched.error
@@ -906,6 +907,20 @@ def find_duplicate(
         if found is not None:
             return found, "same text"
     return None
+
+
+def _record_feed_size(row: Feed, result: FeedResult, report: FeedReport) -> None:
+    """How many entries the poll read, and whether the body was cut by its cap: a
+    cut feed's later entries were never seen, which the run and `feeds list` say."""
+    row.entries_read = report.entries_read = len(result.entries)
+    row.truncated = report.truncated = result.truncated
+    if result.truncated:
+        row.etag = row.last_modified = None  # a 304 next time would hide the cut
+        log.warning(
+            "feed %s cut off at max_feed_bytes after %d entries: later entries were not read",
+            row.name,
+            len(result.entries),
+        )
 
 
 def _existing(session: Session, column: Any, values: list[str], *where: Any) -> set[str]:

@@ -12,7 +12,11 @@ class IngestSettings(BaseModel):
     user_agent: str = "copydesk/0.1 (+https://github.com/copydesk/copydesk)"
     connect_timeout: float = Field(default=10, gt=0)
     timeout_seconds: float = Field(default=30, gt=0)
-    max_bytes: int = Field(default=15_000_000, gt=0)
+    max_bytes: int = Field(default=15_000_000, gt=0)  # other fetches (robots.txt, extract)
+    # A feed and an article page are capped apart: a 20,000-entry feed of 25 MB is
+    # ordinary, a 25 MB article page is not. A feed cut by its cap is reported.
+    max_feed_bytes: int = Field(default=50_000_000, gt=0)
+    max_page_bytes: int = Field(default=15_000_000, gt=0)
     max_redirects: int = Field(default=5, ge=0)
     per_host_concurrency: int = Field(default=2, ge=1)
     respect_robots: bool = True

@@ -17,12 +17,13 @@ from review_ui.highlight import escape_text
 from review_ui.queries import QueueFilter, queue_count
 from review_ui.settings import ReviewAppSettings
 from review_ui.views_lists import decided_view, discarded_view
+from review_ui.views_publish import approved_view, published_view, source_changed_view
 from review_ui.views_queue import queue_view, sidebar_filters
 from review_ui.views_stats import stats_view
 from review_ui.widgets import plain
 from store.db import StoreError, open_store
 
-VIEWS = ("Queue", "Discarded", "Approved", "Rejected", "Published", "Stats")
+VIEWS = ("Queue", "Discarded", "Approved", "Rejected", "Published", "Source changed", "Stats")
 
 
 @st.cache_resource(show_spinner=False)
@@ -70,7 +71,13 @@ def main(settings: ReviewAppSettings) -> None:
         queue_view(engine, settings, reviewer)
     elif view == "Discarded":
         discarded_view(engine, settings)
-    elif view in ("Approved", "Rejected", "Published"):
-        decided_view(engine, settings, view.lower())
+    elif view == "Approved":
+        approved_view(engine, settings, reviewer)
+    elif view == "Published":
+        published_view(engine, settings)
+    elif view == "Source changed":
+        source_changed_view(engine, reviewer)
+    elif view == "Rejected":
+        decided_view(engine, settings, "rejected")
     else:
         stats_view(engine)

@@ -290,7 +290,8 @@ def current_verdicts(session: Session, item_id: int) -> Verdicts:
         )
     )
     source = newest_per_gate([v for v in rows if v.stage == "source"])
-    pipeline = newest_per_gate([v for v in rows if v.stage == "draft"])
+    # The model checks (stage `check`) judged the pipeline's draft too.
+    pipeline = newest_per_gate([v for v in rows if v.stage in ("draft", "check")])
     edited_at = last_edit_at(session, item_id)
     if edited_at is None:
         return Verdicts(source, pipeline, [], edited=False)

@@ -9,6 +9,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from guards.settings import GateSettings
+from publish.settings import PublishSettings
+from summarise.checks import CheckSettings
 
 
 class ReviewSettings(BaseModel):
@@ -21,10 +23,13 @@ class ReviewSettings(BaseModel):
 
 class ReviewAppSettings(BaseModel):
     """What the running app reads: where the store is, how the gates are set
-    (an edit re-runs them), and how editors sign in."""
+    (an edit re-runs them), whether the model checks must have run before an
+    approval, where "Publish now" delivers, and how editors sign in."""
 
     model_config = ConfigDict(extra="forbid")
 
     database_url: str
     gates: GateSettings = Field(default_factory=GateSettings)
+    checks: CheckSettings = Field(default_factory=CheckSettings)
+    publish: PublishSettings = Field(default_factory=PublishSettings)
     review: ReviewSettings = Field(default_factory=ReviewSettings)

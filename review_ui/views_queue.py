@@ -16,6 +16,7 @@ import streamlit as st
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
+from guards.registry import CHECK_GATES
 from review_ui import decisions
 from review_ui import highlight as hl
 from review_ui.decisions import Blocked, NotAllowed, ReasonRequired, Reviewer
@@ -104,7 +105,15 @@ def _approve(
         headline = decisions.decide(
             engine,
             lambda s: (
-                decisions.approve(s, reviewer, item_id, version, off=filt.gates_off).headline or ""
+                decisions.approve(
+                    s,
+                    reviewer,
+                    item_id,
+                    version,
+                    off=filt.gates_off,
+                    require_checks=settings.checks.require,
+                ).headline
+                or ""
             ),
         )
     except Conflict as conflict:
@@ -395,7 +404,13 @@ def _actions(
             kind="info",
         )
         return
-    blocked = view.hard_failures
+    blocked = [f"{v.gate}: {v.reason}" for v in view.hard_failures]
+    if settings.checks.require:  # a model check that did not judge the current text
+        blocked += [
+            f"{gate}: not run on the current text, and [checks] require = true"
+            for gate in CHECK_GATES
+            if gate not in view.gates_off and view.model_verdict(gate) is None
+        ]
     approve_col, reject_col = st.columns([1, 2], vertical_alignment="bottom")
     with approve_col:
         st.button(
@@ -425,7 +440,7 @@ def _actions(
                 width="stretch",
             )
     if blocked:
-        reasons = "; ".join(f"{v.gate}: {v.reason}" for v in blocked)
+        reasons = "; ".join(blocked)
         plain(f"Approval blocked while a hard gate fails: {reasons}", kind="error")
     current = (item.headline or "", item.summary or "")
     if original is not None and original != current:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
@@ -316,4 +317,40 @@ def seed_model_verdict(
             item_id=item_id, stage="draft", gate=gate, passed=passed, mode=mode, reason=reason
         )
     )
+    session.flush()
+
+
+def seed_checks(
+    session: Session,
+    item_id: int,
+    check_input: dict[str, Any] | None,
+    *,
+    require: bool = False,
+    why: str = "no model",
+) -> None:
+    """The model checks' verdicts on the pipeline's draft (stage `check`), made by
+    the real gates from a scripted check reply (the check tool's input JSON), or
+    recorded as not run when `check_input` is None, as the pipeline stores them."""
+    from guards.registry import run_checks
+    from summarise.checks import parse_check_input
+
+    item = session.get(Item, item_id)
+    assert item is not None
+    reply = parse_check_input(check_input) if check_input is not None else None
+    draft = f"{item.headline}\n\n{item.summary}"
+    for result in run_checks(
+        item.source_text or "", draft, reply, modes={}, why_not=why, require=require
+    ):
+        d = result.to_dict()
+        session.add(
+            GateVerdict(
+                item_id=item_id,
+                stage="check",
+                gate=d["gate"],
+                passed=d["passed"],
+                mode=d["mode"],
+                reason=d["reason"],
+                evidence=d["evidence"],
+            )
+        )
     session.flush()

@@ -563,7 +563,7 @@ def test_a_feed_over_the_size_cap_is_parsed_as_far_as_it_goes(
         body, content_type="application/rss+xml"
     )
     (feed_id,) = add_feeds(sqlite_engine, Big=httpserver.url_for("/big.xml")).values()
-    report = run(settings_for(sqlite_url, max_bytes=len(body) // 2), sqlite_engine).feeds[0]
+    report = run(settings_for(sqlite_url, max_feed_bytes=len(body) // 2), sqlite_engine).feeds[0]
     assert 50 < report.new < 200
     assert "cut off" in feed_row(sqlite_engine, feed_id).bozo_message
 
@@ -680,7 +680,7 @@ def test_a_page_over_the_size_cap_is_cut_off_and_the_cut_recorded(
     httpserver.expect_request("/feed.xml").respond_with_data(feed, content_type="text/xml")
     httpserver.expect_request("/long").respond_with_data(page, content_type="text/html")
     add_feeds(sqlite_engine, Long=httpserver.url_for("/feed.xml"))
-    run(settings_for(sqlite_url, max_bytes=cap), sqlite_engine)
+    run(settings_for(sqlite_url, max_page_bytes=cap), sqlite_engine)
     item = items(sqlite_engine)["big"]
     assert item.fetch_bytes == cap and item.fetch_status == 200
     assert "Kestrel Sound" in item.source_text and "Mabel Tunney" not in item.source_text

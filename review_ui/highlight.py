@@ -11,7 +11,7 @@ stops HTML but not markdown, and markdown would still turn an article's
 into a link.
 
 Evidence shapes, as the gates write them: a list of entries, each naming the
-term it checked (`number`, `quote`, `name`, `claim` or `text`), whether it was
+term it checked (`number`, `quote`, `name`, `date`, `claim` or `text`), whether it was
 `found` (or `supported`), and where: `source_span` [start, end) in the item's
 source text, `draft_span` in the draft text `f"{headline}\\n\\n{summary}"`.
 Entries of unknown shape are ignored, so a new gate cannot break the page.
@@ -42,7 +42,7 @@ STYLES = {
 # The picked passage wins, then problems win over grounded marks where two
 # overlap (a quote holding a number).
 _RANK = {SELECTED: -1, MISSING: 0, FLAGGED: 1, GROUNDED: 2}
-_TERM_KEYS = ("number", "quote", "name", "claim", "text")
+_TERM_KEYS = ("number", "quote", "name", "date", "claim", "text")
 _BLOCK_STYLE = "white-space:pre-wrap;line-height:1.55;font-size:0.95rem;overflow-wrap:anywhere"
 # Bidi overrides and isolates can make text read differently from what it is:
 # show them as visible escapes instead of applying them.

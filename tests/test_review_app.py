@@ -709,7 +709,11 @@ def test_a_second_edit_replaces_the_first_edits_verdicts(desk: Desk) -> None:
     with Session(desk.engine) as session:
         view = item_view(session, item_id)
         assert view is not None
-        assert [v.gate for v in view.draft_verdicts] == ["quotes_verbatim"]
+        assert [v.gate for v in view.draft_verdicts] == [
+            "quotes_verbatim",
+            "names_grounded",
+            "dates_grounded",
+        ]
         assert view.hard_failures == []
 
 

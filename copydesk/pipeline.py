@@ -39,7 +39,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import defer
 from sqlmodel import Session, col, select
 
-from copydesk.config import FeedSettings, Settings
+from copydesk.config import Settings
 from copydesk.heartbeat import Heartbeat, start_run_row, take_sqlite_slot
 from copydesk.reports import FeedReport, RunReport
 from guards.registry import CHECK_GATES, DRAFT_GATES, GateResult, run_checks, run_gates
@@ -48,6 +48,7 @@ from ingest.dedup import item_keys, text_fingerprint, url_aliases
 from ingest.extract import extract_page
 from ingest.feeds import Entry, FeedResult, fetch_feed, is_due, next_poll_after_failure
 from ingest.fetch import Fetcher, FetchResult
+from ingest.settings import FeedSettings
 from store import claims
 from store import status as st
 from store.db import session_scope

@@ -38,7 +38,7 @@ from tests.review_seed import (
     write_config,
 )
 
-APP = Path(__file__).resolve().parents[1] / "review_ui" / "app.py"
+APP = Path(__file__).resolve().parents[1] / "copydesk" / "review_app.py"
 MODES = {"quotes_verbatim": "flag"}
 KEYS = ("bridge", "school", "market", "hostile", "wrong_number", "misquote")
 MW = MIN_WORDS

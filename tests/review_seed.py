@@ -161,8 +161,12 @@ def write_config(
     modes: dict[str, str] | None = None,
     auth: str = "password",
     min_source_words: int = MIN_WORDS,
+    dwell_seconds: float | None = 0,
 ) -> Path:
-    """A config.toml for a test: database, gate modes and review settings."""
+    """A config.toml for a test: database, gate modes and review settings.
+
+    `dwell_seconds` is 0 unless a test is about it (AppTest clicks the moment a
+    page is drawn); None leaves it out, so the default (1 s) applies."""
     lines = [
         "[database]",
         f'url = "{db_url}"',
@@ -172,6 +176,7 @@ def write_config(
         *(f'{gate} = "{mode}"' for gate, mode in (modes or {}).items()),
         "[review]",
         f'auth = "{auth}"',
+        *([f"dwell_seconds = {dwell_seconds}"] if dwell_seconds is not None else []),
     ]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path

@@ -68,6 +68,18 @@ def _grounded(headline: str, text: str) -> bool:
     return all(r.verdict.passed for r in run_gates(DRAFT_GATES, text, None, headline, modes=modes))
 
 
+def _grounded_lead(sentence: str, text: str) -> str:
+    """The lead sentence cut to a headline at a space where the draft gates still
+    pass: a cut must not part a number from its scale word ("3.5… million")."""
+    limit = HEADLINE_MAX
+    while limit > 20:
+        cut = _shorten(sentence, limit)
+        if cut == sentence or _grounded(cut, text):
+            return cut
+        limit = len(cut.rstrip("…").rsplit(" ", 1)[0])  # one word shorter
+    return _shorten(sentence, 20)
+
+
 def _shorten(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
@@ -102,6 +114,6 @@ class ExtractiveSummariser:
                 break
         if not picked:
             raise SummaryFailed("no sentence to build a summary from", transient=False)
-        lead = _shorten(picked[0], HEADLINE_MAX)
+        lead = _grounded_lead(picked[0], body)
         headline = article.title if article.title and _grounded(article.title, body) else lead
         return Draft(headline=headline, summary=join_sentences(picked), backend=self.name)

@@ -38,6 +38,16 @@ def test_paragraphs_are_not_glued_into_one_number() -> None:
     assert check(article) == []
 
 
+def test_a_cut_lead_never_parts_a_number_from_its_scale() -> None:
+    """Found by the property test below: "... 3.5 million." cut to "... 3.5…"."""
+    text = (
+        "The the the the the council Mira Tallis Vell County Council Vell County Council "
+        "Vell County Council 3.5 million.\n\nThe the the the."
+    )
+    article = Article("key", None, URL, text)
+    assert check(article, 1) == []
+
+
 def test_a_title_the_source_does_not_ground_is_not_the_headline() -> None:
     text = "The harbour board of Ostbrook met on Thursday and voted for the new berth plan."
     article = Article("k", "Ferry fares up 12% as Keldmoor takes over", URL, text * 3)

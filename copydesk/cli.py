@@ -59,6 +59,7 @@ for module in (
     commands_review,
 ):
     module.register(app)
+context.one_line_errors(app)
 
 
 def main() -> None:  # pragma: no cover - console entry point

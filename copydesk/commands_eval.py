@@ -47,6 +47,7 @@ def register(app: typer.Typer) -> None:
 
 
 def eval_command(
+    cli: typer.Context,
     pack_dir: Path | None = typer.Option(
         None, "--pack", help="the pack folder (default: evals/pack)", show_default=False
     ),
@@ -72,8 +73,8 @@ def eval_command(
     if from_decisions:
         from copydesk.eval_decisions import decisions_command
 
-        raise typer.Exit(decisions_command(since, as_json))
-    settings = load()
+        raise typer.Exit(decisions_command(cli, since, as_json))
+    settings = load(cli)
     live = _has_key(settings)
     if calibrate and not live:
         fail("--calibrate needs a model: set ANTHROPIC_API_KEY (no model is configured)", 2)

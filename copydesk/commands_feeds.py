@@ -28,12 +28,13 @@ def register(app: typer.Typer) -> None:
 
 @feeds_app.command("add")
 def feeds_add(
+    cli: typer.Context,
     url: str = typer.Argument(..., help="feed URL (http/https) or local file path"),
     name: str = typer.Option(None, "--name", "-n", help="a short name for tables and filters"),
 ) -> None:
     """Add a feed to poll on every run."""
     url = _feed_location(url)
-    ctx = cx.context()
+    ctx = cx.context(cli)
     with session_scope(ctx.engine) as session:
         feed = add_feed(session, url, name)
         if name and feed.name != name:
@@ -58,15 +59,18 @@ def _feed_location(url: str) -> str:
 
 @feeds_app.command("list")
 def feeds_list(
+    cli: typer.Context,
     as_json: bool = typer.Option(False, "--json"),
     check: bool = typer.Option(
-        False, "--check", help="exit 1 when a feed is failing or stale (for monitoring)"
+        False,
+        "--check",
+        help="exit 1 when a feed is failing, stale or cut by its size cap (for monitoring)",
     ),
 ) -> None:
     """Every feed with its state: ok, retrying, FAILING (erroring for longer than
     ingest.feed_stale_hours), STALE (silent for much longer than it usually is),
     with its last success, errors in a row, next fetch and last error."""
-    ctx = cx.context()
+    ctx = cx.context(cli)
     now = utcnow()
     failing_after = timedelta(hours=ctx.settings.ingest.feed_stale_hours)
     with session_scope(ctx.engine) as session:
@@ -102,6 +106,13 @@ def _health(session: Session, feed: Feed, failing_after: timedelta, now: datetim
         .limit(HISTORY)
     ).all()
     times = [published or seen for published, seen in rows]
+    if feed.enabled and feed.truncated:
+        return FeedHealth(
+            "cut",
+            True,
+            f"last poll cut off at max_feed_bytes after {feed.entries_read} entries: "
+            "later entries were not read (raise [ingest] max_feed_bytes)",
+        )
     return feed_health(
         enabled=feed.enabled,
         created_at=feed.created_at,
@@ -118,7 +129,16 @@ def _table(feeds: list[Feed], health: dict[Any, FeedHealth]) -> Table:
     """Feed names, errors and bozo messages come from config and from servers:
     cells are plain Text, never markup."""
     table = Table()
-    columns = ("id", "name", "state", "last success", "errors", "next fetch", "last error")
+    columns = (
+        "id",
+        "name",
+        "state",
+        "entries read",
+        "last success",
+        "errors",
+        "next fetch",
+        "last error",
+    )
     for column in columns:
         table.add_column(column)
     for f in feeds:
@@ -132,6 +152,7 @@ def _table(feeds: list[Feed], health: dict[Any, FeedHealth]) -> Table:
             str(f.id),
             Text(f"{f.name}\n{f.url}" if f.name != f.url else f.url),
             state_cell,
+            "—" if f.entries_read is None else str(f.entries_read),
             _when(f.last_success_at),
             str(f.consecutive_errors),
             _when(f.next_fetch_at, none="next run"),

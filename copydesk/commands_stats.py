@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta
 from typing import Any
 
 import typer
@@ -11,14 +12,25 @@ from sqlalchemy import func
 from sqlmodel import Session, select
 
 from copydesk import context as cx
-from store.models import GateVerdict, Item, ModelCall, Run
+from store.models import GateVerdict, Item, ModelCall, Run, utcnow
 
 
 def register(app: typer.Typer) -> None:
     app.command("stats")(stats)
 
 
-def run_usage(session: Session, limit: int = 20) -> list[dict[str, Any]]:
+def run_state(run: Run, stale_after: timedelta, now: datetime | None = None) -> str:
+    """finished, stopped (exit 3), running (its heartbeat is recent), or did not
+    finish: no end and no heartbeat for longer than a lease (killed, machine lost)."""
+    if run.ended_at is not None:
+        return "finished" if not run.exit_status else "stopped"
+    beat = run.heartbeat_at or run.started_at
+    return "running" if beat > (now or utcnow()) - stale_after else "did not finish"
+
+
+def run_usage(
+    session: Session, limit: int = 20, stale_after: timedelta = timedelta(minutes=5)
+) -> list[dict[str, Any]]:
     """One row per recent run: its counts and the tokens and cost of its model calls."""
     runs = session.exec(select(Run).order_by(Run.id.desc()).limit(limit)).all()
     usage = {
@@ -49,6 +61,10 @@ def run_usage(session: Session, limit: int = 20) -> list[dict[str, Any]]:
                 "ended_at": run.ended_at.isoformat(timespec="seconds") if run.ended_at else None,
                 "backend": run.backend,
                 "exit_status": run.exit_status,
+                "state": run_state(run, stale_after),
+                "last_heartbeat": (
+                    run.heartbeat_at.isoformat(timespec="seconds") if run.heartbeat_at else None
+                ),
                 "new": totals.get("new", 0),
                 "drafts": totals.get("drafts", 0),
                 "discarded": totals.get("discarded", 0),
@@ -94,13 +110,15 @@ def model_check_counts(session: Session) -> dict[str, dict[str, int]]:
 
 
 def stats(
+    cli: typer.Context,
     runs: int = typer.Option(20, "--runs", help="how many recent runs to show"),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Items by status, and per run: items, model calls, tokens and estimated cost."""
-    ctx = cx.context()
+    ctx = cx.context(cli)
     with Session(ctx.engine) as session:
-        rows = run_usage(session, runs)
+        stale = timedelta(seconds=ctx.settings.runs.lease_seconds)
+        rows = run_usage(session, runs, stale)
         counts = status_counts(session)
         checks = model_check_counts(session)
     if as_json:
@@ -115,6 +133,7 @@ def stats(
     columns = (
         "run",
         "started",
+        "state",
         "summariser",
         "new",
         "drafts",
@@ -126,12 +145,14 @@ def stats(
         "cost USD",
     )
     for column in columns:
-        table.add_column(column, justify="left" if column in ("started", "summariser") else "right")
+        left = column in ("started", "state", "summariser")
+        table.add_column(column, justify="left" if left else "right")
     for r in rows:
         cost = "—" if r["cost_usd"] is None else f"{r['cost_usd']:.4f}"
         table.add_row(
             str(r["run_id"]),
             r["started_at"],
+            r["state"],
             r["backend"] or "",
             str(r["new"]),
             str(r["drafts"]),
@@ -143,6 +164,14 @@ def stats(
             cost,
         )
     cx.out.print(table)
+    unfinished = [r for r in rows if r["state"] == "did not finish"]
+    for r in unfinished:
+        cx.out.print(
+            f"run {r['run_id']} did not finish (last heartbeat {r['last_heartbeat'] or 'none'}): "
+            f"it made {r['new']} new item(s), {r['drafts']} draft(s), "
+            f"{r['discarded']} discard(s); its claims are taken over when their leases pass",
+            markup=False,
+        )
     if checks:
         table = Table(title="model checks (verdicts)")
         table.add_column("check", justify="left")

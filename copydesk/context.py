@@ -1,4 +1,17 @@
-"""What every command needs: settings and an up-to-date store, or a one-line error."""
+"""What every command needs: settings and an up-to-date store, or a one-line error.
+
+The global options (`--config`, `--log-format`) become a `CliState` that the
+app's callback puts on Typer's context (`ctx.obj`); every command declares a
+`cli: typer.Context` parameter and opens its settings and store through it:
+
+    def my_command(cli: typer.Context, ...) -> None:
+        ctx = cx.context(cli)      # settings + engine (or cx.load(cli): settings only)
+        ...
+        cx.fail("one line", cx.EXIT_USAGE)
+
+`fail` and `note` need no state: they write to the `copydesk.cli` logger, which
+the callback set up for --log-format (a plain line, or a JSON record).
+"""
 
 from __future__ import annotations
 
@@ -17,6 +30,7 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Engine
 
 from copydesk.config import ConfigError, Settings, load_settings
+from copydesk.logs import TERMINAL
 from store.db import StoreError, open_store
 
 # Results go to stdout; logs, progress and errors to stderr.
@@ -32,25 +46,32 @@ EXIT_USAGE = 2
 EXIT_UNABLE = 3  # the command could not do its job: bad config, database unreachable
 
 
-JSON_LOGS = False  # set by the global --log-format option
-log = logging.getLogger("copydesk")
+lines = logging.getLogger(TERMINAL)  # what fail() and note() write; see copydesk/logs.py
+
+
+@dataclass
+class CliState:
+    """What the global options set, shared with every command as `ctx.obj`."""
+
+    config_path: Path | None = None  # --config
+    json_logs: bool = False  # --log-format json
+
+
+def state(cli: typer.Context) -> CliState:
+    """The global options of the running command (defaults if the callback did not run)."""
+    found = cli.find_object(CliState)
+    return found if found is not None else CliState()
 
 
 def fail(message: str, code: int = EXIT_UNABLE) -> NoReturn:
     """One line on stderr, then exit. Never a traceback for an expected failure."""
-    if JSON_LOGS:
-        log.error(message, extra={"exit_status": code})
-    else:
-        err.print(f"copydesk: error: {message}", markup=False)
+    lines.error(message, extra={"exit_status": code})
     raise typer.Exit(code)
 
 
 def note(message: str) -> None:
     """A line for the person at the terminal, or a log record for a scheduler."""
-    if JSON_LOGS:
-        log.info(message)
-    else:
-        err.print(message, markup=False)
+    lines.info(message)
 
 
 @dataclass
@@ -59,12 +80,10 @@ class Context:
     engine: Engine
 
 
-CONFIG_PATH: Path | None = None  # set by the global --config option
-
-
-def load(config: Path | None = None) -> Settings:
+def load(cli: typer.Context) -> Settings:
+    """The settings: --config, else $COPYDESK_CONFIG, else ./config.toml; then the environment."""
     try:
-        return load_settings(config or CONFIG_PATH)
+        return load_settings(state(cli).config_path)
     except ConfigError as exc:
         fail(str(exc))
 
@@ -76,8 +95,8 @@ def connect(settings: Settings) -> Engine:
         fail(str(exc).splitlines()[0])
 
 
-def context(config: Path | None = None) -> Context:
-    settings = load(config)
+def context(cli: typer.Context) -> Context:
+    settings = load(cli)
     return Context(settings, connect(settings))
 
 

@@ -61,11 +61,21 @@ def _text(value: Any) -> str:
 def _objections(evidence: Any) -> list[str]:
     """The strings a failing verdict objected to (entries not marked found)."""
     found: list[str] = []
+    if isinstance(evidence, dict) and isinstance(evidence.get("sentences"), list):
+        evidence = evidence["sentences"]  # faithfulness: the judged sentences
     items = evidence if isinstance(evidence, list) else [evidence]
     for entry in items:
-        if isinstance(entry, dict) and entry.get("found") is not True:
+        if not isinstance(entry, dict):
+            continue
+        passed = entry.get("found") is True or entry.get("outcome") in ("supported", "faithful")
+        if not passed:
             found += [str(entry[k]) for k in _FINDING_KEYS if isinstance(entry.get(k), str)]
     return [f for f in found if f.strip()]
+
+
+def _not_run(evidence: Any) -> bool:
+    """A model check that could not run failed without pointing at anything."""
+    return isinstance(evidence, dict) and evidence.get("state") in ("not run", "failed")
 
 
 def _facts(text: str) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
@@ -91,13 +101,15 @@ def load_decided(session: Session, since: datetime | None) -> list[Decided]:
     if not decided:
         return []
     verdicts = session.exec(
-        select(GateVerdict).where(
+        select(GateVerdict)
+        .where(
             GateVerdict.item_id.in_(list(decided)),  # type: ignore[attr-defined]
-            GateVerdict.stage == "draft",
+            GateVerdict.stage.in_(("draft", "check")),  # type: ignore[attr-defined]
         )
+        .order_by(GateVerdict.id)
     )
     for v in verdicts:
-        if not v.passed:
+        if not v.passed and not _not_run(v.evidence):
             decided[v.item_id].flags[v.gate] = _objections(v.evidence)
     for item_id, d in decided.items():
         d.edits = edits.get(item_id, [])
@@ -165,9 +177,9 @@ def _since(value: str | None) -> datetime | None:
     return datetime(day.year, day.month, day.day, tzinfo=UTC)
 
 
-def decisions_command(since: str | None, as_json: bool) -> int:
+def decisions_command(cli: typer.Context, since: str | None, as_json: bool) -> int:
     start = _since(since)
-    cx = context()
+    cx = context(cli)
     with Session(cx.engine) as session:
         report = tally(load_decided(session, start))
     report["since"] = since

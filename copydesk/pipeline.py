@@ -31,12 +31,16 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+from sqlalchemy import func
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import defer
 from sqlmodel import Session, col, select
 
-from copydesk.config import FeedSettings, Settings
+from copydesk.config import Settings
+from copydesk.heartbeat import Heartbeat, start_run_row, take_sqlite_slot
 from copydesk.reports import FeedReport, RunReport
 from guards.registry import CHECK_GATES, DRAFT_GATES, GateResult, run_checks, run_gates
 from guards.source import count_words
@@ -44,6 +48,8 @@ from ingest.dedup import item_keys, text_fingerprint, url_aliases
 from ingest.extract import extract_page
 from ingest.feeds import Entry, FeedResult, fetch_feed, is_due, next_poll_after_failure
 from ingest.fetch import Fetcher, FetchResult
+from ingest.settings import FeedSettings
+from store import claims
 from store import status as st
 from store.db import session_scope
 from store.models import Feed, GateVerdict, Item, ModelCall, Run, utcnow
@@ -61,8 +67,13 @@ log = logging.getLogger("copydesk.pipeline")
 
 MAX_BACKOFF = timedelta(days=1)
 IN_CHUNK = 500  # keys per IN (...) query: far below every database's parameter limit
+PAGE_READERS = 4  # threads fetching and extracting pages while the model works
 PAGE_TYPES = ("html", "xml", "text/")  # content types a page's article can be read from
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
+
+
+class _LostClaim(Exception):
+    """This run's claim on a feed was taken over: what it fetched is not written."""
 
 
 class BackendFailure(RuntimeError):
@@ -151,6 +162,7 @@ class Pipeline:
         # at once must not both summarise it.
         self._claims: dict[str, int] = {}
         self._claims_lock = threading.Lock()
+        self._feed_tokens: dict[int, int] = {}  # feed id -> this run's claim token
 
     @property
     def actor(self) -> str:
@@ -169,8 +181,8 @@ class Pipeline:
             feeds = self._feeds(only_feeds)
             due = self._due_feeds(feeds, force)
             self._ingest_feeds(due)
-            jobs = self._pending_jobs()
-            self._process(jobs)
+            total = self._pending_jobs()
+            self._process(self._claimed_jobs(), total)
         return report
 
     def submit(self, url: str) -> tuple[RunReport, int, bool]:
@@ -182,7 +194,7 @@ class Pipeline:
             item_id, created = self._create_submitted(url)
             if created:
                 with Session(self.engine) as session:
-                    self._process([_job(session.get(Item, item_id), None)])
+                    self._process([_job(session.get(Item, item_id), None)], 1)
         return report, item_id, created
 
     @contextmanager
@@ -192,8 +204,10 @@ class Pipeline:
         bug; an item's own failure never gets here) is recorded and re-raised,
         for the caller to report in one line."""
         report = self._start_run()
+        heartbeat = Heartbeat(self.engine, self.run_id, self.lease, self._counts_so_far)
         try:
-            yield report
+            with heartbeat:
+                yield report
         except BackendFailure as exc:
             report.fatal = str(exc)
             log.error("run %s stopped: %s", self.run_id, exc)
@@ -203,18 +217,33 @@ class Pipeline:
         finally:
             self._finish_run(report)
 
+    @property
+    def lease(self) -> timedelta:
+        return timedelta(seconds=self.settings.runs.lease_seconds)
+
     def _start_run(self) -> RunReport:
-        with session_scope(self.engine) as session:
-            run = Run(command=self.command, backend=self.summariser.name)
-            session.add(run)
-            session.flush()
-            self.run_id = run.id
-        log.info("run %s started with summariser %s", self.run_id, self.summariser.name)
-        return RunReport(self.run_id, self.summariser.name)
+        """The run's row. On SQLite a `run` first waits for its turn (one at a time);
+        `AnotherRunInProgress` says when the wait ran out."""
+        name = self.summariser.name
+        if self.command == "run" and self.engine.dialect.name == "sqlite":
+            wait = self.settings.runs.wait_seconds
+            self.run_id = take_sqlite_slot(
+                self.engine, self.command, name, lease=self.lease, wait=wait
+            )
+        else:
+            self.run_id = start_run_row(self.engine, self.command, name)
+        log.info("run %s started with summariser %s", self.run_id, name)
+        return RunReport(self.run_id, name)
+
+    def _counts_so_far(self) -> dict[str, Any]:
+        """What the heartbeat writes on the run row as the run goes."""
+        report = RunReport(self.run_id, self.summariser.name, feeds=list(self.reports.values()))
+        return report.to_dict()
 
     def _finish_run(self, report: RunReport) -> None:
         report.feeds = list(self.reports.values())
         with session_scope(self.engine) as session:
+            claims.release_all(session, self.run_id)
             run = session.get(Run, self.run_id)
             run.ended_at = utcnow()
             run.counts = report.to_dict()
@@ -255,6 +284,7 @@ class Pipeline:
         """Fetch and parse the feeds in the pool (each host at most N at a time, by
         the fetcher), and write what each brought on this thread, in feed order."""
         self.progress("feeds", 0, len(feeds))
+        feeds = self._claim_feeds(feeds)
         if not feeds:
             return
         with ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="feeds") as pool:
@@ -262,6 +292,21 @@ class Pipeline:
             for i, (feed, result) in enumerate(zip(feeds, results, strict=True)):
                 self.reports[feed.id] = self._ingest_feed(feed, result)
                 self.progress("feeds", i + 1, len(feeds))
+
+    def _claim_feeds(self, feeds: list[Feed]) -> list[Feed]:
+        """The feeds this run may poll: one another live run is polling is left to it."""
+        mine = []
+        for feed in feeds:
+            with session_scope(self.engine) as session:
+                token = claims.claim_feed(session, feed.id, self.run_id, self.lease)
+            if token is None:
+                report = FeedReport(feed.name, feed.url, skipped="another run is polling it")
+                self.reports[feed.id] = report
+                log.info("feed %s skipped: another run is polling it", feed.name)
+                continue
+            self._feed_tokens[feed.id] = token
+            mine.append(feed)
+        return mine
 
     def _fetch_feed(self, feed: Feed) -> FeedResult:
         """In a worker. One feed that breaks the parser must not stop the run: the
@@ -281,10 +326,16 @@ class Pipeline:
     def _ingest_feed(self, feed: Feed, result: FeedResult) -> FeedReport:
         """One transaction per feed: its fetch record and the items it brings."""
         report = FeedReport(feed.name, feed.url)
-        with session_scope(self.engine) as session:
-            self._record_feed_fetch(session, feed, result, report)
-            if result.fetch.ok:
-                self._create_items(session, feed, result.entries, report)
+        try:
+            with session_scope(self.engine) as session:
+                if not claims.release_feed(session, feed.id, self._feed_tokens[feed.id]):
+                    raise _LostClaim
+                self._record_feed_fetch(session, feed, result, report)
+                if result.fetch.ok:
+                    self._create_items(session, feed, result.entries, report)
+        except _LostClaim:
+            log.warning("feed %s: its claim ran out and another run took it over", feed.name)
+            return FeedReport(feed.name, feed.url, skipped="claim taken over by another run")
         if result.fetch.ok:
             log.info(
                 "feed %s: %d entries, %d new%s",
@@ -312,6 +363,7 @@ class Pipeline:
                 row.bozo_message = result.bozo
                 row.etag = fetched.headers.get("etag")
                 row.last_modified = fetched.headers.get("last-modified")
+                _record_feed_size(row, result, report)
             report.bozo = row.bozo_message
             return
         report.fetch_error = fetched.error
@@ -407,7 +459,13 @@ class Pipeline:
             if existing is not None:
                 report.duplicates += 1
                 return existing, False
-            item = Item(dedup_key=dedup_key, source_url=source_url, original_url=link)
+            item = Item(
+                dedup_key=dedup_key,
+                source_url=source_url,
+                original_url=link,
+                claimed_by=self.run_id,  # born claimed: no other run starts on it
+                claim_until=utcnow() + self.lease,
+            )
             st.create(
                 session,
                 item,
@@ -420,10 +478,10 @@ class Pipeline:
 
     # ------------------------------------------------------------------ processing
 
-    def _pending_jobs(self) -> list[Job]:
-        """Items to work on: every `new` item (this run's, or one a crashed run left)
-        and every `error` item whose retry time has come (moved back to `new`).
-        Small fields only: no source texts, which the workers read one at a time."""
+    def _pending_jobs(self) -> int:
+        """Move every `error` item whose retry time has come back to `new`, and count
+        the items waiting (for the progress bar: other runs may take some of them).
+        Another run may move the same item first: that item is simply theirs."""
         now = utcnow()
         big = (defer(Item.source_text), defer(Item.summary), defer(Item.last_error))
         with session_scope(self.engine) as session:
@@ -433,85 +491,118 @@ class Pipeline:
             for item in due:
                 if item.next_attempt_at and item.next_attempt_at > now:
                     continue
-                st.move(
-                    session,
-                    item,
-                    st.NEW,
-                    actor=self.actor,
-                    reason=f"retry after {item.attempts} failed attempt(s)",
-                )
+                try:
+                    with session.begin_nested():
+                        st.move(
+                            session,
+                            item,
+                            st.NEW,
+                            actor=self.actor,
+                            reason=f"retry after {item.attempts} failed attempt(s)",
+                        )
+                except st.Conflict as exc:
+                    log.info("item %s: %s; left to that run", item.id, exc)
+                    continue
                 self._report_for(item.feed_id).retried += 1
-            feed_urls = dict(session.exec(select(Feed.id, Feed.url)).all())
-            rows = session.exec(
-                select(
-                    Item.id,
-                    Item.version,
-                    Item.dedup_key,
-                    Item.source_url,
-                    Item.title,
-                    col(Item.source_text).is_not(None),
-                    Item.attempts,
-                    Item.feed_id,
-                )
-                .where(Item.status == st.NEW)
-                .order_by(Item.id)
-            ).all()
-            return [
-                Job(item_id, version, key, url, title, has_text, attempts, feed_urls.get(feed_id))
-                for item_id, version, key, url, title, has_text, attempts, feed_id in rows
-            ]
+            waiting = select(func.count(Item.id)).where(Item.status == st.NEW)
+            return session.exec(waiting).one()
 
-    def _process(self, jobs: list[Job]) -> None:
-        """Work through the jobs in the pool, a bounded window at a time (memory stays
-        flat however many items are waiting), committing each outcome here."""
-        total = len(jobs)
+    def _claimed_jobs(self) -> Iterator[Job]:
+        """Waiting items, claimed a small batch at a time as the workers need them, so
+        runs working at once share the backlog instead of each taking all of it."""
+        batch = max(1, self.workers)
+        feed_urls: dict[int, str] = {}
+        while True:
+            with session_scope(self.engine) as session:
+                claimed = claims.claim_items(session, self.run_id, batch, self.lease)
+                if not feed_urls or any(c.feed_id not in feed_urls for c in claimed):
+                    feed_urls = dict(session.exec(select(Feed.id, Feed.url)).all())
+            if not claimed:
+                return
+            for c in claimed:
+                yield Job(
+                    c.item_id,
+                    c.version,
+                    c.dedup_key,
+                    c.source_url,
+                    c.title,
+                    c.has_text,
+                    c.attempts,
+                    feed_urls.get(c.feed_id) if c.feed_id else None,
+                )
+
+    def _process(self, jobs: Iterable[Job], total: int) -> None:
+        """A bounded two-stage pipeline: page fetching and extraction in one pool,
+        model calls in another (`max_concurrency`), so pages are read while earlier
+        articles are with the model and a run takes as long as the slower of the two,
+        not their sum. At most `window` items are in flight (memory stays flat
+        however many are waiting); every outcome is committed here, on this thread."""
         self.progress("items", 0, total)
-        if not jobs:
-            return
-        done = 0
         queue: Iterator[Job] = iter(jobs)
         window = self.workers * 4
-        with ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="copydesk") as pool:
-            pending: set[Future[Outcome]] = set()
-
-            def top_up() -> None:
-                while len(pending) < window:
+        readers = min(self.workers, PAGE_READERS)
+        pending: dict[Future[Any], str] = {}  # future -> "source" or "model"
+        stop: BackendFailure | None = None
+        done = 0
+        with (
+            ThreadPoolExecutor(max_workers=readers, thread_name_prefix="pages") as pages,
+            ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="model") as model,
+        ):
+            while True:
+                while stop is None and len(pending) < window:
                     job = next(queue, None)
                     if job is None:
-                        return
-                    pending.add(pool.submit(self._prepare_safely, job))
-
-            top_up()
-            stop: BackendFailure | None = None
-            while pending:
-                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                        break
+                    pending[pages.submit(self._source_safely, job)] = "source"
+                if not pending:
+                    break
+                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for future in finished:
+                    stage = pending.pop(future)
+                    if future.cancelled():
+                        continue
                     try:
-                        self._commit(future.result())
+                        result = future.result()
                     except BackendFailure as exc:
                         self._record_calls(exc.item_id, exc.calls)
                         stop = stop or exc
+                        result = None
+                    if stage == "source" and result is not None and result[1] is not None:
+                        if stop is None:  # on to the model; after a stop the item waits
+                            pending[model.submit(self._draft_safely, *result)] = "model"
+                        continue
+                    if result is not None:
+                        self._commit(result[0] if stage == "source" else result)
                     done += 1
-                    self.progress("items", done, total)
-                if stop is None:
-                    top_up()
-                else:
+                    self.progress("items", done, max(done, total))
+                if stop is not None:
                     # Start nothing new; what is already running finishes and is kept.
-                    pending = {f for f in pending if not f.cancel()}
-            if stop is not None:
-                raise stop
+                    for future in [f for f in pending if f.cancel()]:
+                        pending.pop(future)
+        if stop is not None:
+            raise stop
 
-    def _prepare_safely(self, job: Job) -> Outcome:
-        """`prepare`, with a bug or a surprise confined to its item: the item goes to
-        `error` with the reason (and is retried, then discarded), the run goes on."""
+    def _source_safely(self, job: Job) -> tuple[Outcome, Article | None]:
+        """`prepare_source`, with a bug or a surprise confined to its item: the item
+        goes to `error` with the reason (retried, then discarded), the run goes on."""
         try:
-            return self.prepare(job)
+            return self.prepare_source(job)
+        except Exception as exc:
+            return self._unexpected(Outcome(job, st.ERROR), exc), None
+
+    def _draft_safely(self, out: Outcome, article: Article) -> Outcome:
+        """`prepare_draft`, likewise; a stopped backend stops the run."""
+        try:
+            return self.prepare_draft(out, article)
         except BackendFailure:
             raise
         except Exception as exc:
-            log.exception("item %s: unexpected error", job.item_id)
-            reason = f"unexpected error: {type(exc).__name__}: {exc}"
-            return self._failed(Outcome(job, st.ERROR), reason, True, "internal")
+            return self._unexpected(Outcome(out.job, st.ERROR, calls=out.calls), exc)
+
+    def _unexpected(self, out: Outcome, exc: Exception) -> Outcome:
+        log.error("item %s: unexpected error", out.job.item_id, exc_info=exc)
+        reason = f"unexpected error: {type(exc).__name__}: {exc}"
+        return self._failed(out, reason, True, "internal")
 
     def _record_calls(self, item_id: int | None, calls: list[CallRecord]) -> None:
         """Ledger rows for calls whose item was not committed: every call is a row."""
@@ -523,7 +614,13 @@ class Pipeline:
 
     def prepare(self, job: Job) -> Outcome:
         """Everything but the database writes: fetch, gates, duplicate look-ups,
-        summary. Runs in a worker."""
+        summary, checks. Runs in a worker (the run itself splits it in two stages)."""
+        out, article = self.prepare_source(job)
+        return out if article is None else self.prepare_draft(out, article)
+
+    def prepare_source(self, job: Job) -> tuple[Outcome, Article | None]:
+        """The article's text: fetched, extracted, through the source gates and the
+        duplicate look-ups. (outcome, None) when the item ends here."""
         out = Outcome(job, st.DRAFT)
         gates = self.settings.gates
         modes = gates.all_modes()
@@ -531,12 +628,12 @@ class Pipeline:
         url_result = run_gates(("source_url",), "", job.source_url, "", modes=modes)
         out.verdicts += [("source", r) for r in url_result]
         if any(r.hard_fail for r in url_result):
-            return _discard(out, url_result)
+            return _discard(out, url_result), None
         text = self._stored_text(job) if job.has_text else None
         if text is None:
             text = self._fetch_page(job, out)
             if text is None:
-                return out
+                return out, None
         length = run_gates(
             ("source_length",),
             text,
@@ -547,12 +644,18 @@ class Pipeline:
         )
         out.verdicts += [("source", r) for r in length]
         if any(r.hard_fail for r in length):
-            return _discard(out, length)
+            return _discard(out, length), None
         out.fingerprint = text_fingerprint(text, job.title, *out.titles)
         duplicate = self._duplicate_in_store(out) or self._claim(out)
         if duplicate is not None:
-            return _duplicate(out, *duplicate)
+            return _duplicate(out, *duplicate), None
         article = Article(job.dedup_key, out.changes.get("title", job.title), job.source_url, text)
+        return out, article
+
+    def prepare_draft(self, out: Outcome, article: Article) -> Outcome:
+        """The model's draft of the article, through the draft gates and the checks."""
+        job, text = out.job, article.text
+        modes = self.settings.gates.all_modes()
         out.changes["summariser"] = self.summariser.name  # recorded whatever the outcome
         try:
             draft = self.summariser.summarise(article)
@@ -639,11 +742,17 @@ class Pipeline:
             )
             return None
         try:
-            extracted = extract_page(result.content, result.final_url)
+            extracted = extract_page(
+                result.content, result.final_url, max_bytes=self.settings.ingest.max_extract_bytes
+            )
         except Exception as exc:  # noqa: BLE001 - one odd page must not stop the run
             log.exception("item %s: extraction failed", job.item_id)
             _failed_permanently(out, f"text extraction failed: {type(exc).__name__}", "fetch")
             return None
+        if extracted.cut:
+            out.details.setdefault("fetch", {})["extract_cut_at_bytes"] = (
+                self.settings.ingest.max_extract_bytes
+            )
         title = job.title or extracted.title
         text = compose_source(title, extracted.text)
         out.titles = [t for t in (extracted.title,) if t]
@@ -747,6 +856,7 @@ class Pipeline:
                     _duplicate(out, *duplicate)
             if out.fingerprint and out.discard_kind != "duplicate":
                 out.changes["content_hash"] = out.fingerprint
+            out.changes.update(claimed_by=None, claim_until=None)  # the claim ends here
             for stage, result in out.verdicts:
                 d = result.to_dict()
                 session.add(
@@ -842,6 +952,20 @@ def find_duplicate(
     return None
 
 
+def _record_feed_size(row: Feed, result: FeedResult, report: FeedReport) -> None:
+    """How many entries the poll read, and whether the body was cut by its cap: a
+    cut feed's later entries were never seen, which the run and `feeds list` say."""
+    row.entries_read = report.entries_read = len(result.entries)
+    row.truncated = report.truncated = result.truncated
+    if result.truncated:
+        row.etag = row.last_modified = None  # a 304 next time would hide the cut
+        log.warning(
+            "feed %s cut off at max_feed_bytes after %d entries: later entries were not read",
+            row.name,
+            len(result.entries),
+        )
+
+
 def _existing(session: Session, column: Any, values: list[str], *where: Any) -> set[str]:
     """Which of `values` the column already holds, asked in chunks."""
     found: set[str] = set()
@@ -904,22 +1028,32 @@ def _failed_permanently(out: Outcome, reason: str, kind: str) -> Outcome:
 
 
 def sync_config_feeds(session: Session, feeds: list[FeedSettings]) -> None:
-    """Feeds declared in config.toml are upserted into the feeds table on every run."""
+    """Feeds declared in config.toml are upserted into the feeds table on every run.
+    An INSERT ... ON CONFLICT DO NOTHING: runs starting at once on a fresh database
+    all declare the same feeds, and only one row each may come of it."""
+    if not feeds:
+        return
+    dialect = session.get_bind().dialect.name
+    insert = {"postgresql": pg_insert, "sqlite": sqlite_insert}[dialect]
     for declared in feeds:
-        row = session.exec(select(Feed).where(Feed.url == declared.url)).first()
-        if row is None:
-            session.add(
-                Feed(
-                    url=declared.url,
-                    name=declared.name or declared.url,
-                    enabled=declared.enabled,
-                    origin="config",
-                )
-            )
-        else:
+        row = {
+            "url": declared.url,
+            "name": declared.name or declared.url,
+            "enabled": declared.enabled,
+            "origin": "config",
+        }
+        defaults = Feed(**row)  # the model's defaults for every other column
+        values = {c: getattr(defaults, c) for c in Feed.__table__.c.keys() if c != "id"}
+        session.execute(
+            insert(Feed.__table__).values(**values).on_conflict_do_nothing(index_elements=["url"])
+        )
+    for declared in feeds:
+        row = session.exec(select(Feed).where(Feed.url == declared.url)).one()
+        # Written only when it changes: a row being polled stays unlocked.
+        if row.enabled != declared.enabled:
             row.enabled = declared.enabled
-            if declared.name:
-                row.name = declared.name
+        if declared.name and row.name != declared.name:
+            row.name = declared.name
     session.flush()
 
 

@@ -28,6 +28,8 @@ class FeedReport:
     bozo: str | None = None
     skipped: str | None = None  # why the feed was not fetched this run ("not due until ...")
     next_fetch_at: str | None = None  # when a failing feed will be tried again
+    entries_read: int | None = None  # entries the poll read from the feed's body
+    truncated: bool = False  # the body was cut by max_feed_bytes: later entries unseen
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -47,6 +49,8 @@ class FeedReport:
             "bozo": self.bozo,
             "skipped": self.skipped,
             "next_fetch_at": self.next_fetch_at,
+            "entries_read": self.entries_read,
+            "truncated": self.truncated,
         }
 
 

@@ -86,7 +86,7 @@ def _claim_outcome(source: str, claim: Claim) -> dict[str, Any]:
     }
 
     def result(outcome: str, rule: str | None = None, detail: str | None = None) -> dict:
-        entry.update(outcome=outcome, rule=rule, detail=detail)
+        entry.update(outcome=outcome, rule=rule, detail=detail, supported=outcome == "supported")
         return entry
 
     if not claim.claim.strip():

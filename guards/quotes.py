@@ -1,22 +1,37 @@
 """quotes_verbatim: every passage the draft puts in quotation marks is in the source word for word.
 
-Finding the quotes (per paragraph; a blank line ends every open quote):
+Finding the quotes (over the whole draft: a quotation may run over paragraphs):
 
+* Every quotation mark newsrooms and feeds use: straight and curly double
+  and single marks, low-9 and high-reversed-9 („ ‟ ‚ ‛), guillemets (« » ‹ ›),
+  CJK corner brackets (「 」 『 』 and their halfwidth/vertical forms),
+  fullwidth marks (＂ ＇), double primes used as quotes (″ 〝 〞) and the
+  ornamental ones (❝ ❞). `_MARK_VIEW` reads each as the mark it stands for.
+  A draft whose only quotation marks are others (any Unicode Pi/Pf character
+  the finder does not pair) fails: it is not read as "no quotations".
 * Double marks pair like a reader pairs them, with a stack so quotes can nest:
   "..." (straight marks alternate), “...”, „...“ or „...”, «...», »...«,
   ‹...›, ”...” (Swedish). A mark that cannot open or close anything is ignored.
-  A double quote still open at the end of its paragraph runs to that end.
-  A straight " right after a digit is an inch mark, not an opening mark.
-* Single marks (‘ ’ ‚ and straight ') are also apostrophes, so they count only
-  around two or more words. An opening mark follows the start of the paragraph,
-  a space or an opening bracket/dash/quote, and is followed by a non-space; a
-  closing mark follows a non-space and is not followed by a letter or digit,
-  so don’t and rock'n'roll are never marks. Elisions ('em, 'til, 'cause,
-  'tis, 'twas, '90s) never open. A single quote closes at the first closing
-  mark before the next opening mark, preferring one that is not a plural
-  possessive ("the Smiths’ house": s’ then a space and a word), so
+  An opening mark at the start of a paragraph while a quote of the same mark
+  is open continues it (the style for a quotation over several paragraphs);
+  a quote still open at the end of the draft runs to that end.
+  A straight " right after a digit is an inch mark (a 15" screen) unless a
+  letter follows it: in 2024"we will..." it opens a quote.
+* Single marks (‘ ’ ‚ and straight ') are also apostrophes, so they are told
+  apart by shape. An opening mark follows the start of the text, a space, an
+  opening bracket/dash/quote or : ; , (said:'We...), and is followed by a
+  non-space; a closing mark follows a non-space and is not followed by a
+  letter or digit, so don’t and rock'n'roll are never marks. A single quote
+  closes at the first closing mark before the next opening mark (an opening
+  mark at a paragraph start continues the quote), preferring one that is not
+  a plural possessive ("the Smiths’ house": s’ then a space and a word), so
   ‘The Smiths’ house is big,’ is one quote and ‘We won,’ said the Smiths’
-  lawyer is "We won,". A single mark that never closes is an apostrophe.
+  lawyer is "We won,". One word is enough (a 'liar' is a quotation). An
+  opening mark that looks like an elision ('em, 'til, 'cause, 'tis, 'twas,
+  'n', '90s, '20) opens a quote only if a closing mark follows in the same
+  paragraph and the quote is more than the elision itself: '90s and rock 'n'
+  roll are not quotes, '20 months from now...,' and 'Cause of the fire...,'
+  are. A single mark that never closes is an apostrophe.
 
 Matching: case, runs of whitespace, the style of quotation marks, apostrophes
 and dashes, Unicode composition and invisible characters (soft hyphens,
@@ -26,7 +41,12 @@ boundaries: "the port" is not in "the portfolio". Quotation marks inside a
 quote must be in the source too (any style, single or double): quoting the
 narration around a source's quote would put words in the speaker's mouth.
 An ellipsis (… ... . . . or […]) splits a quote into fragments that must
-appear in the source in order.
+appear in the source in order, as one passage: each fragment at most
+MAX_OMISSION (250) characters after the previous one, with no paragraph break
+or quotation mark in the omitted text, and no negation in it (not, no, never,
+n't, without, nor, neither, none, nobody, nothing, nowhere, cannot, hardly,
+scarcely, barely): "We will ... raise taxes" from "We will not raise taxes"
+fails. The evidence names the omission and why it was refused.
 Square-bracketed editorial insertions ("[The mayor] said") are not accepted:
 they are not words of the source.
 """
@@ -34,6 +54,7 @@ they are not words of the source.
 from __future__ import annotations
 
 import re
+import unicodedata
 from bisect import bisect_left
 from functools import lru_cache
 from typing import Any, NamedTuple
@@ -65,6 +86,43 @@ class Quote(NamedTuple):
 
 _PARAGRAPH_BREAK = re.compile(r"\n[^\S\n]*\n\s*")
 
+# Other quotation marks, read as the mark they stand for (one character for
+# one, so offsets hold): corner brackets pair like “ ”, white corner brackets
+# (quotes inside them) like « », fullwidth and double-prime marks like ".
+_MARK_VIEW = str.maketrans(
+    {
+        "\u201f": "\u201c",  # ‟ high-reversed-9 opens
+        "\u201b": "\u2018",  # ‛
+        "\u300c": "\u201c",  # 「
+        "\u300d": "\u201d",  # 」
+        "\u300e": "\u00ab",  # 『
+        "\u300f": "\u00bb",  # 』
+        "\uff62": "\u201c",  # ｢ halfwidth corner brackets
+        "\uff63": "\u201d",  # ｣
+        "\ufe41": "\u201c",  # ﹁ vertical corner brackets
+        "\ufe42": "\u201d",  # ﹂
+        "\ufe43": "\u00ab",  # ﹃
+        "\ufe44": "\u00bb",  # ﹄
+        "\uff02": '"',  # ＂ fullwidth
+        "\uff07": "'",  # ＇
+        "\u2033": '"',  # ″ double prime used as a quotation mark
+        "\u2036": '"',  # ‶ reversed double prime
+        "\u301d": "\u201c",  # 〝 CJK double prime quotation marks
+        "\u301e": "\u201d",  # 〞
+        "\u301f": "\u201d",  # 〟
+        "\u275d": "\u201c",  # ❝ ornaments
+        "\u275e": "\u201d",  # ❞
+        "\u275b": "\u2018",  # ❛
+        "\u275c": "\u2019",  # ❜
+        "\u276e": "\u2039",  # ❮
+        "\u276f": "\u203a",  # ❯
+        "\u2e42": "\u201e",  # ⹂ double low-reversed-9
+        "\U0001f676": "\u201c",  # 🙶
+        "\U0001f677": "\u201d",  # 🙷
+        "\U0001f678": "\u201e",  # 🙸
+    }
+)
+
 # opener -> the marks that close it
 _DOUBLE_CLOSERS = {
     '"': '"',
@@ -82,8 +140,9 @@ _OPEN_IF_LOOKS_OPENING = "\u201d\u00bb\u203a"
 _SINGLE_MARK = re.compile("['\u2018\u2019\u201a]")
 # ’ opens too when it looks like an opening mark: a badly typeset ’We won,’
 _SINGLE_OPENERS = "'\u2018\u201a\u2019"
-_OPENING_CONTEXT = set("([{<\"'\u201c\u201e\u00ab\u00bb\u2039\u203a\u2018\u201a-\u2013\u2014/")
+_OPENING_CONTEXT = set("([{<\"'\u201c\u201e\u00ab\u00bb\u2039\u203a\u2018\u201a-\u2013\u2014/:;,")
 _ELISION = re.compile(r"(?:em|til|cause|tis|twas|n|[0-9]{2}s?)\b", re.IGNORECASE)
+_ELISION_ONLY = re.compile(r"(?:em|til|cause|tis|twas|n|[0-9]{2}s?)", re.IGNORECASE)
 _WORD_CHUNK = re.compile(r"\S*\w\S*")
 
 
@@ -104,74 +163,118 @@ def _possessive(text: str, i: int, end: int) -> bool:
     return text[i - 1] in "sS" and i + 2 < end and text[i + 1].isspace() and text[i + 2].isalnum()
 
 
-def _double_quotes(text: str, start: int, end: int) -> list[Quote]:
-    """The double-mark quotes of the paragraph text[start:end]."""
+def _double_quotes(text: str, starts: frozenset[int]) -> list[Quote]:
+    """The double-mark quotes of the text. `starts` are the offsets where
+    paragraphs start: an opening mark there while a quote is open continues
+    it (a quotation over several paragraphs reopens each one)."""
+    end = len(text)
     quotes: list[Quote] = []
     stack: list[tuple[str, int]] = []  # (opening mark, offset just after it)
-    for m in _DOUBLE_MARK.finditer(text, start, end):
+    for m in _DOUBLE_MARK.finditer(text):
         mark, i = m.group(), m.start()
+        if i in starts and stack and mark == stack[-1][0]:
+            continue  # the continuation mark of a quotation over paragraphs
         depth = next(
             (d for d in range(len(stack) - 1, -1, -1) if mark in _DOUBLE_CLOSERS[stack[d][0]]),
             None,
         )
         # “ closes a „ quote; it closes a “ quote only when it looks like a closer (a typo).
         if depth is not None and mark == "\u201c" and stack[depth][0] == "\u201c":
-            if not _looks_closing(text, i, start, end):
+            if not _looks_closing(text, i, 0, end):
                 depth = None
         if depth is not None:
             quotes.append(Quote(stack[depth][1], i))
             del stack[depth:]
-        elif mark == '"' and i > start and text[i - 1].isdigit():
+        elif mark == '"' and i and text[i - 1].isdigit() and not _glued_opening(text, i):
             continue  # an inch mark: a 15" screen
-        elif mark not in _OPEN_IF_LOOKS_OPENING or _looks_opening(text, i, start, end):
+        elif mark not in _OPEN_IF_LOOKS_OPENING or _looks_opening(text, i, 0, end):
             stack.append((mark, i + 1))
     quotes += (Quote(after, end, closed=False) for _, after in stack)
     return quotes
 
 
-def _single_quotes(text: str, start: int, end: int) -> list[Quote]:
-    """The single-mark quotes of two or more words in the paragraph text[start:end]."""
+def _glued_opening(text: str, i: int) -> bool:
+    """A " after a digit and before a letter opens a quote: in 2024"we will..."."""
+    return i + 1 < len(text) and text[i + 1].isalpha()
+
+
+def _single_quotes(text: str, paragraphs: list[tuple[int, int]]) -> list[Quote]:
+    """The single-mark quotes of the text (see the module docstring)."""
+    end = len(text)
     openers: list[int] = []
     closers: list[int] = []
     low_closers: list[int] = []  # ‘ closes only a German ‚...‘ quote
-    for m in _SINGLE_MARK.finditer(text, start, end):
+    for m in _SINGLE_MARK.finditer(text):
         mark, i = m.group(), m.start()
-        if mark in _SINGLE_OPENERS and _looks_opening(text, i, start, end):
-            if not _ELISION.match(text, i + 1, end):
-                openers.append(i)
-        elif _looks_closing(text, i, start, end) and mark != "\u201a":
+        if mark in _SINGLE_OPENERS and _looks_opening(text, i, 0, end):
+            openers.append(i)
+        elif _looks_closing(text, i, 0, end) and mark != "\u201a":
             (low_closers if mark == "\u2018" else closers).append(i)
+    starts = {s for s, _ in paragraphs}
     quotes: list[Quote] = []
-    after_last = start
+    after_last = 0
     for n, o in enumerate(openers):
         if o < after_last:
             continue  # inside the quote just found
-        limit = openers[n + 1] if n + 1 < len(openers) else end
+        elision = bool(_ELISION.match(text, o + 1))
+        para_end = next(e for s, e in paragraphs if s <= o <= e)
+        limit = end
+        for later in openers[n + 1 :]:
+            if later in starts and not elision:
+                continue  # a continuation mark: the quotation goes on
+            limit = later
+            break
+        if elision:
+            limit = min(limit, para_end)  # an elision pairs only in its paragraph
         candidates = closers + low_closers if text[o] == "\u201a" else closers
         closing = sorted(c for c in candidates if o < c < limit)
         if not closing:
             continue
         strong = [c for c in closing if not _possessive(text, c, end)]
         c = strong[0] if strong else closing[0]
-        if len(_WORD_CHUNK.findall(text, o + 1, c)) >= 2:
+        inner = text[o + 1 : c]
+        if _WORD_CHUNK.search(inner) and not _ELISION_ONLY.fullmatch(inner):
             quotes.append(Quote(o + 1, c))
             after_last = c + 1
     return quotes
 
 
-def find_quotes(draft: str) -> list[Quote]:
-    """Every quoted passage of the draft, in order of where it starts."""
-    quotes: list[Quote] = []
+def _paragraphs(text: str) -> list[tuple[int, int]]:
+    spans = []
     start = 0
-    for brk in [*_PARAGRAPH_BREAK.finditer(draft), None]:
-        end = brk.start() if brk else len(draft)
-        end = len(draft[start:end].rstrip()) + start
-        quotes += _double_quotes(draft, start, end)
-        quotes += _single_quotes(draft, start, end)
+    for brk in [*_PARAGRAPH_BREAK.finditer(text), None]:
+        end = brk.start() if brk else len(text)
+        spans.append((start, end))
         if brk:
             start = brk.end()
+    return spans
+
+
+def find_quotes(draft: str) -> list[Quote]:
+    """Every quoted passage of the draft, in order of where it starts.
+
+    A quotation may run over paragraphs; one still open at the end of the
+    draft runs to that end (closed=False)."""
+    view = draft.translate(_MARK_VIEW)
+    end = len(view.rstrip())
+    view = view[:end]
+    paragraphs = _paragraphs(view)
+    starts = frozenset(s for s, _ in paragraphs[1:])
+    quotes = _double_quotes(view, starts) + _single_quotes(view, paragraphs)
     quotes.sort()
     return quotes
+
+
+# Quotation marks the finder does not pair: a draft with one of them is not
+# read as "no quotations" (initial and final punctuation, Unicode Pi and Pf).
+def unrecognised_marks(draft: str) -> list[str]:
+    view = draft.translate(_MARK_VIEW)
+    known = set(_DOUBLE_CLOSERS) | set(_SINGLE_OPENERS) | set("\u201a")
+    return sorted({c for c in view if not c.isascii() and c not in known and _is_quote_punct(c)})
+
+
+def _is_quote_punct(ch: str) -> bool:
+    return unicodedata.category(ch) in ("Pi", "Pf")
 
 
 # --- matching quotes -----------------------------------------------------------
@@ -256,6 +359,72 @@ def _locate(source: Normalised, parts: list[str], pos: int = 0) -> list[tuple[in
     return spans
 
 
+# An ellipsis joins fragments of one passage: the omitted source text is at
+# most this long, has no paragraph break or quotation mark (the fragments are
+# of one quotation, not a quote and its narration) and no negation (leaving
+# out a "not" inverts the meaning).
+MAX_OMISSION = 250
+_NEGATION = re.compile(
+    r"\b(?:not|no|never|nor|neither|none|nobody|nothing|nowhere|without|cannot|hardly|"
+    r"scarcely|barely)\b|n['\u2019]t\b"
+)
+_OMISSION_STOP = re.compile(r"\n[^\S\n]*\n|[\"\u201c\u201d\u201e\u201f\u00ab\u00bb\u300c\u300d]")
+_CONTINUATION = re.compile(
+    r"(\n[^\S\n]*\n\s*)[\"'\u201c\u201e\u00ab\u00bb\u2018\u201a\u2039\u203a\u300c\u300e]"
+)
+
+
+def _omission_problem(text: str, start: int, end: int) -> str | None:
+    """Why the source text [start, end) cannot be left out by an ellipsis, or None."""
+    gap = text[start:end]
+    if len(gap) > MAX_OMISSION:
+        return f"more than {MAX_OMISSION} characters apart"
+    if _OMISSION_STOP.search(gap):
+        return "not one passage (a paragraph break or quotation mark between)"
+    if _NEGATION.search(gap):
+        return "the omission holds a negation"
+    return None
+
+
+def _locate_fragments(
+    source: Normalised, parts: list[str]
+) -> tuple[list[tuple[int, int] | None], str | None]:
+    """Spans of an ellipsis quote's fragments, each close after the previous
+    one with an omission `_omission_problem` accepts; (spans, None) on success,
+    else the spans of the best attempt and what was omitted and why."""
+    pieces = [_PIECES.findall(source.fold(part)) for part in parts]
+    text = source.text
+    best: tuple[list[tuple[int, int] | None], str | None] = (
+        _locate(source, parts),
+        None,
+    )
+    pos = 0
+    while (first := _find(text, pieces[0], pos)) is not None:
+        pos = first[0] + 1
+        spans = [first]
+        problem = None
+        for piece in pieces[1:]:
+            nxt = _find(text, piece, spans[-1][1])
+            if nxt is None:
+                break
+            why = _omission_problem(text, spans[-1][1], nxt[0])
+            if why:
+                omitted = shorten(text[spans[-1][1] : nxt[0]].strip(), 60)
+                problem = f"{why}: “{omitted}”"
+                break
+            spans.append(nxt)
+        if len(spans) == len(parts):
+            return [source.original_span(*sp) for sp in spans], None
+        if problem and best[1] is None:
+            best = (
+                [source.original_span(*sp) for sp in spans] + [None] * (len(parts) - len(spans)),
+                problem,
+            )
+        if len(spans) < len(parts) and problem is None:
+            break  # a fragment is not after this start: it is not after a later one either
+    return best
+
+
 def quotes_verbatim(source: str, url: str | None, draft: str) -> Verdict:
     """Fail when a quotation in the draft is not word for word in the source."""
     quotes = find_quotes(draft or "")
@@ -263,10 +432,15 @@ def quotes_verbatim(source: str, url: str | None, draft: str) -> Verdict:
     missing: list[str] = []
     for q in quotes:
         raw = draft[q.start : q.end]
-        parts = fragments(raw)
+        parts = fragments(_CONTINUATION.sub(r"\1", raw))
         if not parts:
             continue  # "" or “…”: nothing was quoted
-        spans = _locate(_source(source or ""), parts)
+        norm = _source(source or "")
+        problem = None
+        if len(parts) == 1:
+            spans = _locate(norm, parts)
+        else:
+            spans, problem = _locate_fragments(norm, parts)
         located = [span for span in spans if span is not None]
         found = len(located) == len(spans)
         entry: dict[str, Any] = {
@@ -281,9 +455,19 @@ def quotes_verbatim(source: str, url: str | None, draft: str) -> Verdict:
                 {"text": part, "found": bool(span), "source_span": list(span) if span else None}
                 for part, span in zip(parts, spans, strict=True)
             ]
+            if problem and not found:
+                entry["omission"] = problem
         evidence.append(entry)
         if not found:
             missing.append(raw.strip())
+    return _verdict(draft or "", evidence, missing)
+
+
+def _verdict(draft: str, evidence: list[dict[str, Any]], missing: list[str]) -> Verdict:
+    strays = unrecognised_marks(draft)
+    if not evidence and strays:
+        reason = f"quotation mark(s) not recognised: {' '.join(strays)}; cannot check the quote"
+        return Verdict(GATE, False, reason, [{"text": c, "found": False} for c in strays])
     if not evidence:
         return Verdict(GATE, True, "no quotations in the draft", evidence)
     if missing:

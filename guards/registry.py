@@ -12,6 +12,8 @@ from functools import partial
 from typing import Any
 
 from guards.checks import CheckReply, claims_supported, faithfulness, not_run
+from guards.dates import dates_grounded
+from guards.names import names_grounded
 from guards.numbers import numbers_grounded
 from guards.quotes import quotes_verbatim
 from guards.source import source_length, source_url
@@ -20,12 +22,15 @@ from guards.verdict import Verdict
 Gate = Callable[[str, str | None, str], Verdict]
 
 SOURCE_GATES = ("source_url", "source_length")
-DRAFT_GATES = ("numbers_grounded", "quotes_verbatim")
+DRAFT_GATES = ("numbers_grounded", "quotes_verbatim", "names_grounded", "dates_grounded")
 # The model checks: their verdicts come from a checking model's reply (guards.checks).
 CHECK_GATES = ("claims_supported", "faithfulness")
 ALL_GATES = SOURCE_GATES + DRAFT_GATES + CHECK_GATES
 DEFAULT_MODES: dict[str, str] = {gate: "discard" for gate in ALL_GATES} | {
-    "claims_supported": "flag"
+    "claims_supported": "flag",
+    # Heuristics: they show the editor what to look at, they do not discard.
+    "names_grounded": "flag",
+    "dates_grounded": "flag",
 }
 
 
@@ -75,6 +80,8 @@ def _gates(min_source_words: int) -> dict[str, Gate]:
         "source_length": partial(source_length, min_words=min_source_words),
         "numbers_grounded": numbers_grounded,
         "quotes_verbatim": quotes_verbatim,
+        "names_grounded": names_grounded,
+        "dates_grounded": dates_grounded,
     }
 
 

@@ -48,6 +48,11 @@ class FeedResult:
     def ok(self) -> bool:
         return self.fetch.ok or self.fetch.not_modified
 
+    @property
+    def truncated(self) -> bool:
+        """The body was cut by `max_feed_bytes`: entries past the cut were never read."""
+        return self.fetch.ok and self.fetch.truncated
+
 
 def fetch_feed(
     url: str,
@@ -68,7 +73,9 @@ def fetch_feed(
         if last_modified:
             headers["If-Modified-Since"] = last_modified
         # A configured feed is the operator's word: the allow-list applies to it.
-        fetched = fetcher.get(url, headers=headers, trusted=True)
+        fetched = fetcher.get(
+            url, headers=headers, trusted=True, limit=fetcher.settings.max_feed_bytes
+        )
     if not fetched.ok:
         return FeedResult(fetched)
     return parse_feed(fetched)
@@ -100,10 +107,17 @@ def parse_feed(fetched: FetchResult) -> FeedResult:
     if parsed.get("bozo"):
         exc = parsed.get("bozo_exception")
         bozo = f"{type(exc).__name__}: {exc}" if exc else "malformed feed"
+    raw_entries = parsed.entries
     if fetched.truncated:
-        cut = f"feed larger than the size cap: cut off after {len(fetched.content)} bytes"
+        # The last entry before the cut may be cut itself (half a guid or link would
+        # make a bogus item): it is left for a poll with a larger cap.
+        raw_entries = raw_entries[:-1]
+        cut = (
+            f"feed larger than max_feed_bytes: cut off after {len(fetched.content)} bytes "
+            f"and {len(raw_entries)} whole entries"
+        )
         bozo = f"{cut}; {bozo}" if bozo else cut
-    entries = [to_entry(raw) for raw in parsed.entries]
+    entries = [to_entry(raw) for raw in raw_entries]
     title = parsed.feed.get("title") if parsed.get("feed") else None
     if not entries and parsed.get("bozo") and not parsed.get("version"):
         fetched.error = f"not a feed: {bozo}"

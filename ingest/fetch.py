@@ -49,7 +49,7 @@ import httpcore
 import httpx
 from protego import Protego
 
-from copydesk.config import IngestSettings
+from ingest.settings import IngestSettings
 
 XML_SUFFIXES = frozenset({".xml", ".rss", ".atom", ".rdf"})
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
@@ -659,7 +659,12 @@ class Fetcher:
     def get_page(self, url: str, *, trusted: bool = False) -> FetchResult:
         """A page for an article: like `get`, and robots.txt decides first when
         `ingest.respect_robots` is on."""
-        return self.get(url, robots=self.settings.respect_robots, trusted=trusted)
+        return self.get(
+            url,
+            robots=self.settings.respect_robots,
+            trusted=trusted,
+            limit=self.settings.max_page_bytes,
+        )
 
     def get(
         self,

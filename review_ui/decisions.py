@@ -18,7 +18,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import OperationalError
 from sqlmodel import Session
 
-from guards.registry import DEFAULT_MODES, DRAFT_GATES, GateResult, run_gates
+from guards.registry import CHECK_GATES, DEFAULT_MODES, DRAFT_GATES, GateResult, run_gates
 from review_ui.queries import current_verdicts, first_edit, is_hard_failure, last_event, stamp
 from store import status
 from store.db import session_scope
@@ -123,16 +123,26 @@ def gates_off(modes: Mapping[str, str]) -> frozenset[str]:
 
 
 def hard_failures(
-    session: Session, item_id: int, off: Collection[str] = ()
+    session: Session, item_id: int, off: Collection[str] = (), *, require_checks: bool = False
 ) -> list[tuple[str, str]]:
     """(gate, reason) of every verdict on the current text (`current_verdicts`)
-    that fails a gate in `discard` mode, leaving out gates now `off`."""
+    that fails a gate in `discard` mode, leaving out gates now `off`. With
+    `require_checks` (`[checks] require`), a model check with no verdict on the
+    current text (it judged the pipeline's draft before an edit) blocks too."""
     verdicts = current_verdicts(session, item_id)
-    return [
+    failures = [
         (v.gate, v.reason)
         for v in verdicts.source + verdicts.draft
         if is_hard_failure(v) and v.gate not in off
     ]
+    if require_checks:
+        judged = {v.gate for v in verdicts.draft}
+        failures += [
+            (gate, "not run on the current text, and [checks] require = true")
+            for gate in CHECK_GATES
+            if gate not in off and gate not in judged
+        ]
+    return failures
 
 
 def approve(
@@ -142,10 +152,11 @@ def approve(
     expected_version: int,
     *,
     off: Collection[str] = (),
+    require_checks: bool = False,
 ) -> Item:
     require_editor(session, reviewer)
     item = _load(session, item_id, expected_version)
-    failures = hard_failures(session, item_id, off)
+    failures = hard_failures(session, item_id, off, require_checks=require_checks)
     if failures:
         raise Blocked(failures)
     status.move(

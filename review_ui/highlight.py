@@ -11,7 +11,7 @@ stops HTML but not markdown, and markdown would still turn an article's
 into a link.
 
 Evidence shapes, as the gates write them: a list of entries, each naming the
-term it checked (`number`, `quote`, `name`, `claim` or `text`), whether it was
+term it checked (`number`, `quote`, `name`, `date`, `claim` or `text`), whether it was
 `found` (or `supported`), and where: `source_span` [start, end) in the item's
 source text, `draft_span` in the draft text `f"{headline}\\n\\n{summary}"`.
 Entries of unknown shape are ignored, so a new gate cannot break the page.
@@ -28,6 +28,7 @@ from typing import Any
 GROUNDED = "grounded"  # the gate found this in the source
 MISSING = "missing"  # a hard gate did not find it: the reason a draft fails
 FLAGGED = "flagged"  # a gate in `flag` mode did not find it: the editor should look
+SELECTED = "selected"  # the passage of the claim the editor picked in the claims table
 
 STYLES = {
     GROUNDED: "background:#c9f2d0;color:#0b3d17;border-radius:3px;padding:0 1px",
@@ -35,10 +36,13 @@ STYLES = {
     "text-decoration:underline wavy #c00000",
     FLAGGED: "background:#ffe9a8;color:#4d3800;border-radius:3px;padding:0 1px;"
     "text-decoration:underline dotted #8a6100",
+    SELECTED: "background:#cfe3ff;color:#0d2f57;border-radius:3px;padding:0 1px;"
+    "outline:2px solid #1c6dd0",
 }
-# Problems win over grounded marks where two overlap (a quote holding a number).
-_RANK = {MISSING: 0, FLAGGED: 1, GROUNDED: 2}
-_TERM_KEYS = ("number", "quote", "name", "claim", "text")
+# The picked passage wins, then problems win over grounded marks where two
+# overlap (a quote holding a number).
+_RANK = {SELECTED: -1, MISSING: 0, FLAGGED: 1, GROUNDED: 2}
+_TERM_KEYS = ("number", "quote", "name", "date", "claim", "text")
 _BLOCK_STYLE = "white-space:pre-wrap;line-height:1.55;font-size:0.95rem;overflow-wrap:anywhere"
 # Bidi overrides and isolates can make text read differently from what it is:
 # show them as visible escapes instead of applying them.

@@ -9,8 +9,9 @@ from typing import Any
 import streamlit as st
 from sqlalchemy.engine import Engine
 
-from copydesk.config import Settings
+from review_ui import check_panel
 from review_ui import highlight as hl
+from review_ui.check_panel import selected_mark
 from review_ui.queries import (
     MODEL_GATE_LABELS,
     MODEL_GATES,
@@ -20,6 +21,7 @@ from review_ui.queries import (
     stamp,
     verdict_info,
 )
+from review_ui.settings import ReviewAppSettings
 from review_ui.widgets import cell, heading, plain, source_link, table
 
 SOURCE_HEIGHT = 560  # px: a long source scrolls beside the draft
@@ -45,10 +47,12 @@ def meta_line(view: ItemView) -> str:
 
 
 def draw_header(view: ItemView) -> None:
-    """Headline and the one line an editor needs: feed, age, item, version."""
+    """Headline and the one line an editor needs: feed, age, item, version; and a
+    banner when the model checks did not run on this draft."""
     item = view.item
     heading(item.headline or item.title or "(no headline)")
     plain(meta_line(view), style="font-size:0.85rem;opacity:0.8")
+    check_panel.draw_banner(view)
 
 
 def draw_texts(view: ItemView) -> None:
@@ -59,6 +63,9 @@ def draw_texts(view: ItemView) -> None:
     headline_end = len(item.headline or "")
     d_marks = hl.draft_marks(draft, infos)
     s_marks = hl.source_marks(item.source_text or "", infos)
+    picked = selected_mark(view, item.source_text or "")
+    if picked is not None:  # the claim picked in the claims table: its passage wins
+        s_marks = hl.resolve([*s_marks, picked])
     left, right = st.columns(2, gap="medium")
     with left:
         st.html('<div style="font-weight:600">Draft</div>')
@@ -97,7 +104,7 @@ def _result(passed: bool, mode: str, off: bool = False) -> str:
     return "FAILED" if mode == "discard" else f"failed ({mode})"
 
 
-def draw_verdicts(view: ItemView, settings: Settings) -> None:
+def draw_verdicts(view: ItemView, settings: ReviewAppSettings) -> None:
     """Every verdict on the current text with its reason, then the model checks or
     why they did not run on it. A gate switched off since it ran is shown as off."""
     st.html('<div style="font-weight:600">Checks</div>')
@@ -137,7 +144,12 @@ def draw_verdicts(view: ItemView, settings: Settings) -> None:
                 plain(f"{label}: not run ({_why_not_run(gate, settings)})", style="opacity:0.8")
             continue
         off = not view.counts(verdict)
-        plain(f"{label}: {_result(verdict.passed, verdict.mode, off)}: {verdict.reason}")
+        if check_panel.check_state(verdict):
+            plain(f"{label}: {verdict.reason}", kind="warning")
+        else:
+            plain(f"{label}: {_result(verdict.passed, verdict.mode, off)}: {verdict.reason}")
+        if check_panel.draw_model_check(view, verdict):
+            continue
         entries = verdict.evidence if isinstance(verdict.evidence, list) else None
         if entries and all(isinstance(e, dict) for e in entries):
             table(entries, key=f"model_{gate}_{view.item.id}")
@@ -147,7 +159,7 @@ def draw_verdicts(view: ItemView, settings: Settings) -> None:
             st.json(v.evidence if v.evidence is not None else {}, expanded=False)
 
 
-def _why_not_run(gate: str, settings: Settings) -> str:
+def _why_not_run(gate: str, settings: ReviewAppSettings) -> str:
     from guards.registry import ALL_GATES, CHECK_GATES
 
     if gate not in ALL_GATES:

@@ -19,6 +19,7 @@ from sqlalchemy.orm import aliased
 from sqlmodel import Session
 
 from review_ui.highlight import VerdictInfo
+from store.history import item_history
 from store.models import AuditEvent, Feed, GateVerdict, Item, ModelCall
 from store.status import APPROVED, DISCARDED, DRAFT, PUBLISHED, REJECTED
 
@@ -289,7 +290,8 @@ def current_verdicts(session: Session, item_id: int) -> Verdicts:
         )
     )
     source = newest_per_gate([v for v in rows if v.stage == "source"])
-    pipeline = newest_per_gate([v for v in rows if v.stage == "draft"])
+    # The model checks (stage `check`) judged the pipeline's draft too.
+    pipeline = newest_per_gate([v for v in rows if v.stage in ("draft", "check")])
     edited_at = last_edit_at(session, item_id)
     if edited_at is None:
         return Verdicts(source, pipeline, [], edited=False)
@@ -483,35 +485,10 @@ def decided_page(
 
 
 def audit_trail(engine: Engine, item_id: int) -> dict[str, Any] | None:
-    """The history `copydesk audit` prints, as a JSON-like document.
-
-    Uses `copydesk.audit.item_history` so the page and the command agree; when
-    that module is unavailable, builds the same parts from the tables here."""
-    try:
-        from copydesk.audit import item_history
-    except ImportError:
-        return _own_trail(engine, item_id)
+    """The history `copydesk audit` prints, as a JSON-like document: both read
+    `store.history`, so the page and the command agree."""
     history = item_history(engine, item_id)
     return history.to_dict() if history is not None else None
-
-
-def _own_trail(engine: Engine, item_id: int) -> dict[str, Any] | None:
-    with Session(engine) as session:
-        item = session.get(Item, item_id)
-        if item is None:
-            return None
-
-        def rows(model: Any, order: Any) -> list[dict[str, Any]]:
-            found = session.scalars(select(model).where(model.item_id == item_id).order_by(order))
-            return [r.model_dump(exclude={"request_json", "response_json"}) for r in found]
-
-        return {
-            "item": item.model_dump(exclude={"source_text"}),
-            "draft": {"headline": item.headline, "summary": item.summary},
-            "verdicts": rows(GateVerdict, GateVerdict.id),
-            "model_calls": rows(ModelCall, ModelCall.id),
-            "events": rows(AuditEvent, AuditEvent.id),
-        }
 
 
 # --------------------------------------------------------------------------- stats

@@ -10,7 +10,18 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, DateTime, Index, String, Text
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    Column,
+    DateTime,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    false,
+)
 from sqlalchemy.types import TypeDecorator
 from sqlmodel import Field, SQLModel
 
@@ -60,6 +71,16 @@ class Feed(SQLModel, table=True):
     created_at: datetime = Field(
         default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
     )
+    # The run polling the feed (store/claims.py); the token fences its write.
+    claimed_by: int | None = None
+    claim_until: datetime | None = _ts(nullable=True)
+    claim_token: int = Field(
+        default=0, sa_column=Column(Integer, nullable=False, server_default="0")
+    )
+    entries_read: int | None = None  # entries the last poll read
+    truncated: bool = Field(  # the last poll's body was cut by max_feed_bytes
+        default=False, sa_column=Column(Boolean, nullable=False, server_default=false())
+    )
 
 
 class Item(SQLModel, table=True):
@@ -103,6 +124,9 @@ class Item(SQLModel, table=True):
     updated_at: datetime = Field(
         default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
     )
+    # The run working on a `new` item and until when (store/claims.py).
+    claimed_by: int | None = None
+    claim_until: datetime | None = _ts(nullable=True)
 
 
 class GateVerdict(SQLModel, table=True):
@@ -208,6 +232,8 @@ class Run(SQLModel, table=True):
     counts: Any = Field(default=None, sa_column=Column(JSON, nullable=True))
     exit_status: int | None = None
     error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    heartbeat_at: datetime | None = _ts(nullable=True)  # written as the run goes
+    worker: str | None = None  # host and process id of the run
 
 
 class Editor(SQLModel, table=True):
@@ -226,3 +252,60 @@ class Editor(SQLModel, table=True):
     created_at: datetime = Field(
         default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
     )
+
+
+class Delivery(SQLModel, table=True):
+    """One item's delivery to one publish target: exactly once per (item, target, kind).
+
+    `kind` is "publish" or "retract". `state` is "pending" (not yet delivered, retried
+    by the next publish), "delivered" or "failed" (refused for good, shown to the
+    editor). `payload` is what was sent, so a retry sends the same bytes and the
+    Atom feed can be rebuilt from the database alone.
+    """
+
+    __tablename__ = "deliveries"
+    __table_args__ = (UniqueConstraint("item_id", "target", "kind"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    item_id: int = Field(foreign_key="items.id", index=True)
+    target: str
+    kind: str = "publish"
+    state: str = Field(default="pending", index=True)
+    idempotency_key: str
+    attempts: int = 0
+    last_error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    payload: Any = Field(default=None, sa_column=Column(JSON, nullable=True))
+    claimed_until: datetime | None = _ts(nullable=True)
+    delivered_at: datetime | None = _ts(nullable=True)
+    created_at: datetime = Field(
+        default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
+    )
+    updated_at: datetime = Field(
+        default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
+    )
+
+
+class SourceCheck(SQLModel, table=True):
+    """`copydesk watch` re-read a published item's source and its text had changed.
+
+    `failing` lists the gates the stored summary no longer passes against the new
+    text; non-empty means an editor must look (state "open" until one resolves it).
+    The item itself is never changed by watch.
+    """
+
+    __tablename__ = "source_checks"
+
+    id: int | None = Field(default=None, primary_key=True)
+    item_id: int = Field(foreign_key="items.id", index=True)
+    checked_at: datetime = Field(
+        default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
+    )
+    state: str = Field(default="open", index=True)  # "open", "resolved" or "ok"
+    old_hash: str | None = None
+    new_hash: str | None = None
+    new_text: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    failing: Any = Field(default=None, sa_column=Column(JSON, nullable=True))
+    passages: Any = Field(default=None, sa_column=Column(JSON, nullable=True))
+    etag: str | None = None
+    last_modified: str | None = None
+    resolved_by: str | None = None

@@ -15,7 +15,7 @@ from sqlalchemy import update
 from sqlalchemy.orm.attributes import set_committed_value
 from sqlmodel import Session
 
-from store import audit_chain
+from store import audit_chain, deliveries
 from store.models import AuditEvent, Item, utcnow
 
 NEW = "new"
@@ -150,6 +150,8 @@ def move(
         values.update(decided_by=actor.removeprefix("editor:"), decided_at=now)
     elif (from_status, to_status) in REOPENS:
         values.update(decided_by=None, decided_at=None)
+    if (from_status, to_status) == (APPROVED, DRAFT):
+        _take_back_before_publication(session, item)
     _compare_and_set(session, item, from_status, version, values)
     event = AuditEvent(
         item_id=item.id,
@@ -195,6 +197,20 @@ def record_edit(
         details=(details or {}) | {"before": before, "after": after},
     )
     return audit_chain.append(session, event)
+
+
+def _take_back_before_publication(session: Session, item: Item) -> None:
+    """The item's row is locked first (PostgreSQL; SQLite has one writer at a time):
+    a publisher claims a delivery only while holding the same lock, so the two cannot
+    cross. Nothing is written before the check, so a refusal leaves nothing behind."""
+    session.execute(sa_select(Item.id).where(Item.id == item.id).with_for_update())
+    started = deliveries.publication_started(session, item.id)
+    if started:
+        raise IllegalMove(
+            f"item {item.id} is being published (to {', '.join(started)}): too late to take"
+            " the approval back; retract it once published"
+        )
+    deliveries.forget_untried(session, item.id)
 
 
 def _check_not_stale(session: Session, item: Item, expected_version: int | None) -> None:

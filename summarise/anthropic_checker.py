@@ -21,21 +21,34 @@ class AnthropicChecker(AnthropicSummariser):
         return prompt.check_purpose("")  # the template: the same hash for every draft
 
     def check(self, article: Article, draft: str) -> CheckOutcome:
+        """One check call; a `max_tokens` stop is retried once at twice the budget
+        (a long draft has many claims), as the summary call does."""
         calls: list[CallRecord] = []
-        body = prompt.request_for(
-            prompt.check_purpose(draft),
-            article,
-            model=self.model,
-            max_tokens=self.settings.max_tokens,
-            temperature=self.temperature,
-        )
-        try:
-            response, error, tries = self._send(body, calls)
-        except BackendUnavailable as exc:  # no client: cannot happen with a key
-            return self._outcome(FAILED, str(exc), calls)
-        if error is not None:
-            failure = self._failure(error, tries, calls)
-            return self._outcome(FAILED, str(failure), calls)
+        budget = self.settings.max_tokens
+        for round_ in (1, 2):
+            body = prompt.request_for(
+                prompt.check_purpose(draft),
+                article,
+                model=self.model,
+                max_tokens=budget,
+                temperature=self.temperature,
+            )
+            try:
+                response, error, tries = self._send(body, calls)
+            except BackendUnavailable as exc:  # no client: cannot happen with a key
+                return self._outcome(FAILED, str(exc), calls)
+            if error is not None:
+                failure = self._failure(error, tries, calls)
+                return self._outcome(FAILED, str(failure), calls)
+            if round_ == 1 and reply.stop_reason(response) == "max_tokens":
+                _mark_failed(calls, f"stop_reason max_tokens at {budget}: retrying at {budget * 2}")
+                budget *= 2
+                continue
+            return self._judge(response, calls)
+        raise AssertionError("unreachable: the second round always returns")
+
+    def _judge(self, response: Any, calls: list[CallRecord]) -> CheckOutcome:
+        """The outcome of an answered check call: parsed, or failed with why."""
         stop = reply.stop_reason(response)
         if stop in ("max_tokens", "refusal", "model_context_window_exceeded"):
             reason = f"the check reply stopped early (stop_reason {stop})"

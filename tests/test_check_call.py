@@ -347,9 +347,24 @@ def test_timeout_and_refused_key_fail_closed() -> None:
     assert KEY not in (outcome.reason or "")
 
 
-def test_truncated_reply_fails_closed() -> None:
-    outcome, _ = run(DRAFT, fake_api.truncated('{"claims": ['))
+def test_truncated_reply_is_retried_once_at_twice_the_budget_then_fails_closed() -> None:
+    fake = FakeAnthropic(
+        fake_api.truncated('{"claims": ['), fake_api.check_reply(clean_check(BASE))
+    )
+    outcome = make_checker_for(fake).check(ARTICLE, DRAFT)
+    assert outcome.state == RAN
+    assert [r.json["max_tokens"] for r in fake.message_requests] == [8192, 16384]
+    assert [c.ok for c in outcome.calls] == [False, True]
+    twice = FakeAnthropic(fake_api.truncated('{"claims": ['), fake_api.truncated('{"c'))
+    outcome = make_checker_for(twice).check(ARTICLE, DRAFT)
     assert outcome.state == FAILED and "max_tokens" in (outcome.reason or "")
+    assert not any(c.ok for c in outcome.calls)
+
+
+def test_refusal_fails_closed() -> None:
+    outcome, results = run(DRAFT, fake_api.refusal())
+    assert outcome.state == FAILED and "refusal" in (outcome.reason or "")
+    assert all(r.not_run for r in results)
 
 
 # One case per kind: the draft sentence, the settling passage, the kind.

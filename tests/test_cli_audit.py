@@ -411,6 +411,8 @@ def test_audit_json_is_one_document_with_everything_in_order(app, runner, world)
         ("source", "source_length", True),
         ("draft", "numbers_grounded", False),
         ("draft", "quotes_verbatim", False),
+        ("draft", "names_grounded", True),
+        ("draft", "dates_grounded", True),
     ]
     numbers = doc["verdicts"][2]["evidence"]
     assert [(e["number"], e["found"]) for e in numbers] == [("4,800", False)] * 2
@@ -418,7 +420,8 @@ def test_audit_json_is_one_document_with_everything_in_order(app, runner, world)
         FLOODS_NUMBERS,
         FLOODS_QUOTES,
     )
-    assert [v["mode"] for v in doc["verdicts"]] == ["discard", "discard", "discard", "flag"]
+    modes = ["discard", "discard", "discard", "flag", "flag", "flag"]
+    assert [v["mode"] for v in doc["verdicts"]] == modes
     (call,) = doc["model_calls"]
     assert call == call | {
         "purpose": "summary",

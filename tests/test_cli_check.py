@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from copydesk import commands_check
 from copydesk.cli import app as cli_app
-from guards.registry import DRAFT_GATES, SOURCE_GATES
+from guards.registry import DEFAULT_MODES, DRAFT_GATES, SOURCE_GATES
 
 # Invented article (Port Elsmere, the harbour authority and everyone in it do not exist).
 ARTICLE = "\n\n".join(
@@ -138,7 +138,7 @@ def test_json_lists_every_gate_in_order_with_its_mode(app, runner, tmp_path):
     assert [v["gate"] for v in doc["verdicts"]] == list(SOURCE_GATES + DRAFT_GATES)
     for v in doc["verdicts"]:
         assert set(v) == {"gate", "passed", "mode", "reason", "evidence"}
-        assert v["mode"] == "discard"
+        assert v["mode"] == DEFAULT_MODES[v["gate"]]  # names and dates flag, the rest discard
     failed = [v["gate"] for v in doc["verdicts"] if not v["passed"]]
     assert failed == ["numbers_grounded"]
 

@@ -98,6 +98,14 @@ def _model_of(annotation: object) -> type[BaseModel] | None:
     return None
 
 
+def _tagged_union(annotation: object) -> list[type[BaseModel]]:
+    """The models of `Annotated[A | B, Field(discriminator=...)]`, else []."""
+    if typing.get_origin(annotation) is not typing.Annotated:
+        return []
+    members = typing.get_args(typing.get_args(annotation)[0])
+    return [m for m in members if _model_of(m) is not None]
+
+
 def _settings_needed(model: type[BaseModel], section: str) -> list[tuple[str, str]]:
     """(section, key) for every setting of `model`, walking nested models, lists of
     models (`[[feeds]]`) and dict tables (`[gates.modes]`, `[summarise.prices.*]`)."""
@@ -112,7 +120,11 @@ def _settings_needed(model: type[BaseModel], section: str) -> list[tuple[str, st
         if inner is None and origin is list and args:
             inner = _model_of(args[0])
         here = f"{section}.{name}" if section else name
-        if inner is not None:
+        kinds = _tagged_union(args[0]) if origin is list and args else []
+        if kinds:  # [[publish.targets]]: a list of tables, one model per `kind`
+            for kind in kinds:
+                needed += [k for k in _settings_needed(kind, here) if k not in needed]
+        elif inner is not None:
             needed += _settings_needed(inner, here)
         elif origin is dict:
             needed.append((section, f"[{here}]"))  # a table: its header must be there

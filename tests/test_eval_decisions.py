@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 from copydesk.cli import app
 from review_ui import decisions as rd
 from store.db import open_store, session_scope
-from store.models import AuditEvent, Item, Run, utcnow
-from tests.review_seed import MARKET, Article, seed_article, seed_editor, write_config
+from store.models import AuditEvent, GateVerdict, Item, utcnow
+from tests.review_seed import MARKET, Article, seed_article, seed_editor, variant, write_config
 
 EDITOR = rd.Reviewer("maren", "editor")
 MODES = {"numbers_grounded": "flag", "quotes_verbatim": "flag"}
@@ -40,13 +40,25 @@ def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 def _seed(url: str, key: str, summary: str) -> int:
-    engine = open_store(url)
-    with session_scope(engine) as session:
-        run = Run(command="test")
-        session.add(run)
-        session.flush()
-        item = seed_article(session, run, _article(key, summary), feed=None, modes=MODES)
-        return item.id
+    """A draft made by the real pipeline; each its own story (own URL and text)."""
+    n = int(key[1:]) + (0 if key.startswith("f") else 10)
+    return seed_article(open_store(url), variant(_article(key, summary), n, key), modes=MODES)
+
+
+def _check_verdict(url: str, item_id: int, evidence: dict, reason: str) -> None:
+    """A model check's verdict, stored as the pipeline stores it (stage `check`)."""
+    with session_scope(open_store(url)) as session:
+        session.add(
+            GateVerdict(
+                item_id=item_id,
+                stage="check",
+                gate="faithfulness",
+                passed=False,
+                mode="flag",
+                reason=reason,
+                evidence=evidence,
+            )
+        )
 
 
 def _version(session: Session, item_id: int) -> int:
@@ -79,6 +91,9 @@ def test_decisions_are_scored_per_flagging_gate_and_for_unflagged_drafts(db):
     seed_editor(open_store(db), EDITOR.name)
     flagged = [_seed(db, f"f{i}", WRONG) for i in range(4)]
     clean = [_seed(db, f"c{i}", RIGHT) for i in range(4)]
+    judged = {"sentence": WRONG, "outcome": "material error", "errors": ["scope"]}
+    _check_verdict(db, flagged[1], {"sentences": [judged], "not_judged": []}, "1 material error")
+    _check_verdict(db, clean[0], {"state": "not run", "why": "no model"}, "not run (no model)")
     _act(db, flagged[0], ("approve", ""))  # a likely false alarm
     _act(db, flagged[1], ("edit", RIGHT), ("approve", ""))  # edited where the flag pointed
     _act(db, flagged[2], ("edit", WRONG + " Stewards help."), ("approve", ""))  # elsewhere
@@ -101,13 +116,22 @@ def test_decisions_are_scored_per_flagging_gate_and_for_unflagged_drafts(db):
     report = json.loads(result.stdout)
     assert report["decided"] == 8
     assert report["gates"] == {
+        # The judge flagged the sentence the edit then replaced; a check that did
+        # not run (clean[0]) is no flag.
+        "faithfulness": {
+            "flagged": 1,
+            "approved_unchanged": 0,
+            "rejected": 0,
+            "edited_at_flag": 1,
+            "edited_elsewhere": 0,
+        },
         "numbers_grounded": {
             "flagged": 4,
             "approved_unchanged": 1,
             "rejected": 1,
             "edited_at_flag": 1,
             "edited_elsewhere": 1,
-        }
+        },
     }
     # "31 votes to 9" keeps the numbers: wording only. "Dunmore" changes a name.
     assert report["unflagged"] == {

@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from werkzeug.wrappers import Request, Response
 
 from copydesk.config import Settings
+from copydesk.heartbeat import start_run_row
 from copydesk.pipeline import Pipeline, add_feed
 from ingest.feeds import is_due, next_poll_after_failure
 from ingest.fetch import Fetcher
@@ -381,9 +382,11 @@ def test_listing_the_waiting_items_does_not_load_their_texts(sqlite_engine, sqli
     settings = settings_for(sqlite_url)
     with Fetcher(settings.ingest) as fetcher:
         pipeline = Pipeline(settings, sqlite_engine, ExtractiveSummariser(), fetcher)
+        pipeline.run_id = start_run_row(sqlite_engine, "run", "extractive")
         tracemalloc.start()
         try:
-            jobs = pipeline._pending_jobs()
+            assert pipeline._pending_jobs() == n
+            jobs = list(pipeline._claimed_jobs())  # every waiting item, claimed
             peak = tracemalloc.get_traced_memory()[1]
         finally:
             tracemalloc.stop()
@@ -560,7 +563,7 @@ def test_a_feed_over_the_size_cap_is_parsed_as_far_as_it_goes(
         body, content_type="application/rss+xml"
     )
     (feed_id,) = add_feeds(sqlite_engine, Big=httpserver.url_for("/big.xml")).values()
-    report = run(settings_for(sqlite_url, max_bytes=len(body) // 2), sqlite_engine).feeds[0]
+    report = run(settings_for(sqlite_url, max_feed_bytes=len(body) // 2), sqlite_engine).feeds[0]
     assert 50 < report.new < 200
     assert "cut off" in feed_row(sqlite_engine, feed_id).bozo_message
 
@@ -677,7 +680,7 @@ def test_a_page_over_the_size_cap_is_cut_off_and_the_cut_recorded(
     httpserver.expect_request("/feed.xml").respond_with_data(feed, content_type="text/xml")
     httpserver.expect_request("/long").respond_with_data(page, content_type="text/html")
     add_feeds(sqlite_engine, Long=httpserver.url_for("/feed.xml"))
-    run(settings_for(sqlite_url, max_bytes=cap), sqlite_engine)
+    run(settings_for(sqlite_url, max_page_bytes=cap), sqlite_engine)
     item = items(sqlite_engine)["big"]
     assert item.fetch_bytes == cap and item.fetch_status == 200
     assert "Kestrel Sound" in item.source_text and "Mabel Tunney" not in item.source_text

@@ -156,6 +156,8 @@ def test_run_fills_the_database_and_accounts_for_every_entry(tmp_path, newsroom,
         "source_length",
         "numbers_grounded",
         "quotes_verbatim",
+        "names_grounded",
+        "dates_grounded",
         "claims_supported",
         "faithfulness",
     }

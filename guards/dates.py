@@ -1,0 +1,151 @@
+"""dates_grounded: every date the draft states is a date the source states.
+
+What the draft is held to, each kind on its own:
+
+* a weekday ("on Friday", "Fridays"): the source names the same weekday
+  (in full or abbreviated: Thu, Thurs.);
+* a day with its month ("9 January", "January 9th", "Jan. 9", "9 Jan"): the
+  source gives the same day and month in any of these styles or as an ISO date
+  (2026-01-09); slashed dates (01/09) are not read, they are ambiguous;
+* a month with its year ("January 2026", "9 January 2026"): the source gives
+  that month and year together;
+* a relative day ("yesterday", "today", "tomorrow", "tonight", "last night",
+  "this/last/next week", "...weekend", "...month", "...year"): the source uses
+  the same words.
+
+A weekday never grounds a calendar date nor the other way round: turning a
+source's "on Tuesday" into "on 9 January" needs a calendar the source does
+not give. Month names count only when capitalised (the verbs may and march).
+Evidence: per date, the words, the kind and value compared, and where the
+source has it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, NamedTuple
+
+from guards.quotes import _source
+from guards.text import Normalised
+from guards.verdict import Verdict
+
+GATE = "dates_grounded"
+
+_MONTHS = {
+    "jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6,
+    "jul": 7, "aug": 8, "sep": 9, "oct": 10, "nov": 11, "dec": 12,
+}  # fmt: skip
+_MONTH = (
+    r"(?P<{g}>jan(?:uary|\.)?|feb(?:ruary|\.)?|mar(?:ch|\.)?|apr(?:il|\.)?|may|june?|july?|"
+    r"aug(?:ust|\.)?|sep(?:t(?:ember|\.)?|\.)?|oct(?:ober|\.)?|nov(?:ember|\.)?|dec(?:ember|\.)?)"
+)
+_DAY = r"(?P<{g}>[0-3]?[0-9])(?:st|nd|rd|th)?"
+_YEAR = r"(?:,?\s+(?P<{g}>(?:1[89]|20)[0-9]{{2}}))?"
+_CALENDAR = re.compile(
+    r"\b(?:"
+    + _DAY.format(g="d1") + r"\s+(?:of\s+)?" + _MONTH.format(g="m1") + _YEAR.format(g="y1")
+    + r"|" + _MONTH.format(g="m2") + r"\s+" + _DAY.format(g="d2") + r"(?![0-9])"
+    + _YEAR.format(g="y2")
+    + r"|" + _MONTH.format(g="m3") + r",?\s+(?P<y3>(?:1[89]|20)[0-9]{2})"
+    + r")(?![\w])",
+    re.IGNORECASE,
+)  # fmt: skip
+_ISO = re.compile(r"\b(?P<y>(?:1[89]|20)[0-9]{2})-(?P<m>[01][0-9])-(?P<d>[0-3][0-9])\b")
+_WEEKDAY_FULL = re.compile(
+    r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?\b", re.IGNORECASE
+)
+_SOURCE_WEEKDAY = re.compile(
+    r"\b(?P<w>mon|tue|wed|thu|fri|sat|sun)(?:day|s|sday|nesday|rsday|r|rs|urday)?s?(?!\w)"
+)
+_RELATIVE = re.compile(
+    r"\b(?:yesterday|today|tomorrow|tonight|last night|"
+    r"(?:this|last|next)\s+(?:week|weekend|month|year|morning|afternoon|evening))\b",
+    re.IGNORECASE,
+)
+
+
+class DateMention(NamedTuple):
+    start: int
+    end: int
+    kind: str  # weekday, day_month, month_year, relative
+    value: str  # what is compared: "thu", "9-1", "1-2026", "last week"
+
+
+def _month(word: str | None) -> int | None:
+    return _MONTHS.get(word[:3].lower()) if word else None
+
+
+def _calendar(text: str, *, strict_case: bool) -> list[DateMention]:
+    out = []
+    for m in _CALENDAR.finditer(text):
+        word = m.group("m1") or m.group("m2") or m.group("m3")
+        if strict_case and not word[0].isupper():
+            continue  # "may", "march": verbs
+        month = _month(word)
+        day = m.group("d1") or m.group("d2")
+        year = m.group("y1") or m.group("y2") or m.group("y3")
+        if day and 1 <= int(day) <= 31:
+            out.append(DateMention(m.start(), m.end(), "day_month", f"{int(day)}-{month}"))
+        if year:
+            out.append(DateMention(m.start(), m.end(), "month_year", f"{month}-{year}"))
+    return out
+
+
+def find_dates(draft: str) -> list[DateMention]:
+    """The dates the draft states (see the module docstring)."""
+    found = _calendar(draft, strict_case=True)
+    for m in _WEEKDAY_FULL.finditer(draft):
+        found.append(DateMention(m.start(), m.end(), "weekday", m.group()[:3].lower()))
+    for m in _RELATIVE.finditer(draft):
+        found.append(
+            DateMention(m.start(), m.end(), "relative", " ".join(m.group().lower().split()))
+        )
+    return sorted(found)
+
+
+def _source_dates(text: str) -> dict[tuple[str, str], tuple[int, int]]:
+    """Every (kind, value) the folded source states, with its first span."""
+    found: dict[tuple[str, str], tuple[int, int]] = {}
+    for d in _calendar(text, strict_case=False):
+        found.setdefault((d.kind, d.value), (d.start, d.end))
+    for m in _ISO.finditer(text):
+        month, day = int(m.group("m")), int(m.group("d"))
+        found.setdefault(("day_month", f"{day}-{month}"), m.span())
+        found.setdefault(("month_year", f"{month}-{m.group('y')}"), m.span())
+    for m in _SOURCE_WEEKDAY.finditer(text):
+        found.setdefault(("weekday", m.group("w")), m.span())
+    for m in _RELATIVE.finditer(text):
+        found.setdefault(("relative", " ".join(m.group().split())), m.span())
+    return found
+
+
+def dates_grounded(source: str, url: str | None, draft: str) -> Verdict:
+    """Flag dates of the draft (weekday, day and month, month and year, relative
+    day) that the source does not state."""
+    draft = draft or ""
+    mentions = find_dates(draft)
+    if not mentions:
+        return Verdict(GATE, True, "no dates in the draft", [])
+    norm: Normalised = _source(source or "")
+    known = _source_dates(norm.text)
+    evidence: list[dict[str, Any]] = []
+    missing: list[str] = []
+    for d in mentions:
+        span = known.get((d.kind, d.value))
+        written = draft[d.start : d.end]
+        evidence.append(
+            {
+                "date": written,
+                "kind": d.kind,
+                "value": d.value,
+                "found": span is not None,
+                "draft_span": [d.start, d.end],
+                "source_span": list(norm.original_span(*span)) if span else None,
+            }
+        )
+        if span is None and written not in missing:
+            missing.append(written)
+    if missing:
+        reason = f"{len(missing)} of {len(evidence)} dates not in the source: {'; '.join(missing)}"
+        return Verdict(GATE, False, reason, evidence)
+    return Verdict(GATE, True, f"all {len(evidence)} dates found in the source", evidence)

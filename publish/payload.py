@@ -1,0 +1,86 @@
+"""What every target receives: one JSON object per event (published or retracted).
+
+The shape is fixed by `publish/payload.schema.json` (shipped with the package, and
+a test validates real payloads against it). Times are ISO 8601 in UTC.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+SCHEMA_PATH = Path(__file__).with_name("payload.schema.json")
+SCHEMA_ID = "copydesk.publication/1"
+ENTRY_ID_PREFIX = "tag:copydesk,2026:item:"
+
+
+def entry_id(item_id: int) -> str:
+    """The item's stable id in every target (the Atom entry id too)."""
+    return f"{ENTRY_ID_PREFIX}{item_id}"
+
+
+def iso(value: datetime | None) -> str | None:
+    return value.isoformat(timespec="seconds").replace("+00:00", "Z") if value else None
+
+
+def source_digest(text: str | None) -> str:
+    return hashlib.sha256((text or "").encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Publication:
+    """One item as published. `evidence` and `checks` are the evidence map."""
+
+    item_id: int
+    headline: str | None
+    summary: str
+    source_url: str | None
+    source_title: str | None
+    source_sha256: str
+    approved_by: str | None
+    approved_at: datetime | None
+    published_at: datetime
+    evidence: list[dict[str, Any]] = field(default_factory=list)
+    checks: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA_ID,
+            "event": "published",
+            "id": entry_id(self.item_id),
+            "item_id": self.item_id,
+            "headline": self.headline,
+            "summary": self.summary,
+            "source_url": self.source_url,
+            "source_title": self.source_title,
+            "source_sha256": self.source_sha256,
+            "approved_by": self.approved_by,
+            "approved_at": iso(self.approved_at),
+            "published_at": iso(self.published_at),
+            "evidence": self.evidence,
+            "checks": self.checks,
+        }
+
+
+def retraction(published: dict[str, Any], reason: str, by: str, at: datetime) -> dict[str, Any]:
+    """The retraction event for an item published with `published` (its payload)."""
+    keep = ("id", "item_id", "headline", "source_url", "approved_by", "published_at")
+    return {
+        "schema": SCHEMA_ID,
+        "event": "retracted",
+        **{key: published.get(key) for key in keep},
+        "reason": reason,
+        "retracted_by": by,
+        "retracted_at": iso(at),
+    }
+
+
+def to_bytes(payload: dict[str, Any]) -> bytes:
+    """The exact bytes sent and signed: compact, keys in a fixed order, UTF-8."""
+    return json.dumps(payload, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode(
+        "utf-8"
+    )

@@ -1,0 +1,416 @@
+"""Publishing and retracting, exactly once per (item, target, kind).
+
+For each item: a delivery row per configured target is written first (pending, with
+the payload), then each pending row is claimed (a lease, so two workers never send
+one at once), sent, and recorded. A crash between sending and recording leaves the
+row pending: the next publish sends it again and the target absorbs the repeat
+(see publish/targets.py). The item moves approved -> published, through the status
+machine, in the transaction that records its last target.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import func, select, update
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlmodel import Session, col
+
+from guards.registry import CHECK_GATES, DRAFT_GATES, SOURCE_GATES, GateResult, run_gates
+from publish import evidence
+from publish.payload import Publication, retraction, source_digest
+from publish.targets import DELIVERED, FAILED, Event, Sent, Target
+from store import status as st
+from store.db import session_scope
+from store.deliveries import PENDING, PUBLISH, RETRACT
+from store.models import Delivery, GateVerdict, Item, utcnow
+
+log = logging.getLogger("copydesk.publish")
+
+
+class NotPublishable(ValueError):
+    """The item cannot be published or retracted as asked (one line says why)."""
+
+
+@dataclass
+class PublishReport:
+    published: list[int] = field(default_factory=list)
+    retracted: list[int] = field(default_factory=list)  # retractions fully delivered
+    delivered: list[tuple[int, str, str]] = field(default_factory=list)  # item, target, kind
+    pending: list[tuple[int, str, str]] = field(default_factory=list)  # item, target, why
+    failed: list[tuple[int, str, str]] = field(default_factory=list)  # item, target, why
+    blocked: list[tuple[int, str]] = field(default_factory=list)  # item, why not sent
+
+    @property
+    def clean(self) -> bool:
+        return not (self.pending or self.failed or self.blocked)
+
+
+@dataclass(frozen=True)
+class GateConfig:
+    """The gate settings the deterministic re-check uses (from config.toml)."""
+
+    modes: Mapping[str, str] = field(default_factory=dict)
+    min_source_words: int = 150
+
+
+def delivery_key(item_id: int, kind: str, target: str) -> str:
+    return f"copydesk-item-{item_id}-{kind}-{target}"
+
+
+class Publisher:
+    def __init__(
+        self,
+        engine: Engine,
+        targets: Sequence[Target],
+        *,
+        actor: str,
+        gates: GateConfig | None = None,
+        lease_seconds: float = 300,
+    ):
+        self.engine = engine
+        self.targets = list(targets)
+        self.actor = actor
+        self.gates = gates or GateConfig()
+        self.lease = timedelta(seconds=lease_seconds)
+
+    # ----------------------------------------------------------------- publishing
+
+    def publish(self, item_ids: Sequence[int] | None = None) -> PublishReport:
+        """Publish approved items (all, or those named) and send pending retractions."""
+        report = PublishReport()
+        if not self.targets:
+            raise NotPublishable("no publish targets are configured ([[publish.targets]])")
+        for item_id in self._approved(item_ids, report):
+            self._publish_one(item_id, report)
+        self._send_retractions(item_ids, report)
+        return report
+
+    def _approved(self, item_ids: Sequence[int] | None, report: PublishReport) -> list[int]:
+        with Session(self.engine) as session:
+            query = select(Item.id).where(Item.status == st.APPROVED).order_by(Item.decided_at)
+            if item_ids is not None:
+                query = query.where(col(Item.id).in_(item_ids))
+            found = list(session.scalars(query))
+            for item_id in item_ids or ():
+                if item_id not in found:
+                    item = session.get(Item, item_id)
+                    why = f"it is {item.status}, not approved" if item else "no such item"
+                    if item is None or item.status not in (st.PUBLISHED, st.RETRACTED):
+                        report.blocked.append((item_id, why))
+        return [i for i in found if i is not None]
+
+    def _publish_one(self, item_id: int, report: PublishReport) -> None:
+        payload = self._prepare(item_id, report)
+        if payload is None:
+            return
+        for target in self.targets:
+            self._deliver(item_id, PUBLISH, target, report)
+        self._finish_if_complete(item_id, report)
+
+    def _prepare(self, item_id: int, report: PublishReport) -> dict[str, Any] | None:
+        """Write the pending delivery rows (once); None when the item may not go out.
+        Two workers preparing one item at once: the later one's insert or write lock
+        fails, and its second try finds the rows the first one wrote."""
+        for attempt in (1, 2):
+            try:
+                return self._prepare_once(item_id, report)
+            except (IntegrityError, OperationalError):
+                if attempt == 2:
+                    raise
+        return None  # pragma: no cover - the loop returns or raises
+
+    def _prepare_once(self, item_id: int, report: PublishReport) -> dict[str, Any] | None:
+        with session_scope(self.engine) as session:
+            item = session.execute(
+                select(Item).where(Item.id == item_id).with_for_update()
+            ).scalar_one_or_none()
+            if item is None or item.status != st.APPROVED:
+                return None
+            results = self.recheck(item)
+            failing = [r for r in results if r.hard_fail]
+            if failing:
+                why = "; ".join(f"{r.gate}: {r.verdict.reason}" for r in failing)
+                report.blocked.append((item_id, f"fails a hard gate now: {why}"))
+                return None
+            payload = self.payload(session, item, results)
+            existing = {
+                d.target: d
+                for d in session.scalars(
+                    select(Delivery).where(Delivery.item_id == item_id, Delivery.kind == PUBLISH)
+                )
+            }
+            for target in self.targets:
+                if target.name not in existing:
+                    session.add(
+                        Delivery(
+                            item_id=item_id,
+                            target=target.name,
+                            kind=PUBLISH,
+                            idempotency_key=delivery_key(item_id, PUBLISH, target.name),
+                            payload=payload,
+                        )
+                    )
+            return payload
+
+    def recheck(self, item: Item) -> list[GateResult]:
+        """Every deterministic gate on the approved text, now (their spans are the map)."""
+        return run_gates(
+            SOURCE_GATES + DRAFT_GATES,
+            item.source_text or "",
+            item.source_url,
+            evidence.draft_text(item.headline, item.summary or ""),
+            modes=self.gates.modes,
+            min_source_words=self.gates.min_source_words,
+        )
+
+    def payload(self, session: Session, item: Item, results: list[GateResult]) -> dict[str, Any]:
+        grounded = evidence.groundings(
+            results, item.source_text or "", item.headline, item.summary or ""
+        )
+        checks = evidence.checks_passed(results + self._stored_checks(session, item.id))
+        return Publication(
+            item_id=item.id,
+            headline=item.headline,
+            summary=item.summary or "",
+            source_url=item.source_url,
+            source_title=item.title,
+            source_sha256=source_digest(item.source_text),
+            approved_by=item.decided_by,
+            approved_at=item.decided_at,
+            published_at=utcnow(),
+            evidence=[g.to_dict() for g in grounded],
+            checks=[c.to_dict() for c in checks],
+        ).to_dict()
+
+    @staticmethod
+    def _stored_checks(session: Session, item_id: int | None) -> list[GateResult]:
+        """The model checks' latest verdicts (they are not re-run at publication)."""
+        from guards.verdict import Verdict
+
+        rows = session.scalars(
+            select(GateVerdict)
+            .where(GateVerdict.item_id == item_id, col(GateVerdict.gate).in_(CHECK_GATES))
+            .order_by(GateVerdict.id)
+        ).all()
+        latest = {row.gate: row for row in rows}
+        return [
+            GateResult(Verdict(r.gate, r.passed, r.reason, None), r.mode) for r in latest.values()
+        ]
+
+    # ----------------------------------------------------------------- one delivery
+
+    def _deliver(self, item_id: int, kind: str, target: Target, report: PublishReport) -> None:
+        event = self._claim(item_id, kind, target.name)
+        if event is None:
+            return
+        try:
+            sent = target.send(event, self._feed(target, event))
+        except Exception as exc:  # noqa: BLE001 - one target's bug must not stop the rest
+            log.exception("publish target %s failed on item %s", target.name, item_id)
+            sent = Sent("retry", f"{type(exc).__name__}: {exc}"[:300])
+        self._record(item_id, kind, target.name, sent, report)
+
+    def _claim(self, item_id: int, kind: str, target: str) -> Event | None:
+        """Take the pending row for a while (a lease), holding the item's row lock so a
+        take-back cannot cross it. None: delivered, failed, or another worker has it."""
+        now = utcnow()
+        with session_scope(self.engine) as session:
+            locked = session.execute(
+                select(Item.status).where(Item.id == item_id).with_for_update()
+            ).scalar_one_or_none()
+            wanted = st.APPROVED if kind == PUBLISH else st.RETRACTED
+            if locked != wanted:
+                return None
+            table = Delivery.__table__
+            claimed = session.connection().execute(
+                update(table)
+                .where(
+                    table.c.item_id == item_id,
+                    table.c.kind == kind,
+                    table.c.target == target,
+                    table.c.state == PENDING,
+                    (table.c.claimed_until.is_(None)) | (table.c.claimed_until < now),
+                )
+                .values(claimed_until=now + self.lease, attempts=table.c.attempts + 1)
+            )
+            if claimed.rowcount != 1:
+                return None
+            row = session.scalars(
+                select(Delivery).where(
+                    Delivery.item_id == item_id, Delivery.kind == kind, Delivery.target == target
+                )
+            ).one()
+            return Event(item_id, kind, row.idempotency_key, row.payload)
+
+    def _feed(self, target: Target, event: Event) -> list[dict[str, Any]]:
+        """The entries a whole-file target (Atom) carries: each recent item's newest
+        event. Only the last deliveries are read: the feed keeps its newest entries."""
+        window = getattr(target, "window", None)
+        if window is None:
+            return [event.payload]
+        with Session(self.engine) as session:
+            rows = session.scalars(
+                select(Delivery)
+                .where(Delivery.target == target.name, Delivery.state != FAILED)
+                .order_by(col(Delivery.id).desc())
+                .limit(window)
+            ).all()
+        rows = list(reversed(rows))
+        newest: dict[int, dict[str, Any]] = {}
+        for row in rows:
+            if row.item_id == event.item_id or row.state != DELIVERED:
+                continue  # the feed carries what was delivered, and this event
+            if row.kind == RETRACT or row.item_id not in newest:
+                newest[row.item_id] = row.payload
+        newest[event.item_id] = event.payload
+        return list(newest.values())
+
+    def _record(
+        self, item_id: int, kind: str, target: str, sent: Sent, report: PublishReport
+    ) -> None:
+        now = utcnow()
+        values: dict[str, Any] = {"claimed_until": None, "updated_at": now}
+        if sent.outcome == DELIVERED:
+            values.update(state=DELIVERED, delivered_at=now, last_error=None)
+            report.delivered.append((item_id, target, kind))
+        elif sent.outcome == FAILED:
+            values.update(state=FAILED, last_error=sent.detail)
+            report.failed.append((item_id, target, sent.detail))
+        else:
+            values.update(last_error=sent.detail)
+            report.pending.append((item_id, target, sent.detail))
+        with session_scope(self.engine) as session:
+            table = Delivery.__table__
+            session.connection().execute(
+                update(table)
+                .where(table.c.item_id == item_id, table.c.kind == kind, table.c.target == target)
+                .values(**values)
+            )
+
+    def _finish_if_complete(self, item_id: int, report: PublishReport) -> None:
+        """approved -> published once every configured target has the item."""
+        try:
+            self._finish(item_id, report)
+        except st.Conflict as exc:
+            if exc.status != st.PUBLISHED:
+                raise
+            # Another worker recorded the last target and published it: nothing to do.
+
+    def _finish(self, item_id: int, report: PublishReport) -> None:
+        names = [t.name for t in self.targets]
+        with session_scope(self.engine) as session:
+            # Locked: two workers finishing one item at once, only one moves it.
+            item = session.execute(
+                select(Item).where(Item.id == item_id).with_for_update()
+            ).scalar_one_or_none()
+            if item is None or item.status != st.APPROVED:
+                return
+            done = session.scalars(
+                select(Delivery.target).where(
+                    Delivery.item_id == item_id,
+                    Delivery.kind == PUBLISH,
+                    Delivery.state == DELIVERED,
+                )
+            ).all()
+            if set(names) - set(done):
+                return
+            st.move(
+                session,
+                item,
+                st.PUBLISHED,
+                actor=self.actor,
+                reason=f"published to {', '.join(names)}",
+                details={"targets": names},
+            )
+        report.published.append(item_id)
+
+    # ----------------------------------------------------------------- retracting
+
+    def _send_retractions(self, item_ids: Sequence[int] | None, report: PublishReport) -> None:
+        with Session(self.engine) as session:
+            query = (
+                select(Delivery.item_id)
+                .where(Delivery.kind == RETRACT, Delivery.state == PENDING)
+                .group_by(Delivery.item_id)
+                .order_by(func.min(Delivery.id))
+            )
+            if item_ids is not None:
+                query = query.where(col(Delivery.item_id).in_(item_ids))
+            pending = list(session.scalars(query))
+        by_name = {t.name: t for t in self.targets}
+        for item_id in pending:
+            with Session(self.engine) as session:
+                names = session.scalars(
+                    select(Delivery.target).where(
+                        Delivery.item_id == item_id,
+                        Delivery.kind == RETRACT,
+                        Delivery.state == PENDING,
+                    )
+                ).all()
+            for name in names:
+                target = by_name.get(name)
+                if target is None:
+                    report.pending.append((item_id, name, "target no longer configured"))
+                    continue
+                self._deliver(item_id, RETRACT, target, report)
+            if self._all_retracted(item_id):
+                report.retracted.append(item_id)
+
+    def _all_retracted(self, item_id: int) -> bool:
+        with Session(self.engine) as session:
+            left = session.scalar(
+                select(func.count()).where(
+                    Delivery.item_id == item_id,
+                    Delivery.kind == RETRACT,
+                    Delivery.state != DELIVERED,
+                )
+            )
+        return not left
+
+
+def retract(engine: Engine, item_id: int, *, editor: str, reason: str) -> list[str]:
+    """published -> retracted (an editor, a reason), and a pending retraction for
+    every target that has the item, in one transaction. Returns those targets; the
+    retractions are sent by `Publisher.publish` (the `retract` command calls it)."""
+    if not reason or not reason.strip():
+        raise NotPublishable("a retraction needs a reason (--reason)")
+    with session_scope(engine) as session:
+        item = session.get(Item, item_id)
+        if item is None:
+            raise NotPublishable(f"no item {item_id}")
+        if item.status != st.PUBLISHED:
+            raise NotPublishable(
+                f"item {item_id} is {item.status}: only a published item can be retracted"
+            )
+        sent = session.scalars(
+            select(Delivery).where(
+                Delivery.item_id == item_id,
+                Delivery.kind == PUBLISH,
+                Delivery.state == DELIVERED,
+            )
+        ).all()
+        event = st.move(
+            session,
+            item,
+            st.RETRACTED,
+            actor=f"editor:{editor}",
+            reason=reason.strip(),
+            details={"targets": sorted(d.target for d in sent)},
+        )
+        for d in sent:
+            session.add(
+                Delivery(
+                    item_id=item_id,
+                    target=d.target,
+                    kind=RETRACT,
+                    idempotency_key=delivery_key(item_id, RETRACT, d.target),
+                    payload=retraction(d.payload, reason.strip(), editor, event.at),
+                )
+            )
+        return sorted(d.target for d in sent)

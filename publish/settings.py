@@ -1,0 +1,74 @@
+"""The [publish] section of config.toml: the targets, in the order they are sent to.
+
+    [[publish.targets]]
+    kind = "atom"                    # "atom", "jsonl" or "webhook"
+    path = "published/feed.xml"
+
+The webhook's secret never sits in config.toml: `secret_env` names the environment
+variable that holds it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class AtomTargetSettings(_Section):
+    kind: Literal["atom"] = "atom"
+    name: str = "atom"
+    path: Path = Path("published/feed.xml")
+    title: str = "copydesk: approved summaries"
+    # The feed's own stable id (an Atom id is an IRI; a tag: URI needs no domain we own).
+    feed_id: str = "tag:copydesk,2026:feed"
+    link: str | None = None  # where the feed is served, for rel="self"
+    max_entries: int = Field(default=50, ge=1)
+
+
+class JsonlTargetSettings(_Section):
+    kind: Literal["jsonl"] = "jsonl"
+    name: str = "jsonl"
+    path: Path = Path("published/items.jsonl")
+
+
+class WebhookTargetSettings(_Section):
+    kind: Literal["webhook"] = "webhook"
+    name: str = "webhook"
+    url: str
+    secret_env: str = "COPYDESK_WEBHOOK_SECRET"  # noqa: S105 - a variable name, not a secret
+    timeout_seconds: float = Field(default=10, gt=0)
+    attempts: int = Field(default=3, ge=1, le=10)  # tries within one publish
+    backoff_seconds: float = Field(default=1.0, ge=0)  # doubles after each try
+
+
+TargetSettings = Annotated[
+    AtomTargetSettings | JsonlTargetSettings | WebhookTargetSettings,
+    Field(discriminator="kind"),
+]
+
+
+class PublishSettings(_Section):
+    targets: list[TargetSettings] = Field(default_factory=list)
+    watch_days: float = Field(default=7, gt=0)  # `watch` re-reads sources published since
+    lease_seconds: float = Field(default=300, gt=0)  # a worker's claim on one delivery
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> PublishSettings:
+        names = [t.name for t in self.targets]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ValueError(f"publish target names must be unique: {twice} used twice")
+        return self
+
+    def anchor(self, base: Path) -> None:
+        """Relative file paths mean "next to config.toml"."""
+        for target in self.targets:
+            if isinstance(target, AtomTargetSettings | JsonlTargetSettings):
+                if not target.path.is_absolute():
+                    target.path = base / target.path

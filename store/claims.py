@@ -1,0 +1,154 @@
+"""Claims with leases: several runs (on several machines) share the work, and do
+each piece of it once.
+
+A run claims a feed before polling it and a `new` item before fetching its page
+or calling the model. A claim is a lease: it names the run and holds until a
+time, which the live run pushes forward (its heartbeat). A run that was killed
+stops pushing; when its lease has passed, another run takes the work over.
+
+Fencing: taking an item's claim bumps the item's `version`. The worker's result
+is committed by the status machine's compare-and-set on (status, version), so a
+worker that lost its claim (its lease ran out while it was still busy) gets a
+`Conflict` instead of writing over the new holder. A feed's claim carries a
+`claim_token` that its write checks the same way.
+
+PostgreSQL: the claim query picks rows with `FOR UPDATE SKIP LOCKED`, so runs
+claiming at the same moment take different items without waiting on each other.
+SQLite has a single writer: several runs would only queue on its lock, so there
+one `copydesk run` works at a time (`acquire_run_slot`), and claims keep the
+same code path (and fencing) as on PostgreSQL.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import or_, select, update
+from sqlmodel import Session, col
+
+from store.models import Feed, Item, Run, utcnow
+
+NEW = "new"  # store.status.NEW; claims never change a status
+
+
+@dataclass(frozen=True)
+class ClaimedItem:
+    """A claimed item's small fields (no source text): what a worker starts from."""
+
+    item_id: int
+    version: int  # after the claim: the compare-and-set fence
+    dedup_key: str
+    source_url: str | None
+    title: str | None
+    has_text: bool
+    attempts: int
+    feed_id: int | None
+
+
+def _free(table, now: datetime):  # type: ignore[no-untyped-def]
+    return or_(table.c.claim_until.is_(None), table.c.claim_until < now)
+
+
+def claim_items(session: Session, run_id: int, limit: int, lease: timedelta) -> list[ClaimedItem]:
+    """Claim up to `limit` waiting items (oldest first) that no live run holds."""
+    items = Item.__table__
+    now = utcnow()
+    pick = (
+        select(items.c.id)
+        .where(items.c.status == NEW, _free(items, now))
+        .order_by(items.c.id)
+        .limit(limit)
+    )
+    if session.get_bind().dialect.name == "postgresql":
+        pick = pick.with_for_update(skip_locked=True)
+    rows = session.connection().execute(
+        update(items)
+        .where(items.c.id.in_(pick.scalar_subquery()), items.c.status == NEW, _free(items, now))
+        .values(claimed_by=run_id, claim_until=now + lease, version=items.c.version + 1)
+        .returning(
+            items.c.id,
+            items.c.version,
+            items.c.dedup_key,
+            items.c.source_url,
+            items.c.title,
+            items.c.source_text.is_not(None),
+            items.c.attempts,
+            items.c.feed_id,
+        )
+    )
+    return sorted((ClaimedItem(*row) for row in rows), key=lambda c: c.item_id)
+
+
+def claim_feed(session: Session, feed_id: int, run_id: int, lease: timedelta) -> int | None:
+    """The feed's new claim token, or None when a live run is polling it."""
+    feeds = Feed.__table__
+    now = utcnow()
+    token = (
+        session.connection()
+        .execute(
+            update(feeds)
+            .where(feeds.c.id == feed_id, _free(feeds, now))
+            .values(claimed_by=run_id, claim_until=now + lease, claim_token=feeds.c.claim_token + 1)
+            .returning(feeds.c.claim_token)
+        )
+        .scalar()
+    )
+    return token
+
+
+def release_feed(session: Session, feed_id: int, token: int) -> bool:
+    """Inside the transaction that writes what the poll brought: end the claim, and
+    say whether it was still ours (False: another run took it over, write nothing).
+    On PostgreSQL the row stays locked until the commit, so no takeover can slip in."""
+    feeds = Feed.__table__
+    result = session.connection().execute(
+        update(feeds)
+        .where(feeds.c.id == feed_id, feeds.c.claim_token == token)
+        .values(claimed_by=None, claim_until=None)
+    )
+    return result.rowcount == 1
+
+
+def renew(session: Session, run_id: int, lease: timedelta) -> None:
+    """Push forward the leases this run still holds (called by its heartbeat)."""
+    until = utcnow() + lease
+    items, feeds = Item.__table__, Feed.__table__
+    connection = session.connection()
+    connection.execute(
+        update(items)
+        .where(items.c.claimed_by == run_id, items.c.status == NEW)
+        .values(claim_until=until)
+    )
+    connection.execute(
+        update(feeds)
+        .where(feeds.c.claimed_by == run_id, feeds.c.claim_until.is_not(None))
+        .values(claim_until=until)
+    )
+
+
+def release_all(session: Session, run_id: int) -> None:
+    """A run that ends hands back what it claimed and did not finish."""
+    items, feeds = Item.__table__, Feed.__table__
+    connection = session.connection()
+    connection.execute(
+        update(items)
+        .where(items.c.claimed_by == run_id, items.c.status == NEW)
+        .values(claimed_by=None, claim_until=None)
+    )
+    connection.execute(
+        update(feeds).where(feeds.c.claimed_by == run_id).values(claimed_by=None, claim_until=None)
+    )
+
+
+def live_runs(session: Session, stale_after: timedelta, *, exclude: int | None = None) -> list[Run]:
+    """`copydesk run`s that have not ended and whose heartbeat is recent."""
+    since = utcnow() - stale_after
+    query = select(Run).where(
+        col(Run.ended_at).is_(None),
+        Run.command == "run",
+        col(Run.heartbeat_at) > since,
+    )
+    if exclude is not None:
+        query = query.where(Run.id != exclude)
+    return list(session.scalars(query.order_by(Run.id)))

@@ -1,0 +1,216 @@
+"""Shared pieces for the publish, watch and replay tests: a config with the three
+targets, drafts made by running the real pipeline (`copydesk run`, extractive
+summariser, the sample feed), approvals through the status machine, and a loopback
+webhook receiver that answers from a script and keeps every request it saw.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.engine import Engine
+from typer.testing import CliRunner
+
+from copydesk.cli import app
+from store import status as st
+from store.db import session_scope
+from store.editors import add_editor
+from store.models import Item
+
+SAMPLE_FEED = Path(__file__).resolve().parents[1] / "copydesk" / "sample" / "feed.xml"
+SECRET = "whsec-test-3f9a1c"
+SECRET_ENV = "COPYDESK_WEBHOOK_SECRET"
+
+
+@dataclass
+class Received:
+    path: str
+    headers: dict[str, str]
+    body: bytes
+    status: int = 0
+
+    @property
+    def status_ok(self) -> bool:
+        return 200 <= self.status < 300
+
+    @property
+    def json(self) -> dict[str, Any]:
+        return json.loads(self.body)
+
+
+@dataclass
+class Webhook:
+    """Answers each POST with the next status of `script` (then `then`), and keeps it.
+    `on_request` runs before the answer (e.g. to kill the sender)."""
+
+    script: list[int] = field(default_factory=list)
+    then: int = 200
+    received: list[Received] = field(default_factory=list)
+    on_request: Callable[[Received], None] | None = None
+    url: str = ""
+
+    def answer(self) -> int:
+        return self.script.pop(0) if self.script else self.then
+
+    def keys(self) -> list[str]:
+        return [r.headers["idempotency-key"] for r in self.received]
+
+
+@contextmanager
+def webhook_server(hook: Webhook) -> Iterator[Webhook]:
+    lock = threading.Lock()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            got = Received(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+            with lock:
+                hook.received.append(got)
+                code = hook.answer()
+                got.status = code
+            if hook.on_request:
+                hook.on_request(got)
+            try:
+                self.send_response(code)
+                self.send_header("Content-Length", "2")
+                self.end_headers()
+                self.wfile.write(b"ok")
+            except OSError:
+                pass  # the sender is gone (killed by the test)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    hook.url = f"http://127.0.0.1:{server.server_address[1]}/hooks/copydesk"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield hook
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def write_config(
+    folder: Path,
+    db_url: str,
+    *,
+    webhook_url: str | None = None,
+    attempts: int = 3,
+    targets: tuple[str, ...] = ("atom", "jsonl", "webhook"),
+    extra: str = "",
+) -> Path:
+    """config.toml: the sample feed, the extractive summariser, and the targets."""
+    blocks = {
+        "atom": '[[publish.targets]]\nkind = "atom"\npath = "out/feed.xml"\nmax_entries = 50\n',
+        "jsonl": '[[publish.targets]]\nkind = "jsonl"\npath = "out/items.jsonl"\n',
+        "webhook": (
+            f'[[publish.targets]]\nkind = "webhook"\nurl = "{webhook_url}"\n'
+            f"attempts = {attempts}\nbackoff_seconds = 0.01\ntimeout_seconds = 5\n"
+        ),
+    }
+    text = (
+        f'[database]\nurl = "{db_url}"\n[summarise]\nbackend = "extractive"\n'
+        f'[gates]\nmin_source_words = 40\n[[feeds]]\nurl = "{SAMPLE_FEED}"\nname = "sample"\n'
+        + "".join(blocks[t] for t in targets if t != "webhook" or webhook_url)
+        + extra
+    )
+    path = folder / "config.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def cli(config: Path, *args: str, env: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
+    env = {SECRET_ENV: SECRET} | (env or {})
+    return CliRunner().invoke(app, ["--config", str(config), *args], env=env)
+
+
+def run_pipeline(config: Path) -> None:
+    result = cli(config, "run")
+    assert result.exit_code == 0, result.output
+
+
+def approve(engine: Engine, count: int, editor: str = "ann") -> list[int]:
+    """Approve the `count` oldest drafts, as an editor in the queue would."""
+    with session_scope(engine) as session:
+        add_editor_once(session, editor)
+        drafts = session.scalars(
+            select(Item).where(Item.status == st.DRAFT).order_by(Item.id).limit(count)
+        ).all()
+        assert len(drafts) == count, f"only {len(drafts)} drafts"
+        for item in drafts:
+            st.move(session, item, st.APPROVED, actor=f"editor:{editor}", reason="approved")
+        return [item.id for item in drafts]
+
+
+def add_editor_once(session, name: str, role: str = "editor") -> None:  # type: ignore[no-untyped-def]
+    from store.editors import get_editor
+
+    if get_editor(session, name) is None:
+        add_editor(session, name, "correct horse battery", role=role)
+
+
+def jsonl_lines(folder: Path) -> list[dict[str, Any]]:
+    path = folder / "out" / "items.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+LOOPBACK = '[ingest]\nallow_private = ["127.0.0.0/8"]\nrespect_robots = false\n'
+
+
+class Page:
+    """An article page: `template` filled with `fields` (change them to change it)."""
+
+    def __init__(self, template: str, **fields: str):
+        self.template = template
+        self.fields = fields
+        self.requests: list[tuple[str | None, int]] = []  # (If-None-Match, status)
+
+    def body(self) -> bytes:
+        return self.template.format(**self.fields).encode()
+
+    def etag(self) -> str:
+        return '"v-' + hashlib.sha256(self.body()).hexdigest()[:16] + '"'
+
+
+@contextmanager
+def page_server(page: Page) -> Iterator[str]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802
+            asked = self.headers.get("If-None-Match")
+            if asked == page.etag():
+                page.requests.append((asked, 304))
+                self.send_response(304)
+                self.end_headers()
+                return
+            body = page.body()
+            page.requests.append((asked, 200))
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("ETag", page.etag())
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/news/kessock-quay"
+    finally:
+        server.shutdown()
+        server.server_close()

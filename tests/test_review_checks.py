@@ -1,0 +1,202 @@
+"""The model checks in the review queue (AppTest): the claims table, picking a claim
+highlights its passage in the source, judged sentences, the banner when the checks
+did not run, `[checks] require`, and model output kept inert."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlmodel import Session
+from streamlit.testing.v1 import AppTest
+
+from review_ui import decisions
+from review_ui.decisions import Blocked, Reviewer
+from store.db import open_store, session_scope
+from store.models import Item
+from tests.review_seed import (
+    ARTICLES,
+    IMG,
+    PASSWORD,
+    SCRIPT,
+    seed_checks,
+    seed_editor,
+    seed_queue,
+    write_config,
+)
+
+APP = Path(__file__).resolve().parents[1] / "review_ui" / "app.py"
+BRIDGE = ARTICLES["bridge"]
+H = BRIDGE.headline
+S1 = (
+    "Brinmoor County Council will close the Harlow Vale footbridge for 14 weeks from March "
+    "after corrosion was found in 38 steel hangers."
+)
+S2 = "The repairs will cost £1.9 million, and a temporary ferry will run every 20 minutes."
+P_CLOSE = (
+    "Repairs to the Harlow Vale footbridge will close the crossing for 14 weeks from March, "
+    "Brinmoor County Council said on Monday"
+)
+P_HANGERS = "Engineers found corrosion in 38 of the bridge's steel hangers"
+P_COST = "The work will cost £1.9 million and a temporary ferry will carry pedestrians across"
+HOSTILE_CLAIM = f"The ferry is free {SCRIPT} {IMG}"
+
+
+def judged(sentence: str, passage: str, *errors: str) -> dict[str, Any]:
+    return {
+        "sentence": sentence,
+        "errors": list(errors),
+        "wrong_fact": False,
+        "rewrite": f"REWRITE {sentence} {SCRIPT}" if errors else sentence,
+        "reader_draft": "the ferry is certain",
+        "reader_rewrite": "the ferry is planned" if errors else "the ferry is certain",
+        "material": bool(errors),
+        "passage": passage,
+    }
+
+
+CHECK = {
+    "claims": [
+        {
+            "claim": "The footbridge closes for 14 weeks from March.",
+            "passage": P_CLOSE,
+            "supports": True,
+        },
+        {
+            "claim": "Corrosion was found in 38 steel hangers.",
+            "passage": P_HANGERS,
+            "supports": True,
+        },
+        {"claim": HOSTILE_CLAIM, "passage": "The ferry is free of charge", "supports": True},
+    ],
+    "sentences": [judged(H, P_CLOSE), judged(S1, P_HANGERS), judged(S2, P_COST, "modality")],
+}
+
+
+def sign_in(at: AppTest) -> None:
+    at.text_input(key="login_name").input("alice")
+    at.text_input(key="login_password").input(PASSWORD)
+    at.button(key="login_submit").click()
+    at.run()
+    assert not at.exception, at.exception
+
+
+def html(at: AppTest) -> str:
+    return "\n".join(str(e.value) for e in at.html)
+
+
+def open_item(at: AppTest, item_id: int) -> None:
+    at.session_state["open_id"] = item_id
+    at.run()
+    assert not at.exception, at.exception
+
+
+@pytest.fixture
+def desk(db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    def make(require: bool = False) -> tuple[Any, dict[str, int], AppTest]:
+        engine = open_store(db_url)
+        ids = seed_queue(engine, ("bridge", "school"))
+        with session_scope(engine) as session:
+            seed_checks(session, ids["bridge"], CHECK)
+            seed_checks(session, ids["school"], None, require=require)
+        seed_editor(engine, "alice")
+        monkeypatch.chdir(tmp_path)
+        config = write_config(tmp_path / "c.toml", db_url)
+        if require:
+            config.write_text(config.read_text() + "\n[checks]\nrequire = true\n")
+        monkeypatch.setenv("COPYDESK_CONFIG", str(config))
+        monkeypatch.setenv("COPYDESK_DATABASE_URL", db_url)
+        at = AppTest.from_file(str(APP), default_timeout=60)
+        at.run()
+        sign_in(at)
+        return engine, ids, at
+
+    return make
+
+
+def test_claims_table_judged_sentences_and_picking_a_claim(desk) -> None:
+    engine, ids, at = desk()
+    assert at.session_state["open_id"] == ids["bridge"]
+    page = html(at)
+    # The claims table: every claim with its passage and outcome, model text escaped.
+    assert page.count('class="cd-claim"') == 3
+    assert "The footbridge closes for 14 weeks from March." in page
+    assert "not supported: passage not in the source" in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and SCRIPT not in page
+    assert "&lt;img src=x onerror=alert(1)&gt;" in page and IMG not in page
+    # The judged sentences: kinds, rewrite (reference only), reader conclusions, passage.
+    assert page.count('class="cd-judged"') == 3
+    assert "material error · modality · material" in page
+    assert "rewrite (reference only: never replaces the draft, never shipped)" in page
+    assert "the ferry is planned" in page
+    assert "faithfulness judge: failed (flag): 1 material error(s): modality" in page
+    assert "Model checks did not run" not in page
+    # Nothing picked yet: no passage is marked as picked.
+    assert "cd-selected" not in page
+    [picker] = at.segmented_control
+    assert picker.label == "Highlight a claim's passage in the source"
+    assert picker.key.startswith(f"claim_pick_{ids['bridge']}_")
+    picker.set_value(2).run()
+    assert not at.exception, at.exception
+    page = html(at)
+    marked = page.split('class="cd-selected"', 1)[1].split("</mark>", 1)[0]
+    assert marked.endswith(">Engineers found corrosion in 38 of the bridge&#x27;s steel hangers")
+    # The rewrite never replaced the draft.
+    with Session(engine) as session:
+        from store.models import Item
+
+        assert session.get(Item, ids["bridge"]).summary == BRIDGE.summary  # type: ignore[union-attr]
+
+
+def test_banner_when_checks_did_not_run_and_approval_still_allowed(desk) -> None:
+    engine, ids, at = desk()
+    open_item(at, ids["school"])
+    page = html(at)
+    assert "Model checks did not run on this draft" in page
+    assert "claims check: not run (no model)" in page
+    assert "it cannot be approved until they run" not in page
+    assert not at.button(key="approve").disabled
+    with session_scope(engine) as session:
+        version = session.get(Item, ids["school"]).version  # as the pipeline left it
+        decisions.approve(session, Reviewer("alice", "editor"), ids["school"], version)
+
+
+def test_require_makes_a_draft_whose_checks_did_not_run_unapprovable(desk) -> None:
+    engine, ids, at = desk(require=True)
+    open_item(at, ids["school"])
+    assert "it cannot be approved until they run" in html(at)
+    assert at.button(key="approve").disabled
+    with session_scope(engine) as session, pytest.raises(Blocked):
+        version = session.get(Item, ids["school"]).version  # as the pipeline left it
+        decisions.approve(session, Reviewer("alice", "editor"), ids["school"], version)
+    # The checked draft is not affected.
+    open_item(at, ids["bridge"])
+    assert not at.button(key="approve").disabled
+
+
+def test_require_blocks_an_edited_draft_its_checks_never_judged(desk) -> None:
+    engine, ids, at = desk(require=True)
+    editor = Reviewer("alice", "editor")
+    with session_scope(engine) as session:
+        edited = decisions.edit(
+            session,
+            editor,
+            ids["bridge"],
+            session.get(Item, ids["bridge"]).version,
+            H,
+            BRIDGE.summary.replace("38 steel hangers", "38 corroded steel hangers"),
+            gate_modes={},
+            min_source_words=10,
+        )
+    with session_scope(engine) as session, pytest.raises(Blocked) as caught:
+        decisions.approve(session, editor, ids["bridge"], edited.version, require_checks=True)
+    assert {gate for gate, _ in caught.value.failures} == {"claims_supported", "faithfulness"}
+    open_item(at, ids["bridge"])
+    assert at.button(key="approve").disabled
+    assert "not run on the current text, and [checks] require = true" in "\n".join(
+        str(e.value) for e in at.html
+    )
+    # Without require the editor may approve the edited text (a person read it).
+    with session_scope(engine) as session:
+        decisions.approve(session, editor, ids["bridge"], edited.version)

@@ -1,0 +1,388 @@
+"""Several `copydesk run` processes at once do the work once.
+
+Real processes (`copydesk run` through the console entry point's function), a
+real PostgreSQL server, a loopback server for the feed and its pages and a
+loopback stand-in for the Messages API, both counting requests on the server side.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from sqlmodel import Session, select
+from typer.testing import CliRunner
+
+from copydesk.cli import app
+from store import claims
+from store import status as st
+from store.db import open_store, session_scope
+from store.models import AuditEvent, Feed, Item, ModelCall, Run, utcnow
+from tests import anthropic_fake as fake_api
+from tests.articles import FERRY, LIBRARY, paragraphs_html, rss
+
+KEY = "sk-ant-test-scale-0123456789"
+ROOT = Path(__file__).resolve().parent.parent
+CLI = "from copydesk.cli import main; main()"
+STORY = re.compile(r"Dispatch number (\d+) from")
+
+
+def article_html(i: int) -> str:
+    body = f"Dispatch number {i} from the Tollmere desk.\n\n" + (FERRY, LIBRARY)[i % 2]
+    return (
+        f"<html><head><title>Story {i}</title></head><body><article><h1>Story {i}</h1>"
+        f"{paragraphs_html(body)}</article></body></html>"
+    )
+
+
+class Newsroom:
+    """A feed of `n` entries whose texts live on their pages; counts every GET."""
+
+    def __init__(self, n: int):
+        self.n = n
+        self.gets: Counter[str] = Counter()
+        self.lock = threading.Lock()
+        self.base = ""
+
+    def feed(self) -> str:
+        entries = [
+            {"guid": f"d-{i}", "title": f"Story {i}", "link": f"{self.base}/news/{i}"}
+            for i in range(self.n)
+        ]
+        return rss(entries)
+
+    @contextmanager
+    def serve(self) -> Iterator[str]:
+        room = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_GET(self) -> None:  # noqa: N802
+                with room.lock:
+                    room.gets[self.path] += 1
+                if self.path == "/feed.xml":
+                    body, kind = room.feed(), "application/rss+xml"
+                elif self.path.startswith("/news/"):
+                    body, kind = article_html(int(self.path.rsplit("/", 1)[1])), "text/html"
+                else:
+                    self.send_error(404)
+                    return
+                data = body.encode()
+                self.send_response(200)
+                self.send_header("content-type", kind)
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+        thread.start()
+        self.base = f"http://127.0.0.1:{server.server_address[1]}"
+        try:
+            yield f"{self.base}/feed.xml"
+        finally:
+            server.shutdown()
+            server.server_close()
+            thread.join()
+
+    def page_gets(self) -> Counter[str]:
+        return Counter({p: n for p, n in self.gets.items() if p.startswith("/news/")})
+
+
+def slow_model(delay: float):
+    """The grounded fake model, taking `delay` seconds per call."""
+    inner = fake_api.first_sentences_responder()
+
+    def respond(request_json):
+        time.sleep(delay)
+        return inner(request_json)
+
+    return respond
+
+
+def summarised(fake: fake_api.FakeAnthropic, purpose: str = "summary") -> Counter[int]:
+    """Model calls per story for one purpose ("summary" or "checks"), counted on
+    the server side: a check request carries the draft in a <draft> block."""
+    found = Counter()
+    for request in fake.message_requests:
+        is_check = fake_api.draft_text(request.json) is not None
+        if is_check == (purpose == "checks"):
+            found[int(STORY.search(fake_api.article_text(request.json)).group(1))] += 1
+    return found
+
+
+def write_config(
+    tmp_path: Path, db_url: str, feed_url: str, *, lease: float = 30, backend: str = "anthropic"
+) -> Path:
+    path = tmp_path / "config.toml"
+    path.write_text(
+        f'[database]\nurl = "{db_url}"\n\n'
+        f'[summarise]\nbackend = "{backend}"\nmax_retries = 0\nmax_concurrency = 4\n'
+        "retry_base_seconds = 0\n\n"
+        '[ingest]\nallow_private = ["127.0.0.0/8"]\nrespect_robots = false\n'
+        "per_host_concurrency = 4\n\n"
+        f"[runs]\nlease_seconds = {lease}\n\n"
+        f'[[feeds]]\nname = "Tollmere Gazette"\nurl = "{feed_url}"\n'
+    )
+    return path
+
+
+def start_run(config: Path, base_url: str) -> subprocess.Popen[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("COPYDESK_", "ANTHROPIC_"))}
+    env.update(ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL=base_url)
+    return subprocess.Popen(
+        [sys.executable, "-c", CLI, "--config", str(config), "run", "--json"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def finish(proc: subprocess.Popen[str], timeout: float = 240) -> tuple[int, str, str]:
+    out, err = proc.communicate(timeout=timeout)
+    return proc.returncode, out, err
+
+
+# --------------------------------------------------------------------------- PostgreSQL
+
+
+@pytest.mark.parametrize("database", ["fresh", "existing"])
+def test_three_runs_at_once_fetch_and_summarise_every_page_once(tmp_path, pg_url, database) -> None:
+    n = 300
+    room = Newsroom(n)
+    fake = fake_api.FakeAnthropic(responder=slow_model(0.02), api_key=KEY)
+    with room.serve() as feed_url, fake.serve() as base_url:
+        config = write_config(tmp_path, pg_url, feed_url)
+        if database == "existing":
+            engine = open_store(pg_url)  # migrated, with the feed row and an older item
+            with session_scope(engine) as session:
+                session.add(Feed(url=feed_url, name="Tollmere Gazette", origin="config"))
+            engine.dispose()
+        runs = [start_run(config, base_url) for _ in range(3)]
+        results = [finish(proc) for proc in runs]
+    for code, _out, err in results:
+        assert code == 0, err
+        assert "Traceback" not in err
+    pages = room.page_gets()
+    assert len(pages) == n and set(pages.values()) == {1}, "a page fetched twice or never"
+    calls = summarised(fake)
+    assert len(calls) == n and set(calls.values()) == {1}, "an item summarised twice"
+    checks = summarised(fake, "checks")
+    assert len(checks) == n and set(checks.values()) == {1}, "an item checked twice"
+    engine = open_store(pg_url)
+    with Session(engine) as session:
+        items = session.exec(select(Item)).all()
+        ledger = session.exec(select(ModelCall)).all()
+        feeds = session.exec(select(Feed)).all()
+        run_rows = session.exec(select(Run)).all()
+    assert len(feeds) == 1
+    assert len(items) == n and {i.status for i in items} == {st.DRAFT}
+    assert sorted(int(i.entry_id.removeprefix("d-")) for i in items) == list(range(n))
+    assert len(ledger) == 2 * n  # one summary and one check per item
+    assert all(i.claimed_by is None and i.claim_until is None for i in items)
+    assert len(run_rows) == 3 and all(r.ended_at and r.exit_status == 0 for r in run_rows)
+    reports = [json.loads(out) for _code, out, _err in results]
+    assert sum(r["totals"]["drafts"] for r in reports) == n
+    engine.dispose()
+
+
+def test_a_killed_run_s_items_are_finished_by_another_run_after_the_lease(tmp_path, pg_url) -> None:
+    n, lease = 40, 6.0
+    room = Newsroom(n)
+    fake = fake_api.FakeAnthropic(responder=slow_model(0.3), api_key=KEY)
+    with room.serve() as feed_url, fake.serve() as base_url:
+        config = write_config(tmp_path, pg_url, feed_url, lease=lease)
+        victim = start_run(config, base_url)
+        engine = open_store(pg_url)
+        deadline = time.monotonic() + 120
+        while not heartbeat_drafts(engine) and time.monotonic() < deadline:
+            time.sleep(0.1)  # until a heartbeat has written drafts in the run's counts
+        victim.send_signal(signal.SIGKILL)
+        victim.wait()
+        with Session(engine) as session:
+            [dead] = session.exec(select(Run)).all()
+            held = session.exec(
+                select(Item).where(Item.claimed_by == dead.id, Item.status == st.NEW)
+            ).all()
+            done_by_victim = {
+                i.id for i in session.exec(select(Item).where(Item.status == st.DRAFT))
+            }
+        assert held, "the killed run held no claim: the test did not kill it mid-run"
+        assert done_by_victim, "the killed run had finished nothing"
+
+        expiry = {i.id: i.claim_until for i in held}
+
+        # A run started at once works on everything but the killed run's claims...
+        code, _out, err = finish(start_run(config, base_url))
+        assert code == 0, err
+        # ...and one started after the leases have passed takes them over.
+        time.sleep(max(0.0, (max(expiry.values()) - utcnow()).total_seconds() + 0.5))
+        code, _out, err = finish(start_run(config, base_url))
+        assert code == 0, err
+        with Session(engine) as session:
+            for item_id, until in expiry.items():
+                [finished] = session.exec(
+                    select(AuditEvent).where(
+                        AuditEvent.item_id == item_id, AuditEvent.from_status == st.NEW
+                    )
+                ).all()
+                # Nobody finished a claimed item before its lease had passed.
+                assert finished.at >= until and finished.actor != f"run:{dead.id}"
+    with Session(engine) as session:
+        items = session.exec(select(Item)).all()
+        ledger = session.exec(select(ModelCall)).all()
+    assert len(items) == n and {i.status for i in items} == {st.DRAFT}
+    calls = summarised(fake)
+    assert set(calls) == set(range(n)) == set(summarised(fake, "checks"))
+    # Only what the killed run had in flight is summarised a second time.
+    assert sum(calls.values()) - n <= len(held)
+    # Every call a live run made is in the ledger; the killed run's calls in flight are not.
+    assert {c.item_id for c in ledger} == {i.id for i in items}
+    assert len(ledger) <= len(fake.message_requests)
+
+    stats = CliRunner().invoke(app, ["--config", str(config), "stats", "--json"])
+    rows = {r["run_id"]: r for r in json.loads(stats.stdout)["runs"]}
+    assert rows[dead.id]["state"] == "did not finish"
+    assert rows[dead.id]["drafts"] >= 1 and rows[dead.id]["new"] == n
+    assert {r["state"] for i, r in rows.items() if i != dead.id} == {"finished"}
+    text = CliRunner().invoke(app, ["--config", str(config), "stats"])
+    assert f"run {dead.id} did not finish" in text.stdout
+    engine.dispose()
+
+
+def heartbeat_drafts(engine) -> int:
+    with Session(engine) as session:
+        run = session.exec(select(Run)).first()
+    return ((run.counts or {}).get("totals") or {}).get("drafts", 0) if run else 0
+
+
+# --------------------------------------------------------------------------- fencing
+
+
+def test_a_worker_that_lost_its_claim_cannot_commit_over_the_new_holder(engine) -> None:
+    with session_scope(engine) as session:
+        item = Item(dedup_key="https://tollmere.example.test/harbour", title="Harbour")
+        st.create(session, item, actor="cli", reason="test")
+    with session_scope(engine) as session:
+        [first] = claims.claim_items(session, 101, 10, timedelta(seconds=-1))  # already expired
+    with session_scope(engine) as session:
+        [second] = claims.claim_items(session, 202, 10, timedelta(minutes=5))
+        assert claims.claim_items(session, 303, 10, timedelta(minutes=5)) == []  # held
+    assert second.version == first.version + 1
+    with pytest.raises(st.Conflict), session_scope(engine) as session:
+        row = session.get(Item, first.item_id)
+        st.move(session, row, st.DRAFT, actor="run:101", expected_version=first.version, changes={})
+    with session_scope(engine) as session:
+        row = session.get(Item, second.item_id)
+        st.move(session, row, st.DRAFT, actor="run:202", expected_version=second.version)
+    with Session(engine) as session:
+        assert session.get(Item, first.item_id).status == st.DRAFT
+
+
+# --------------------------------------------------------------------------- SQLite
+
+
+def test_sqlite_runs_one_at_a_time_a_second_run_exits_0(tmp_path, sqlite_url) -> None:
+    room = Newsroom(3)
+    with room.serve() as feed_url:
+        config = write_config(tmp_path, sqlite_url, feed_url, backend="extractive")
+        engine = open_store(sqlite_url)
+        with session_scope(engine) as session:
+            session.add(Run(command="run", heartbeat_at=utcnow(), worker="elsewhere:7"))
+        result = CliRunner().invoke(app, ["--config", str(config), "run"])
+        assert result.exit_code == 0, result.stderr
+        assert "another run is in progress" in result.stderr
+        assert room.gets == Counter()  # not even the feed was fetched
+        with Session(engine) as session:
+            assert session.exec(select(Item)).all() == []
+            assert len(session.exec(select(Run)).all()) == 1
+
+        # A run that stopped beating (killed) does not block: its lease has passed.
+        with session_scope(engine) as session:
+            stale = session.exec(select(Run)).one()
+            stale.heartbeat_at = utcnow() - timedelta(hours=1)
+        result = CliRunner().invoke(app, ["--config", str(config), "run"])
+        assert result.exit_code == 0, result.stderr
+        stats = CliRunner().invoke(app, ["--config", str(config), "stats", "--json"])
+    states = {r["run_id"]: r["state"] for r in json.loads(stats.stdout)["runs"]}
+    assert states == {stale.id: "did not finish", stale.id + 1: "finished"}
+
+
+def test_sqlite_second_run_waits_for_the_first_when_told_to(tmp_path, sqlite_url) -> None:
+    room = Newsroom(2)
+    with room.serve() as feed_url:
+        config = write_config(tmp_path, sqlite_url, feed_url, backend="extractive")
+        text = config.read_text().replace(
+            "lease_seconds = 30", "lease_seconds = 30\nwait_seconds = 20"
+        )
+        config.write_text(text)
+        engine = open_store(sqlite_url)
+        with session_scope(engine) as session:
+            other = Run(command="run", heartbeat_at=utcnow(), worker="elsewhere:7")
+            session.add(other)
+
+        def end_the_other() -> None:
+            time.sleep(1.0)
+            with session_scope(engine) as session:
+                session.get(Run, other.id).ended_at = utcnow()
+
+        ender = threading.Thread(target=end_the_other)
+        ender.start()
+        result = CliRunner().invoke(app, ["--config", str(config), "run"])
+        ender.join()
+    assert result.exit_code == 0, result.stderr
+    assert "another run" not in result.stderr
+    with Session(engine) as session:
+        assert len(session.exec(select(Item)).all()) == 2
+
+
+def test_a_lost_retry_race_is_handled_per_item(tmp_path, sqlite_url, monkeypatch) -> None:
+    """Two runs both see an `error` item due for retry; the second's `error -> new`
+    loses the compare-and-set. That item is the other run's; this run goes on."""
+    room = Newsroom(2)
+    with room.serve() as feed_url:
+        config = write_config(tmp_path, sqlite_url, feed_url, backend="extractive")
+        engine = open_store(sqlite_url)
+        with session_scope(engine) as session:
+            for key in ("a", "b"):
+                item = Item(dedup_key=f"https://tollmere.example.test/{key}", title=key)
+                st.create(session, item, actor="cli", reason="test")
+                st.move(session, item, st.ERROR, actor="run:0", reason="timeout")
+        real_move = st.move
+
+        def raced_move(session, item, to_status, **kw):
+            if to_status == st.NEW and item.dedup_key.endswith("/a"):
+                with session_scope(engine) as rival:  # another run moves it first
+                    row = rival.get(Item, item.id)
+                    real_move(rival, row, st.NEW, actor="run:rival", reason="retry")
+                    real_move(rival, row, st.DISCARDED, actor="run:rival", reason="rival")
+            return real_move(session, item, to_status, **kw)
+
+        monkeypatch.setattr(st, "move", raced_move)
+        result = CliRunner().invoke(app, ["--config", str(config), "run", "--json"])
+    assert result.exit_code == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["fatal"] is None and report["totals"]["retried"] == 1
+    with Session(engine) as session:
+        statuses = {i.dedup_key[-1]: i.status for i in session.exec(select(Item))}
+    assert statuses["a"] == st.DISCARDED  # the rival's outcome stands
+    assert statuses["b"] != st.ERROR and len(statuses) == 4

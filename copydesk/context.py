@@ -119,7 +119,7 @@ def _one_line(command: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return command(*args, **kwargs)
         except sa_exc.DBAPIError as exc:
-            log.debug("database error", exc_info=True)
+            logging.getLogger("copydesk").debug("database error", exc_info=True)
             fail(f"database error: {database_problem(exc)}")
         except StoreError as exc:
             fail(str(exc).splitlines()[0])

@@ -40,6 +40,10 @@ COMMAND_ARGS: dict[str, list[str]] = {
     "discards": [],
     "stats": [],
     "review": ["--port", "8"],
+    "publish": [],
+    "retract": ["1", "--reason", "the figure was wrong", "--editor", "ann"],
+    "watch": [],
+    "replay": [],
     "feeds add": ["https://news.example.test/feed.xml"],
     "feeds list": [],
     "editor add": ["bea", "--password-stdin"],
@@ -67,8 +71,19 @@ NOT_AFFECTED: dict[tuple[str, str], int] = {
 # do `init` and `migrate` when the schema is already at head.
 NOT_AFFECTED |= {
     (command, "sqlite-read-only"): 0
-    for command in ("audit", "discards", "editor list", "eval", "stats", "init", "migrate")
+    for command in (
+        "audit",
+        "discards",
+        "editor list",
+        "eval",
+        "stats",
+        "init",
+        "migrate",
+        "replay",
+        "watch",
+    )
 }
+NOT_AFFECTED[("retract", "sqlite-read-only")] = 1  # no item 1 to retract: found before writing
 
 
 def all_commands() -> list[str]:

@@ -1,11 +1,11 @@
 """The auditor's two questions, answered from the database alone.
 
 `item_history` says everything that happened to one item: what was fetched, what
-the model was sent and cost, every gate verdict and every status move.
-`discards_report` says what was thrown away and why. Both return plain
-dataclasses holding rows; `to_dict` turns them into JSON documents and
-`render_history` / `render_discards` print them for a terminal. The Streamlit
-app calls the two queries and draws the rows with its own widgets.
+the model was sent and cost, every gate verdict and every status move (the read
+model itself is `store.history`, shared with the review queue; this module adds
+the CLI's URL matching). `discards_report` says what was thrown away and why.
+Both return plain dataclasses holding rows; `to_dict` turns them into JSON
+documents and `render_history` / `render_discards` print them for a terminal.
 
 Everything shown here (titles, article text, model output, reasons) may come
 from an untrusted feed or model, so the renderers build `rich.text.Text` objects
@@ -30,9 +30,11 @@ from sqlalchemy import or_, select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
+from ingest.urls import canonical_url
+from store import history
+from store.history import RECORDED_REPLY_LABEL, ItemHistory, iso, utc
 from store.models import AuditEvent, Feed, GateVerdict, Item, ModelCall
 
-RECORDED_REPLY_LABEL = "recorded reply (demo), not a live model call"
 OTHER = "other"  # the discards bucket for items no gate failed (model gave up, link refused...)
 _CHUNK = 500  # ids per IN (...) query: well under every backend's parameter limit
 
@@ -42,20 +44,6 @@ _UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u20
 
 
 # --- small helpers -------------------------------------------------------------------------
-
-
-def utc(value: datetime | None) -> datetime | None:
-    """SQLite hands back naive datetimes; everything is stored as UTC, so say so."""
-    if value is None:
-        return None
-    if value.tzinfo is None:
-        return value.replace(tzinfo=UTC)
-    return value.astimezone(UTC)
-
-
-def iso(value: datetime | None) -> str | None:
-    stamp = utc(value)
-    return stamp.isoformat() if stamp else None
 
 
 def parse_since(text: str) -> datetime:
@@ -87,202 +75,9 @@ def plain(value: Any, style: str = "") -> Text:
     return Text(safe(value), style=style)
 
 
-# --- one item's history ----------------------------------------------------------------------
-
-
-@dataclass
-class ItemHistory:
-    """An item with its feed and, oldest first, its verdicts, model calls and audit events."""
-
-    item: Item
-    feed: Feed | None
-    verdicts: list[GateVerdict]
-    calls: list[ModelCall]
-    events: list[AuditEvent]
-
-    @property
-    def summariser_label(self) -> str:
-        return summariser_label(self.item)
-
-    def to_dict(self, *, full: bool = False) -> dict[str, Any]:
-        """A JSON document; `full` adds the source text and each call's request and reply."""
-        item = self.item
-        doc: dict[str, Any] = {
-            "item": {
-                "id": item.id,
-                "status": item.status,
-                "version": item.version,
-                "title": item.title,
-                "author": item.author,
-                "source_url": item.source_url,
-                "original_url": item.original_url,
-                "dedup_key": item.dedup_key,
-                "entry_id": item.entry_id,
-                "seen_at": iso(item.seen_at),
-                "published_at": iso(item.published_at),
-                "created_at": iso(item.created_at),
-                "updated_at": iso(item.updated_at),
-                "decided_by": item.decided_by,
-                "decided_at": iso(item.decided_at),
-            },
-            "feed": feed_dict(self.feed),
-            "fetch": {
-                "text_origin": item.text_origin,
-                "fetch_status": item.fetch_status,
-                "fetch_bytes": item.fetch_bytes,
-                "word_count": item.word_count,
-                "content_hash": item.content_hash,
-            },
-            "summariser": {
-                "name": item.summariser,
-                "recorded_reply": item.recorded_reply,
-                "label": self.summariser_label,
-            },
-            "draft": {"headline": item.headline, "summary": item.summary},
-            "retries": {
-                "attempts": item.attempts,
-                "next_attempt_at": iso(item.next_attempt_at),
-                "last_error": item.last_error,
-            },
-            "verdicts": [verdict_dict(v) for v in self.verdicts],
-            "model_calls": [call_dict(c, full=full) for c in self.calls],
-            "events": [event_dict(e) for e in self.events],
-        }
-        if full:
-            doc["source_text"] = item.source_text
-        return doc
-
-
-def summariser_label(item: Item) -> str:
-    """What produced the draft, said plainly: a recorded demo reply is not a model call."""
-    if not item.summariser:
-        return "no draft yet"
-    if item.recorded_reply:
-        if "recorded" in item.summariser:  # e.g. "recorded reply (demo)": say it once
-            return RECORDED_REPLY_LABEL
-        return f"{item.summariser}: {RECORDED_REPLY_LABEL}"
-    if item.summariser.startswith("extractive"):
-        return f"{item.summariser}: offline extractive summariser, no model call"
-    return item.summariser
-
-
-def feed_dict(feed: Feed | None) -> dict[str, Any] | None:
-    if feed is None:
-        return None
-    return {"id": feed.id, "name": feed.name, "url": feed.url}
-
-
-def verdict_dict(v: GateVerdict) -> dict[str, Any]:
-    return {
-        "at": iso(v.created_at),
-        "stage": v.stage,
-        "gate": v.gate,
-        "mode": v.mode,
-        "passed": v.passed,
-        "reason": v.reason,
-        "evidence": v.evidence,
-        "run_id": v.run_id,
-    }
-
-
-_CALL_FIELDS = (
-    "purpose",
-    "backend",
-    "model",
-    "api_version",
-    "temperature",
-    "temperature_in_force",
-    "prompt_version",
-    "prompt_hash",
-    "request_id",
-    "input_tokens",
-    "output_tokens",
-    "cache_creation_tokens",
-    "cache_read_tokens",
-    "latency_ms",
-    "stop_reason",
-    "cost_usd",
-    "ok",
-    "error",
-    "run_id",
-)
-
-
-def call_dict(c: ModelCall, *, full: bool = False) -> dict[str, Any]:
-    doc = {"at": iso(c.created_at)} | {name: getattr(c, name) for name in _CALL_FIELDS}
-    if full:
-        doc |= {"request_json": c.request_json, "response_json": c.response_json}
-    return doc
-
-
-def event_dict(e: AuditEvent) -> dict[str, Any]:
-    return {
-        "at": iso(e.at),
-        "actor": e.actor,
-        "from_status": e.from_status,
-        "to_status": e.to_status,
-        "reason": e.reason,
-        "details": e.details,
-    }
-
-
-def find_item(session: Session, key: str | int) -> Item | None:
-    """An item by id (an integer), or by URL, dedup key or the feed's entry id.
-
-    A URL matches the canonical `source_url` (and the dedup key, which is the
-    canonical URL) or the link exactly as the feed gave it (`original_url`); an
-    entry without a link is found by its guid."""
-    if isinstance(key, int) or key.strip().isdigit():
-        return session.get(Item, int(key))
-    raw = key.strip()
-    candidates = [raw]
-    canonical = _canonical(raw)
-    if canonical and canonical != raw:
-        candidates.insert(0, canonical)
-    for column in (Item.dedup_key, Item.source_url, Item.original_url, Item.entry_id):
-        for candidate in candidates:
-            found = session.scalars(
-                select(Item).where(column == candidate).order_by(Item.id).limit(1)
-            ).first()
-            if found is not None:
-                return found
-    return None
-
-
-def _canonical(url: str) -> str | None:
-    """`ingest.urls.canonical_url`, or None when it is unavailable or refuses the text."""
-    try:
-        from ingest.urls import canonical_url
-    except ImportError:
-        return None
-    try:
-        return canonical_url(url)
-    except Exception:  # noqa: BLE001 - not a URL we can canonicalise: match it as given
-        return None
-
-
 def item_history(engine: Engine, key: str | int) -> ItemHistory | None:
-    """Everything the database knows about one item, or None when no item matches."""
-    with Session(engine, expire_on_commit=False) as session:
-        item = find_item(session, key)
-        if item is None:
-            return None
-        feed = session.get(Feed, item.feed_id) if item.feed_id is not None else None
-        verdicts = _rows(
-            session,
-            select(GateVerdict).where(GateVerdict.item_id == item.id).order_by(GateVerdict.id),
-        )
-        calls = _rows(
-            session, select(ModelCall).where(ModelCall.item_id == item.id).order_by(ModelCall.id)
-        )
-        events = _rows(
-            session, select(AuditEvent).where(AuditEvent.item_id == item.id).order_by(AuditEvent.id)
-        )
-        return ItemHistory(item, feed, verdicts, calls, events)
-
-
-def _rows(session: Session, statement: Any) -> list[Any]:
-    return list(session.scalars(statement))
+    """`store.history.item_history`, with URLs matched also by their canonical form."""
+    return history.item_history(engine, key, canonical=canonical_url)
 
 
 # --- discards --------------------------------------------------------------------------------

@@ -32,6 +32,7 @@ app = typer.Typer(
 
 @app.callback()
 def _global(
+    cli: typer.Context,
     config: Path | None = typer.Option(
         None,
         "--config",
@@ -44,8 +45,7 @@ def _global(
     verbose: bool = typer.Option(False, "--verbose", "-v", help="debug logging"),
 ) -> None:
     """Short, faithful news summaries that ship only after an editor approves them."""
-    context.CONFIG_PATH = config
-    context.JSON_LOGS = log_format is LogFormat.json
+    cli.obj = context.CliState(config_path=config, json_logs=log_format is LogFormat.json)
     setup_logging(log_format.value, verbose)
 
 
@@ -61,6 +61,7 @@ for module in (
     commands_publish,
 ):
     module.register(app)
+context.one_line_errors(app)
 
 
 def main() -> None:  # pragma: no cover - console entry point

@@ -22,6 +22,7 @@ def register(app: typer.Typer) -> None:
 
 
 def audit_command(
+    cli: typer.Context,
     item: str | None = typer.Argument(
         None, metavar="URL_OR_ID", help="item id, or its URL (canonical or as the feed gave it)"
     ),
@@ -42,11 +43,11 @@ def audit_command(
     if verify:
         if item is not None:
             fail("--verify checks the whole log: give no item with it", EXIT_USAGE)
-        _verify_chain(as_json)
+        _verify_chain(cli, as_json)
         return
     if item is None:
         fail("give an item id or URL, or --verify", EXIT_USAGE)
-    ctx = context()
+    ctx = context(cli)
     history = audit.item_history(ctx.engine, item)
     if history is None:
         fail(f"no item matches {item!r}", EXIT_FAILED)
@@ -57,6 +58,7 @@ def audit_command(
 
 
 def discards_command(
+    cli: typer.Context,
     since: str | None = typer.Option(
         None, "--since", help="only items discarded since YYYY-MM-DD or an ISO datetime (UTC)"
     ),
@@ -72,7 +74,7 @@ def discards_command(
         since_at = audit.parse_since(since) if since else None
     except ValueError as exc:
         fail(str(exc), EXIT_USAGE)
-    ctx = context()
+    ctx = context(cli)
     if gate and gate != audit.OTHER:
         known = audit.known_gates(ctx.engine)
         if gate not in known:
@@ -86,8 +88,8 @@ def discards_command(
         audit.render_discards(out, report)
 
 
-def _verify_chain(as_json: bool) -> None:
-    report = audit_chain.verify(context().engine)
+def _verify_chain(cli: typer.Context, as_json: bool) -> None:
+    report = audit_chain.verify(context(cli).engine)
     if as_json:
         _print_json(
             {

@@ -69,6 +69,7 @@ def verdict_json(result: GateResult) -> dict[str, Any]:
 
 
 def check_command(
+    cli: typer.Context,
     source_file: str | None = typer.Argument(
         None, metavar="SOURCE_FILE", help="the article text", show_default=False
     ),
@@ -106,9 +107,9 @@ def check_command(
             )
         if jsonl == "-":
             stdin = getattr(sys.stdin, "buffer", sys.stdin)
-            raise typer.Exit(check_jsonl(stdin, sys.stdout, Gates.from_settings(load())))
+            raise typer.Exit(check_jsonl(stdin, sys.stdout, Gates.from_settings(load(cli))))
         with _open_jsonl(jsonl) as stream:
-            raise typer.Exit(check_jsonl(stream, sys.stdout, Gates.from_settings(load())))
+            raise typer.Exit(check_jsonl(stream, sys.stdout, Gates.from_settings(load(cli))))
 
     if source_file is None or draft_file is None:
         fail("give SOURCE_FILE DRAFT_FILE --url URL, or --jsonl FILE", EXIT_USAGE)
@@ -116,7 +117,7 @@ def check_command(
         fail("--url URL is required with SOURCE_FILE DRAFT_FILE", EXIT_USAGE)
     source = _read_text(source_file, "SOURCE_FILE")
     draft = _read_text(draft_file, "DRAFT_FILE")
-    settings = load()
+    settings = load(cli)
     checker = _model_checker(settings) if model else None
     gates = Gates.from_settings(settings)
     results = gates.run(source, url, draft)

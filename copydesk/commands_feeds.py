@@ -28,12 +28,13 @@ def register(app: typer.Typer) -> None:
 
 @feeds_app.command("add")
 def feeds_add(
+    cli: typer.Context,
     url: str = typer.Argument(..., help="feed URL (http/https) or local file path"),
     name: str = typer.Option(None, "--name", "-n", help="a short name for tables and filters"),
 ) -> None:
     """Add a feed to poll on every run."""
     url = _feed_location(url)
-    ctx = cx.context()
+    ctx = cx.context(cli)
     with session_scope(ctx.engine) as session:
         feed = add_feed(session, url, name)
         if name and feed.name != name:
@@ -58,6 +59,7 @@ def _feed_location(url: str) -> str:
 
 @feeds_app.command("list")
 def feeds_list(
+    cli: typer.Context,
     as_json: bool = typer.Option(False, "--json"),
     check: bool = typer.Option(
         False,
@@ -68,7 +70,7 @@ def feeds_list(
     """Every feed with its state: ok, retrying, FAILING (erroring for longer than
     ingest.feed_stale_hours), STALE (silent for much longer than it usually is),
     with its last success, errors in a row, next fetch and last error."""
-    ctx = cx.context()
+    ctx = cx.context(cli)
     now = utcnow()
     failing_after = timedelta(hours=ctx.settings.ingest.feed_stale_hours)
     with session_scope(ctx.engine) as session:

@@ -26,6 +26,7 @@ def register(app: typer.Typer) -> None:
 
 
 def submit(
+    cli: typer.Context,
     url: str = typer.Argument(..., help="the article's http(s) URL"),
     as_json: bool = typer.Option(False, "--json", help="print the outcome as JSON"),
 ) -> None:
@@ -38,7 +39,7 @@ def submit(
     problem = url_problem(url)
     if problem:
         cx.fail(f"cannot submit {url!r}: {problem}", cx.EXIT_USAGE)
-    ctx = cx.context()
+    ctx = cx.context(cli)
     summariser = _summariser(ctx.settings, ctx, command="submit")
     with Fetcher(ctx.settings.ingest) as fetcher:
         pipeline = Pipeline(
@@ -91,13 +92,14 @@ def url_problem(url: str) -> str | None:
 
 
 def extract(
+    cli: typer.Context,
     target: str = typer.Argument(..., help="a local .html (or .html.gz) file, or an http(s) URL"),
     as_json: bool = typer.Option(False, "--json", help="print the extraction as JSON"),
 ) -> None:
     """Print what the pipeline would extract from a page: title, author, date,
     canonical URL, word count and text. A URL is fetched exactly as the pipeline
     fetches it (address guard, size cap, robots.txt)."""
-    settings = cx.load()
+    settings = cx.load(cli)
     fetched: dict[str, object] = {}
     scheme = urlsplit(target).scheme.lower()
     if scheme in ("http", "https"):

@@ -17,16 +17,22 @@ from sqlalchemy.engine import make_url
 from sqlmodel import select
 
 from copydesk import context as cx
-from copydesk.config import FeedSettings, Settings
+from copydesk.commands_review import launch_review
+from copydesk.config import Settings
 from copydesk.heartbeat import AnotherRunInProgress
 from copydesk.pipeline import Pipeline, sync_config_feeds
 from copydesk.reports import RunReport
 from ingest.fetch import Fetcher
+from ingest.settings import FeedSettings
+from ingest.urls import canonical_url
 from store.db import StoreError, migrate_as_owner, session_scope
+from store.editors import ensure_demo_editor
 from store.models import Feed, Run, utcnow
 from summarise.base import Summariser
 from summarise.checks import Checker, NoChecker, RecordedChecker, make_checker
+from summarise.extractive import ExtractiveSummariser
 from summarise.factory import BackendChoiceError, choose_backend, make_summariser
+from summarise.recorded import RecordedSummariser, load_check_replies, load_replies
 
 log = logging.getLogger("copydesk.run")
 
@@ -45,7 +51,7 @@ def register(app: typer.Typer) -> None:
 MIGRATE_URL_ENV = "COPYDESK_MIGRATE_DATABASE_URL"
 
 
-def init() -> None:
+def init(cli: typer.Context) -> None:
     """Create or upgrade the database schema (`init` and `migrate` are the same).
 
     With COPYDESK_MIGRATE_DATABASE_URL set (PostgreSQL: the role that owns the
@@ -53,7 +59,7 @@ def init() -> None:
     runtime role) only what it needs: no ownership, and only SELECT and INSERT on
     the audit log. Without it, migrates with the database URL; other commands also
     do that on first use when their role may."""
-    settings = cx.load()
+    settings = cx.load(cli)
     owner_url = os.environ.get(MIGRATE_URL_ENV) or settings.database.url
     try:
         granted = migrate_as_owner(owner_url, settings.database.url)
@@ -69,6 +75,7 @@ def init() -> None:
 
 
 def run(
+    cli: typer.Context,
     feed: list[str] = typer.Option(None, "--feed", help="only this feed (name or URL); repeatable"),
     all_feeds: bool = typer.Option(
         False, "--all", help="fetch every feed now, also those backing off after errors"
@@ -82,7 +89,7 @@ def run(
 
     Idempotent: safe to run every few minutes. Exit 0 when the run did its job
     (discards included), 3 when it could not (bad config, database, model key)."""
-    ctx = cx.context()
+    ctx = cx.context(cli)
     _check_feed_names(ctx, feed)
     summariser = _summariser(ctx.settings, ctx, command="run")
     try:
@@ -270,13 +277,14 @@ def _print_report(report: RunReport, as_json: bool) -> None:
 
 
 def demo(
+    cli: typer.Context,
     no_ui: bool = typer.Option(False, "--no-ui", help="stop after the run; do not open the queue"),
     directory: Path = typer.Option(
         Path("copydesk-demo"), "--dir", help="where the demo database goes"
     ),
 ) -> None:
     """Run the whole pipeline on the bundled sample feed, offline, into a fresh database."""
-    settings = cx.load()
+    settings = cx.load(cli)
     directory.mkdir(parents=True, exist_ok=True)
     db = (directory / "demo.db").resolve()
     for stale in (db, db.with_suffix(".db-wal"), db.with_suffix(".db-shm")):
@@ -286,15 +294,14 @@ def demo(
     settings.summarise.backend = "extractive"
     ctx = cx.Context(settings, cx.connect(settings))
     _name_sample_feed(ctx)
-    from summarise.extractive import ExtractiveSummariser
-    from summarise.recorded import RecordedSummariser, load_check_replies, load_replies
-
     summariser = RecordedSummariser(
-        load_replies(SAMPLE_REPLIES),
+        load_replies(SAMPLE_REPLIES, key=canonical_url),  # the dedup key of a linked item
         fallback=ExtractiveSummariser(sentences=settings.summarise.summary_sentences),
     )
     summariser.name = "extractive + recorded replies (demo)"
-    checker = RecordedChecker(load_check_replies(SAMPLE_REPLIES), fallback=NoChecker("no model"))
+    checker = RecordedChecker(
+        load_check_replies(SAMPLE_REPLIES, key=canonical_url), fallback=NoChecker("no model")
+    )
     checker.name = "recorded check replies (demo)"
     cx.note(
         "demo: offline, no API key, no network; some articles replay RECORDED "
@@ -321,15 +328,6 @@ def _name_sample_feed(ctx: cx.Context) -> None:
 
 
 def _launch_review(ctx: cx.Context, no_ui: bool) -> None:
-    try:
-        from copydesk.commands_review import launch_review
-        from store.editors import ensure_demo_editor
-    except ImportError:
-        cx.out.print(
-            "the review queue is not built yet: read the drafts with `copydesk audit ID`",
-            markup=False,
-        )
-        return
     name, password = ensure_demo_editor(ctx.engine)
     cx.out.print(f"demo editor: {name}   password: {password}", markup=False)
     if no_ui:

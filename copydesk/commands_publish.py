@@ -50,6 +50,7 @@ def make_publisher(ctx: cx.Context, actor: str) -> Publisher:
 
 
 def publish_command(
+    cli: typer.Context,
     item: list[int] = typer.Option(None, "--item", help="only this item id; repeatable"),
     as_json: bool = typer.Option(False, "--json", help="print the report as JSON"),
 ) -> None:
@@ -57,7 +58,7 @@ def publish_command(
 
     Exactly once per target: a target that fails keeps the item pending for it and
     the next publish tries again; the item is published once every target has it."""
-    ctx = cx.context()
+    ctx = cx.context(cli)
     run_publish(ctx, "cli:publish", item or None, as_json)
 
 
@@ -106,12 +107,13 @@ def print_report(report: PublishReport, as_json: bool) -> None:
 
 
 def retract_command(
+    cli: typer.Context,
     item_id: int = typer.Argument(..., help="the published item to withdraw"),
     reason: str = typer.Option(..., "--reason", help="why: readers see it"),
     editor: str = typer.Option(..., "--editor", help="the editor withdrawing it (an account)"),
 ) -> None:
     """Withdraw a published item: every target that has it is told, exactly once."""
-    ctx = cx.context()
+    ctx = cx.context(cli)
     with session_scope(ctx.engine) as session:
         role = active_role(session, editor)
     if role != "editor":
@@ -126,6 +128,7 @@ def retract_command(
 
 
 def watch_command(
+    cli: typer.Context,
     days: float = typer.Option(
         None, "--days", help="sources of items published this many days back (default: config)"
     ),
@@ -139,7 +142,7 @@ def watch_command(
     from copydesk.watch import watch
     from ingest.fetch import Fetcher
 
-    ctx = cx.context()
+    ctx = cx.context(cli)
     settings = ctx.settings
     with Fetcher(settings.ingest) as fetcher:
         report = watch(
@@ -176,6 +179,7 @@ def watch_command(
 
 
 def replay_command(
+    cli: typer.Context,
     since: datetime = typer.Option(
         None, "--since", formats=["%Y-%m-%d"], help="only items created on or after this date"
     ),
@@ -195,7 +199,7 @@ def replay_command(
     if gate is not None and gate not in SOURCE_GATES + DRAFT_GATES:
         known = ", ".join(SOURCE_GATES + DRAFT_GATES)
         cx.fail(f"--gate {gate}: not a deterministic gate (one of {known})", cx.EXIT_USAGE)
-    ctx = cx.context()
+    ctx = cx.context(cli)
     report = replay(
         ctx.engine,
         modes=ctx.settings.gates.all_modes(),

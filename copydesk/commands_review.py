@@ -21,7 +21,7 @@ from sqlmodel import Session
 
 from copydesk.config import Settings
 from copydesk.context import EXIT_OK, EXIT_UNABLE, EXIT_USAGE, connect, err, fail, load, out
-from store.db import StoreError, open_store, safe_url, session_scope
+from store.db import StoreError, check_writable, open_store, safe_url, session_scope
 from store.editors import (
     ROLES,
     EditorError,
@@ -54,6 +54,7 @@ def _read_password(password_stdin: bool) -> str:
 
 @editor_app.command("add")
 def editor_add(
+    cli: typer.Context,
     name: str = typer.Argument(..., help="sign-in name (with single sign-on: the e-mail)"),
     role: str = typer.Option("editor", "--role", help=f"one of: {', '.join(ROLES)}"),
     password_stdin: bool = typer.Option(
@@ -64,12 +65,13 @@ def editor_add(
     if role not in ROLES:
         fail(f"--role must be one of {', '.join(ROLES)}, not {role!r}", EXIT_USAGE)
     password = _read_password(password_stdin)
-    _change_accounts(lambda session: add_editor(session, name, password, role=role))
+    _change_accounts(cli, lambda session: add_editor(session, name, password, role=role))
     out.print(Text(f"added {role} {name.strip()}"))
 
 
 @editor_app.command("password")
 def editor_password(
+    cli: typer.Context,
     name: str = typer.Argument(...),
     password_stdin: bool = typer.Option(
         False, "--password-stdin", help="read the password from the first line of stdin"
@@ -78,14 +80,14 @@ def editor_password(
 ) -> None:
     """Set a new password (also lifts a lock from repeated wrong passwords)."""
     password = _read_password(password_stdin)
-    _change_accounts(lambda session: set_password(session, name, password, enable=enable))
+    _change_accounts(cli, lambda session: set_password(session, name, password, enable=enable))
     out.print(Text(f"password changed for {name}" + (" (enabled)" if enable else "")))
 
 
 @editor_app.command("list")
-def editor_list() -> None:
+def editor_list(cli: typer.Context) -> None:
     """Every account with its role and state."""
-    engine = connect(load())
+    engine = connect(load(cli))
     with session_scope(engine) as session:
         editors = list_editors(session)
     if not editors:
@@ -107,16 +109,16 @@ def editor_list() -> None:
 
 
 @editor_app.command("disable")
-def editor_disable(name: str = typer.Argument(...)) -> None:
+def editor_disable(cli: typer.Context, name: str = typer.Argument(...)) -> None:
     """Stop an account from signing in; a signed-in session ends at its next click."""
-    _change_accounts(lambda session: disable_editor(session, name))
+    _change_accounts(cli, lambda session: disable_editor(session, name))
     out.print(Text(f"disabled {name}"))
 
 
-def _change_accounts(change: Callable[[Session], object]) -> None:
+def _change_accounts(cli: typer.Context, change: Callable[[Session], object]) -> None:
     """One transaction on the editors table; a refusal (unknown name, weak password,
     duplicate) is a usage error in one line."""
-    engine = connect(load())
+    engine = connect(load(cli))
     try:
         with session_scope(engine) as session:
             change(session)
@@ -125,24 +127,44 @@ def _change_accounts(change: Callable[[Session], object]) -> None:
 
 
 def review_command(
+    cli: typer.Context,
     port: int | None = typer.Option(None, "--port", help="port (default: [review] port, 8501)"),
     host: str | None = typer.Option(None, "--host", help="address (default: [review] host)"),
 ) -> None:
     """Start the review queue (Streamlit) and wait until it is stopped (Ctrl-C)."""
-    settings = load()
+    settings = load(cli)
     raise typer.Exit(launch_review(settings, port=port, host=host))
 
 
 def app_path() -> Path:
-    """review_ui/app.py wherever the package is installed (found, not imported:
-    importing it would run the app)."""
-    spec = importlib.util.find_spec("review_ui.app")
+    """copydesk/review_app.py wherever the package is installed (found, not
+    imported: importing it would run the app)."""
+    spec = importlib.util.find_spec("copydesk.review_app")
     if spec is None or spec.origin is None:
-        raise RuntimeError("the review_ui package is not installed")
+        raise RuntimeError("the copydesk package is not installed")
     return Path(spec.origin).resolve()
 
 
+# Streamlit's settings for running the review queue in production, given on the
+# command line so that no .streamlit/config.toml in the working directory can
+# weaken them. Errors show no type, message or stack trace to the browser (they
+# go to the server's log); the toolbar has no developer options; cross-site
+# request forgery and cross-origin protection stay on.
+PRODUCTION_SETTINGS = {
+    "server.headless": "true",
+    "browser.gatherUsageStats": "false",
+    "server.fileWatcherType": "none",
+    "server.runOnSave": "false",
+    "server.enableXsrfProtection": "true",
+    "server.enableCORS": "true",
+    "global.developmentMode": "false",
+    "client.showErrorDetails": "none",
+    "client.toolbarMode": "minimal",
+}
+
+
 def streamlit_command(host: str, port: int) -> list[str]:
+    flags = [part for key, value in PRODUCTION_SETTINGS.items() for part in (f"--{key}", value)]
     return [
         sys.executable,
         "-m",
@@ -153,14 +175,7 @@ def streamlit_command(host: str, port: int) -> list[str]:
         host,
         "--server.port",
         str(port),
-        "--server.headless",
-        "true",
-        "--browser.gatherUsageStats",
-        "false",
-        "--server.fileWatcherType",
-        "none",
-        "--client.toolbarMode",
-        "viewer",
+        *flags,
     ]
 
 
@@ -227,6 +242,7 @@ def launch_review(settings: Settings, port: int | None = None, host: str | None 
         return EXIT_USAGE
     try:
         engine = open_store(settings.database.url)
+        check_writable(engine)
     except StoreError as exc:
         err.print(Text(f"copydesk: error: {str(exc).splitlines()[0]}"))
         return EXIT_UNABLE

@@ -110,11 +110,12 @@ def model_check_counts(session: Session) -> dict[str, dict[str, int]]:
 
 
 def stats(
+    cli: typer.Context,
     runs: int = typer.Option(20, "--runs", help="how many recent runs to show"),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Items by status, and per run: items, model calls, tokens and estimated cost."""
-    ctx = cx.context()
+    ctx = cx.context(cli)
     with Session(ctx.engine) as session:
         stale = timedelta(seconds=ctx.settings.runs.lease_seconds)
         rows = run_usage(session, runs, stale)

@@ -9,112 +9,63 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from guards.settings import GateMode, GateSettings
+from ingest.settings import FeedSettings, IngestSettings
 from publish.settings import PublishSettings
+from review_ui.settings import ReviewAppSettings, ReviewSettings
+from store.settings import DatabaseSettings
 from summarise.checks import CheckSettings
+from summarise.settings import SummariseSettings
 
-GateMode = Literal["discard", "flag", "off"]
+# The stage types are re-exported: `from copydesk.config import IngestSettings` works.
+__all__ = [
+    "CheckSettings",
+    "ConfigError",
+    "DatabaseSettings",
+    "FeedSettings",
+    "GateMode",
+    "GateSettings",
+    "IngestSettings",
+    "PublishSettings",
+    "ReviewAppSettings",
+    "ReviewSettings",
+    "RunSettings",
+    "Settings",
+    "SummariseSettings",
+    "find_config",
+    "load_settings",
+]
 
 
 class ConfigError(ValueError):
     """The configuration cannot be used; the message says what and where."""
 
 
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class DatabaseSettings(_Section):
-    url: str = "sqlite:///copydesk.db"
-
-
-class FeedSettings(_Section):
-    url: str
-    name: str | None = None
-    enabled: bool = True
-
-
-class SummariseSettings(_Section):
-    backend: Literal["auto", "anthropic", "extractive"] = "auto"
-    model: str = "claude-haiku-4-5"
-    # 0, or "model-default" to accept the model's own sampling knowingly. Nothing
-    # else: a summary that may vary from run to run cannot be audited.
-    temperature: Literal[0, "model-default"] = 0
-    max_tokens: int = Field(default=4096, gt=0)
-    max_concurrency: int = Field(default=4, ge=1, le=64)
-    max_attempts: int = Field(default=5, ge=1)  # failed runs before an item is discarded
-    max_retries: int = Field(default=2, ge=0, le=10)  # the SDK's own retries of 429/529/5xx
-    retry_base_seconds: float = Field(default=300, ge=0)  # backoff between runs: base * 2^n
-    timeout_seconds: float = Field(default=60, gt=0)  # per HTTP attempt
-    summary_sentences: int = Field(default=3, ge=1, le=10)
-    # USD per million tokens, per model: input, output, cache_write, cache_read.
-    prices: dict[str, dict[str, float]] = Field(default_factory=dict)
-
-
-class GateSettings(_Section):
-    min_source_words: int = Field(default=150, ge=0)
-    modes: dict[str, GateMode] = Field(default_factory=dict)
-
-    @field_validator("modes")
-    @classmethod
-    def _known_gates(cls, modes: dict[str, str]) -> dict[str, str]:
-        from guards.registry import ALL_GATES
-
-        unknown = sorted(set(modes) - set(ALL_GATES))
-        if unknown:
-            raise ValueError(f"unknown gate(s) {unknown}; known: {sorted(ALL_GATES)}")
-        return modes
-
-    def mode(self, gate: str) -> str:
-        from guards.registry import DEFAULT_MODES
-
-        return self.modes.get(gate, DEFAULT_MODES.get(gate, "discard"))
-
-    def all_modes(self) -> dict[str, str]:
-        """The mode of every known gate, defaults filled in."""
-        from guards.registry import ALL_GATES
-
-        return {gate: self.mode(gate) for gate in ALL_GATES}
-
-
-class IngestSettings(_Section):
-    user_agent: str = "copydesk/0.1 (+https://github.com/copydesk/copydesk)"
-    connect_timeout: float = Field(default=10, gt=0)
-    timeout_seconds: float = Field(default=30, gt=0)
-    max_bytes: int = Field(default=15_000_000, gt=0)  # other fetches (robots.txt, extract)
-    # A feed and an article page are capped apart: a 20,000-entry feed of 25 MB is
-    # ordinary, a 25 MB article page is not. A feed cut by its cap is reported.
-    max_feed_bytes: int = Field(default=50_000_000, gt=0)
-    max_page_bytes: int = Field(default=15_000_000, gt=0)
-    max_redirects: int = Field(default=5, ge=0)
-    per_host_concurrency: int = Field(default=2, ge=1)
-    respect_robots: bool = True
-    # Hosts or networks (CIDR) that may be fetched although they are private or loopback.
-    allow_private: list[str] = Field(default_factory=list)
-    feed_stale_hours: float = Field(default=48, gt=0)
-    retry_base_seconds: float = Field(default=300, ge=0)  # a failing feed's first wait
-
-
-class RunSettings(_Section):
+class RunSettings(BaseModel):
     """How runs share the work (store/claims.py): claims last `lease_seconds` and a
     live run renews them every third of that; a killed run's claims are taken over
     once they pass. On SQLite one `copydesk run` works at a time: a second one
-    waits up to `wait_seconds` for it, then exits 0 saying another run is in progress."""
+    waits up to `wait_seconds` for it, then exits 0 saying another run is in progress.
+    The application's own section: runs are the application's business."""
+
+    model_config = ConfigDict(extra="forbid")
 
     lease_seconds: float = Field(default=300, gt=0)
     wait_seconds: float = Field(default=0, ge=0)
 
 
-class ReviewSettings(_Section):
-    host: str = "127.0.0.1"
-    port: int = 8501
-    auth: Literal["password", "oidc"] = "password"
+class Settings(BaseModel):
+    """config.toml as a whole: one section per stage, each section's type owned by
+    its stage (guards/settings.py, store/settings.py, ingest/settings.py,
+    summarise/settings.py, publish/settings.py, review_ui/settings.py); `runs`
+    is the application's own."""
 
+    model_config = ConfigDict(extra="forbid")
 
-class Settings(_Section):
     database: DatabaseSettings = Field(default_factory=DatabaseSettings)
     summarise: SummariseSettings = Field(default_factory=SummariseSettings)
     gates: GateSettings = Field(default_factory=GateSettings)
@@ -125,6 +76,16 @@ class Settings(_Section):
     feeds: list[FeedSettings] = Field(default_factory=list)
     publish: PublishSettings = Field(default_factory=PublishSettings)
     source: str | None = None  # the file these settings came from, for messages
+
+    def for_review(self) -> ReviewAppSettings:
+        """What the review app is handed at start-up (it never reads config.toml)."""
+        return ReviewAppSettings(
+            database_url=self.database.url,
+            gates=self.gates,
+            checks=self.checks,
+            publish=self.publish,
+            review=self.review,
+        )
 
 
 ENV_OVERRIDES = {
@@ -155,6 +116,14 @@ def load_settings(path: str | Path | None = None, env: dict[str, str] | None = N
             data = tomllib.loads(found.read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise ConfigError(f"config file {found} does not exist") from None
+        except IsADirectoryError:
+            raise ConfigError(f"config file {found} is a directory, not a file") from None
+        except UnicodeDecodeError as exc:
+            raise ConfigError(
+                f"config file {found} is not UTF-8 text (byte {exc.start}): save it as UTF-8"
+            ) from None
+        except OSError as exc:
+            raise ConfigError(f"config file {found} cannot be read: {exc.strerror}") from None
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{found} is not valid TOML: {exc}") from None
     for var, (section, key) in ENV_OVERRIDES.items():

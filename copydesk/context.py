@@ -1,19 +1,36 @@
-"""What every command needs: settings and an up-to-date store, or a one-line error."""
+"""What every command needs: settings and an up-to-date store, or a one-line error.
+
+The global options (`--config`, `--log-format`) become a `CliState` that the
+app's callback puts on Typer's context (`ctx.obj`); every command declares a
+`cli: typer.Context` parameter and opens its settings and store through it:
+
+    def my_command(cli: typer.Context, ...) -> None:
+        ctx = cx.context(cli)      # settings + engine (or cx.load(cli): settings only)
+        ...
+        cx.fail("one line", cx.EXIT_USAGE)
+
+`fail` and `note` need no state: they write to the `copydesk.cli` logger, which
+the callback set up for --log-format (a plain line, or a JSON record).
+"""
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
+from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Engine
 
 from copydesk.config import ConfigError, Settings, load_settings
+from copydesk.logs import TERMINAL
 from store.db import StoreError, open_store
 
 # Results go to stdout; logs, progress and errors to stderr.
@@ -29,25 +46,32 @@ EXIT_USAGE = 2
 EXIT_UNABLE = 3  # the command could not do its job: bad config, database unreachable
 
 
-JSON_LOGS = False  # set by the global --log-format option
-log = logging.getLogger("copydesk")
+lines = logging.getLogger(TERMINAL)  # what fail() and note() write; see copydesk/logs.py
+
+
+@dataclass
+class CliState:
+    """What the global options set, shared with every command as `ctx.obj`."""
+
+    config_path: Path | None = None  # --config
+    json_logs: bool = False  # --log-format json
+
+
+def state(cli: typer.Context) -> CliState:
+    """The global options of the running command (defaults if the callback did not run)."""
+    found = cli.find_object(CliState)
+    return found if found is not None else CliState()
 
 
 def fail(message: str, code: int = EXIT_UNABLE) -> NoReturn:
     """One line on stderr, then exit. Never a traceback for an expected failure."""
-    if JSON_LOGS:
-        log.error(message, extra={"exit_status": code})
-    else:
-        err.print(f"copydesk: error: {message}", markup=False)
+    lines.error(message, extra={"exit_status": code})
     raise typer.Exit(code)
 
 
 def note(message: str) -> None:
     """A line for the person at the terminal, or a log record for a scheduler."""
-    if JSON_LOGS:
-        log.info(message)
-    else:
-        err.print(message, markup=False)
+    lines.info(message)
 
 
 @dataclass
@@ -56,12 +80,10 @@ class Context:
     engine: Engine
 
 
-CONFIG_PATH: Path | None = None  # set by the global --config option
-
-
-def load(config: Path | None = None) -> Settings:
+def load(cli: typer.Context) -> Settings:
+    """The settings: --config, else $COPYDESK_CONFIG, else ./config.toml; then the environment."""
     try:
-        return load_settings(config or CONFIG_PATH)
+        return load_settings(state(cli).config_path)
     except ConfigError as exc:
         fail(str(exc))
 
@@ -73,9 +95,44 @@ def connect(settings: Settings) -> Engine:
         fail(str(exc).splitlines()[0])
 
 
-def context(config: Path | None = None) -> Context:
-    settings = load(config)
+def context(cli: typer.Context) -> Context:
+    settings = load(cli)
     return Context(settings, connect(settings))
+
+
+def one_line_errors(app: typer.Typer) -> None:
+    """Wrap every command of `app` (and of its sub-groups) so that a database that
+    fails mid-command (read-only, gone, out of space) or a store error ends as one
+    line and exit 3, never a traceback. Called once, after every command is
+    registered; commands added later are covered too (a test runs them all)."""
+    for info in app.registered_commands:
+        if info.callback is not None:
+            info.callback = _one_line(info.callback)
+    for group in app.registered_groups:
+        if group.typer_instance is not None:
+            one_line_errors(group.typer_instance)
+
+
+def _one_line(command: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(command)
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except sa_exc.DBAPIError as exc:
+            logging.getLogger("copydesk").debug("database error", exc_info=True)
+            fail(f"database error: {database_problem(exc)}")
+        except StoreError as exc:
+            fail(str(exc).splitlines()[0])
+
+    return guarded
+
+
+def database_problem(exc: sa_exc.DBAPIError) -> str:
+    """The driver's own first line ("attempt to write a readonly database"),
+    without SQLAlchemy's statement and parameters (they may hold article text)."""
+    original = exc.orig if exc.orig is not None else exc
+    lines = str(original).strip().splitlines()
+    return lines[0] if lines else type(original).__name__
 
 
 def is_tty() -> bool:

@@ -177,9 +177,9 @@ def _since(value: str | None) -> datetime | None:
     return datetime(day.year, day.month, day.day, tzinfo=UTC)
 
 
-def decisions_command(since: str | None, as_json: bool) -> int:
+def decisions_command(cli: typer.Context, since: str | None, as_json: bool) -> int:
     start = _since(since)
-    cx = context()
+    cx = context(cli)
     with Session(cx.engine) as session:
         report = tally(load_decided(session, start))
     report["since"] = since

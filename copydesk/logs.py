@@ -10,6 +10,10 @@ from enum import StrEnum
 
 _RESERVED = set(vars(logging.makeLogRecord({})))
 
+# The one-line messages of a command (`context.fail`, `context.note`): plain lines
+# for a person, JSON records for a scheduler, as --log-format says.
+TERMINAL = "copydesk.cli"
+
 
 class LogFormat(StrEnum):
     text = "text"
@@ -30,6 +34,14 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(payload, default=str)
 
 
+class TerminalFormatter(logging.Formatter):
+    """A note as it is; an error as `copydesk: error: ...`."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        message = record.getMessage()
+        return f"copydesk: error: {message}" if record.levelno >= logging.ERROR else message
+
+
 def setup_logging(fmt: str = "text", verbose: bool = False) -> None:
     handler = logging.StreamHandler(sys.stderr)
     if fmt == "json":
@@ -41,6 +53,12 @@ def setup_logging(fmt: str = "text", verbose: bool = False) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(logging.DEBUG if verbose else logging.INFO)
+    terminal = logging.StreamHandler(sys.stderr)
+    terminal.setFormatter(JsonFormatter() if fmt == "json" else TerminalFormatter())
+    lines = logging.getLogger(TERMINAL)
+    lines.handlers[:] = [terminal]
+    lines.propagate = False
+    lines.setLevel(logging.INFO)
     # Libraries that log request URLs or headers stay quiet unless asked.
     for noisy in ("httpx", "httpx2", "httpcore", "anthropic", "trafilatura", "urllib3", "alembic"):
         logging.getLogger(noisy).setLevel(logging.DEBUG if verbose else logging.WARNING)

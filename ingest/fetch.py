@@ -49,7 +49,7 @@ import httpcore
 import httpx
 from protego import Protego
 
-from copydesk.config import IngestSettings
+from ingest.settings import IngestSettings
 
 XML_SUFFIXES = frozenset({".xml", ".rss", ".atom", ".rdf"})
 REDIRECTS = frozenset({301, 302, 303, 307, 308})

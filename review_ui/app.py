@@ -1,8 +1,9 @@
-"""The review queue's Streamlit entry script (`copydesk review` runs it).
+"""The review queue's page. `main(settings)` draws it on every Streamlit rerun.
 
-Settings come from $COPYDESK_CONFIG or ./config.toml, with
-$COPYDESK_DATABASE_URL overriding the database. Nothing but the sign-in form
-is drawn until someone has signed in.
+The settings are handed in by the entry script (`copydesk/review_app.py`, the
+one `copydesk review` runs): the review UI never reads config.toml or imports
+the application. Nothing but the sign-in form is drawn until someone has
+signed in.
 """
 
 from __future__ import annotations
@@ -11,10 +12,10 @@ import streamlit as st
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from copydesk.config import ConfigError, load_settings
 from review_ui import auth
 from review_ui.highlight import escape_text
 from review_ui.queries import QueueFilter, queue_count
+from review_ui.settings import ReviewAppSettings
 from review_ui.views_lists import decided_view, discarded_view
 from review_ui.views_publish import approved_view, published_view, source_changed_view
 from review_ui.views_queue import queue_view, sidebar_filters
@@ -31,15 +32,20 @@ def engine_for(url: str) -> Engine:
     return open_store(url)
 
 
-def main() -> None:
+def cannot_start(problem: object) -> None:
+    """One line on the page instead of a traceback (bad config, unreachable database)."""
     st.set_page_config(page_title="copydesk review", layout="wide")
+    plain(f"copydesk review cannot start: {problem}", kind="error")
+    st.stop()
+
+
+def main(settings: ReviewAppSettings) -> None:
     try:
-        settings = load_settings()
-        engine = engine_for(settings.database.url)
-    except (ConfigError, StoreError) as exc:
-        plain(f"copydesk review cannot start: {exc}", kind="error")
-        st.stop()
+        engine = engine_for(settings.database_url)
+    except StoreError as exc:
+        cannot_start(exc)
         return
+    st.set_page_config(page_title="copydesk review", layout="wide")
 
     reviewer = auth.require_sign_in(engine, settings)
 
@@ -75,6 +81,3 @@ def main() -> None:
         decided_view(engine, settings, "rejected")
     else:
         stats_view(engine)
-
-
-main()

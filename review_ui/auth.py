@@ -24,8 +24,8 @@ import streamlit as st
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from copydesk.config import Settings
 from review_ui.decisions import Reviewer
+from review_ui.settings import ReviewAppSettings
 from review_ui.widgets import plain
 from store.db import session_scope
 from store.editors import active_role, authenticate
@@ -34,7 +34,7 @@ SESSION_KEY = "reviewer"
 _MESSAGE = "sign_in_message"
 
 
-def current_reviewer(engine: Engine, settings: Settings) -> Reviewer | None:
+def current_reviewer(engine: Engine, settings: ReviewAppSettings) -> Reviewer | None:
     """The signed-in person with their role as the database says now, or None."""
     reviewer: Reviewer | None = st.session_state.get(SESSION_KEY)
     if reviewer is None:
@@ -67,7 +67,7 @@ def sign_out_oidc() -> None:
     st.logout()
 
 
-def require_sign_in(engine: Engine, settings: Settings) -> Reviewer:
+def require_sign_in(engine: Engine, settings: ReviewAppSettings) -> Reviewer:
     """The signed-in reviewer; otherwise draws the sign-in form and stops the run."""
     reviewer = current_reviewer(engine, settings)
     if reviewer is not None:

@@ -9,7 +9,6 @@ from typing import Any
 import streamlit as st
 from sqlalchemy.engine import Engine
 
-from copydesk.config import Settings
 from review_ui import check_panel
 from review_ui import highlight as hl
 from review_ui.check_panel import selected_mark
@@ -22,6 +21,7 @@ from review_ui.queries import (
     stamp,
     verdict_info,
 )
+from review_ui.settings import ReviewAppSettings
 from review_ui.widgets import cell, heading, plain, source_link, table
 
 SOURCE_HEIGHT = 560  # px: a long source scrolls beside the draft
@@ -104,7 +104,7 @@ def _result(passed: bool, mode: str, off: bool = False) -> str:
     return "FAILED" if mode == "discard" else f"failed ({mode})"
 
 
-def draw_verdicts(view: ItemView, settings: Settings) -> None:
+def draw_verdicts(view: ItemView, settings: ReviewAppSettings) -> None:
     """Every verdict on the current text with its reason, then the model checks or
     why they did not run on it. A gate switched off since it ran is shown as off."""
     st.html('<div style="font-weight:600">Checks</div>')
@@ -159,7 +159,7 @@ def draw_verdicts(view: ItemView, settings: Settings) -> None:
             st.json(v.evidence if v.evidence is not None else {}, expanded=False)
 
 
-def _why_not_run(gate: str, settings: Settings) -> str:
+def _why_not_run(gate: str, settings: ReviewAppSettings) -> str:
     from guards.registry import ALL_GATES, CHECK_GATES
 
     if gate not in ALL_GATES:

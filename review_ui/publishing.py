@@ -15,15 +15,15 @@ from typing import Any
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from copydesk.config import Settings
 from publish.service import GateConfig, Publisher, PublishReport
 from publish.targets import build_targets
 from review_ui.decisions import Reviewer, decide, require_editor
+from review_ui.settings import ReviewAppSettings
 from store import status
 from store.models import Delivery, Item, SourceCheck, utcnow
 
 
-def publish_now(engine: Engine, settings: Settings, reviewer: Reviewer) -> PublishReport:
+def publish_now(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer) -> PublishReport:
     """Deliver every approved item now, as this editor. Raises NotAllowed for a
     viewer, ValueError when no target is configured or a secret is missing."""
     with Session(engine) as session:

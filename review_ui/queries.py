@@ -19,6 +19,7 @@ from sqlalchemy.orm import aliased
 from sqlmodel import Session
 
 from review_ui.highlight import VerdictInfo
+from store.history import item_history
 from store.models import AuditEvent, Feed, GateVerdict, Item, ModelCall
 from store.status import APPROVED, DISCARDED, DRAFT, PUBLISHED, REJECTED
 
@@ -484,35 +485,10 @@ def decided_page(
 
 
 def audit_trail(engine: Engine, item_id: int) -> dict[str, Any] | None:
-    """The history `copydesk audit` prints, as a JSON-like document.
-
-    Uses `copydesk.audit.item_history` so the page and the command agree; when
-    that module is unavailable, builds the same parts from the tables here."""
-    try:
-        from copydesk.audit import item_history
-    except ImportError:
-        return _own_trail(engine, item_id)
+    """The history `copydesk audit` prints, as a JSON-like document: both read
+    `store.history`, so the page and the command agree."""
     history = item_history(engine, item_id)
     return history.to_dict() if history is not None else None
-
-
-def _own_trail(engine: Engine, item_id: int) -> dict[str, Any] | None:
-    with Session(engine) as session:
-        item = session.get(Item, item_id)
-        if item is None:
-            return None
-
-        def rows(model: Any, order: Any) -> list[dict[str, Any]]:
-            found = session.scalars(select(model).where(model.item_id == item_id).order_by(order))
-            return [r.model_dump(exclude={"request_json", "response_json"}) for r in found]
-
-        return {
-            "item": item.model_dump(exclude={"source_text"}),
-            "draft": {"headline": item.headline, "summary": item.summary},
-            "verdicts": rows(GateVerdict, GateVerdict.id),
-            "model_calls": rows(ModelCall, ModelCall.id),
-            "events": rows(AuditEvent, AuditEvent.id),
-        }
 
 
 # --------------------------------------------------------------------------- stats

@@ -9,7 +9,6 @@ import streamlit as st
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from copydesk.config import Settings
 from review_ui.decisions import gates_off
 from review_ui.item_panel import draw_audit_trail, draw_item, draw_verdicts
 from review_ui.queries import (
@@ -24,6 +23,7 @@ from review_ui.queries import (
     item_view,
     stamp,
 )
+from review_ui.settings import ReviewAppSettings
 from review_ui.widgets import plain, table
 
 
@@ -49,7 +49,7 @@ def _picked(event: object, ids: list[int]) -> int | None:
     return ids[rows[0]] if rows else None
 
 
-def _detail(engine: Engine, settings: Settings, item_id: int) -> None:
+def _detail(engine: Engine, settings: ReviewAppSettings, item_id: int) -> None:
     st.divider()
     with Session(engine) as session:
         view = item_view(session, item_id, gates_off(settings.gates.all_modes()))
@@ -62,7 +62,7 @@ def _detail(engine: Engine, settings: Settings, item_id: int) -> None:
     draw_audit_trail(engine, item_id)
 
 
-def discarded_view(engine: Engine, settings: Settings) -> None:
+def discarded_view(engine: Engine, settings: ReviewAppSettings) -> None:
     _title("Discarded")
     with Session(engine) as session:
         gates = failed_gate_names(session)
@@ -129,7 +129,7 @@ def discarded_view(engine: Engine, settings: Settings) -> None:
 STATUS_TITLES = {"approved": "Approved", "rejected": "Rejected", "published": "Published"}
 
 
-def decided_view(engine: Engine, settings: Settings, status: str) -> None:
+def decided_view(engine: Engine, settings: ReviewAppSettings, status: str) -> None:
     with Session(engine) as session:
         total = decided_count(session, status)
         _title(STATUS_TITLES[status])

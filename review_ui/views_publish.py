@@ -8,17 +8,17 @@ import streamlit as st
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from copydesk.config import Settings
 from review_ui import publishing
 from review_ui.decisions import NotAllowed, Reviewer, conflict_message
 from review_ui.queries import decided_page, stamp
+from review_ui.settings import ReviewAppSettings
 from review_ui.views_lists import decided_view
 from review_ui.widgets import flash, plain, show_flash, table
 from store.models import Item
 from store.status import Conflict, IllegalMove
 
 
-def approved_view(engine: Engine, settings: Settings, reviewer: Reviewer) -> None:
+def approved_view(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer) -> None:
     show_flash()
     if reviewer.can_decide:
         st.button(
@@ -33,7 +33,7 @@ def approved_view(engine: Engine, settings: Settings, reviewer: Reviewer) -> Non
     decided_view(engine, settings, "approved")
 
 
-def _publish_now(engine: Engine, settings: Settings, reviewer: Reviewer) -> None:
+def _publish_now(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer) -> None:
     try:
         report = publishing.publish_now(engine, settings, reviewer)
     except NotAllowed as exc:
@@ -85,7 +85,7 @@ def _take_back(
         flash("success", f"Item {item_id} is a draft again.")
 
 
-def published_view(engine: Engine, settings: Settings) -> None:
+def published_view(engine: Engine, settings: ReviewAppSettings) -> None:
     decided_view(engine, settings, "published")
     with Session(engine) as session:
         rows = decided_page(session, "published", page=1)

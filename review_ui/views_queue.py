@@ -16,7 +16,6 @@ import streamlit as st
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from copydesk.config import Settings
 from guards.registry import CHECK_GATES
 from review_ui import decisions
 from review_ui import highlight as hl
@@ -35,6 +34,7 @@ from review_ui.queries import (
     queue_position,
     stamp,
 )
+from review_ui.settings import ReviewAppSettings
 from review_ui.widgets import flash, plain, show_flash, table
 from store.status import DRAFT, Conflict, IllegalMove
 
@@ -43,7 +43,7 @@ GEN = "queue_gen"  # bumped after every decision: resets the list's row selectio
 PICKED = "picked_row"
 
 
-def current_filter(settings: Settings) -> QueueFilter:
+def current_filter(settings: ReviewAppSettings) -> QueueFilter:
     return QueueFilter(
         feed_id=st.session_state.get("f_feed"),
         flagged_only=bool(st.session_state.get("f_flagged")),
@@ -98,7 +98,7 @@ def _report_conflict(engine: Engine, filt: QueueFilter, conflict: Conflict) -> N
 
 
 def _approve(
-    engine: Engine, settings: Settings, reviewer: Reviewer, item_id: int, version: int
+    engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer, item_id: int, version: int
 ) -> None:
     filt = current_filter(settings)
     try:
@@ -126,7 +126,12 @@ def _approve(
 
 
 def _reject(
-    engine: Engine, settings: Settings, reviewer: Reviewer, item_id: int, version: int, key: str
+    engine: Engine,
+    settings: ReviewAppSettings,
+    reviewer: Reviewer,
+    item_id: int,
+    version: int,
+    key: str,
 ) -> None:
     filt = current_filter(settings)
     reason = st.session_state.get(key) or ""
@@ -153,7 +158,7 @@ def _edit_values(item_id: int, version: int) -> tuple[str, str]:
 
 
 def _check_edit(
-    settings: Settings, source: str | None, url: str | None, item_id: int, version: int
+    settings: ReviewAppSettings, source: str | None, url: str | None, item_id: int, version: int
 ) -> None:
     headline, summary = _edit_values(item_id, version)
     results = decisions.check_text(
@@ -167,7 +172,7 @@ def _check_edit(
 
 
 def _decide_text(
-    engine: Engine, settings: Settings, change: Callable[[Session], Any], refused: str
+    engine: Engine, settings: ReviewAppSettings, change: Callable[[Session], Any], refused: str
 ) -> Any | None:
     """Run an edit or a revert; report a conflict or a refusal. None when nothing
     was saved."""
@@ -190,7 +195,7 @@ def _reasons(results: Iterable[Any]) -> str:
 
 def _save_edit(
     engine: Engine,
-    settings: Settings,
+    settings: ReviewAppSettings,
     reviewer: Reviewer,
     item_id: int,
     version: int,
@@ -231,7 +236,7 @@ def _save_edit(
 
 
 def _revert(
-    engine: Engine, settings: Settings, reviewer: Reviewer, item_id: int, version: int
+    engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer, item_id: int, version: int
 ) -> None:
     """Back to the pipeline's draft after a failed (or regretted) edit."""
     outcome = _decide_text(
@@ -266,7 +271,7 @@ def _revert(
 # --------------------------------------------------------------------------- the page
 
 
-def queue_view(engine: Engine, settings: Settings, reviewer: Reviewer) -> None:
+def queue_view(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer) -> None:
     filt = current_filter(settings)
     with Session(engine) as session:
         total = queue_count(session, filt)
@@ -331,7 +336,7 @@ def _queue_list(engine: Engine, filt: QueueFilter, total: int) -> None:
 
 
 def _item(
-    engine: Engine, settings: Settings, reviewer: Reviewer, filt: QueueFilter, item_id: int
+    engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer, filt: QueueFilter, item_id: int
 ) -> None:
     with Session(engine) as session:
         view = item_view(session, item_id, filt.gates_off)
@@ -387,7 +392,7 @@ def _item(
 
 def _actions(
     engine: Engine,
-    settings: Settings,
+    settings: ReviewAppSettings,
     reviewer: Reviewer,
     view: Any,
     original: tuple[str, str] | None,
@@ -449,7 +454,7 @@ def _actions(
         )
 
 
-def _edit_box(engine: Engine, settings: Settings, reviewer: Reviewer, view: Any) -> None:
+def _edit_box(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer, view: Any) -> None:
     item = view.item
     key = (item.id, item.version)
     check = st.session_state.get("edit_check")

@@ -34,9 +34,9 @@ import anthropic
 import httpx2
 from anthropic import Middleware
 
-from copydesk.config import SummariseSettings
 from summarise import prompt, reply
 from summarise.base import Article, BackendUnavailable, CallRecord, Draft, SummaryFailed
+from summarise.settings import SummariseSettings
 
 __all__ = ["AnthropicSummariser", "BackendUnavailable", "rejects_sampling_parameters"]
 from summarise.pricing import cost_usd, price_for

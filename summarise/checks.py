@@ -38,7 +38,6 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
 
 from guards.checks import CheckReply, Claim, SentenceJudgement
-from ingest.urls import canonical_url
 from summarise import prompt, reply
 from summarise.base import Article, BackendUnavailable, CallRecord
 
@@ -191,8 +190,10 @@ class NoChecker:
 
 
 class RecordedChecker:
-    """Replays recorded check replies (the check tool's input JSON) by canonical
-    URL; other articles go to `fallback`, or are "not run (no model)"."""
+    """Replays recorded check replies (the check tool's input JSON) by the
+    article's URL as the pipeline hands it over (already canonical: the caller
+    that builds `replies` canonicalises its keys the same way); other articles go
+    to `fallback`, or are "not run (no model)"."""
 
     name = "recorded"
 
@@ -201,7 +202,7 @@ class RecordedChecker:
         self.fallback = fallback or NoChecker()
 
     def check(self, article: Article, draft: str) -> CheckOutcome:
-        raw = self.replies.get(canonical_url(article.url)) if article.url else None
+        raw = self.replies.get(article.url) if article.url else None
         if raw is None:
             return self.fallback.check(article, draft)
         call = CallRecord(

@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from copydesk.config import SummariseSettings
 from summarise.base import Summariser
 from summarise.extractive import ExtractiveSummariser
+from summarise.settings import SummariseSettings
 
 
 class BackendChoiceError(RuntimeError):

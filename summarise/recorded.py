@@ -9,11 +9,11 @@ one can mistake it for a live model call.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ingest.urls import canonical_url
 from summarise.base import Article, CallRecord, Draft, Summariser, SummaryFailed
 
 
@@ -25,13 +25,18 @@ class RecordedReply:
     kind: str = ""
 
 
-def load_replies(path: str | Path) -> dict[str, RecordedReply]:
-    """Replies keyed by canonical URL, from `{"replies": [{"url", "headline", "summary"}]}`."""
+def load_replies(
+    path: str | Path, key: Callable[[str], str] = lambda url: url
+) -> dict[str, RecordedReply]:
+    """Replies from `{"replies": [{"url", "headline", "summary"}]}`, keyed by
+    `key(url)`: it must turn a file's URL into the `Article.key` the summariser
+    will receive (the pipeline's dedup key: the canonical URL). The caller knows
+    that mapping; the summariser does not re-derive it."""
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     replies = {}
     for raw in data["replies"]:
         reply = RecordedReply(raw["url"], raw["headline"], raw["summary"], raw.get("kind", ""))
-        replies[canonical_url(reply.url)] = reply
+        replies[key(reply.url)] = reply
     return replies
 
 
@@ -46,7 +51,7 @@ class RecordedSummariser:
         self.fallback = fallback
 
     def summarise(self, article: Article) -> Draft:
-        reply = self.replies.get(canonical_url(article.url)) if article.url else None
+        reply = self.replies.get(article.key)
         if reply is None:
             if self.fallback is None:
                 raise SummaryFailed("no recorded reply for this article", transient=False)
@@ -71,8 +76,12 @@ class RecordedSummariser:
         )
 
 
-def load_check_replies(path: str | Path) -> dict[str, Any]:
-    """Recorded check replies keyed by canonical URL, from the same file's optional
-    `"checks": [{"url": ..., "check": <the check tool's input JSON>}]`."""
+def load_check_replies(
+    path: str | Path, key: Callable[[str], str] = lambda url: url
+) -> dict[str, Any]:
+    """Recorded check replies from the same file's optional
+    `"checks": [{"url": ..., "check": <the check tool's input JSON>}]`, keyed by
+    `key(url)`: the URL the checker will receive (the canonical URL), as for
+    `load_replies`."""
     data = json.loads(Path(path).read_text(encoding="utf-8"))
-    return {canonical_url(raw["url"]): raw["check"] for raw in data.get("checks", [])}
+    return {key(raw["url"]): raw["check"] for raw in data.get("checks", [])}

@@ -25,7 +25,7 @@ import pytest
 from pytest_httpserver import HTTPServer
 from werkzeug.wrappers import Request, Response
 
-from copydesk.config import IngestSettings
+from ingest.settings import IngestSettings
 
 CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
 LOOPBACK_ALLOW = ["127.0.0.0/8", "::1/128"]

@@ -17,7 +17,6 @@ import anthropic
 import httpx2
 import pytest
 
-from copydesk.config import SummariseSettings
 from guards.registry import DRAFT_GATES, hard_failures, run_gates
 from summarise import prompt
 from summarise.anthropic_backend import (
@@ -27,6 +26,7 @@ from summarise.anthropic_backend import (
     rejects_sampling_parameters,
 )
 from summarise.base import Article, CallRecord, Draft, SummaryFailed
+from summarise.settings import SummariseSettings
 from tests import anthropic_fake as fake_api
 from tests.anthropic_fake import TIMEOUT, FakeAnthropic, Reply
 

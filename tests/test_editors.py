@@ -369,7 +369,7 @@ def test_review_command_line_and_environment(tmp_path: Path, sqlite_url: str) ->
     settings = load_settings(config, env={"COPYDESK_DATABASE_URL": sqlite_url})
     command = commands_review.streamlit_command("127.0.0.1", 8612)
     assert command[1:4] == ["-m", "streamlit", "run"]
-    assert Path(command[4]).name == "app.py" and Path(command[4]).exists()
+    assert Path(command[4]).name == "review_app.py" and Path(command[4]).exists()
     for flag, value in [
         ("--server.address", "127.0.0.1"),
         ("--server.port", "8612"),

@@ -1,0 +1,35 @@
+"""The review queue's settings: `[review]` in config.toml, and `ReviewAppSettings`,
+everything the app needs, handed in by whoever starts it (`copydesk review`
+through copydesk/review_app.py). The review UI never reads config.toml itself."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from guards.settings import GateSettings
+from publish.settings import PublishSettings
+from summarise.checks import CheckSettings
+
+
+class ReviewSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    host: str = "127.0.0.1"
+    port: int = 8501
+    auth: Literal["password", "oidc"] = "password"
+
+
+class ReviewAppSettings(BaseModel):
+    """What the running app reads: where the store is, how the gates are set
+    (an edit re-runs them), whether the model checks must have run before an
+    approval, where "Publish now" delivers, and how editors sign in."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    database_url: str
+    gates: GateSettings = Field(default_factory=GateSettings)
+    checks: CheckSettings = Field(default_factory=CheckSettings)
+    publish: PublishSettings = Field(default_factory=PublishSettings)
+    review: ReviewSettings = Field(default_factory=ReviewSettings)

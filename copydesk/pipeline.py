@@ -61,7 +61,7 @@ from summarise.base import (
     Summariser,
     SummaryFailed,
 )
-from summarise.checks import RAN, Checker, NoChecker
+from summarise.checks import FAILED, NOT_RUN, RAN, Checker, NoChecker
 
 log = logging.getLogger("copydesk.pipeline")
 
@@ -900,6 +900,9 @@ class Pipeline:
         report = self._report_for(item.feed_id)
         if out.draft is not None and out.draft.recorded_reply:
             report.recorded_replies += 1
+        check_state = (out.details.get("checks") or {}).get("state")
+        report.checks_not_run += check_state == NOT_RUN
+        report.checks_failed += check_state == FAILED
         if out.to_status == st.DRAFT:
             report.drafts += 1
         elif out.to_status == st.ERROR:

@@ -51,6 +51,7 @@ from ingest.fetch import Fetcher, FetchResult
 from ingest.settings import FeedSettings
 from store import claims
 from store import status as st
+from store.changes import ItemChanges
 from store.db import session_scope
 from store.models import Feed, GateVerdict, Item, ModelCall, Run, utcnow
 from summarise.base import (
@@ -114,7 +115,7 @@ class Outcome:
     job: Job
     to_status: str  # draft, discarded or error
     reason: str | None = None
-    changes: dict[str, Any] = field(default_factory=dict)
+    changes: ItemChanges = field(default_factory=ItemChanges)  # columns set with the move
     verdicts: list[tuple[str, GateResult]] = field(default_factory=list)  # (stage, result)
     calls: list[CallRecord] = field(default_factory=list)
     draft: Draft | None = None
@@ -619,7 +620,7 @@ class Pipeline:
         if duplicate is not None:
             return _duplicate(out, *duplicate)
         article = Article(job.dedup_key, out.changes.get("title", job.title), job.source_url, text)
-        out.changes["summariser"] = self.summariser.name  # recorded whatever the outcome
+        out.changes.summariser = self.summariser.name  # recorded whatever the outcome
         try:
             draft = self.summariser.summarise(article)
         except SummaryFailed as exc:
@@ -777,14 +778,14 @@ class Pipeline:
         out.changes.update(attempts=attempts, last_error=reason)
         if attempts >= limit:
             what = {"model": "model", "fetch": "fetch"}.get(kind, "processing")
-            out.changes["next_attempt_at"] = None
+            out.changes.next_attempt_at = None
             return _failed_permanently(out, f"{what} failed {attempts} times: {reason}", kind)
         base = self.settings.summarise.retry_base_seconds
         delay = min(timedelta(seconds=base * 2 ** (attempts - 1)), MAX_BACKOFF)
         delay *= random.uniform(0.8, 1.0)  # after the cap, so items do not all wake at once
         if retry_after is not None:  # the server said when; never sooner than that
             delay = max(delay, timedelta(seconds=min(retry_after, MAX_BACKOFF.total_seconds())))
-        out.changes["next_attempt_at"] = utcnow() + delay
+        out.changes.next_attempt_at = utcnow() + delay
         out.to_status, out.reason = st.ERROR, reason
         return out
 
@@ -812,20 +813,12 @@ class Pipeline:
                 if duplicate is not None:
                     _duplicate(out, *duplicate)
             if out.fingerprint and out.discard_kind != "duplicate":
-                out.changes["content_hash"] = out.fingerprint
+                out.changes.content_hash = out.fingerprint
             out.changes.update(claimed_by=None, claim_until=None)  # the claim ends here
             for stage, result in out.verdicts:
-                d = result.to_dict()
                 session.add(
-                    GateVerdict(
-                        item_id=item.id,
-                        run_id=self.run_id,
-                        stage=stage,
-                        gate=d["gate"],
-                        passed=d["passed"],
-                        mode=d["mode"],
-                        reason=d["reason"],
-                        evidence=d["evidence"],
+                    GateVerdict.from_result(
+                        result, item_id=item.id, stage=stage, run_id=self.run_id
                     )
                 )
             for call in out.calls:
@@ -974,8 +967,7 @@ def _duplicate(out: Outcome, original: int, why: str) -> Outcome:
     out.discard_kind = "duplicate"
     out.details["duplicate_of"] = original
     out.draft = None
-    for key in ("headline", "summary", "summariser", "recorded_reply", "next_attempt_at"):
-        out.changes.pop(key, None)
+    out.changes.unset("headline", "summary", "summariser", "recorded_reply", "next_attempt_at")
     return out
 
 

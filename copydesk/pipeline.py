@@ -586,7 +586,7 @@ class Pipeline:
             return
         with session_scope(self.engine) as session:
             for call in calls:
-                session.add(ModelCall(item_id=item_id, run_id=self.run_id, **vars(call)))
+                session.add(ModelCall.of(call, item_id=item_id, run_id=self.run_id))
 
     def prepare(self, job: Job) -> Outcome:
         """Everything but the database writes: fetch, gates, duplicate look-ups,
@@ -798,9 +798,7 @@ class Pipeline:
             log.warning("item %s: %s; this run's result is dropped", out.job.item_id, exc)
             with session_scope(self.engine) as session:
                 for call in out.calls:
-                    session.add(
-                        ModelCall(item_id=out.job.item_id, run_id=self.run_id, **vars(call))
-                    )
+                    session.add(ModelCall.of(call, item_id=out.job.item_id, run_id=self.run_id))
 
     def _commit_outcome(self, out: Outcome) -> None:
         job = out.job
@@ -822,7 +820,7 @@ class Pipeline:
                     )
                 )
             for call in out.calls:
-                session.add(ModelCall(item_id=item.id, run_id=self.run_id, **vars(call)))
+                session.add(ModelCall.of(call, item_id=item.id, run_id=self.run_id))
             failed = [r.gate for _, r in out.verdicts if r.hard_fail]
             flagged = [r.gate for _, r in out.verdicts if r.flagged and not r.not_run]
             reason = out.reason

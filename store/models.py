@@ -231,15 +231,15 @@ class SignInFailure(SQLModel, table=True):
     )
 
 
-class ModelCall(SQLModel, table=True):
-    """The ledger: one row per model call, with what was sent and what came back."""
+class CallRecord(SQLModel):
+    """One model call, as the ledger keeps it: the one definition of its fields.
 
-    __tablename__ = "model_calls"
+    A summariser or checker fills one in per HTTP attempt and hands it back (it
+    never touches the database); the pipeline stores it as a `ModelCall` row,
+    which adds the item, the run and the time; `copydesk audit` prints these
+    fields. `vars(record)` is exactly the fields."""
 
-    id: int | None = Field(default=None, primary_key=True)
-    item_id: int | None = Field(default=None, foreign_key="items.id", index=True)
-    run_id: int | None = Field(default=None, foreign_key="runs.id", index=True)
-    purpose: str = "summary"  # "summary", later "claims" and "judge"
+    purpose: str = "summary"  # "summary", "checks"
     backend: str
     model: str | None = None
     api_version: str | None = None
@@ -259,9 +259,24 @@ class ModelCall(SQLModel, table=True):
     error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     request_json: Any = Field(default=None, sa_column=Column(JSON, nullable=True))
     response_json: Any = Field(default=None, sa_column=Column(JSON, nullable=True))
+
+
+class ModelCall(CallRecord, table=True):
+    """The ledger: one row per model call, with what was sent and what came back."""
+
+    __tablename__ = "model_calls"
+
+    id: int | None = Field(default=None, primary_key=True)
+    item_id: int | None = Field(default=None, foreign_key="items.id", index=True)
+    run_id: int | None = Field(default=None, foreign_key="runs.id", index=True)
     created_at: datetime = Field(
         default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
     )
+
+    @classmethod
+    def of(cls, call: CallRecord, *, item_id: int | None, run_id: int | None) -> ModelCall:
+        """The ledger row of one call."""
+        return cls(item_id=item_id, run_id=run_id, **call.model_dump())
 
 
 class Run(SQLModel, table=True):

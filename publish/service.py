@@ -18,6 +18,7 @@ from typing import Any
 
 from sqlalchemy import func, select, update
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import Session, col
 
 from guards.registry import CHECK_GATES, DRAFT_GATES, SOURCE_GATES, GateResult, run_gates
@@ -113,9 +114,22 @@ class Publisher:
         self._finish_if_complete(item_id, report)
 
     def _prepare(self, item_id: int, report: PublishReport) -> dict[str, Any] | None:
-        """Write the pending delivery rows (once); None when the item may not go out."""
+        """Write the pending delivery rows (once); None when the item may not go out.
+        Two workers preparing one item at once: the later one's insert or write lock
+        fails, and its second try finds the rows the first one wrote."""
+        for attempt in (1, 2):
+            try:
+                return self._prepare_once(item_id, report)
+            except (IntegrityError, OperationalError):
+                if attempt == 2:
+                    raise
+        return None  # pragma: no cover - the loop returns or raises
+
+    def _prepare_once(self, item_id: int, report: PublishReport) -> dict[str, Any] | None:
         with session_scope(self.engine) as session:
-            item = session.get(Item, item_id)
+            item = session.execute(
+                select(Item).where(Item.id == item_id).with_for_update()
+            ).scalar_one_or_none()
             if item is None or item.status != st.APPROVED:
                 return None
             results = self.recheck(item)
@@ -196,7 +210,7 @@ class Publisher:
         if event is None:
             return
         try:
-            sent = target.send(event, self._feed(target.name, event))
+            sent = target.send(event, self._feed(target, event))
         except Exception as exc:  # noqa: BLE001 - one target's bug must not stop the rest
             log.exception("publish target %s failed on item %s", target.name, item_id)
             sent = Sent("retry", f"{type(exc).__name__}: {exc}"[:300])
@@ -234,14 +248,20 @@ class Publisher:
             ).one()
             return Event(item_id, kind, row.idempotency_key, row.payload)
 
-    def _feed(self, target: str, event: Event) -> list[dict[str, Any]]:
-        """Every entry a whole-file target (Atom) carries: each item's newest event."""
+    def _feed(self, target: Target, event: Event) -> list[dict[str, Any]]:
+        """The entries a whole-file target (Atom) carries: each recent item's newest
+        event. Only the last deliveries are read: the feed keeps its newest entries."""
+        window = getattr(target, "window", None)
+        if window is None:
+            return [event.payload]
         with Session(self.engine) as session:
             rows = session.scalars(
                 select(Delivery)
-                .where(Delivery.target == target, Delivery.state != FAILED)
-                .order_by(Delivery.id)
+                .where(Delivery.target == target.name, Delivery.state != FAILED)
+                .order_by(col(Delivery.id).desc())
+                .limit(window)
             ).all()
+        rows = list(reversed(rows))
         newest: dict[int, dict[str, Any]] = {}
         for row in rows:
             if row.item_id == event.item_id or row.state != DELIVERED:
@@ -275,9 +295,20 @@ class Publisher:
 
     def _finish_if_complete(self, item_id: int, report: PublishReport) -> None:
         """approved -> published once every configured target has the item."""
+        try:
+            self._finish(item_id, report)
+        except st.Conflict as exc:
+            if exc.status != st.PUBLISHED:
+                raise
+            # Another worker recorded the last target and published it: nothing to do.
+
+    def _finish(self, item_id: int, report: PublishReport) -> None:
         names = [t.name for t in self.targets]
         with session_scope(self.engine) as session:
-            item = session.get(Item, item_id)
+            # Locked: two workers finishing one item at once, only one moves it.
+            item = session.execute(
+                select(Item).where(Item.id == item_id).with_for_update()
+            ).scalar_one_or_none()
             if item is None or item.status != st.APPROVED:
                 return
             done = session.scalars(

@@ -62,6 +62,9 @@ class Event:
 
 
 class Target(Protocol):
+    """`send` gets the event and, for a target rebuilt whole (one with a `window`:
+    how many recent deliveries to read), every entry it should carry."""
+
     name: str
     kind: str
 
@@ -155,6 +158,9 @@ class AtomTarget:
     def __init__(self, settings: AtomTargetSettings):
         self.settings = settings
         self.name = settings.name
+        # Deliveries read to rebuild the feed: its entries, their retractions, and room
+        # for deliveries still pending.
+        self.window = 2 * settings.max_entries + 20
 
     def send(self, event: Event, feed: list[dict[str, Any]]) -> Sent:
         """`feed` is every entry this target carries, newest state of each item."""

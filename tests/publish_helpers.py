@@ -6,6 +6,7 @@ webhook receiver that answers from a script and keeps every request it saw.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 from collections.abc import Callable, Iterator
@@ -164,3 +165,52 @@ def jsonl_lines(folder: Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+LOOPBACK = '[ingest]\nallow_private = ["127.0.0.0/8"]\nrespect_robots = false\n'
+
+
+class Page:
+    """An article page: `template` filled with `fields` (change them to change it)."""
+
+    def __init__(self, template: str, **fields: str):
+        self.template = template
+        self.fields = fields
+        self.requests: list[tuple[str | None, int]] = []  # (If-None-Match, status)
+
+    def body(self) -> bytes:
+        return self.template.format(**self.fields).encode()
+
+    def etag(self) -> str:
+        return '"v-' + hashlib.sha256(self.body()).hexdigest()[:16] + '"'
+
+
+@contextmanager
+def page_server(page: Page) -> Iterator[str]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802
+            asked = self.headers.get("If-None-Match")
+            if asked == page.etag():
+                page.requests.append((asked, 304))
+                self.send_response(304)
+                self.end_headers()
+                return
+            body = page.body()
+            page.requests.append((asked, 200))
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("ETag", page.etag())
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/news/kessock-quay"
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -17,6 +17,7 @@ from sqlalchemy import select, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
+from guards.dates import find_dates
 from guards.numbers import tokenise
 from guards.quotes import locate_passage
 from publish.payload import SCHEMA_PATH
@@ -251,12 +252,15 @@ def test_every_offset_of_the_evidence_map_points_at_the_right_text(world) -> Non
                 elif g["kind"] == "quotation":
                     quoted = g["text"].strip("\"“”‘’' ")
                     assert locate_passage(g["source_text"], quoted) is not None
+                elif g["kind"] == "date":  # grounded by value: "9 January" may be "January 9"
+                    written = {(d.kind, d.value) for d in find_dates(g["text"])}
+                    assert written <= {(d.kind, d.value) for d in find_dates(g["source_text"])}
                 else:
                     assert g["source_text"].casefold() == g["text"].casefold()
             gates = [c["gate"] for c in line["checks"]]
             assert {"numbers_grounded", "quotes_verbatim"} <= set(gates)
             assert all(c["version"].startswith("copydesk") for c in line["checks"])
-    assert len(ids) >= 8 and "number" in kinds
+    assert len(ids) >= 8 and {"number", "name", "date"} <= kinds
 
 
 def test_payloads_match_the_json_schema(world) -> None:  # type: ignore[no-untyped-def]
@@ -373,3 +377,79 @@ def test_the_readme_signature_example_verifies_a_real_delivery(world) -> None:  
     assert check(got.body, got.headers["x-copydesk-signature"], SECRET)
     assert not check(got.body + b" ", got.headers["x-copydesk-signature"], SECRET)
     assert not check(got.body, got.headers["x-copydesk-signature"], "another secret")
+
+
+def test_two_publishers_at_once_send_each_item_to_each_target_once(world) -> None:  # type: ignore[no-untyped-def]
+    """Two scheduled publishes overlapping (two machines, or cron and Publish now)."""
+    import threading
+
+    from publish.service import GateConfig, Publisher
+    from publish.settings import JsonlTargetSettings, WebhookTargetSettings
+    from publish.targets import JsonlTarget, WebhookTarget
+
+    folder, db_url, engine = world
+    ids = approve(engine, 6)
+    errors: list[BaseException] = []
+    with webhook_server(Webhook()) as hook:
+
+        def worker(name: str) -> None:
+            targets = [
+                JsonlTarget(JsonlTargetSettings(path=folder / "out" / "items.jsonl")),
+                WebhookTarget(WebhookTargetSettings(url=hook.url), SECRET),
+            ]
+            try:
+                Publisher(
+                    engine, targets, actor=f"cli:{name}", gates=GateConfig(min_source_words=40)
+                ).publish()
+            except BaseException as exc:  # noqa: BLE001 - reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=worker, args=(f"w{n}",)) for n in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert not errors, errors
+    assert sorted(r.json["item_id"] for r in hook.received) == sorted(ids)
+    assert sorted(line["item_id"] for line in jsonl_lines(folder)) == sorted(ids)
+    assert statuses(engine, ids) == ["published"] * 6
+    with Session(engine) as session:
+        published = session.scalars(
+            select(AuditEvent.item_id).where(AuditEvent.to_status == "published")
+        ).all()
+    assert sorted(published) == sorted(ids)
+
+
+QUOTED = """<html><head><title>Brackwater mill to reopen</title></head><body><article>
+<h1>Brackwater mill to reopen</h1>
+<p>“We will have the looms running by the autumn,” said Orla Penhallow, who bought the
+Brackwater wool mill for £310,000 in June. The mill employed 46 people when it closed in 2019.</p>
+<p>The new owners plan to hire 18 weavers in the first year, and say the mill’s
+“hundred-year-old machines” can be repaired rather than replaced.</p>
+<p>Ms Penhallow said the town council had agreed to lease the mill’s car park for a
+peppercorn rent, and that a shop selling the mill’s blankets would open beside the river
+gate. Former workers will be offered their old jobs first, she said.</p>
+</article></body></html>"""
+
+
+def test_the_evidence_map_grounds_quotations_too(tmp_path: Path, db_url: str) -> None:
+    from tests.publish_helpers import LOOPBACK, Page, page_server
+
+    with page_server(Page(QUOTED)) as url:
+        config = write_config(tmp_path, db_url, targets=("jsonl",), extra=LOOPBACK)
+        assert cli(config, "submit", url).exit_code == 0
+    engine = open_store(db_url)
+    approve(engine, 1)
+    assert cli(config, "publish").exit_code == 0
+    [line] = jsonl_lines(tmp_path)
+    with Session(engine) as session:
+        source = session.get(Item, line["item_id"]).source_text
+    quotes = [g for g in line["evidence"] if g["kind"] == "quotation"]
+    numbers = [g for g in line["evidence"] if g["kind"] == "number"]
+    assert quotes and numbers, line["evidence"]
+    for g in quotes + numbers:
+        assert line[g["field"]][g["span"][0] : g["span"][1]] == g["text"]
+        assert source[g["source_span"][0] : g["source_span"][1]] == g["source_text"]
+    first = quotes[0]
+    assert first["source_text"] == "We will have the looms running by the autumn"
+    engine.dispose()

@@ -4,10 +4,6 @@
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -16,7 +12,15 @@ from sqlmodel import Session
 
 from store.db import open_store
 from store.models import AuditEvent, Item, SourceCheck
-from tests.publish_helpers import approve, cli, run_pipeline, write_config
+from tests.publish_helpers import (
+    LOOPBACK,
+    Page,
+    approve,
+    cli,
+    page_server,
+    run_pipeline,
+    write_config,
+)
 
 ARTICLE = """<html><head><title>Kessock Point quay extension approved</title></head><body>
 <article><h1>Kessock Point quay extension approved</h1>
@@ -30,51 +34,8 @@ temporary landing stage moored beside the lifeboat station.</p>
 </article></body></html>"""
 
 
-class Page:
-    def __init__(self, metres: str):
-        self.metres = metres
-        self.requests: list[tuple[str | None, int]] = []  # (If-None-Match, status)
-
-    def etag(self) -> str:
-        return f'"v-{self.metres}"'
-
-
-@contextmanager
-def page_server(page: Page) -> Iterator[str]:
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802
-            asked = self.headers.get("If-None-Match")
-            if asked == page.etag():
-                page.requests.append((asked, 304))
-                self.send_response(304)
-                self.end_headers()
-                return
-            body = ARTICLE.format(metres=page.metres).encode()
-            page.requests.append((asked, 200))
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("ETag", page.etag())
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/news/kessock-quay"
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
-LOOPBACK = '[ingest]\nallow_private = ["127.0.0.0/8"]\nrespect_robots = false\n'
-
-
 def test_watch_flags_a_changed_figure_and_changes_nothing(tmp_path: Path, db_url: str) -> None:
-    page = Page("1,250")
+    page = Page(ARTICLE, metres="1,250")
     with page_server(page) as url:
         config = write_config(tmp_path, db_url, targets=("jsonl",), extra=LOOPBACK)
         submitted = cli(config, "submit", url)
@@ -90,7 +51,7 @@ def test_watch_flags_a_changed_figure_and_changes_nothing(tmp_path: Path, db_url
         assert same.exit_code == 0, same.output
         assert json.loads(same.stdout)["unchanged"] == 1
 
-        page.metres = "1,520"  # the source corrects its figure
+        page.fields["metres"] = "1,520"  # the source corrects its figure
         changed = cli(config, "watch", "--json")
         assert changed.exit_code == 1, changed.output
         assert json.loads(changed.stdout)["flagged"] == [item.id]

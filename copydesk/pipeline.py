@@ -67,6 +67,7 @@ log = logging.getLogger("copydesk.pipeline")
 
 MAX_BACKOFF = timedelta(days=1)
 IN_CHUNK = 500  # keys per IN (...) query: far below every database's parameter limit
+PAGE_READERS = 4  # threads fetching and extracting pages while the model works
 PAGE_TYPES = ("html", "xml", "text/")  # content types a page's article can be read from
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 
@@ -531,53 +532,77 @@ class Pipeline:
                 )
 
     def _process(self, jobs: Iterable[Job], total: int) -> None:
-        """Work through the jobs in the pool, a bounded window at a time (memory stays
-        flat however many items are waiting), committing each outcome here."""
+        """A bounded two-stage pipeline: page fetching and extraction in one pool,
+        model calls in another (`max_concurrency`), so pages are read while earlier
+        articles are with the model and a run takes as long as the slower of the two,
+        not their sum. At most `window` items are in flight (memory stays flat
+        however many are waiting); every outcome is committed here, on this thread."""
         self.progress("items", 0, total)
-        done = 0
         queue: Iterator[Job] = iter(jobs)
         window = self.workers * 4
-        with ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="copydesk") as pool:
-            pending: set[Future[Outcome]] = set()
-
-            def top_up() -> None:
-                while len(pending) < window:
+        readers = min(self.workers, PAGE_READERS)
+        pending: dict[Future[Any], str] = {}  # future -> "source" or "model"
+        stop: BackendFailure | None = None
+        done = 0
+        with (
+            ThreadPoolExecutor(max_workers=readers, thread_name_prefix="pages") as pages,
+            ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="model") as model,
+        ):
+            while True:
+                while stop is None and len(pending) < window:
                     job = next(queue, None)
                     if job is None:
-                        return
-                    pending.add(pool.submit(self._prepare_safely, job))
-
-            top_up()
-            stop: BackendFailure | None = None
-            while pending:
-                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                        break
+                    pending[pages.submit(self._source_safely, job)] = "source"
+                if not pending:
+                    break
+                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for future in finished:
+                    stage = pending.pop(future)
+                    if future.cancelled():
+                        continue
                     try:
-                        self._commit(future.result())
+                        result = future.result()
                     except BackendFailure as exc:
                         self._record_calls(exc.item_id, exc.calls)
                         stop = stop or exc
+                        result = None
+                    if stage == "source" and result is not None and result[1] is not None:
+                        if stop is None:  # on to the model; after a stop the item waits
+                            pending[model.submit(self._draft_safely, *result)] = "model"
+                        continue
+                    if result is not None:
+                        self._commit(result[0] if stage == "source" else result)
                     done += 1
                     self.progress("items", done, max(done, total))
-                if stop is None:
-                    top_up()
-                else:
+                if stop is not None:
                     # Start nothing new; what is already running finishes and is kept.
-                    pending = {f for f in pending if not f.cancel()}
-            if stop is not None:
-                raise stop
+                    for future in [f for f in pending if f.cancel()]:
+                        pending.pop(future)
+        if stop is not None:
+            raise stop
 
-    def _prepare_safely(self, job: Job) -> Outcome:
-        """`prepare`, with a bug or a surprise confined to its item: the item goes to
-        `error` with the reason (and is retried, then discarded), the run goes on."""
+    def _source_safely(self, job: Job) -> tuple[Outcome, Article | None]:
+        """`prepare_source`, with a bug or a surprise confined to its item: the item
+        goes to `error` with the reason (retried, then discarded), the run goes on."""
         try:
-            return self.prepare(job)
+            return self.prepare_source(job)
+        except Exception as exc:
+            return self._unexpected(Outcome(job, st.ERROR), exc), None
+
+    def _draft_safely(self, out: Outcome, article: Article) -> Outcome:
+        """`prepare_draft`, likewise; a stopped backend stops the run."""
+        try:
+            return self.prepare_draft(out, article)
         except BackendFailure:
             raise
         except Exception as exc:
-            log.exception("item %s: unexpected error", job.item_id)
-            reason = f"unexpected error: {type(exc).__name__}: {exc}"
-            return self._failed(Outcome(job, st.ERROR), reason, True, "internal")
+            return self._unexpected(Outcome(out.job, st.ERROR, calls=out.calls), exc)
+
+    def _unexpected(self, out: Outcome, exc: Exception) -> Outcome:
+        log.error("item %s: unexpected error", out.job.item_id, exc_info=exc)
+        reason = f"unexpected error: {type(exc).__name__}: {exc}"
+        return self._failed(out, reason, True, "internal")
 
     def _record_calls(self, item_id: int | None, calls: list[CallRecord]) -> None:
         """Ledger rows for calls whose item was not committed: every call is a row."""
@@ -589,7 +614,13 @@ class Pipeline:
 
     def prepare(self, job: Job) -> Outcome:
         """Everything but the database writes: fetch, gates, duplicate look-ups,
-        summary. Runs in a worker."""
+        summary, checks. Runs in a worker (the run itself splits it in two stages)."""
+        out, article = self.prepare_source(job)
+        return out if article is None else self.prepare_draft(out, article)
+
+    def prepare_source(self, job: Job) -> tuple[Outcome, Article | None]:
+        """The article's text: fetched, extracted, through the source gates and the
+        duplicate look-ups. (outcome, None) when the item ends here."""
         out = Outcome(job, st.DRAFT)
         gates = self.settings.gates
         modes = gates.all_modes()
@@ -597,12 +628,12 @@ class Pipeline:
         url_result = run_gates(("source_url",), "", job.source_url, "", modes=modes)
         out.verdicts += [("source", r) for r in url_result]
         if any(r.hard_fail for r in url_result):
-            return _discard(out, url_result)
+            return _discard(out, url_result), None
         text = self._stored_text(job) if job.has_text else None
         if text is None:
             text = self._fetch_page(job, out)
             if text is None:
-                return out
+                return out, None
         length = run_gates(
             ("source_length",),
             text,
@@ -613,12 +644,18 @@ class Pipeline:
         )
         out.verdicts += [("source", r) for r in length]
         if any(r.hard_fail for r in length):
-            return _discard(out, length)
+            return _discard(out, length), None
         out.fingerprint = text_fingerprint(text, job.title, *out.titles)
         duplicate = self._duplicate_in_store(out) or self._claim(out)
         if duplicate is not None:
-            return _duplicate(out, *duplicate)
+            return _duplicate(out, *duplicate), None
         article = Article(job.dedup_key, out.changes.get("title", job.title), job.source_url, text)
+        return out, article
+
+    def prepare_draft(self, out: Outcome, article: Article) -> Outcome:
+        """The model's draft of the article, through the draft gates and the checks."""
+        job, text = out.job, article.text
+        modes = self.settings.gates.all_modes()
         out.changes["summariser"] = self.summariser.name  # recorded whatever the outcome
         try:
             draft = self.summariser.summarise(article)
@@ -705,11 +742,17 @@ class Pipeline:
             )
             return None
         try:
-            extracted = extract_page(result.content, result.final_url)
+            extracted = extract_page(
+                result.content, result.final_url, max_bytes=self.settings.ingest.max_extract_bytes
+            )
         except Exception as exc:  # noqa: BLE001 - one odd page must not stop the run
             log.exception("item %s: extraction failed", job.item_id)
             _failed_permanently(out, f"text extraction failed: {type(exc).__name__}", "fetch")
             return None
+        if extracted.cut:
+            out.details.setdefault("fetch", {})["extract_cut_at_bytes"] = (
+                self.settings.ingest.max_extract_bytes
+            )
         title = job.title or extracted.title
         text = compose_source(title, extracted.text)
         out.titles = [t for t in (extracted.title,) if t]

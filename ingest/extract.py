@@ -42,6 +42,7 @@ class Extracted:
     author: str | None = None
     date: str | None = None
     canonical_url: str | None = None  # the page's own <link rel="canonical">, absolute
+    cut: bool = False  # the page's markup was longer than the extraction cap
 
 
 def tidy(text: str) -> str:
@@ -121,18 +122,76 @@ def declared_canonical(tree: lxml.html.HtmlElement, url: str | None) -> str | No
     return None
 
 
-def extract_page(html: str | bytes, url: str | None = None) -> Extracted:
+# Elements whose content is never article text. A 15 MB page is mostly these
+# (inline scripts and data, styles, comments); parsing them into a tree cost
+# hundreds of MB per page, for nothing the extraction keeps.
+_INERT_OPEN = re.compile(rb"<(script|style|noscript|template)\b|<!--", re.IGNORECASE)
+_INERT_CLOSE = {
+    b"script": re.compile(rb"</script\s*>", re.IGNORECASE),
+    b"style": re.compile(rb"</style\s*>", re.IGNORECASE),
+    b"noscript": re.compile(rb"</noscript\s*>", re.IGNORECASE),
+    b"template": re.compile(rb"</template\s*>", re.IGNORECASE),
+    None: re.compile(rb"-->"),
+}
+
+
+def strip_inert(html: bytes) -> bytes:
+    """The page without its scripts, styles, noscripts, templates and comments, in
+    one pass (each search starts where the last ended, so hostile markup with
+    thousands of unclosed tags stays linear). An element left open runs to the
+    end, as an HTML parser would read it. lxml's Cleaner is not used: it needs
+    the whole tree first, which is the memory this saves."""
+    kept: list[bytes] = []
+    pos = 0
+    while True:
+        opened = _INERT_OPEN.search(html, pos)
+        if opened is None:
+            kept.append(html[pos:])
+            break
+        name = opened.group(1).lower() if opened.group(1) else None
+        closed = _INERT_CLOSE[name].search(html, opened.end())
+        if name == b"script" and b"ld+json" in html[opened.end() : opened.end() + 300].lower():
+            # Structured data (JSON-LD) is where trafilatura reads author and date.
+            end = closed.end() if closed else len(html)
+            kept.append(html[pos:end])
+            pos = end
+            continue
+        kept.append(html[pos : opened.start()])
+        if closed is None:
+            break
+        pos = closed.end()
+    return b"".join(kept)
+
+
+def reduce_page(html: str | bytes, max_bytes: int | None) -> tuple[bytes | str, bool]:
+    """What reaches the extractor: inert parts stripped, then at most `max_bytes`
+    (cut before a tag). (html, whether it was cut)."""
+    if isinstance(html, str):
+        return html, False
+    html = strip_inert(html)
+    if max_bytes is None or len(html) <= max_bytes:
+        return html, False
+    cut = html.rfind(b"<", 0, max_bytes)
+    return html[: cut if cut > 0 else max_bytes], True
+
+
+def extract_page(
+    html: str | bytes, url: str | None = None, *, max_bytes: int | None = None
+) -> Extracted:
     """The article of a whole web page, with its title, author, date and the
-    canonical URL the page declares. Never raises for bad HTML: an empty text."""
+    canonical URL the page declares. Never raises for bad HTML: an empty text.
+    `max_bytes` caps the markup handed to the parser once inert parts are gone
+    (`Extracted.cut` says it was reached)."""
+    html, cut = reduce_page(html, max_bytes)
     tree = load_html(html)
     if tree is None:
-        return Extracted(text="")
+        return Extracted(text="", cut=cut)
     canonical = declared_canonical(tree, url)
     raw = trafilatura.bare_extraction(
         tree, url=url, date_extraction_params=_date_params(), **EXTRACT_OPTIONS
     )
     if raw is None:
-        return Extracted(text="", canonical_url=canonical)
+        return Extracted(text="", canonical_url=canonical, cut=cut)
     data = raw.as_dict() if hasattr(raw, "as_dict") else dict(raw)
     return Extracted(
         text=tidy(data.get("text") or ""),
@@ -140,4 +199,5 @@ def extract_page(html: str | bytes, url: str | None = None) -> Extracted:
         author=data.get("author"),
         date=data.get("date"),
         canonical_url=canonical,
+        cut=cut,
     )

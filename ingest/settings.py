@@ -17,6 +17,9 @@ class IngestSettings(BaseModel):
     # ordinary, a 25 MB article page is not. A feed cut by its cap is reported.
     max_feed_bytes: int = Field(default=50_000_000, gt=0)
     max_page_bytes: int = Field(default=15_000_000, gt=0)
+    # Markup handed to trafilatura once scripts, styles and comments are stripped:
+    # keeps a run with 4 workers over 15 MB pages under 600 MB (bench/bench_scale.py).
+    max_extract_bytes: int = Field(default=2_000_000, gt=0)
     max_redirects: int = Field(default=5, ge=0)
     per_host_concurrency: int = Field(default=2, ge=1)
     respect_robots: bool = True

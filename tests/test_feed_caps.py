@@ -76,3 +76,43 @@ def test_a_feed_cut_by_its_cap_is_reported_with_the_entries_read(
     assert invoke(config, "feeds", "list", "--check").exit_code == 0
     with Session(open_store(sqlite_url)) as session:
         assert len(session.exec(select(Item)).all()) == 600
+
+
+# ------------------------------------------------------------------ what reaches trafilatura
+
+
+def test_inert_parts_are_stripped_before_extraction_and_the_article_survives() -> None:
+    from ingest.extract import extract_page, strip_inert
+    from tests.articles import FERRY, paragraphs_html
+
+    script = (
+        b"<SCRIPT type='text/javascript'>var s = '</div><p>Invented council vote</p>';</SCRIPT >"
+    )
+    ld = b'<script type="application/ld+json">{"author": {"name": "Ines Marrow"}}</script>'
+    page = (
+        b"<html><head><title>Ferry refit</title>" + ld + b"<style>p{color:red}</style></head>"
+        b"<body><!-- <p>a comment that looks like text</p> --><article><h1>Ferry refit</h1>"
+        + script
+        + paragraphs_html(FERRY).encode()
+        + b"</article><noscript><p>enable scripts</p></noscript></body></html>"
+    )
+    stripped = strip_inert(page)
+    assert b"Invented council vote" not in stripped and b"comment that looks" not in stripped
+    assert b"color:red" not in stripped and b"enable scripts" not in stripped
+    assert ld in stripped  # structured data (author, date) stays for trafilatura
+    extracted = extract_page(page, "https://tollmere.example.test/ferry")
+    assert FERRY.split(".")[0] in extracted.text and not extracted.cut
+    assert "Invented council vote" not in extracted.text
+
+
+def test_hostile_markup_strips_in_linear_time_and_an_open_script_runs_to_the_end() -> None:
+    from ingest.extract import reduce_page, strip_inert
+
+    many_open = b"<p>kept</p>" + b"<!-- x --><script>" * 1 + b"<scrip" * 200_000
+    assert strip_inert(many_open) == b"<p>kept</p>"
+    openers = b"<p>a</p>" + b"<style" * 300_000  # 1.8 MB of openers, none closed
+    assert strip_inert(openers) == b"<p>a</p>"
+    html, cut = reduce_page(b"<p>" + b"word " * 1000 + b"</p>" * 10, max_bytes=2000)
+    assert cut and len(html) == 2000 and html.startswith(b"<p>word")
+    html, cut = reduce_page(b"<p>one</p>" * 400, max_bytes=2005)
+    assert cut and html == b"<p>one</p>" * 200  # cut before a tag, never inside one

@@ -1,0 +1,288 @@
+"""Throughput and memory at scale (issue 13).
+
+Three measurements, each printed as ratios measured in the same run:
+
+- concurrency: N articles (feed + one page each, on a loopback server in another
+  process) through the whole pipeline with a scripted model whose every call
+  takes 400 ms, at max_concurrency 1, 4 and 16, against the ideal
+  (N x 0.4 s / concurrency): the share of ideal reached end to end.
+- workers: the same on PostgreSQL with 1, 2 and 3 worker processes at once
+  (each a Pipeline, claims sharing the backlog): total articles per second.
+- memory: peak RSS of a run with 4 workers over 8 pages of 15 MB, with what
+  reaches trafilatura capped (`ingest.max_extract_bytes`, the default) and
+  uncapped (the simplest alternative: hand the whole page to trafilatura).
+
+    .venv/bin/python bench/bench_scale.py concurrency --articles 500 --levels 1,4,16
+    .venv/bin/python bench/bench_scale.py workers --articles 500 --pg-url postgresql+psycopg://...
+    .venv/bin/python bench/bench_scale.py memory
+
+With no argument (`make bench`) a small version of each runs (100 articles, no
+PostgreSQL part unless COPYDESK_TEST_PG_URL is set).
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import resource
+import secrets
+import subprocess
+import sys
+import tempfile
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from copydesk.config import FeedSettings, Settings  # noqa: E402
+from copydesk.pipeline import Pipeline  # noqa: E402
+from ingest.fetch import Fetcher  # noqa: E402
+from store.db import open_store  # noqa: E402
+from summarise.base import Article, Draft  # noqa: E402
+from summarise.extractive import ExtractiveSummariser  # noqa: E402
+
+LATENCY = 0.4
+PARAGRAPH = (
+    "The harbour board of Tollmere met on Tuesday to discuss dispatch {i}, the ferry "
+    "timetable and the dredging of the inner basin, which its engineer Ansel Corrie "
+    "said had silted faster than expected after the spring storms. Members heard that "
+    "the work would take eleven weeks and that the ferry would run from the outer "
+    "quay while it lasted. "
+)
+
+
+class ScriptedModel:
+    """A model whose every call takes LATENCY seconds, writing the article's own
+    first sentences (so every gate passes, as with a grounded real model)."""
+
+    name = "scripted-400ms"
+
+    def __init__(self) -> None:
+        self.inner = ExtractiveSummariser(sentences=2)
+
+    def summarise(self, article: Article) -> Draft:
+        time.sleep(LATENCY)
+        draft = self.inner.summarise(article)
+        draft.backend = self.name
+        return draft
+
+
+# --------------------------------------------------------------------------- the server
+
+
+def page(i: int, big: int = 0) -> bytes:
+    body = "".join(f"<p>{PARAGRAPH.format(i=i)}Part {k} of dispatch {i}.</p>" for k in range(4))
+    filler = b""
+    if big:
+        # What makes real pages huge: inline scripts and data, styles, comments,
+        # and a long tail of related-story markup around a short article.
+        block = (
+            b"<script>window.__DATA__=" + b'{"k":"' + b"x" * 8000 + b'"};</script>'
+            b"<style>.c{color:red}" + b" " * 2000 + b"</style><!-- " + b"c" * 1000 + b" -->"
+            b'<div class="related"><a href="/r">Related story</a></div>' * 4
+        )
+        filler = block * (big // len(block))
+    return (
+        (
+            f"<html><head><title>Dispatch {i}</title></head><body><article><h1>Dispatch {i}</h1>"
+            f"{body}</article>"
+        ).encode()
+        + filler
+        + b"</body></html>"
+    )
+
+
+def serve(port_out, n: int, big: int) -> None:  # type: ignore[no-untyped-def]
+    pages = {}
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_GET(self) -> None:  # noqa: N802
+            if self.path == "/feed.xml":
+                items = "".join(
+                    f"<item><guid>d-{i}</guid><title>Dispatch {i}</title>"
+                    f"<link>http://127.0.0.1:{port}/p/{i}</link></item>"
+                    for i in range(n)
+                )
+                channel = f"<channel><title>Tollmere</title>{items}</channel>"
+                data = f'<?xml version="1.0"?><rss version="2.0">{channel}</rss>'.encode()
+                kind = "application/rss+xml"
+            else:
+                i = int(self.path.rsplit("/", 1)[1])
+                data = pages.get(i) or page(i, big)
+                if big:
+                    pages[i] = data
+                kind = "text/html"
+            self.send_response(200)
+            self.send_header("content-type", kind)
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    port = server.server_address[1]
+    port_out.put(port)
+    server.serve_forever()
+
+
+def start_server(n: int, big: int = 0) -> tuple[multiprocessing.Process, str]:
+    queue: multiprocessing.Queue[int] = multiprocessing.Queue()
+    proc = multiprocessing.Process(target=serve, args=(queue, n, big), daemon=True)
+    proc.start()
+    return proc, f"http://127.0.0.1:{queue.get(timeout=30)}/feed.xml"
+
+
+def settings_for(db_url: str, feed_url: str, concurrency: int, **ingest: object) -> Settings:
+    return Settings.model_validate(
+        {
+            "database": {"url": db_url},
+            "summarise": {"backend": "extractive", "max_concurrency": concurrency},
+            "ingest": {
+                "allow_private": ["127.0.0.0/8"],
+                "respect_robots": False,
+                "per_host_concurrency": 8,
+                **ingest,
+            },
+            "feeds": [FeedSettings(url=feed_url, name="Tollmere").model_dump()],
+        }
+    )
+
+
+def one_run(settings: Settings) -> dict[str, int]:
+    engine = open_store(settings.database.url)
+    with Fetcher(settings.ingest) as fetcher:
+        report = Pipeline(settings, engine, ScriptedModel(), fetcher).run()
+    engine.dispose()
+    return report.totals()
+
+
+# --------------------------------------------------------------------------- concurrency
+
+
+def concurrency(articles: int, levels: list[int]) -> None:
+    server, feed_url = start_server(articles)
+    print(f"{articles} articles, scripted model {LATENCY * 1000:.0f} ms per call, SQLite")
+    print(f"{'concurrency':>11} {'seconds':>8} {'ideal':>7} {'of ideal':>9} {'drafts':>7}")
+    try:
+        for level in levels:
+            with tempfile.TemporaryDirectory() as tmp:
+                settings = settings_for(f"sqlite:///{tmp}/b.db", feed_url, level)
+                started = time.perf_counter()
+                totals = one_run(settings)
+                took = time.perf_counter() - started
+            ideal = articles * LATENCY / level
+            share = ideal / took
+            print(f"{level:>11} {took:>8.1f} {ideal:>7.1f} {share:>9.2f} {totals['drafts']:>7}")
+    finally:
+        server.terminate()
+
+
+# --------------------------------------------------------------------------- workers
+
+
+def _worker(db_url: str, feed_url: str, out) -> None:  # type: ignore[no-untyped-def]
+    out.put(one_run(settings_for(db_url, feed_url, 4)))
+
+
+def workers(articles: int, pg_url: str, counts: list[int]) -> None:
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+
+    server, feed_url = start_server(articles)
+    admin_url = make_url(pg_url)
+    admin = create_engine(admin_url, isolation_level="AUTOCOMMIT")
+    print(f"{articles} articles, PostgreSQL, each worker at max_concurrency 4")
+    print(f"{'workers':>7} {'seconds':>8} {'articles/s':>11} {'vs 1 worker':>12} {'drafts':>7}")
+    base = None
+    try:
+        for count in counts:
+            name = f"copydesk_bench_{secrets.token_hex(4)}"
+            with admin.connect() as conn:
+                conn.execute(text(f'CREATE DATABASE "{name}"'))
+            db_url = admin_url.set(database=name).render_as_string(hide_password=False)
+            open_store(db_url).dispose()  # migrated once, before the workers start
+            out: multiprocessing.Queue[dict[str, int]] = multiprocessing.Queue()
+            procs = [
+                multiprocessing.Process(target=_worker, args=(db_url, feed_url, out))
+                for _ in range(count)
+            ]
+            started = time.perf_counter()
+            for p in procs:
+                p.start()
+            drafts = sum(out.get()["drafts"] for _ in procs)
+            for p in procs:
+                p.join()
+            took = time.perf_counter() - started
+            rate = articles / took
+            base = base or rate
+            print(f"{count:>7} {took:>8.1f} {rate:>11.1f} {rate / base:>12.2f} {drafts:>7}")
+            with admin.connect() as conn:
+                conn.execute(text(f'DROP DATABASE "{name}" WITH (FORCE)'))
+    finally:
+        server.terminate()
+        admin.dispose()
+
+
+# --------------------------------------------------------------------------- memory
+
+
+def _memory_child(feed_url: str, cap: int, strip: bool) -> None:
+    if not strip:  # the simplest alternative: the whole page to trafilatura
+        import ingest.extract
+
+        ingest.extract.strip_inert = lambda html: html
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = settings_for(
+            f"sqlite:///{tmp}/m.db", feed_url, 4, max_extract_bytes=cap, max_page_bytes=16_000_000
+        )
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        totals = one_run(settings)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    how = f"strip + cap {cap / 1e6:g} MB" if strip else "whole page"
+    print(f"{how:>20} {before / 1024:>10.0f} {peak / 1024:>9.0f} {totals['drafts']:>7}")
+
+
+def memory(pages: int = 8, size: int = 15_000_000) -> None:
+    server, feed_url = start_server(pages, big=size)
+    print(f"{pages} pages of {size / 1e6:.0f} MB, 4 workers; peak RSS of the run's process")
+    print(f"{'to trafilatura':>20} {'start MB':>10} {'peak MB':>9} {'drafts':>7}")
+    cap = Settings().ingest.max_extract_bytes
+    try:
+        for strip in (True, False):
+            code = (
+                f"import sys; sys.path.insert(0, {str(ROOT)!r}); "
+                "from bench.bench_scale import _memory_child; "
+                f"_memory_child({feed_url!r}, {cap if strip else 10**9}, {strip})"
+            )
+            subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+    finally:
+        server.terminate()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("mode", nargs="?", choices=("concurrency", "workers", "memory"))
+    parser.add_argument("--articles", type=int, default=100)
+    parser.add_argument("--levels", default="1,4,16")
+    parser.add_argument("--workers", default="1,2,3")
+    parser.add_argument("--pg-url", default=os.environ.get("COPYDESK_TEST_PG_URL"))
+    args = parser.parse_args()
+    levels = [int(x) for x in args.levels.split(",")]
+    if args.mode in (None, "concurrency"):
+        concurrency(args.articles, levels)
+    if args.mode in (None, "workers") and args.pg_url:
+        workers(args.articles, args.pg_url, [int(x) for x in args.workers.split(",")])
+    if args.mode in (None, "memory"):
+        memory()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

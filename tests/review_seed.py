@@ -1,24 +1,37 @@
-"""Seed a database for the review-queue tests: feeds, drafts, discards, verdicts,
-decisions and model calls, written the way the pipeline writes them (real gates,
-real status moves with their audit events). Places, people and figures are
-invented.
+"""Seed a database for the review-queue tests by running the real pipeline.
+
+Each sample article below is published as an entry of a JSON Feed file (Brinmoor
+Courier, or the Calder Reach site for the hostile one), and `copydesk`'s own
+`Pipeline` polls it with the recorded summariser replaying the article's draft:
+the items, gate verdicts, discard reasons, ledger rows and audit events the UI
+tests see are the ones the pipeline produced, so a change in the pipeline's
+verdicts or reasons shows up in the UI tests. One run per article, in the order
+given, so the queue's oldest-first order is the order of the keys.
+
+Places, people and figures are invented.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime, timedelta
+import json
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy.engine import Engine
-from sqlmodel import Session
+from sqlmodel import Session, select
 
-from guards.registry import DRAFT_GATES, SOURCE_GATES, run_gates
+from copydesk.config import Settings
+from copydesk.pipeline import Pipeline
+from ingest.fetch import Fetcher
+from ingest.urls import canonical_url
 from store import status
 from store.db import session_scope
 from store.editors import add_editor
-from store.models import Feed, GateVerdict, Item, ModelCall, Run, utcnow
+from store.models import GateVerdict, Item, Run
+from summarise.recorded import RecordedSummariser, load_replies
 
 MIN_WORDS = 40
 PASSWORD = "correct horse battery"
@@ -76,10 +89,14 @@ password and turned on two-step sign-in.
 @dataclass(frozen=True)
 class Article:
     key: str
-    title: str
-    source: str
-    headline: str
+    title: str  # the feed entry's title
+    source: str  # the entry's text (the pipeline puts the title above it)
+    headline: str  # the recorded model reply
     summary: str
+
+    @property
+    def url(self) -> str:
+        return f"https://news.example.org/{self.key}"
 
 
 ARTICLES = {
@@ -111,7 +128,7 @@ ARTICLES = {
     ),
     "hostile": Article(
         "hostile",
-        f"Calder Reach site defaced {SCRIPT}",
+        "Calder Reach community site defaced",
         HOSTILE,
         f"Calder Reach site defaced with {SCRIPT}",
         f"The Calder Reach community site was defaced with {IMG} and {MD_IMAGE} and "
@@ -121,7 +138,7 @@ ARTICLES = {
     "wrong_number": Article(
         "wrong_number",
         "Dunmere market grows",
-        MARKET,
+        MARKET.replace("Its organiser", "The market's organiser"),  # not the same text
         "Dunmere market grows to 40 stalls",
         "The Dunmere farmers' market, which began with 40 stalls in 2011, will open on Sundays.",
     ),
@@ -165,99 +182,66 @@ def seed_editor(engine: Engine, name: str, password: str = PASSWORD, role: str =
         add_editor(session, name, password, role=role)
 
 
-def seed_feed(session: Session, name: str, url: str) -> Feed:
-    feed = Feed(name=name, url=url, origin="config")
-    session.add(feed)
-    session.flush()
-    return feed
+BRINMOOR = "Brinmoor Courier"
+CALDER = f"Calder Reach {IMG}"  # a hostile feed name: shown as text, never parsed
 
 
-def seed_article(
-    session: Session,
-    run: Run,
-    article: Article,
-    *,
-    feed: Feed | None,
-    modes: dict[str, str] | None = None,
-    min_source_words: int = MIN_WORDS,
-    seen_at: datetime | None = None,
-    url: str | None = None,
-) -> Item:
-    """One item through the real gates: a draft, or discarded when a hard gate fails."""
-    url = url or f"https://news.example.org/{article.key}"
-    item = Item(
-        dedup_key=url,
-        feed_id=feed.id if feed else None,
-        source_url=url,
-        original_url=url,
-        title=article.title,
-        source_text=article.source,
-        word_count=len(article.source.split()),
-        text_origin="feed_content",
-        seen_at=seen_at or utcnow(),
-    )
-    status.create(session, item, actor=f"run:{run.id}", reason="seen in feed")
-    modes = modes or {}
-    results = [
-        ("source", r)
-        for r in run_gates(
-            SOURCE_GATES, article.source, url, "", modes=modes, min_source_words=min_source_words
+def _feed_item(article: Article) -> dict[str, str]:
+    """A JSON Feed item carrying the article's whole text (no page to fetch)."""
+    return {
+        "id": f"tag:news.example.org,2026:{article.key}",
+        "url": article.url,
+        "title": article.title,
+        "content_text": article.source,
+    }
+
+
+class _Newsroom:
+    """Two feed files, a recorded reply per article, and the real pipeline."""
+
+    def __init__(self, engine: Engine, folder: Path, modes: dict[str, str] | None):
+        self.engine = engine
+        self.folder = folder
+        self.feeds = {BRINMOOR: folder / "brinmoor.json", CALDER: folder / "calder.json"}
+        self.items: dict[str, list[dict[str, str]]] = {name: [] for name in self.feeds}
+        # No checking model here, so the model checks are off (a newsroom without one
+        # would turn them off too): the drafts carry the deterministic gates' verdicts.
+        modes = {"claims_supported": "off", "faithfulness": "off"} | (modes or {})
+        self.settings = Settings.model_validate(
+            {
+                "summarise": {"backend": "extractive", "max_concurrency": 2},
+                "gates": {"min_source_words": MIN_WORDS, "modes": modes},
+                "feeds": [{"name": n, "url": str(path)} for n, path in self.feeds.items()],
+            }
         )
-    ]
-    draft = f"{article.headline}\n\n{article.summary}"
-    results += [
-        ("draft", r)
-        for r in run_gates(
-            DRAFT_GATES, article.source, url, draft, modes=modes, min_source_words=min_source_words
-        )
-    ]
-    for stage, r in results:
-        session.add(
-            GateVerdict(
-                item_id=item.id,
-                run_id=run.id,
-                stage=stage,
-                gate=r.gate,
-                passed=r.verdict.passed,
-                mode=r.mode,
-                reason=r.verdict.reason,
-                evidence=r.verdict.evidence,
+        self.replies: list[dict[str, str]] = []
+
+    def publish(self, articles: Iterable[Article], feed: str = BRINMOOR) -> list[int]:
+        """Add the articles to a feed, run the pipeline once; their item ids."""
+        articles = list(articles)
+        self.items[feed] += [_feed_item(a) for a in articles]
+        self.replies += [
+            {"url": a.url, "headline": a.headline, "summary": a.summary, "kind": a.key}
+            for a in articles
+        ]
+        for name, path in self.feeds.items():
+            doc = {"version": "https://jsonfeed.org/version/1.1", "title": name}
+            path.write_text(json.dumps(doc | {"items": self.items[name]}), encoding="utf-8")
+        replies = self.folder / "replies.json"
+        replies.write_text(json.dumps({"replies": self.replies}), encoding="utf-8")
+        summariser = RecordedSummariser(load_replies(replies))
+        with Fetcher(self.settings.ingest) as fetcher:
+            pipeline = Pipeline(
+                self.settings, self.engine, summariser, fetcher, command="seed", fetch_pages=False
             )
-        )
-    failed = [r for _, r in results if r.hard_fail]
-    changes = {"headline": article.headline, "summary": article.summary, "summariser": "extractive"}
-    if failed:
-        status.move(
-            session,
-            item,
-            status.DISCARDED,
-            actor=f"run:{run.id}",
-            reason="; ".join(f"{r.gate}: {r.verdict.reason}" for r in failed),
-            changes=changes,
-        )
-    else:
-        status.move(
-            session,
-            item,
-            status.DRAFT,
-            actor=f"run:{run.id}",
-            reason="all hard gates passed",
-            changes=changes,
-        )
-    session.add(
-        ModelCall(
-            item_id=item.id,
-            run_id=run.id,
-            purpose="summary",
-            backend="anthropic",
-            model="claude-haiku-4-5",
-            input_tokens=900,
-            output_tokens=120,
-            cost_usd=0.0015,
-        )
-    )
-    session.flush()
-    return item
+            report = pipeline.run([feed], force=True)
+        assert report.fatal is None, report.fatal
+        keys = [canonical_url(a.url) for a in articles]
+        with Session(self.engine) as session:
+            rows = session.exec(select(Item).where(Item.dedup_key.in_(keys))).all()
+            found = {item.dedup_key: item.id for item in rows}
+        assert set(found) == set(keys), f"the pipeline made no item for {set(keys) - set(found)}"
+        return [found[k] for k in keys]
 
 
 def seed_queue(
@@ -266,29 +250,39 @@ def seed_queue(
     *,
     modes: dict[str, str] | None = None,
 ) -> dict[str, int]:
-    """Seed the named articles, oldest first in the given order; returns their ids."""
+    """Run the pipeline on the named articles, one run each, oldest first in the
+    given order; returns their item ids."""
     ids: dict[str, int] = {}
-    start = utcnow() - timedelta(hours=len(keys) + 1)
-    with session_scope(engine) as session:
-        run = Run(command="seed")
-        session.add(run)
-        session.flush()
-        feed = seed_feed(session, "Brinmoor Courier", "https://news.example.org/rss.xml")
-        hostile_feed = seed_feed(
-            session, f"Calder Reach {IMG}", "https://calder.example.org/feed.xml"
-        )
-        for n, key in enumerate(keys):
-            article = ARTICLES[key]
-            item = seed_article(
-                session,
-                run,
-                article,
-                feed=hostile_feed if key == "hostile" else feed,
-                modes=modes,
-                seen_at=start + timedelta(hours=n),
-            )
-            ids[key] = item.id  # type: ignore[assignment]
+    with tempfile.TemporaryDirectory(prefix="copydesk-seed-") as folder:
+        newsroom = _Newsroom(engine, Path(folder), modes)
+        for key in keys:
+            feed = CALDER if key == "hostile" else BRINMOOR
+            (ids[key],) = newsroom.publish([ARTICLES[key]], feed)
     return ids
+
+
+def seed_article(engine: Engine, article: Article, *, modes: dict[str, str] | None = None) -> int:
+    """One article through the real pipeline (a run of its own); its item id."""
+    with tempfile.TemporaryDirectory(prefix="copydesk-seed-") as folder:
+        (item_id,) = _Newsroom(engine, Path(folder), modes).publish([article])
+    return item_id
+
+
+def variant(article: Article, n: int, key: str | None = None) -> Article:
+    """Another story written like `article`: its own key (so its own URL) and one
+    sentence more (so its own text: the pipeline would call a copy a duplicate)."""
+    return replace(
+        article,
+        key=key or f"{article.key}-{n}",
+        source=f"{article.source}\nThe council will give update number {100 + n} next week.",
+    )
+
+
+def seed_copies(engine: Engine, key: str, n: int) -> list[int]:
+    """`n` variants of ARTICLES[key] through one pipeline run; their ids."""
+    copies = [variant(ARTICLES[key], i) for i in range(n)]
+    with tempfile.TemporaryDirectory(prefix="copydesk-seed-") as folder:
+        return _Newsroom(engine, Path(folder), None).publish(copies)
 
 
 def item_state(engine: Engine, item_id: int) -> Item:

@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 from copydesk.cli import app
 from review_ui import decisions as rd
 from store.db import open_store, session_scope
-from store.models import AuditEvent, GateVerdict, Item, Run, utcnow
-from tests.review_seed import MARKET, Article, seed_article, seed_editor, write_config
+from store.models import AuditEvent, GateVerdict, Item, utcnow
+from tests.review_seed import MARKET, Article, seed_article, seed_editor, variant, write_config
 
 EDITOR = rd.Reviewer("maren", "editor")
 MODES = {"numbers_grounded": "flag", "quotes_verbatim": "flag"}
@@ -40,13 +40,9 @@ def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 def _seed(url: str, key: str, summary: str) -> int:
-    engine = open_store(url)
-    with session_scope(engine) as session:
-        run = Run(command="test")
-        session.add(run)
-        session.flush()
-        item = seed_article(session, run, _article(key, summary), feed=None, modes=MODES)
-        return item.id
+    """A draft made by the real pipeline; each its own story (own URL and text)."""
+    n = int(key[1:]) + (0 if key.startswith("f") else 10)
+    return seed_article(open_store(url), variant(_article(key, summary), n, key), modes=MODES)
 
 
 def _check_verdict(url: str, item_id: int, evidence: dict, reason: str) -> None:

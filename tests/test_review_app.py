@@ -19,7 +19,7 @@ from review_ui.queries import QueueFilter, discards_per_day, item_view, queue_co
 from review_ui.views_stats import feed_chart
 from store.db import open_store, session_scope
 from store.editors import REFUSED, disable_editor
-from store.models import AuditEvent, GateVerdict, Run
+from store.models import AuditEvent, GateVerdict, Item, Run
 from store.status import Conflict
 from tests.review_seed import (
     ARTICLES,
@@ -30,7 +30,7 @@ from tests.review_seed import (
     PASSWORD,
     SCRIPT,
     item_state,
-    seed_article,
+    seed_copies,
     seed_discard,
     seed_editor,
     seed_model_verdict,
@@ -120,6 +120,36 @@ def desk(sqlite_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> De
 @pytest.fixture
 def any_desk(db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Desk:
     return _desk(db_url, tmp_path, monkeypatch)
+
+
+# --------------------------------------------------------------------------- what the pipeline made
+
+
+def test_the_queue_shows_what_the_pipeline_produced(desk: Desk) -> None:
+    """The seed is the real pipeline: its statuses, reasons and verdicts are the
+    ones the queue shows, word for word."""
+    with Session(desk.engine) as session:
+        statuses = {key: session.get(Item, i).status for key, i in desk.ids.items()}
+        quote = session.scalars(
+            select(GateVerdict).where(
+                GateVerdict.item_id == desk.ids["misquote"], GateVerdict.gate == "quotes_verbatim"
+            )
+        ).one()
+        (discard,) = [
+            e for e in events(desk.engine, desk.ids["wrong_number"]) if e.to_status == "discarded"
+        ]
+        labels = {session.get(Item, i).summariser for i in desk.ids.values()}
+    assert statuses == dict.fromkeys(KEYS, "draft") | {"wrong_number": "discarded"}
+    assert discard.reason == "numbers_grounded: 1 of 2 numbers not in the source: 40"
+    assert discard.actor.startswith("run:")
+    assert (quote.passed, quote.mode) == (False, "flag")  # flagged, so still a draft
+    assert labels == {"recorded reply (demo)"}
+    at = desk.signed_in("alice")
+    open_item(at, desk.ids["misquote"])
+    assert quote.reason in texts(at)
+    at.sidebar.radio(key="view").set_value("Discarded")
+    at.run()
+    assert discard.reason in texts(at)
 
 
 # --------------------------------------------------------------------------- sign-in
@@ -248,7 +278,8 @@ def test_reject_needs_a_reason(desk: Desk) -> None:
     assert any("needs a reason" in h for h in [e.value for e in at.html])
     assert item_state(desk.engine, desk.ids["bridge"]).status == "draft"
     with session_scope(desk.engine) as session, pytest.raises(ReasonRequired):
-        decisions.reject(session, Reviewer("alice", "editor"), desk.ids["bridge"], 1, "   ")
+        version = item_state(desk.engine, desk.ids["bridge"]).version
+        decisions.reject(session, Reviewer("alice", "editor"), desk.ids["bridge"], version, "   ")
 
     reason = next(w for w in at.text_input if w.label == "Reason for rejecting")
     reason.input("Duplicate of an earlier story")
@@ -307,19 +338,21 @@ def test_edit_with_an_ungrounded_number_cannot_be_approved(desk: Desk) -> None:
 def test_check_runs_the_gates_without_saving(desk: Desk) -> None:
     at = desk.signed_in("alice")
     item_id = desk.ids["bridge"]
-    _edit(at, item_id, 1, "The ferry will run every 25 minutes.")
+    version = item_state(desk.engine, item_id).version  # as the pipeline left it
+    _edit(at, item_id, version, "The ferry will run every 25 minutes.")
     at.button(key="edit_check_btn").click()
     at.run()
     assert "this text cannot be approved" in texts(at)
-    assert item_state(desk.engine, item_id).version == 1
+    assert item_state(desk.engine, item_id).version == version
 
 
 def test_conflict_names_who_decided_and_when(any_desk: Desk) -> None:
     desk = any_desk
     at = desk.signed_in("alice")  # alice is looking at the bridge draft, version 1
     item_id = desk.ids["bridge"]
+    version = item_state(desk.engine, item_id).version
     with session_scope(desk.engine) as session:  # bob approves it first
-        decisions.approve(session, Reviewer("bob", "editor"), item_id, 1)
+        decisions.approve(session, Reviewer("bob", "editor"), item_id, version)
     at.button(key="approve").click()
     at.run()
     assert not at.exception
@@ -340,20 +373,23 @@ def test_only_one_of_two_racing_decisions_lands(engine: Engine) -> None:
     seed_editor(engine, "alice")
     seed_editor(engine, "bob")
     item_id = ids["bridge"]
+    version = item_state(engine, item_id).version
     outcome: dict[str, BaseException | None] = {}
 
     def bob() -> None:
         try:
             decisions.decide(
                 engine,
-                lambda s: decisions.reject(s, Reviewer("bob", "editor"), item_id, 1, "too late"),
+                lambda s: decisions.reject(
+                    s, Reviewer("bob", "editor"), item_id, version, "too late"
+                ),
             )
             outcome["bob"] = None
         except BaseException as exc:  # noqa: BLE001 - inspected below
             outcome["bob"] = exc
 
     with Session(engine) as first:
-        decisions.approve(first, Reviewer("alice", "editor"), item_id, 1)  # holds the write
+        decisions.approve(first, Reviewer("alice", "editor"), item_id, version)  # holds it
         racer = threading.Thread(target=bob)
         racer.start()
         time.sleep(0.5)  # let Bob reach his write; the outcome must not depend on it
@@ -558,13 +594,8 @@ def test_the_list_is_paged_oldest_first(
     sqlite_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     engine = open_store(sqlite_url)
-    with session_scope(engine) as session:
-        run = Run(command="seed")
-        session.add(run)
-        session.flush()
-        for n in range(30):
-            url = f"https://news.example.org/bridge-{n}"
-            seed_article(session, run, ARTICLES["bridge"], feed=None, url=url)
+    ids = seed_copies(engine, "bridge", 30)
+    assert ids == list(range(1, 31))  # one new item per entry, in the feed's order
     seed_editor(engine, "alice")
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("COPYDESK_DATABASE_URL", sqlite_url)
@@ -651,7 +682,7 @@ def test_model_checks_of_the_pipeline_draft_do_not_count_after_an_edit(any_desk:
     assert "claims check: failed (flag): claim 2 has no supporting sentence" in texts(at)
 
     original = item_state(desk.engine, item_id)
-    _edit(at, item_id, 1, original.summary.replace("38 steel", "38 corroded steel"))  # type: ignore[union-attr]
+    _edit(at, item_id, original.version, original.summary.replace("38 steel", "38 corroded steel"))  # type: ignore[union-attr]
     at.button(key="edit_save").click()
     at.run()
     shown = texts(at)
@@ -694,13 +725,13 @@ def test_a_second_edit_replaces_the_first_edits_verdicts(desk: Desk) -> None:
     original = item_state(desk.engine, item_id)
     bad = original.summary.replace("38 steel hangers", "3,400 steel hangers")  # type: ignore[union-attr]
     modes = {"numbers_grounded": "discard", "quotes_verbatim": "flag"}
-    edit_as_alice(desk, item_id, 1, original.headline, bad, modes, 40)
+    edit_as_alice(desk, item_id, original.version, original.headline, bad, modes, 40)
     # numbers_grounded switched off before the second edit: it does not run again,
     # and the first edit's failure of it no longer applies.
     edit_as_alice(
         desk,
         item_id,
-        2,
+        original.version + 1,
         original.headline,
         bad + " Work starts soon.",
         {**modes, "numbers_grounded": "off"},
@@ -724,9 +755,10 @@ def test_a_gate_switched_off_is_shown_as_off_and_neither_blocks_nor_flags(
     alice = Reviewer("alice", "editor")
     original = item_state(desk.engine, item_id)
     bad = original.summary.replace("38 steel hangers", "3,400 steel hangers")  # type: ignore[union-attr]
-    edit_as_alice(desk, item_id, 1, original.headline, bad, MODES, 40)
+    edit_as_alice(desk, item_id, original.version, original.headline, bad, MODES, 40)
+    edited = original.version + 1
     with session_scope(desk.engine) as session, pytest.raises(Blocked):
-        decisions.approve(session, alice, item_id, 2)
+        decisions.approve(session, alice, item_id, edited)
     # The newsroom switches numbers_grounded and quotes_verbatim off.
     off = {"numbers_grounded": "off", "quotes_verbatim": "off"}
     url = str(desk.engine.url.render_as_string(hide_password=False))
@@ -746,7 +778,7 @@ def test_a_gate_switched_off_is_shown_as_off_and_neither_blocks_nor_flags(
     at.run()
     assert "No pending draft matches the filters." in texts(at)  # misquote's flag is off too
     with session_scope(desk.engine) as session:
-        decisions.approve(session, alice, item_id, 2, off=decisions.gates_off(off))
+        decisions.approve(session, alice, item_id, edited, off=decisions.gates_off(off))
     assert item_state(desk.engine, item_id).status == "approved"
 
 

@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 from review_ui import decisions
 from review_ui.decisions import Blocked, Reviewer
 from store.db import open_store, session_scope
+from store.models import Item
 from tests.review_seed import (
     ARTICLES,
     IMG,
@@ -157,7 +158,8 @@ def test_banner_when_checks_did_not_run_and_approval_still_allowed(desk) -> None
     assert "it cannot be approved until they run" not in page
     assert not at.button(key="approve").disabled
     with session_scope(engine) as session:
-        decisions.approve(session, Reviewer("alice", "editor"), ids["school"], 1)
+        version = session.get(Item, ids["school"]).version  # as the pipeline left it
+        decisions.approve(session, Reviewer("alice", "editor"), ids["school"], version)
 
 
 def test_require_makes_a_draft_whose_checks_did_not_run_unapprovable(desk) -> None:
@@ -166,7 +168,8 @@ def test_require_makes_a_draft_whose_checks_did_not_run_unapprovable(desk) -> No
     assert "it cannot be approved until they run" in html(at)
     assert at.button(key="approve").disabled
     with session_scope(engine) as session, pytest.raises(Blocked):
-        decisions.approve(session, Reviewer("alice", "editor"), ids["school"], 1)
+        version = session.get(Item, ids["school"]).version  # as the pipeline left it
+        decisions.approve(session, Reviewer("alice", "editor"), ids["school"], version)
     # The checked draft is not affected.
     open_item(at, ids["bridge"])
     assert not at.button(key="approve").disabled
@@ -180,7 +183,7 @@ def test_require_blocks_an_edited_draft_its_checks_never_judged(desk) -> None:
             session,
             editor,
             ids["bridge"],
-            1,
+            session.get(Item, ids["bridge"]).version,
             H,
             BRIDGE.summary.replace("38 steel hangers", "38 corroded steel hangers"),
             gate_modes={},

@@ -61,6 +61,7 @@ for module in (
     commands_publish,
 ):
     module.register(app)
+context.one_line_errors(app)
 
 
 def main() -> None:  # pragma: no cover - console entry point

@@ -21,7 +21,7 @@ from sqlmodel import Session
 
 from copydesk.config import Settings
 from copydesk.context import EXIT_OK, EXIT_UNABLE, EXIT_USAGE, connect, err, fail, load, out
-from store.db import StoreError, open_store, safe_url, session_scope
+from store.db import StoreError, check_writable, open_store, safe_url, session_scope
 from store.editors import (
     ROLES,
     EditorError,
@@ -145,7 +145,26 @@ def app_path() -> Path:
     return Path(spec.origin).resolve()
 
 
+# Streamlit's settings for running the review queue in production, given on the
+# command line so that no .streamlit/config.toml in the working directory can
+# weaken them. Errors show no type, message or stack trace to the browser (they
+# go to the server's log); the toolbar has no developer options; cross-site
+# request forgery and cross-origin protection stay on.
+PRODUCTION_SETTINGS = {
+    "server.headless": "true",
+    "browser.gatherUsageStats": "false",
+    "server.fileWatcherType": "none",
+    "server.runOnSave": "false",
+    "server.enableXsrfProtection": "true",
+    "server.enableCORS": "true",
+    "global.developmentMode": "false",
+    "client.showErrorDetails": "none",
+    "client.toolbarMode": "minimal",
+}
+
+
 def streamlit_command(host: str, port: int) -> list[str]:
+    flags = [part for key, value in PRODUCTION_SETTINGS.items() for part in (f"--{key}", value)]
     return [
         sys.executable,
         "-m",
@@ -156,14 +175,7 @@ def streamlit_command(host: str, port: int) -> list[str]:
         host,
         "--server.port",
         str(port),
-        "--server.headless",
-        "true",
-        "--browser.gatherUsageStats",
-        "false",
-        "--server.fileWatcherType",
-        "none",
-        "--client.toolbarMode",
-        "viewer",
+        *flags,
     ]
 
 
@@ -230,6 +242,7 @@ def launch_review(settings: Settings, port: int | None = None, host: str | None 
         return EXIT_USAGE
     try:
         engine = open_store(settings.database.url)
+        check_writable(engine)
     except StoreError as exc:
         err.print(Text(f"copydesk: error: {str(exc).splitlines()[0]}"))
         return EXIT_UNABLE

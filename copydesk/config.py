@@ -116,6 +116,14 @@ def load_settings(path: str | Path | None = None, env: dict[str, str] | None = N
             data = tomllib.loads(found.read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise ConfigError(f"config file {found} does not exist") from None
+        except IsADirectoryError:
+            raise ConfigError(f"config file {found} is a directory, not a file") from None
+        except UnicodeDecodeError as exc:
+            raise ConfigError(
+                f"config file {found} is not UTF-8 text (byte {exc.start}): save it as UTF-8"
+            ) from None
+        except OSError as exc:
+            raise ConfigError(f"config file {found} cannot be read: {exc.strerror}") from None
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{found} is not valid TOML: {exc}") from None
     for var, (section, key) in ENV_OVERRIDES.items():

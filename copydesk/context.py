@@ -15,15 +15,18 @@ the callback set up for --log-format (a plain line, or a JSON record).
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
+from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Engine
 
 from copydesk.config import ConfigError, Settings, load_settings
@@ -95,6 +98,41 @@ def connect(settings: Settings) -> Engine:
 def context(cli: typer.Context) -> Context:
     settings = load(cli)
     return Context(settings, connect(settings))
+
+
+def one_line_errors(app: typer.Typer) -> None:
+    """Wrap every command of `app` (and of its sub-groups) so that a database that
+    fails mid-command (read-only, gone, out of space) or a store error ends as one
+    line and exit 3, never a traceback. Called once, after every command is
+    registered; commands added later are covered too (a test runs them all)."""
+    for info in app.registered_commands:
+        if info.callback is not None:
+            info.callback = _one_line(info.callback)
+    for group in app.registered_groups:
+        if group.typer_instance is not None:
+            one_line_errors(group.typer_instance)
+
+
+def _one_line(command: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(command)
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except sa_exc.DBAPIError as exc:
+            logging.getLogger("copydesk").debug("database error", exc_info=True)
+            fail(f"database error: {database_problem(exc)}")
+        except StoreError as exc:
+            fail(str(exc).splitlines()[0])
+
+    return guarded
+
+
+def database_problem(exc: sa_exc.DBAPIError) -> str:
+    """The driver's own first line ("attempt to write a readonly database"),
+    without SQLAlchemy's statement and parameters (they may hold article text)."""
+    original = exc.orig if exc.orig is not None else exc
+    lines = str(original).strip().splitlines()
+    return lines[0] if lines else type(original).__name__
 
 
 def is_tty() -> bool:

@@ -283,19 +283,7 @@ def edit(
     )
     at = event.at or utcnow()
     for result in results:
-        verdict = result.verdict
-        session.add(
-            GateVerdict(
-                item_id=item_id,
-                stage="edit",
-                gate=verdict.gate,
-                passed=verdict.passed,
-                mode=result.mode,
-                reason=verdict.reason,
-                evidence=verdict.evidence,
-                created_at=at,
-            )
-        )
+        session.add(GateVerdict.from_result(result, item_id=item_id, stage="edit", created_at=at))
     session.flush()
     return EditOutcome(results, item.version)
 

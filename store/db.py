@@ -43,6 +43,8 @@ def make_engine(url: str) -> Engine:
         raise StoreError(f"database URL {url!r} cannot be read: {exc}") from None
     if parsed.get_backend_name() == "sqlite":
         database = parsed.database
+        if database and parsed.query.get("uri") == "true" and database.startswith("file:"):
+            database = database.removeprefix("file:")  # sqlite:///file:PATH?mode=ro&uri=true
         if database and database != ":memory:":
             folder = Path(database).expanduser().parent
             if not folder.is_dir():
@@ -122,6 +124,29 @@ def open_store(url: str) -> Engine:
     if behind:
         migrate(engine)
     return engine
+
+
+def check_writable(engine: Engine) -> None:
+    """Raise StoreError unless this connection may write: for a long-running server
+    (the review queue records every sign-in and decision) that must not start on a
+    read-only database and fail at the first click. SQLite: take the write lock
+    and let it go. PostgreSQL: a standby or read-only transaction default."""
+    try:
+        with engine.connect() as conn:
+            if engine.dialect.name == "sqlite":
+                # A read-only file (mode=ro, a read-only mount) takes the lock but
+                # refuses the first write: write a value back unchanged, then undo.
+                conn.exec_driver_sql("BEGIN IMMEDIATE")
+                version = conn.exec_driver_sql("PRAGMA user_version").scalar()
+                conn.exec_driver_sql(f"PRAGMA user_version = {int(version or 0)}")
+                conn.exec_driver_sql("ROLLBACK")
+                return
+            read_only = conn.execute(text("SHOW transaction_read_only")).scalar()
+    except Exception as exc:  # noqa: BLE001 - reported as one line to the user
+        first = str(getattr(exc, "orig", None) or exc).splitlines()[0]
+        raise StoreError(f"database {safe_url(engine)} cannot be written: {first}") from None
+    if read_only == "on":
+        raise StoreError(f"database {safe_url(engine)} cannot be written: it is read-only")
 
 
 def head_revision(engine: Engine) -> str | None:

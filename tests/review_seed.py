@@ -13,6 +13,7 @@ Places, people and figures are invented.
 
 from __future__ import annotations
 
+import functools
 import json
 import tempfile
 from collections.abc import Iterable
@@ -191,6 +192,13 @@ BRINMOOR = "Brinmoor Courier"
 CALDER = f"Calder Reach {IMG}"  # a hostile feed name: shown as text, never parsed
 
 
+@functools.cache
+def _fetcher() -> Fetcher:
+    """One fetcher for every seed (building one costs TLS set-up). The feeds are local
+    files and pages are not fetched, so it never sends a request."""
+    return Fetcher(Settings().ingest)
+
+
 def _feed_item(article: Article) -> dict[str, str]:
     """A JSON Feed item carrying the article's whole text (no page to fetch)."""
     return {
@@ -235,11 +243,10 @@ class _Newsroom:
         replies = self.folder / "replies.json"
         replies.write_text(json.dumps({"replies": self.replies}), encoding="utf-8")
         summariser = RecordedSummariser(load_replies(replies))
-        with Fetcher(self.settings.ingest) as fetcher:
-            pipeline = Pipeline(
-                self.settings, self.engine, summariser, fetcher, command="seed", fetch_pages=False
-            )
-            report = pipeline.run([feed], force=True)
+        pipeline = Pipeline(
+            self.settings, self.engine, summariser, _fetcher(), command="seed", fetch_pages=False
+        )
+        report = pipeline.run([str(self.feeds[feed])], force=True)  # this seed's file only
         assert report.fatal is None, report.fatal
         keys = [canonical_url(a.url) for a in articles]
         with Session(self.engine) as session:

@@ -2,10 +2,11 @@
 
 It validates the pack (refusing a broken one with the reason), runs the
 configured gate stack over every summary, writes a run log and a facts file
-under `<out>/<date>_<hash>/`, and prints a table (or `--json`). Exit codes: 0 the
-stack caught every planted error its gates are designed for with no false
-alarm, 1 it did not, 2 bad usage (e.g. `--calibrate` without a model), 3 the
-pack or the config could not be read.
+under `<out>/<date>_<hash>/` (`-2`, `-3`, ... for a later run of the same
+identity that day: a run never overwrites another), and prints a table (or
+`--json`). Exit codes: 0 the stack caught every planted error its gates are
+designed for with no false alarm, 1 it did not, 2 bad usage (e.g. `--calibrate`
+without a model), 3 the pack or the config could not be read.
 
 `--compare RUN_A RUN_B` shows what changed between two stored runs, and
 `--from-decisions` reads editors' decisions from the audit log instead.
@@ -93,8 +94,8 @@ def eval_command(
     model_name = settings.checks.model if live else None
     modes = stack.modes | model.modes
     identity = ev.run_identity(pack, PROMPTS, model_name or model.label, modes)
-    folder = ev.run_folder(out_dir, identity)
     calibration = calibrate_judge(pack, model, records, ledger) if calibrate else None
+    folder = _claim(out_dir, identity)
     header = _header(pack, modes, identity, folder, model, model_name)
     if ledger is not None:
         header["ledger"] = ledger.close()
@@ -115,6 +116,13 @@ PROMPTS = {"checks": CHECK_PROMPT_VERSION}
 
 def _maybe(calibration: dict[str, Any] | None) -> dict[str, Any]:
     return {} if calibration is None else {"calibration": calibration}
+
+
+def _claim(out_dir: Path, identity: str) -> Path:
+    try:
+        return ev.claim_run_folder(out_dir, identity)
+    except OSError as exc:
+        fail(f"cannot write the run to {out_dir}/: {exc.strerror or exc}")
 
 
 def _write(

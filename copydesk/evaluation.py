@@ -430,9 +430,24 @@ def run_folder(out: Path, identity: str, now: datetime | None = None) -> Path:
     return out / f"{day}_{identity}"
 
 
+def claim_run_folder(out: Path, identity: str, now: datetime | None = None) -> Path:
+    """Create and return a new, empty run folder: `<date>_<hash>`, or `<date>_<hash>-N`
+    when that day already holds N-1 runs of the same identity. A run never overwrites
+    another: the folder is created exclusively, so two evals started at once get two."""
+    base = run_folder(out, identity, now)
+    out.mkdir(parents=True, exist_ok=True)
+    n = 1
+    while True:
+        folder = base if n == 1 else base.with_name(f"{base.name}-{n}")
+        try:
+            folder.mkdir()
+            return folder
+        except FileExistsError:
+            n += 1
+
+
 def write_run(folder: Path, header: dict[str, Any], records: list[Record], result: dict) -> None:
     """The run log (JSON Lines: a header, then every verdict) and the facts file."""
-    folder.mkdir(parents=True, exist_ok=True)
     with (folder / LOG_FILE).open("w", encoding="utf-8") as fh:
         fh.write(json.dumps({"type": "run"} | header, ensure_ascii=False) + "\n")
         for r in records:

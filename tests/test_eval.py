@@ -248,6 +248,29 @@ def test_evidence_matches_whole_words_and_numbers(haystack, needle, expected):
     assert ev.mentions(haystack, needle) is expected
 
 
+def test_the_spliced_quotations_each_break_a_different_rule(pack):
+    """Out of order, too far apart, and a dropped negation: each spliced case is
+    refused by quotes_verbatim for its own reason, so no single rule covers them."""
+    from guards.quotes import quotes_verbatim
+
+    mechanics = {}
+    for s in pack.summaries:
+        if s.kind != "spliced_quote":
+            continue
+        source = pack.article(s.article).text
+        (quote,) = quotes_verbatim(source, None, s.text).evidence
+        first, second = (f["text"] for f in quote["fragments"])
+        assert first.lower() in source.lower() and second.lower() in source.lower(), s.id
+        omission = quote.get("omission") or ""
+        if "negation" in omission:
+            mechanics[s.id] = "negation"
+        elif "characters apart" in omission:
+            mechanics[s.id] = "distance"
+        elif source.lower().find(second.lower()) < source.lower().find(first.lower()):
+            mechanics[s.id] = "order"
+    assert sorted(mechanics.values()) == ["distance", "negation", "order"], mechanics
+
+
 # --- the command --------------------------------------------------------------------
 
 
@@ -289,6 +312,31 @@ def test_the_run_folder_names_the_gate_modes(workdir):
     assert "quotes_verbatim" not in facts["gates"]
     assert facts["kinds"]["invented_quote"]["not_run"] == 3
     assert len(list((workdir / "runs").iterdir())) == 2
+
+
+def test_a_second_run_of_the_same_identity_never_overwrites_the_first(workdir):
+    first = json.loads(run_eval("--out", "runs", "--json").stdout)["run"]
+    first_facts = (workdir / "runs" / first["run_id"] / ev.FACTS_FILE).read_bytes()
+    second = json.loads(run_eval("--out", "runs", "--json").stdout)["run"]
+    third = json.loads(run_eval("--out", "runs", "--json").stdout)["run"]
+    assert second["run_id"] == first["run_id"] + "-2"
+    assert third["run_id"] == first["run_id"] + "-3"
+    assert first["run_id"] == ev.run_folder(Path(), first["run_id"][11:]).name  # date_hash
+    assert sorted(p.name for p in (workdir / "runs").iterdir()) == sorted(
+        [first["run_id"], second["run_id"], third["run_id"]]
+    )
+    assert (workdir / "runs" / first["run_id"] / ev.FACTS_FILE).read_bytes() == first_facts
+    for run in (second, third):
+        header = json.loads((workdir / "runs" / run["run_id"] / ev.LOG_FILE).open().readline())
+        assert header["run_id"] == run["run_id"]
+
+
+def test_claimed_run_folders_are_distinct_even_when_claimed_at_once(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(8) as pool:
+        folders = list(pool.map(lambda _: ev.claim_run_folder(tmp_path, "abc"), range(16)))
+    assert len(set(folders)) == 16 and all(f.is_dir() for f in folders)
 
 
 def test_compare_shows_what_changed_between_two_runs(workdir):

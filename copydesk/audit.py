@@ -30,6 +30,7 @@ from sqlalchemy import or_, select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
+from copydesk.audit_checks import MODEL_CHECK_GATES, model_checks, render_model_checks
 from ingest.urls import canonical_url
 from store import history
 from store.history import RECORDED_REPLY_LABEL, ItemHistory, iso, utc
@@ -305,11 +306,16 @@ def render_history(console: Console, history: ItemHistory, *, full: bool = False
     if history.verdicts:
         console.print(_verdicts_table(history.verdicts))
         for v in history.verdicts:
-            if not v.passed and v.evidence not in (None, {}, []):
+            shown_below = v.gate in MODEL_CHECK_GATES
+            if not v.passed and v.evidence not in (None, {}, []) and not shown_below:
                 console.print(Text(f"  {v.stage}/{v.gate} evidence:", style="bold"))
                 render_evidence(console, v.evidence, indent=4)
     else:
         console.print(Text("  none recorded", style="dim"))
+
+    checks = model_checks(history.verdicts)
+    _heading(console, f"Model checks, as the editor sees them ({len(checks)})")
+    render_model_checks(console, checks)
 
     _heading(console, f"Model calls ({len(history.calls)})")
     if history.calls:

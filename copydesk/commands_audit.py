@@ -11,7 +11,7 @@ from typing import Any
 
 import typer
 
-from copydesk import audit
+from copydesk import audit, audit_checks
 from copydesk.context import EXIT_FAILED, EXIT_USAGE, context, fail, out
 from store import audit_chain
 
@@ -52,7 +52,9 @@ def audit_command(
     if history is None:
         fail(f"no item matches {item!r}", EXIT_FAILED)
     if as_json:
-        _print_json(history.to_dict(full=full))
+        document = history.to_dict(full=full)
+        document["model_checks"] = audit_checks.model_checks(history.verdicts)
+        _print_json(document)
     else:
         audit.render_history(out, history, full=full)
 

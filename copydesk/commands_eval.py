@@ -156,7 +156,7 @@ class LedgerWriter:
 
     def __call__(self, calls: list[CallRecord]) -> list[int]:
         with session_scope(self.engine) as session:
-            rows = [ModelCall(item_id=None, run_id=self.run_id, **vars(c)) for c in calls]
+            rows = [ModelCall.of(c, item_id=None, run_id=self.run_id) for c in calls]
             session.add_all(rows)
             session.flush()
             return [row.id for row in rows if row.id is not None]

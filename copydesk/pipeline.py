@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 import random
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
@@ -51,6 +52,7 @@ from ingest.fetch import Fetcher, FetchResult
 from ingest.settings import FeedSettings
 from store import claims
 from store import status as st
+from store.changes import ItemChanges
 from store.db import session_scope
 from store.models import Feed, GateVerdict, Item, ModelCall, Run, utcnow
 from summarise.base import (
@@ -61,12 +63,13 @@ from summarise.base import (
     Summariser,
     SummaryFailed,
 )
-from summarise.checks import RAN, Checker, NoChecker
+from summarise.checks import FAILED, NOT_RUN, RAN, Checker, NoChecker
 
 log = logging.getLogger("copydesk.pipeline")
 
 MAX_BACKOFF = timedelta(days=1)
 IN_CHUNK = 500  # keys per IN (...) query: far below every database's parameter limit
+POLLED_ELSEWHERE = "another run is polling it"
 PAGE_READERS = 4  # threads fetching and extracting pages while the model works
 PAGE_TYPES = ("html", "xml", "text/")  # content types a page's article can be read from
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
@@ -115,7 +118,7 @@ class Outcome:
     job: Job
     to_status: str  # draft, discarded or error
     reason: str | None = None
-    changes: dict[str, Any] = field(default_factory=dict)
+    changes: ItemChanges = field(default_factory=ItemChanges)  # columns set with the move
     verdicts: list[tuple[str, GateResult]] = field(default_factory=list)  # (stage, result)
     calls: list[CallRecord] = field(default_factory=list)
     draft: Draft | None = None
@@ -181,6 +184,7 @@ class Pipeline:
             feeds = self._feeds(only_feeds)
             due = self._due_feeds(feeds, force)
             self._ingest_feeds(due)
+            self._wait_for_other_polls()
             total = self._pending_jobs()
             self._process(self._claimed_jobs(), total)
         return report
@@ -300,13 +304,32 @@ class Pipeline:
             with session_scope(self.engine) as session:
                 token = claims.claim_feed(session, feed.id, self.run_id, self.lease)
             if token is None:
-                report = FeedReport(feed.name, feed.url, skipped="another run is polling it")
+                report = FeedReport(feed.name, feed.url, skipped=POLLED_ELSEWHERE)
                 self.reports[feed.id] = report
                 log.info("feed %s skipped: another run is polling it", feed.name)
                 continue
             self._feed_tokens[feed.id] = token
             mine.append(feed)
         return mine
+
+    def _wait_for_other_polls(self) -> None:
+        """A feed skipped because another run is polling it brings its items when
+        that poll is written: wait for it (never past a lease), so that runs started
+        together share those items instead of the later ones finding nothing to do."""
+        busy = [fid for fid, r in self.reports.items() if r.skipped == POLLED_ELSEWHERE]
+        deadline = utcnow() + self.lease
+        while busy and utcnow() < deadline:
+            with Session(self.engine) as session:
+                now = utcnow()
+                busy = session.exec(
+                    select(Feed.id).where(
+                        col(Feed.id).in_(busy),
+                        col(Feed.claim_until).is_not(None),
+                        col(Feed.claim_until) > now,
+                    )
+                ).all()
+            if busy:
+                time.sleep(0.2)
 
     def _fetch_feed(self, feed: Feed) -> FeedResult:
         """In a worker. One feed that breaks the parser must not stop the run: the
@@ -610,7 +633,7 @@ class Pipeline:
             return
         with session_scope(self.engine) as session:
             for call in calls:
-                session.add(ModelCall(item_id=item_id, run_id=self.run_id, **vars(call)))
+                session.add(ModelCall.of(call, item_id=item_id, run_id=self.run_id))
 
     def prepare(self, job: Job) -> Outcome:
         """Everything but the database writes: fetch, gates, duplicate look-ups,
@@ -656,7 +679,7 @@ class Pipeline:
         """The model's draft of the article, through the draft gates and the checks."""
         job, text = out.job, article.text
         modes = self.settings.gates.all_modes()
-        out.changes["summariser"] = self.summariser.name  # recorded whatever the outcome
+        out.changes.summariser = self.summariser.name  # recorded whatever the outcome
         try:
             draft = self.summariser.summarise(article)
         except SummaryFailed as exc:
@@ -820,14 +843,14 @@ class Pipeline:
         out.changes.update(attempts=attempts, last_error=reason)
         if attempts >= limit:
             what = {"model": "model", "fetch": "fetch"}.get(kind, "processing")
-            out.changes["next_attempt_at"] = None
+            out.changes.next_attempt_at = None
             return _failed_permanently(out, f"{what} failed {attempts} times: {reason}", kind)
         base = self.settings.summarise.retry_base_seconds
         delay = min(timedelta(seconds=base * 2 ** (attempts - 1)), MAX_BACKOFF)
         delay *= random.uniform(0.8, 1.0)  # after the cap, so items do not all wake at once
         if retry_after is not None:  # the server said when; never sooner than that
             delay = max(delay, timedelta(seconds=min(retry_after, MAX_BACKOFF.total_seconds())))
-        out.changes["next_attempt_at"] = utcnow() + delay
+        out.changes.next_attempt_at = utcnow() + delay
         out.to_status, out.reason = st.ERROR, reason
         return out
 
@@ -840,9 +863,7 @@ class Pipeline:
             log.warning("item %s: %s; this run's result is dropped", out.job.item_id, exc)
             with session_scope(self.engine) as session:
                 for call in out.calls:
-                    session.add(
-                        ModelCall(item_id=out.job.item_id, run_id=self.run_id, **vars(call))
-                    )
+                    session.add(ModelCall.of(call, item_id=out.job.item_id, run_id=self.run_id))
 
     def _commit_outcome(self, out: Outcome) -> None:
         job = out.job
@@ -855,24 +876,16 @@ class Pipeline:
                 if duplicate is not None:
                     _duplicate(out, *duplicate)
             if out.fingerprint and out.discard_kind != "duplicate":
-                out.changes["content_hash"] = out.fingerprint
+                out.changes.content_hash = out.fingerprint
             out.changes.update(claimed_by=None, claim_until=None)  # the claim ends here
             for stage, result in out.verdicts:
-                d = result.to_dict()
                 session.add(
-                    GateVerdict(
-                        item_id=item.id,
-                        run_id=self.run_id,
-                        stage=stage,
-                        gate=d["gate"],
-                        passed=d["passed"],
-                        mode=d["mode"],
-                        reason=d["reason"],
-                        evidence=d["evidence"],
+                    GateVerdict.from_result(
+                        result, item_id=item.id, stage=stage, run_id=self.run_id
                     )
                 )
             for call in out.calls:
-                session.add(ModelCall(item_id=item.id, run_id=self.run_id, **vars(call)))
+                session.add(ModelCall.of(call, item_id=item.id, run_id=self.run_id))
             failed = [r.gate for _, r in out.verdicts if r.hard_fail]
             flagged = [r.gate for _, r in out.verdicts if r.flagged and not r.not_run]
             reason = out.reason
@@ -900,6 +913,9 @@ class Pipeline:
         report = self._report_for(item.feed_id)
         if out.draft is not None and out.draft.recorded_reply:
             report.recorded_replies += 1
+        check_state = (out.details.get("checks") or {}).get("state")
+        report.checks_not_run += check_state == NOT_RUN
+        report.checks_failed += check_state == FAILED
         if out.to_status == st.DRAFT:
             report.drafts += 1
         elif out.to_status == st.ERROR:
@@ -1017,8 +1033,7 @@ def _duplicate(out: Outcome, original: int, why: str) -> Outcome:
     out.discard_kind = "duplicate"
     out.details["duplicate_of"] = original
     out.draft = None
-    for key in ("headline", "summary", "summariser", "recorded_reply", "next_attempt_at"):
-        out.changes.pop(key, None)
+    out.changes.unset("headline", "summary", "summariser", "recorded_reply", "next_attempt_at")
     return out
 
 

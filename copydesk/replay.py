@@ -161,15 +161,5 @@ def _discard_draft(engine: Engine, flip: Flip, modes: dict[str, str]) -> bool:
             },
         )
         for result in flip.results:  # the verdicts that discarded it, as the pipeline keeps them
-            session.add(
-                GateVerdict(
-                    item_id=item.id,
-                    stage="replay",
-                    gate=result.gate,
-                    passed=False,
-                    mode=result.mode,
-                    reason=result.verdict.reason,
-                    evidence=result.verdict.evidence,
-                )
-            )
+            session.add(GateVerdict.from_result(result, item_id=item.id, stage="replay"))
     return True

@@ -18,7 +18,7 @@ from sqlalchemy import select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from store.models import AuditEvent, Feed, GateVerdict, Item, ModelCall
+from store.models import AuditEvent, CallRecord, Feed, GateVerdict, Item, ModelCall
 
 RECORDED_REPLY_LABEL = "recorded reply (demo), not a live model call"
 
@@ -135,25 +135,10 @@ def verdict_dict(v: GateVerdict) -> dict[str, Any]:
     }
 
 
+# What `copydesk audit` shows of a call: the ledger's fields (but the raw request
+# and reply, shown with --full) and the run.
 _CALL_FIELDS = (
-    "purpose",
-    "backend",
-    "model",
-    "api_version",
-    "temperature",
-    "temperature_in_force",
-    "prompt_version",
-    "prompt_hash",
-    "request_id",
-    "input_tokens",
-    "output_tokens",
-    "cache_creation_tokens",
-    "cache_read_tokens",
-    "latency_ms",
-    "stop_reason",
-    "cost_usd",
-    "ok",
-    "error",
+    *(name for name in CallRecord.model_fields if name not in ("request_json", "response_json")),
     "run_id",
 )
 

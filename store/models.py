@@ -8,7 +8,7 @@ payloads so that every decision can be explained later from the database alone.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import (
     JSON,
@@ -20,10 +20,15 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    event,
     false,
+    inspect,
 )
 from sqlalchemy.types import TypeDecorator
 from sqlmodel import Field, SQLModel
+
+if TYPE_CHECKING:  # a type only: the store does not run gates
+    from guards.registry import GateResult
 
 
 def utcnow() -> datetime:
@@ -129,6 +134,23 @@ class Item(SQLModel, table=True):
     claim_until: datetime | None = _ts(nullable=True)
 
 
+class StatusNotAssignable(AttributeError):
+    """`item.status = ...` on a stored item: only `store.status` moves an item."""
+
+
+@event.listens_for(Item.status, "set")
+def _status_is_moved_not_assigned(target: Item, value: Any, old: Any, initiator: Any) -> None:
+    """A stored item's status changes only through `store.status.move`, which writes
+    it with a compare-and-set (and mirrors it with `set_committed_value`, which
+    fires no event). An assignment would be flushed by the next move and let, say,
+    a draft be published with no editor's approval; it fails here instead. A new
+    item (not yet stored) may be built with its status; `status.create` checks it."""
+    if inspect(target).has_identity:
+        raise StatusNotAssignable(
+            f"item {target.id}: status is changed by store.status.move, not by assignment"
+        )
+
+
 class GateVerdict(SQLModel, table=True):
     """A gate's verdict on one version of an item's draft (or on its source)."""
 
@@ -146,6 +168,31 @@ class GateVerdict(SQLModel, table=True):
     created_at: datetime = Field(
         default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
     )
+
+    @classmethod
+    def from_result(
+        cls,
+        result: GateResult,
+        *,
+        item_id: int,
+        stage: str,
+        run_id: int | None = None,
+        created_at: datetime | None = None,
+    ) -> GateVerdict:
+        """The one way a gate's result becomes a stored verdict (pipeline, edit,
+        replay): the mode stored is what the result did (`GateResult.stored_mode`)."""
+        row = result.to_dict()
+        return cls(
+            item_id=item_id,
+            run_id=run_id,
+            stage=stage,
+            gate=row["gate"],
+            passed=row["passed"],
+            mode=row["mode"],
+            reason=row["reason"],
+            evidence=row["evidence"],
+            created_at=created_at or utcnow(),
+        )
 
 
 class AuditEvent(SQLModel, table=True):
@@ -184,15 +231,15 @@ class SignInFailure(SQLModel, table=True):
     )
 
 
-class ModelCall(SQLModel, table=True):
-    """The ledger: one row per model call, with what was sent and what came back."""
+class CallRecord(SQLModel):
+    """One model call, as the ledger keeps it: the one definition of its fields.
 
-    __tablename__ = "model_calls"
+    A summariser or checker fills one in per HTTP attempt and hands it back (it
+    never touches the database); the pipeline stores it as a `ModelCall` row,
+    which adds the item, the run and the time; `copydesk audit` prints these
+    fields. `vars(record)` is exactly the fields."""
 
-    id: int | None = Field(default=None, primary_key=True)
-    item_id: int | None = Field(default=None, foreign_key="items.id", index=True)
-    run_id: int | None = Field(default=None, foreign_key="runs.id", index=True)
-    purpose: str = "summary"  # "summary", later "claims" and "judge"
+    purpose: str = "summary"  # "summary", "checks"
     backend: str
     model: str | None = None
     api_version: str | None = None
@@ -212,9 +259,24 @@ class ModelCall(SQLModel, table=True):
     error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     request_json: Any = Field(default=None, sa_column=Column(JSON, nullable=True))
     response_json: Any = Field(default=None, sa_column=Column(JSON, nullable=True))
+
+
+class ModelCall(CallRecord, table=True):
+    """The ledger: one row per model call, with what was sent and what came back."""
+
+    __tablename__ = "model_calls"
+
+    id: int | None = Field(default=None, primary_key=True)
+    item_id: int | None = Field(default=None, foreign_key="items.id", index=True)
+    run_id: int | None = Field(default=None, foreign_key="runs.id", index=True)
     created_at: datetime = Field(
         default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
     )
+
+    @classmethod
+    def of(cls, call: CallRecord, *, item_id: int | None, run_id: int | None) -> ModelCall:
+        """The ledger row of one call."""
+        return cls(item_id=item_id, run_id=run_id, **call.model_dump())
 
 
 class Run(SQLModel, table=True):

@@ -7,6 +7,7 @@ not at all, and two deciders racing on one item cannot both win.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -16,6 +17,7 @@ from sqlalchemy.orm.attributes import set_committed_value
 from sqlmodel import Session
 
 from store import audit_chain, deliveries
+from store.changes import ItemChanges
 from store.models import AuditEvent, Item, utcnow
 
 NEW = "new"
@@ -131,20 +133,23 @@ def move(
     reason: str | None = None,
     details: dict[str, Any] | None = None,
     expected_version: int | None = None,
-    changes: dict[str, Any] | None = None,
+    changes: ItemChanges | Mapping[str, Any] | None = None,
 ) -> AuditEvent:
     """Move `item` to `to_status`, applying `changes` to its columns, and record it.
 
+    `changes` is an `ItemChanges` (a mapping is checked against it first: an
+    unknown column is a ValueError before anything is written).
     `expected_version` is the version the caller saw (an editor's screen); it
     defaults to the item's loaded version. Raises IllegalMove or Conflict and
     changes nothing in either case. The caller commits.
     """
+    columns = ItemChanges.of(changes).values()
     _check_not_stale(session, item, expected_version)
     from_status = item.status
     check_move(from_status, to_status, actor, reason)
     version = item.version if expected_version is None else expected_version
     now = utcnow()
-    values: dict[str, Any] = dict(changes or {})
+    values: dict[str, Any] = dict(columns)
     values.update(status=to_status, version=version + 1, updated_at=now)
     if (from_status, to_status) in DECISIONS:
         values.update(decided_by=actor.removeprefix("editor:"), decided_at=now)

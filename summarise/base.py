@@ -9,7 +9,11 @@ pipeline writes to the ledger.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
+
+from store.models import CallRecord  # the ledger's one definition of a call
+
+__all__ = ["Article", "BackendUnavailable", "CallRecord", "Draft", "Summariser", "SummaryFailed"]
 
 
 @dataclass(frozen=True)
@@ -20,32 +24,6 @@ class Article:
     title: str | None
     url: str | None
     text: str
-
-
-@dataclass
-class CallRecord:
-    """One model call for the ledger (`store.models.ModelCall` minus item and run)."""
-
-    purpose: str
-    backend: str
-    model: str | None = None
-    api_version: str | None = None
-    temperature: float | None = None
-    temperature_in_force: bool = False
-    prompt_version: str | None = None
-    prompt_hash: str | None = None
-    request_id: str | None = None
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    cache_creation_tokens: int | None = None
-    cache_read_tokens: int | None = None
-    latency_ms: int | None = None
-    stop_reason: str | None = None
-    cost_usd: float | None = None
-    ok: bool = True
-    error: str | None = None
-    request_json: Any = None
-    response_json: Any = None
 
 
 @dataclass

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import logging
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict
 from typing import Any
 
 import anthropic
@@ -746,7 +745,7 @@ def test_the_api_key_never_reaches_the_ledger_logs_or_messages(
     assert all(KEY in r.headers["authorization"] for r in fake.requests)
     assert len(records) == 8 and len(messages) >= 6
     # ... and nowhere else.
-    ledger = json.dumps([asdict(r) for r in records], default=str)
+    ledger = json.dumps([r.model_dump() for r in records], default=str)
     assert KEY not in ledger
     assert all(KEY not in m for m in messages)
     assert caplog.records, "the SDK logs at DEBUG: the scan below must have something to scan"

@@ -22,6 +22,9 @@ def test_demo_shows_drafts_and_every_kind_of_discard(tmp_path, monkeypatch):
     result = run_demo(tmp_path, monkeypatch)
     assert result.exit_code == 0, result.output
     assert "RECORDED model replies" in result.stdout
+    # The closing table counts the drafts whose model checks did not run (or failed).
+    assert "checks not run / failed" in result.stdout and " 7 / 0 │" in result.stdout
+    assert "model checks did not run on 7 item(s) and failed on 0" in result.stdout
     engine = open_store(f"sqlite:///{tmp_path / 'demo' / 'demo.db'}")
     with Session(engine) as session:
         items = session.exec(select(Item)).all()
@@ -114,3 +117,73 @@ def test_stats_count_model_checks_that_did_not_run(tmp_path, monkeypatch):
         "failed to run": 0,
     }
     assert checks["claims_supported"]["not run"] == 7
+
+
+def test_audit_shows_the_model_checks_as_the_editor_sees_them(tmp_path, monkeypatch):
+    run_demo(tmp_path, monkeypatch)
+    monkeypatch.setenv("COPYDESK_DATABASE_URL", f"sqlite:///{tmp_path / 'demo' / 'demo.db'}")
+    hedge = "https://news.example.org/education/upper-wystan-school-consultation"
+    wrong = "https://news.example.org/politics/coldhithe-by-election-result"
+    doc = json.loads(CliRunner().invoke(app, ["audit", hedge, "--json"]).stdout)
+    claims, judge = doc["model_checks"]
+    assert (claims["gate"], claims["state"], judge["gate"], judge["state"]) == (
+        "claims_supported", "ran", "faithfulness", "ran",
+    )  # fmt: skip
+    outcomes = [c["outcome"] for c in claims["claims"]]
+    assert outcomes.count("not supported") == 1 and outcomes.count("supported") == 3
+    assert all(c["passage"] and c["claim"] for c in claims["claims"])
+    flagged = [s for s in judge["sentences"] if s["material"]]
+    assert [s["kinds"] for s in flagged] == [["modality"], ["modality", "time"]]
+    assert all(s["rewrite"] and s["passage"] for s in flagged)
+
+    text = CliRunner().invoke(app, ["audit", hedge]).stdout
+    section = text.split("Model checks, as the editor sees them (2)")[1].split("Model calls")[0]
+    rows = section.split("faithfulness (flag)")[0]  # the claims table (cells may wrap)
+    assert rows.count("│ not supported:") == 1 and rows.count("│ supported ") == 3
+    assert "Vell County Council proposed" in rows and "The consultation closes on 18" in rows
+    assert "outcome: material error · modality, time\n" in section
+    assert "rewrite (reference only: never replaces the draft, never shipped)" in section
+    assert "no decision has been taken." in section  # the rewrite itself
+    assert section.count("outcome: faithful · no error") == 2
+    assert '{"claim":' not in text  # the table replaced the JSON lines
+
+    discarded = CliRunner().invoke(app, ["audit", wrong]).stdout
+    assert "outcome: wrong fact · factual\n" in discarded
+    assert "up from 31.8%" in discarded.split("Model checks, as the editor")[1]
+    engine = open_store(f"sqlite:///{tmp_path / 'demo' / 'demo.db'}")
+    with Session(engine) as session:
+        not_run = session.exec(
+            select(GateVerdict).where(GateVerdict.reason == "not run (no model)")
+        ).first()
+    unchecked = json.loads(
+        CliRunner().invoke(app, ["audit", str(not_run.item_id), "--json"]).stdout
+    )
+    assert [c["state"] for c in unchecked["model_checks"]] == ["not run", "not run"]
+    assert all("claims" not in c and "sentences" not in c for c in unchecked["model_checks"])
+    plain_text = CliRunner().invoke(app, ["audit", str(not_run.item_id)]).stdout
+    assert plain_text.count("NOT RUN: not run (no model): never counts as a pass") == 2
+
+
+def test_audit_model_checks_print_model_text_literally():
+    from rich.console import Console
+
+    from copydesk.audit_checks import model_checks, render_model_checks
+
+    hostile = "[bold red]APPROVED[/bold red] <script>alert(1)</script>"
+    verdicts = [
+        GateVerdict(item_id=1, stage="check", gate="claims_supported", passed=False,
+                    mode="flag", reason="1 of 1 claims not supported",
+                    evidence=[{"claim": hostile, "passage": hostile, "outcome": "not supported",
+                               "rule": "passage not in the source"}]),
+        GateVerdict(item_id=1, stage="check", gate="faithfulness", passed=False, mode="flag",
+                    reason="1 material error(s): framing",
+                    evidence={"sentences": [{"sentence": hostile, "errors": ["framing"],
+                                             "material": True, "outcome": "material error",
+                                             "rewrite": hostile, "passage": None}],
+                              "not_judged": []}),
+    ]  # fmt: skip
+    console = Console(record=True, width=200)
+    render_model_checks(console, model_checks(verdicts))
+    shown = console.export_text()
+    assert shown.count("[bold red]APPROVED[/bold red] <script>alert(1)</script>") == 4
+    assert "passage not in the source" in shown and "source passage: (none)" in shown

@@ -24,7 +24,7 @@ from tests.publish_helpers import (
     write_config,
 )
 
-APP = Path(__file__).resolve().parents[1] / "review_ui" / "app.py"
+APP = Path(__file__).resolve().parents[1] / "copydesk" / "review_app.py"
 PASSWORD = "correct horse battery"
 HOSTILE = "<script>alert(1)</script> ![](https://tracker.example.net/p.png)"
 
@@ -99,7 +99,7 @@ def test_a_viewer_gets_no_publish_button_and_cannot_publish(desk) -> None:  # ty
     from copydesk.config import load_settings
 
     with pytest.raises(NotAllowed):
-        publishing.publish_now(engine, load_settings(), Reviewer("vera", "editor"))
+        publishing.publish_now(engine, load_settings().for_review(), Reviewer("vera", "editor"))
     assert statuses(engine, ids) == ["approved"] and jsonl_lines(folder) == []
 
 

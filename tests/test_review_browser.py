@@ -364,6 +364,111 @@ def test_parallel_sign_ins_from_many_browsers_are_each_counted(server: Server) -
         engine.dispose()
 
 
+def test_malformed_websocket_messages_show_no_trace_to_a_stranger(server: Server) -> None:
+    """A client that never signed in speaks Streamlit's websocket protocol directly:
+    garbage bytes, then reruns with crafted widget ids and values of the wrong type.
+    Whatever error that causes, nothing it receives carries a stack trace, a
+    source line or an exception message (client.showErrorDetails = none)."""
+    import asyncio
+
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+    from websockets.asyncio.client import connect  # installed with streamlit's server
+
+    def rerun(states: list[dict[str, object]]) -> bytes:
+        message = BackMsg()
+        message.rerun_script.query_string = ""
+        for state in states:
+            widget = message.rerun_script.widget_states.widgets.add()
+            for field_name, value in state.items():
+                setattr(widget, field_name, value)
+        return message.SerializeToString()
+
+    crafted = [
+        rerun([]),
+        rerun([{"id": "$$ID-00000000000000000000000000000000-login_name", "int_value": 7}]),
+        rerun([{"id": "$$ID-ffff-login_submit", "json_value": '{"__proto__": 1}'}]),
+        rerun([{"id": "login_password", "double_array_value": None}][:0] + [{"id": "../../x"}]),
+        rerun(
+            [
+                {
+                    "id": "$$ID-" + "9" * 4000 + "-None",
+                    "string_value": "\udcff".encode("utf-8", "surrogatepass").decode(
+                        "utf-8", "replace"
+                    ),
+                }
+            ]
+        ),
+        b"\x00\xff\xfe not a protobuf at all",  # last: the server drops the connection
+    ]
+
+    def widget_ids(raw: list[bytes]) -> list[str]:
+        """The ids of the sign-in form's widgets, as the server sent them."""
+        ids = []
+        for data in raw:
+            message = ForwardMsg.FromString(data)
+            if message.WhichOneof("type") != "delta":
+                continue
+            element = message.delta.new_element
+            kind = element.WhichOneof("type")
+            if kind and hasattr(getattr(element, kind), "id"):
+                ids.append(getattr(element, kind).id)
+        return [i for i in ids if i]
+
+    async def read(connection, received: list[bytes], quiet: float) -> None:  # type: ignore[no-untyped-def]
+        while True:
+            try:
+                message = await asyncio.wait_for(connection.recv(), timeout=quiet)
+            except (TimeoutError, Exception):  # noqa: BLE001 - quiet or closed: done
+                return
+            if isinstance(message, bytes):
+                received.append(message)
+
+    async def talk() -> list[bytes]:
+        ws_url = server.base.replace("http://", "ws://") + "/_stcore/stream"
+        received: list[bytes] = []
+        async with connect(ws_url, subprotocols=["streamlit"], max_size=None) as connection:
+            await connection.send(rerun([]))
+            await read(connection, received, 20)
+            ids = widget_ids(received)
+            assert ids, [ForwardMsg.FromString(r).WhichOneof("type") for r in received]
+            # The real widget ids with values of the wrong type, then made-up ids.
+            wrong = [
+                {"int_value": 7},
+                {"double_array_value": None} if False else {"string_array_value": None},
+                {"json_value": '{"__proto__": 1}'},
+                {"trigger_value": True},
+            ]
+            attacks = [
+                rerun([{"id": i, **w} for i in ids]) for w in wrong if None not in w.values()
+            ]
+            attacks += crafted
+            for payload in attacks:
+                try:
+                    await connection.send(payload)
+                except Exception:  # noqa: BLE001 - the server hung up: read what it sent
+                    break
+                await read(connection, received, 2)
+        return received
+
+    received = asyncio.run(talk())
+    assert received, "the server sent nothing back"
+    exceptions = []
+    for raw in received:
+        message = ForwardMsg.FromString(raw)
+        if message.WhichOneof("type") == "delta" and message.delta.new_element.HasField(
+            "exception"
+        ):
+            exceptions.append(message.delta.new_element.exception)
+    for exception in exceptions:
+        assert list(exception.stack_trace) == []
+        assert "Traceback" not in exception.message and ".py" not in exception.message
+    everything = b"".join(received)
+    assert b"Traceback" not in everything
+    assert b'File "' not in everything
+    assert b"site-packages" not in everything
+
+
 def _signed_in_page(browser, server: Server):  # type: ignore[no-untyped-def]
     from playwright.sync_api import expect
 

@@ -26,7 +26,7 @@ from tests.review_seed import (
     write_config,
 )
 
-APP = Path(__file__).resolve().parents[1] / "review_ui" / "app.py"
+APP = Path(__file__).resolve().parents[1] / "copydesk" / "review_app.py"
 BRIDGE = ARTICLES["bridge"]
 H = BRIDGE.headline
 S1 = (

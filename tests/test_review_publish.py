@@ -24,7 +24,7 @@ from tests.publish_helpers import (
     write_config,
 )
 
-APP = Path(__file__).resolve().parents[1] / "review_ui" / "app.py"
+APP = Path(__file__).resolve().parents[1] / "copydesk" / "review_app.py"
 PASSWORD = "correct horse battery"
 HOSTILE = "<script>alert(1)</script> ![](https://tracker.example.net/p.png)"
 

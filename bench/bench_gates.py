@@ -1,22 +1,38 @@
-"""Micro benchmark of the two deterministic draft gates.
+"""Micro benchmark of the deterministic draft gates.
 
     .venv/bin/python bench/bench_gates.py [pairs]
 
-Builds invented ~600-word articles full of numbers and quotations and
-3-sentence drafts taken from them, then prints (source, draft) pairs checked
-per second on one core, counting this process's CPU time. Every pair has its
-own source (the `copydesk check --jsonl` case); the last line re-checks
-drafts against sources already seen (cached normalisation).
+Builds invented articles full of numbers, names, dates and quotations and
+3-sentence drafts taken from them, then prints, on one core and counting this
+process's CPU time:
+
+* the full deterministic stack (numbers, quotes, names, dates) per 2,000-word
+  article, beside a straight port of the naive substring gate (strip digit
+  separators, look for each digit run of the draft in the source) measured in
+  the same run; the target is under 1 ms;
+* `copydesk check --jsonl` (its `check_jsonl`, in process) in pairs per second
+  on ~600-word articles, beside the naive gate; the target is above 1,000;
+* names_grounded alone on a 2,000-word source (target under 2 ms), and its
+  precision and recall on the annotated material in tests/names_material.py;
+* the per-gate lines of earlier runs (pairs per second on ~600-word sources).
 """
 
 from __future__ import annotations
 
+import io
+import json
 import random
+import re
 import sys
 import time
+from pathlib import Path
 
+from copydesk.commands_check import Gates, check_jsonl
+from guards.dates import dates_grounded
+from guards.names import names_grounded
 from guards.numbers import numbers_grounded
 from guards.quotes import quotes_verbatim
+from guards.registry import DEFAULT_MODES
 
 WORDS = (
     "the harbour board of Ostbrook said on Monday that containers passed through "
@@ -41,8 +57,15 @@ def number(rng: random.Random) -> str:
     return f"{rng.randrange(2, 90)}-year-old"
 
 
+DATES = ["on Monday", "on 9 January", "yesterday", "in March 2026", "last week", "on Friday"]
+
+
 def sentence(rng: random.Random) -> str:
     words = [rng.choice(WORDS) for _ in range(rng.randrange(12, 24))]
+    if rng.random() < 0.3:
+        words.insert(rng.randrange(1, len(words)), rng.choice(NAMES))
+    if rng.random() < 0.15:
+        words.insert(rng.randrange(1, len(words)), rng.choice(DATES))
     for _ in range(rng.randrange(0, 3)):
         words.insert(rng.randrange(1, len(words)), number(rng))
     if rng.random() < 0.3:
@@ -59,11 +82,11 @@ def article(rng: random.Random, target_words: int = 600) -> list[str]:
     return sentences
 
 
-def pair(rng: random.Random, invented: bool) -> tuple[str, str]:
+def pair(rng: random.Random, invented: bool, words: int = 600) -> tuple[str, str]:
     """(source, draft): two source sentences and one with a quotation; when
     `invented`, the last sentence carries a number the source likely lacks
     (the gate then reads the whole source)."""
-    sentences = article(rng)
+    sentences = article(rng, words)
     quoted = [s for s in sentences if "\u201c" in s] or sentences
     draft = [rng.choice(sentences[:8]), rng.choice(sentences), rng.choice(quoted)]
     if invented:
@@ -80,20 +103,91 @@ def run(pairs: list[tuple[str, str]], gates) -> float:
     return len(pairs) / (time.process_time() - start)
 
 
+_SEPARATOR = re.compile(r"(?<=[0-9])[,.'\u00a0\u2009\u202f ](?=[0-9]{3})")
+_RUN = re.compile(r"[0-9]{2,}")
+
+
+def naive_gate(source: str, url: str | None, draft: str) -> bool:
+    """The simplest numbers gate a user would write: strip digit separators and
+    look for every run of two or more digits of the draft in the source."""
+    haystack = _SEPARATOR.sub("", source)
+    return all(run in haystack for run in _RUN.findall(_SEPARATOR.sub("", draft)))
+
+
+STACK = (numbers_grounded, quotes_verbatim, names_grounded, dates_grounded)
+
+
+def ms_per_pair(pairs: list[tuple[str, str]], gates) -> float:
+    start = time.process_time()
+    for source, draft in pairs:
+        for gate in gates:
+            gate(source, None, draft)
+    return (time.process_time() - start) / len(pairs) * 1000
+
+
+def jsonl_rate(pairs: list[tuple[str, str]]) -> float:
+    """Pairs per second through `check_jsonl`: parse, all gates, JSON out."""
+    lines = [json.dumps({"id": i, "source": s, "summary": d, "url": "https://x.example/a"})
+             for i, (s, d) in enumerate(pairs)]  # fmt: skip
+    gates = Gates(dict(DEFAULT_MODES), 150)
+    start = time.process_time()
+    check_jsonl(lines, io.StringIO(), gates)
+    return len(pairs) / (time.process_time() - start)
+
+
+def names_scores() -> tuple[float, float, float, float]:
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from tests.names_material import ARTICLES, DRAFTS, HELD_OUT, HELD_OUT_ARTICLE
+
+    def scores(items) -> tuple[float, float]:
+        tp = fp = fn = 0
+        for source, draft, invented in items:
+            v = names_grounded(source, None, draft)
+            flagged = [e["name"] for e in v.evidence if not e["found"]]
+            tp += sum(any(x in n for x in invented) for n in flagged)
+            fp += sum(not any(x in n for x in invented) for n in flagged)
+            fn += sum(not any(x in n for n in flagged) for x in invented)
+        return tp / (tp + fp), tp / (tp + fn)
+
+    tuned = scores([(ARTICLES[a], d, inv) for a, d, inv in DRAFTS])
+    held = scores([(HELD_OUT_ARTICLE, d, inv) for d, inv in HELD_OUT])
+    return (*tuned, *held)
+
+
 def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 3000
     rng = random.Random(20261130)
+    big = n // 6
+    long_faithful = [pair(rng, invented=False, words=2000) for _ in range(big)]
+    long_invented = [pair(rng, invented=True, words=2000) for _ in range(big)]
+    words = sum(len(s.split()) for s, _ in long_faithful) / big
+    print(f"{big} pairs of {words:.0f}-word sources, 3-sentence drafts; CPU time, one core")
+    for label, pairs in (("faithful", long_faithful), ("invented number", long_invented)):
+        stack, naive = ms_per_pair(pairs, STACK), ms_per_pair(pairs, (naive_gate,))
+        print(
+            f"  {label:16} full stack {stack:6.3f} ms/article   naive substring gate "
+            f"{naive:6.3f} ms   ratio {stack / naive:5.1f}x"
+        )
+    names_ms = ms_per_pair(long_faithful, (names_grounded,))
+    print(f"  names_grounded alone {names_ms:.3f} ms/article (2,000 words)")
+    p1, r1, p2, r2 = names_scores()
+    print(f"  names_grounded precision {p1:.2f} recall {r1:.2f} (material); "
+          f"held out: precision {p2:.2f} recall {r2:.2f}")  # fmt: skip
     faithful = [pair(rng, invented=False) for _ in range(n)]
     invented = [pair(rng, invented=True) for _ in range(n)]
     words = sum(len(s.split()) for s, _ in faithful) / n
-    print(f"{n} pairs, sources of {words:.0f} words on average, 3-sentence drafts")
-    both = (numbers_grounded, quotes_verbatim)
-    print(f"faithful drafts, both gates:    {run(faithful, both):8.0f} pairs/s")
-    print(f"invented number, both gates:    {run(invented, both):8.0f} pairs/s")
-    print(f"invented number, numbers only:  {run(invented, both[:1]):8.0f} pairs/s")
-    print(f"faithful drafts, quotes only:   {run(faithful, both[1:]):8.0f} pairs/s")
+    mixed = faithful[: n // 2] + invented[: n // 2]
+    rate = jsonl_rate(mixed)
+    naive = 1000 / ms_per_pair(mixed, (naive_gate,))
+    print(f"{n} pairs of {words:.0f}-word sources (half with an invented number)")
+    print(f"  check --jsonl (all gates, JSON in and out) {rate:8.0f} pairs/s   naive gate "
+          f"{naive:8.0f} pairs/s   ratio {naive / rate:5.1f}x")  # fmt: skip
+    print(f"  faithful, all 4 draft gates:    {1000 / ms_per_pair(faithful, STACK):8.0f} pairs/s")
+    print(f"  invented, all 4 draft gates:    {1000 / ms_per_pair(invented, STACK):8.0f} pairs/s")
+    print(f"  invented number, numbers only:  {run(invented, STACK[:1]):8.0f} pairs/s")
+    print(f"  faithful drafts, quotes only:   {run(faithful, STACK[1:2]):8.0f} pairs/s")
     warm = faithful[:50] * (n // 50)
-    print(f"same 50 sources again and again: {run(warm, both):7.0f} pairs/s")
+    print(f"  same 50 sources again and again: {run(warm, STACK):7.0f} pairs/s")
 
 
 if __name__ == "__main__":

@@ -187,18 +187,18 @@ def concurrency(articles: int, levels: list[int]) -> None:
 # --------------------------------------------------------------------------- workers
 
 
-def _worker(db_url: str, feed_url: str, out) -> None:  # type: ignore[no-untyped-def]
-    out.put(one_run(settings_for(db_url, feed_url, 4)))
+def _worker(db_url: str, feed_url: str, level: int, out) -> None:  # type: ignore[no-untyped-def]
+    out.put(one_run(settings_for(db_url, feed_url, level)))
 
 
-def workers(articles: int, pg_url: str, counts: list[int]) -> None:
+def workers(articles: int, pg_url: str, counts: list[int], level: int) -> None:
     from sqlalchemy import create_engine, text
     from sqlalchemy.engine import make_url
 
     server, feed_url = start_server(articles)
     admin_url = make_url(pg_url)
     admin = create_engine(admin_url, isolation_level="AUTOCOMMIT")
-    print(f"{articles} articles, PostgreSQL, each worker at max_concurrency 4")
+    print(f"{articles} articles, PostgreSQL, each worker at max_concurrency {level}")
     print(f"{'workers':>7} {'seconds':>8} {'articles/s':>11} {'vs 1 worker':>12} {'drafts':>7}")
     base = None
     try:
@@ -210,7 +210,7 @@ def workers(articles: int, pg_url: str, counts: list[int]) -> None:
             open_store(db_url).dispose()  # migrated once, before the workers start
             out: multiprocessing.Queue[dict[str, int]] = multiprocessing.Queue()
             procs = [
-                multiprocessing.Process(target=_worker, args=(db_url, feed_url, out))
+                multiprocessing.Process(target=_worker, args=(db_url, feed_url, level, out))
                 for _ in range(count)
             ]
             started = time.perf_counter()
@@ -272,13 +272,15 @@ def main() -> int:
     parser.add_argument("--articles", type=int, default=100)
     parser.add_argument("--levels", default="1,4,16")
     parser.add_argument("--workers", default="1,2,3")
+    parser.add_argument("--per-worker", type=int, default=1, help="max_concurrency of each")
     parser.add_argument("--pg-url", default=os.environ.get("COPYDESK_TEST_PG_URL"))
     args = parser.parse_args()
     levels = [int(x) for x in args.levels.split(",")]
     if args.mode in (None, "concurrency"):
         concurrency(args.articles, levels)
     if args.mode in (None, "workers") and args.pg_url:
-        workers(args.articles, args.pg_url, [int(x) for x in args.workers.split(",")])
+        counts = [int(x) for x in args.workers.split(",")]
+        workers(args.articles, args.pg_url, counts, args.per_worker)
     if args.mode in (None, "memory"):
         memory()
     return 0

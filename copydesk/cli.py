@@ -27,6 +27,9 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Help texts name config sections ("[checks]", "[review]"): plain text, not rich markup,
+    # which would swallow them.
+    rich_markup_mode=None,
 )
 
 

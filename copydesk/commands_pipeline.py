@@ -231,6 +231,7 @@ def _print_report(report: RunReport, as_json: bool) -> None:
         "by gate or reason",
         "errors",
         "retried",
+        "checks not run / failed",
     )
     for column in columns:
         left = column in ("feed", "by gate or reason")
@@ -254,6 +255,7 @@ def _print_report(report: RunReport, as_json: bool) -> None:
             Text(by),
             str(row["errors"]),
             str(row["retried"]),
+            f"{row['checks_not_run']} / {row['checks_failed']}",
         )
     cx.out.print(table)
     totals = report.totals()
@@ -265,6 +267,12 @@ def _print_report(report: RunReport, as_json: bool) -> None:
         and not any(f.fetch_error or f.skipped for f in report.feeds)
     ):
         cx.out.print("nothing new: every entry was already seen.")
+    if totals["checks_not_run"] or totals["checks_failed"]:
+        cx.out.print(
+            f"model checks did not run on {totals['checks_not_run']} item(s) and failed on "
+            f"{totals['checks_failed']}: never a pass; each such draft carries a warning "
+            "for its editor."
+        )
     recorded = sum(f.recorded_replies for f in report.feeds)
     if recorded:
         cx.out.print(

@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 import random
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
@@ -62,12 +63,13 @@ from summarise.base import (
     Summariser,
     SummaryFailed,
 )
-from summarise.checks import RAN, Checker, NoChecker
+from summarise.checks import FAILED, NOT_RUN, RAN, Checker, NoChecker
 
 log = logging.getLogger("copydesk.pipeline")
 
 MAX_BACKOFF = timedelta(days=1)
 IN_CHUNK = 500  # keys per IN (...) query: far below every database's parameter limit
+POLLED_ELSEWHERE = "another run is polling it"
 PAGE_READERS = 4  # threads fetching and extracting pages while the model works
 PAGE_TYPES = ("html", "xml", "text/")  # content types a page's article can be read from
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
@@ -182,6 +184,7 @@ class Pipeline:
             feeds = self._feeds(only_feeds)
             due = self._due_feeds(feeds, force)
             self._ingest_feeds(due)
+            self._wait_for_other_polls()
             total = self._pending_jobs()
             self._process(self._claimed_jobs(), total)
         return report
@@ -301,13 +304,32 @@ class Pipeline:
             with session_scope(self.engine) as session:
                 token = claims.claim_feed(session, feed.id, self.run_id, self.lease)
             if token is None:
-                report = FeedReport(feed.name, feed.url, skipped="another run is polling it")
+                report = FeedReport(feed.name, feed.url, skipped=POLLED_ELSEWHERE)
                 self.reports[feed.id] = report
                 log.info("feed %s skipped: another run is polling it", feed.name)
                 continue
             self._feed_tokens[feed.id] = token
             mine.append(feed)
         return mine
+
+    def _wait_for_other_polls(self) -> None:
+        """A feed skipped because another run is polling it brings its items when
+        that poll is written: wait for it (never past a lease), so that runs started
+        together share those items instead of the later ones finding nothing to do."""
+        busy = [fid for fid, r in self.reports.items() if r.skipped == POLLED_ELSEWHERE]
+        deadline = utcnow() + self.lease
+        while busy and utcnow() < deadline:
+            with Session(self.engine) as session:
+                now = utcnow()
+                busy = session.exec(
+                    select(Feed.id).where(
+                        col(Feed.id).in_(busy),
+                        col(Feed.claim_until).is_not(None),
+                        col(Feed.claim_until) > now,
+                    )
+                ).all()
+            if busy:
+                time.sleep(0.2)
 
     def _fetch_feed(self, feed: Feed) -> FeedResult:
         """In a worker. One feed that breaks the parser must not stop the run: the
@@ -891,6 +913,9 @@ class Pipeline:
         report = self._report_for(item.feed_id)
         if out.draft is not None and out.draft.recorded_reply:
             report.recorded_replies += 1
+        check_state = (out.details.get("checks") or {}).get("state")
+        report.checks_not_run += check_state == NOT_RUN
+        report.checks_failed += check_state == FAILED
         if out.to_status == st.DRAFT:
             report.drafts += 1
         elif out.to_status == st.ERROR:

@@ -23,6 +23,8 @@ class FeedReport:
     errors: int = 0
     retried: int = 0
     recorded_replies: int = 0
+    checks_not_run: int = 0  # items whose model checks did not run (no model, off)
+    checks_failed: int = 0  # items whose model checks failed (outage, bad reply, schema)
     fetch_error: str | None = None
     not_modified: bool = False
     bozo: str | None = None
@@ -44,6 +46,8 @@ class FeedReport:
             "errors": self.errors,
             "retried": self.retried,
             "recorded_replies": self.recorded_replies,
+            "checks_not_run": self.checks_not_run,
+            "checks_failed": self.checks_failed,
             "fetch_error": self.fetch_error,
             "not_modified": self.not_modified,
             "bozo": self.bozo,
@@ -66,7 +70,17 @@ class RunReport:
         return 0 if self.fatal is None else 3
 
     def totals(self) -> dict[str, int]:
-        keys = ("seen", "new", "duplicates", "drafts", "discarded", "errors", "retried")
+        keys = (
+            "seen",
+            "new",
+            "duplicates",
+            "drafts",
+            "discarded",
+            "errors",
+            "retried",
+            "checks_not_run",
+            "checks_failed",
+        )
         rows = [f.to_dict() for f in self.feeds]
         return {k: sum(r[k] for r in rows) for k in keys}
 

@@ -2,8 +2,8 @@
 
 What the draft is held to, each kind on its own:
 
-* a weekday ("on Friday", "Fridays"): the source names the same weekday
-  (in full or abbreviated: Thu, Thurs.);
+* a weekday ("on Friday", "Fridays"): the source names the same weekday in
+  full (an abbreviation such as "Thu" is not read: "thus" and "sat" are words);
 * a day with its month ("9 January", "January 9th", "Jan. 9", "9 Jan"): the
   source gives the same day and month in any of these styles or as an ISO date
   (2026-01-09); slashed dates (01/09) are not read, they are ambiguous;
@@ -54,8 +54,9 @@ _ISO = re.compile(r"\b(?P<y>(?:1[89]|20)[0-9]{2})-(?P<m>[01][0-9])-(?P<d>[0-3][0
 _WEEKDAY_FULL = re.compile(
     r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?\b", re.IGNORECASE
 )
+# Full names only in the source: "thus", "sat" and "wed" are words too.
 _SOURCE_WEEKDAY = re.compile(
-    r"\b(?P<w>mon|tue|wed|thu|fri|sat|sun)(?:day|s|sday|nesday|rsday|r|rs|urday)?s?(?!\w)"
+    r"\b(?P<w>mon|tue|wed|thu|fri|sat|sun)(?:day|sday|nesday|rsday|urday)s?\b"
 )
 _RELATIVE = re.compile(
     r"\b(?:yesterday|today|tomorrow|tonight|last night|"
@@ -75,19 +76,27 @@ def _month(word: str | None) -> int | None:
     return _MONTHS.get(word[:3].lower()) if word else None
 
 
+def _calendar_match(m: re.Match[str]) -> list[DateMention]:
+    """The day-and-month and month-and-year one `_CALENDAR` match states."""
+    word = m.group("m1") or m.group("m2") or m.group("m3")
+    month = _month(word)
+    day = m.group("d1") or m.group("d2")
+    year = m.group("y1") or m.group("y2") or m.group("y3")
+    out = []
+    if day and 1 <= int(day) <= 31:
+        out.append(DateMention(m.start(), m.end(), "day_month", f"{int(day)}-{month}"))
+    if year:
+        out.append(DateMention(m.start(), m.end(), "month_year", f"{month}-{year}"))
+    return out
+
+
 def _calendar(text: str, *, strict_case: bool) -> list[DateMention]:
     out = []
     for m in _CALENDAR.finditer(text):
         word = m.group("m1") or m.group("m2") or m.group("m3")
         if strict_case and not word[0].isupper():
             continue  # "may", "march": verbs
-        month = _month(word)
-        day = m.group("d1") or m.group("d2")
-        year = m.group("y1") or m.group("y2") or m.group("y3")
-        if day and 1 <= int(day) <= 31:
-            out.append(DateMention(m.start(), m.end(), "day_month", f"{int(day)}-{month}"))
-        if year:
-            out.append(DateMention(m.start(), m.end(), "month_year", f"{month}-{year}"))
+        out += _calendar_match(m)
     return out
 
 
@@ -103,20 +112,53 @@ def find_dates(draft: str) -> list[DateMention]:
     return sorted(found)
 
 
-def _source_dates(text: str) -> dict[tuple[str, str], tuple[int, int]]:
-    """Every (kind, value) the folded source states, with its first span."""
-    found: dict[tuple[str, str], tuple[int, int]] = {}
-    for d in _calendar(text, strict_case=False):
-        found.setdefault((d.kind, d.value), (d.start, d.end))
-    for m in _ISO.finditer(text):
-        month, day = int(m.group("m")), int(m.group("d"))
-        found.setdefault(("day_month", f"{day}-{month}"), m.span())
-        found.setdefault(("month_year", f"{month}-{m.group('y')}"), m.span())
-    for m in _SOURCE_WEEKDAY.finditer(text):
-        found.setdefault(("weekday", m.group("w")), m.span())
-    for m in _RELATIVE.finditer(text):
-        found.setdefault(("relative", " ".join(m.group().split())), m.span())
-    return found
+_MONTH_WORDS = {
+    1: "jan", 2: "feb", 3: "mar", 4: "apr", 5: "may", 6: "jun",
+    7: "jul", 8: "aug", 9: "sep", 10: "oct", 11: "nov", 12: "dec",
+}  # fmt: skip
+
+
+def _find_in_source(text: str, d: DateMention) -> tuple[int, int] | None:
+    """Where the folded source states what `d` states, or None.
+
+    Each kind is looked for from a literal the source must contain (the weekday
+    or month stem, the year, the phrase), found with `str.find`; the date
+    patterns then run only around those places. Scanning a long source with
+    the full date pattern costs several milliseconds."""
+    if d.kind == "weekday":
+        return _around(text, d.value, _SOURCE_WEEKDAY, lambda m: m.group("w") == d.value, 0)
+    if d.kind == "relative":
+        m = re.search(r"\b" + r"\s+".join(map(re.escape, d.value.split())) + r"\b", text)
+        return m.span() if m else None
+    if d.kind == "day_month":
+        day, month = (int(x) for x in d.value.split("-"))
+        iso = text.find(f"-{month:02d}-{day:02d}")
+        if iso >= 4 and _ISO.match(text, iso - 4):
+            return iso - 4, iso + 6
+        return _around(text, _MONTH_WORDS[month], _CALENDAR, lambda m: _states(m, d), 12)
+    month, year = d.value.split("-")
+    iso = text.find(f"{year}-{int(month):02d}-")
+    if iso >= 0 and _ISO.match(text, iso):
+        return iso, iso + 10
+    return _around(text, year, _CALENDAR, lambda m: _states(m, d), 24)
+
+
+def _states(m: re.Match[str], d: DateMention) -> bool:
+    return any((x.kind, x.value) == (d.kind, d.value) for x in _calendar_match(m))
+
+
+def _around(text: str, literal: str, pattern: re.Pattern[str], ok, back: int):
+    """The first match of `pattern` starting up to `back` characters before an
+    occurrence of `literal` that `ok` accepts."""
+    pos = 0
+    while (i := text.find(literal, pos)) >= 0:
+        pos = i + 1
+        for start in range(max(0, i - back), i + 1):
+            m = pattern.match(text, start)
+            if m and m.start() <= i < m.end() and ok(m):
+                if start == 0 or not text[start - 1].isalnum():
+                    return m.span()
+    return None
 
 
 def dates_grounded(source: str, url: str | None, draft: str) -> Verdict:
@@ -127,11 +169,10 @@ def dates_grounded(source: str, url: str | None, draft: str) -> Verdict:
     if not mentions:
         return Verdict(GATE, True, "no dates in the draft", [])
     norm: Normalised = _source(source or "")
-    known = _source_dates(norm.text)
     evidence: list[dict[str, Any]] = []
     missing: list[str] = []
     for d in mentions:
-        span = known.get((d.kind, d.value))
+        span = _find_in_source(norm.text, d)
         written = draft[d.start : d.end]
         evidence.append(
             {

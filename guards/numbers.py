@@ -480,10 +480,31 @@ def _wanted(token: NumberToken) -> tuple[str, ...]:
     return (token.value, "~" + token.value) if token.ambiguous else (token.value,)
 
 
-def _source_digits(folded: str, convert: bool) -> Iterator[NumberToken]:
-    """The source's numbers in digits, lazily; an ambiguous run also as its parts."""
+class _Undecorated(NumberToken):
+    """A source token given without its sign and scale (see `_source_digits`)."""
+
+    __slots__ = ()
+
+
+def _significant(value: str) -> str:
+    """The significant digits of a value: a sign and a scale word change the
+    value, never these, so a token whose digits differ cannot match (41200,
+    41.2 thousand and -4.12 all give "412")."""
+    return value.lstrip("~-").replace(".", "").strip("0")
+
+
+def _source_digits(
+    folded: str, convert: bool, digits: set[str] | None = None
+) -> Iterator[NumberToken]:
+    """The source's numbers in digits, lazily; an ambiguous run also as its parts.
+    With `digits`, a token whose significant digits are not among them is given
+    undecorated (its sign and scale cannot make it match: reading them is the
+    costly part of a long source)."""
     for raw in _raw_tokens(folded, convert):
-        yield _decorate(raw, folded)
+        if digits is None or raw.ambiguous or _significant(raw.value) in digits:
+            yield _decorate(raw, folded)
+        else:
+            yield _Undecorated(*raw)
         if raw.ambiguous:
             yield from _split_ambiguous(raw, folded)
 
@@ -493,11 +514,12 @@ def _index(folded: str, wanted: set[str], seen: list[NumberToken]) -> dict[str, 
     wanted key is found: a faithful draft's numbers are usually near the top.
     Numbers in words are read only when the digits did not ground them all.
     `seen` collects the tokens in digits read (all of them when one is missing)."""
+    digits = {_significant(k) for k in wanted}
     try:
-        found = _first(_source_digits(folded, False), wanted, {}, seen)
+        found = _first(_source_digits(folded, False, digits), wanted, {}, seen)
     except _OtherDigits:
         seen.clear()
-        found = _first(_source_digits(folded, True), wanted, {}, seen)
+        found = _first(_source_digits(folded, True, digits), wanted, {}, seen)
     if len(found) < len(wanted):
         found = _first(_word_numbers(folded), wanted, found, [])
     return found
@@ -568,29 +590,26 @@ def _closest(
     token: NumberToken, seen: list[NumberToken], folded: Folded, passage: str
 ) -> dict[str, Any] | None:
     """The source number a missing one most likely stands for (the true figure):
-    the same digits at another scale first (1.2bn for 1.2 million), else the
-    nearest value. For the auditor and the error analysis, never for grounding."""
+    the same significant digits at another scale or sign first (1.2 million
+    for 1.2bn), else the nearest value (read without sign and scale words, to
+    stay cheap). For the auditor and the error analysis, never for grounding."""
     if token.value.startswith("words:"):
         return None
     want = _decimal(token.value)
-    want_digits = _mantissa(token.value)
-    best: tuple[tuple[int, Decimal], NumberToken] | None = None
-    for candidate in seen:  # the source's numbers in digits (words would cost a pass more)
-        if candidate.value.startswith("words:"):
-            continue
-        same = _mantissa(candidate.value) == want_digits
-        score = (0 if same else 1, abs(_decimal(candidate.value) - want))
-        if best is None or score < best[0]:
-            best = (score, candidate)
-    if best is None:
+    want_digits = _significant(token.value)
+    same = [c for c in seen if _significant(c.value) == want_digits]
+    if same:
+        pool = [
+            _decorate(NumberToken(*c), folded.text) if isinstance(c, _Undecorated) else c
+            for c in same
+        ]
+    else:
+        pool = [c for c in seen if not c.value.startswith("words:")]
+    if not pool:
         return None
-    start, end = folded.span(best[1].start, best[1].end)
-    return {"number": passage[start:end], "value": best[1].value, "source_span": [start, end]}
-
-
-def _mantissa(value: str) -> str:
-    """Significant digits and sign: 1.2bn and 1.2 million share "12"."""
-    return ("-" if value.startswith("-") else "") + value.lstrip("-").replace(".", "").strip("0")
+    hit = min(pool, key=lambda c: abs(_decimal(c.value) - want))
+    start, end = folded.span(hit.start, hit.end)
+    return {"number": passage[start:end], "value": hit.value, "source_span": [start, end]}
 
 
 def numbers_grounded(source: str, url: str | None, draft: str) -> Verdict:

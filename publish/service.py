@@ -246,7 +246,7 @@ class Publisher:
                     Delivery.item_id == item_id, Delivery.kind == kind, Delivery.target == target
                 )
             ).one()
-            return Event(item_id, kind, row.idempotency_key, row.payload)
+            return Event(item_id, kind, row.idempotency_key, row.payload, row.attempts)
 
     def _feed(self, target: Target, event: Event) -> list[dict[str, Any]]:
         """The entries a whole-file target (Atom) carries: each recent item's newest

@@ -59,6 +59,7 @@ class Event:
     kind: str  # "publish" or "retract"
     key: str
     payload: dict[str, Any]
+    attempt: int = 1  # 1: no earlier attempt can have reached the target
 
 
 class Target(Protocol):
@@ -222,7 +223,8 @@ class JsonlTarget:
     def send(self, event: Event, feed: list[dict[str, Any]]) -> Sent:
         path = self.settings.path
         try:
-            if self._already_there(path, event.payload):
+            # Only an earlier attempt can have written the line (then read the file).
+            if event.attempt > 1 and self._already_there(path, event.payload):
                 return Sent(DELIVERED, f"{path} already had it")
             path.parent.mkdir(parents=True, exist_ok=True)
             line = to_bytes(event.payload) + b"\n"

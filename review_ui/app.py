@@ -78,6 +78,6 @@ def main(settings: ReviewAppSettings) -> None:
     elif view == "Source changed":
         source_changed_view(engine, reviewer)
     elif view == "Rejected":
-        decided_view(engine, settings, "rejected")
+        decided_view(engine, settings, "rejected", reviewer)
     else:
         stats_view(engine)

@@ -188,6 +188,44 @@ def reject(
     return item
 
 
+def reopen(
+    session: Session,
+    reviewer: Reviewer,
+    item_id: int,
+    expected_version: int,
+    reason: str,
+    *,
+    details: Mapping[str, Any] | None = None,
+) -> Item:
+    """An approved (not yet published) or rejected item back to the queue as a
+    draft: Undo, "reopen" and "take back" are all this move, with a reason."""
+    require_editor(session, reviewer)
+    if not reason or not reason.strip():
+        raise ReasonRequired("taking a decision back needs a reason")
+    item = session.get(Item, item_id, populate_existing=True)
+    if item is None:
+        raise LookupError(f"item {item_id} does not exist")
+    status.move(
+        session,
+        item,
+        status.DRAFT,
+        actor=reviewer.actor,
+        reason=reason.strip(),
+        expected_version=expected_version,
+        details=dict(details or {}),
+    )
+    return item
+
+
+def item_label(session: Session, item_id: int, width: int = 60) -> str:
+    """'#8 Vell Valley council…': how messages name an item."""
+    item = session.get(Item, item_id)
+    headline = " ".join((item.headline or "").split()) if item else ""
+    if len(headline) > width:
+        headline = headline[: width - 1].rstrip() + "…"
+    return f"#{item_id} {headline}".rstrip()
+
+
 def check_text(
     source: str | None,
     url: str | None,
@@ -299,12 +337,14 @@ def who_and_when(conflict: Conflict) -> str:
     return f"{who} at {stamp(conflict.at)}"
 
 
-def conflict_message(conflict: Conflict) -> str:
-    """Tell the slower editor what happened instead of what they asked for."""
+def conflict_message(conflict: Conflict, label: str | None = None) -> str:
+    """Tell the slower editor what happened instead of what they asked for,
+    naming the item (`label`, from `item_label`)."""
     who = who_and_when(conflict)
+    name = label or f"#{conflict.item_id}"
     if conflict.status == status.DRAFT:
         return (
-            f"Not saved: this draft was changed by {who} after you opened it. "
+            f"Not saved: {name} was changed by {who} after you opened it. "
             "The new text is shown now; check it and decide again."
         )
-    return f"Not saved: this item was already {conflict.status} by {who}."
+    return f"Not saved: {name}: already {conflict.status} by {who}."

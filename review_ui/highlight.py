@@ -133,7 +133,35 @@ def source_marks(source: str, verdicts: Iterable[VerdictInfo]) -> list[Mark]:
             kind = GROUNDED if found else _problem_kind(verdict)
             label = "found in source" if found else "problem"
             marks.append(Mark(span[0], span[1], kind, f"{verdict.gate}: {term} ({label})"))
+        marks += _settling_marks(source, verdict)
     return resolve(marks)
+
+
+# The judge's outcomes for a sentence whose settling passage was verified in the
+# source: a problem marks the passage as one, a faithful sentence as grounded.
+_JUDGED_PROBLEMS = ("wrong fact", "material error")
+
+
+def _settling_marks(source: str, verdict: VerdictInfo) -> list[Mark]:
+    """The passages that settle each judged sentence (the faithfulness judge's
+    evidence: {"sentences": [...]}), where code verified them in the source.
+    A passage that is not verified has no span and is not marked."""
+    evidence = verdict.evidence if isinstance(verdict.evidence, Mapping) else {}
+    sentences = evidence.get("sentences")
+    if not isinstance(sentences, list):
+        return []
+    marks = []
+    for n, entry in enumerate(sentences, 1):
+        if not isinstance(entry, Mapping):
+            continue
+        span = _span(entry.get("source_span"), len(source))
+        outcome = entry.get("outcome")
+        if span is None or outcome not in (*_JUDGED_PROBLEMS, "faithful"):
+            continue
+        kind = _problem_kind(verdict) if outcome in _JUDGED_PROBLEMS else GROUNDED
+        note = f"{verdict.gate}: settles sentence {n} ({outcome})"
+        marks.append(Mark(span[0], span[1], kind, note))
+    return marks
 
 
 def draft_marks(draft: str, verdicts: Iterable[VerdictInfo]) -> list[Mark]:

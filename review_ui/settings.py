@@ -19,6 +19,11 @@ class ReviewSettings(BaseModel):
     host: str = "127.0.0.1"
     port: int = 8501
     auth: Literal["password", "oidc"] = "password"
+    # A decision applies only to a draft that has been on screen this long (seconds):
+    # two quick presses of A never approve a draft nobody saw.
+    dwell_seconds: float = Field(default=1.0, ge=0, le=30)
+    # How long the Undo button stays after an approval or a rejection (seconds).
+    undo_seconds: float = Field(default=10.0, ge=0, le=300)
 
 
 class ReviewAppSettings(BaseModel):

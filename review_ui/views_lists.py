@@ -9,7 +9,8 @@ import streamlit as st
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from review_ui.decisions import gates_off
+from review_ui import decisions
+from review_ui.decisions import NotAllowed, ReasonRequired, Reviewer, gates_off
 from review_ui.item_panel import draw_audit_trail, draw_item, draw_verdicts
 from review_ui.queries import (
     PAGE_SIZE,
@@ -24,7 +25,9 @@ from review_ui.queries import (
     stamp,
 )
 from review_ui.settings import ReviewAppSettings
-from review_ui.widgets import plain, table
+from review_ui.widgets import flash, plain, show_flash, table
+from store.models import Item
+from store.status import Conflict, IllegalMove
 
 
 def _title(text: str) -> None:
@@ -129,7 +132,12 @@ def discarded_view(engine: Engine, settings: ReviewAppSettings) -> None:
 STATUS_TITLES = {"approved": "Approved", "rejected": "Rejected", "published": "Published"}
 
 
-def decided_view(engine: Engine, settings: ReviewAppSettings, status: str) -> None:
+def decided_view(
+    engine: Engine, settings: ReviewAppSettings, status: str, reviewer: Reviewer | None = None
+) -> None:
+    show_flash()
+    if status == "rejected" and reviewer is not None and reviewer.can_decide:
+        _reopen_form(engine, reviewer)
     with Session(engine) as session:
         total = decided_count(session, status)
         _title(STATUS_TITLES[status])
@@ -158,3 +166,42 @@ def decided_view(engine: Engine, settings: ReviewAppSettings, status: str) -> No
     picked = _picked(event, [r.id for r in rows])
     if picked is not None:
         _detail(engine, settings, picked)
+
+
+def _reopen_form(engine: Engine, reviewer: Reviewer) -> None:
+    """A rejected item back to the queue, with a reason (audited as rejected -> draft)."""
+    with Session(engine) as session:
+        rows = decided_page(session, "rejected", page=1)
+        versions = {r.id: session.get(Item, r.id).version for r in rows}  # type: ignore[union-attr]
+    if not rows:
+        return
+    with st.expander("Reopen a rejected item"):
+        with st.form("reopen", clear_on_submit=True):
+            # Item numbers only in the options: widget options parse markdown.
+            item_id = st.selectbox("Item number", list(versions), key="reopen_item")
+            reason = st.text_input("Reason (required)", key="reopen_reason")
+            if st.form_submit_button("Reopen as a draft"):
+                _reopen(engine, reviewer, item_id, versions.get(item_id or -1, -1), reason)
+                st.rerun()
+
+
+def _reopen(
+    engine: Engine, reviewer: Reviewer, item_id: int | None, version: int, reason: str
+) -> None:
+    if item_id is None:
+        return
+    with Session(engine) as session:
+        label = decisions.item_label(session, item_id)
+    try:
+        decisions.decide(
+            engine,
+            lambda s: decisions.reopen(
+                s, reviewer, item_id, version, reason, details={"reopened": True}
+            ),
+        )
+    except Conflict as exc:
+        flash("error", decisions.conflict_message(exc, label))
+    except (ReasonRequired, NotAllowed, IllegalMove, LookupError) as exc:
+        flash("error", f"Not reopened: {label}: {exc}")
+    else:
+        flash("success", f"Reopened {label}: it is back in the queue.")

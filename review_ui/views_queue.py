@@ -9,6 +9,7 @@ was looking at, not whatever the database holds by the time they click.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -41,6 +42,8 @@ from store.status import DRAFT, Conflict, IllegalMove
 OPEN = "open_id"  # the item on screen
 GEN = "queue_gen"  # bumped after every decision: resets the list's row selection
 PICKED = "picked_row"
+SHOWN = "shown_item"  # (item id, version, when it was first drawn: time.monotonic())
+UNDO = "undo_offer"  # (item id, version after the decision, "approved"/"rejected", until)
 
 
 def current_filter(settings: ReviewAppSettings) -> QueueFilter:
@@ -91,37 +94,79 @@ def _advance(engine: Engine, filt: QueueFilter, after_id: int) -> None:
     st.session_state[GEN] = st.session_state.get(GEN, 0) + 1
 
 
+def _label(engine: Engine, item_id: int) -> str:
+    with Session(engine) as session:
+        return decisions.item_label(session, item_id)
+
+
+def _mark_shown(item_id: int, version: int) -> None:
+    """Remember when this version of the draft was first fully drawn."""
+    shown = st.session_state.get(SHOWN)
+    if not shown or tuple(shown[:2]) != (item_id, version):
+        st.session_state[SHOWN] = (item_id, version, time.monotonic())
+
+
+def _not_seen(settings: ReviewAppSettings, item_id: int, version: int) -> str | None:
+    """Why a decision on this draft would be one on a draft nobody saw, or None.
+
+    A second press of A that reaches the server after the next draft was drawn
+    is bound to that next draft: it has been on screen for a fraction of a
+    second, and is refused."""
+    shown = st.session_state.get(SHOWN)
+    if not shown or tuple(shown[:2]) != (item_id, version):
+        return "it is not the draft on screen"
+    seen = time.monotonic() - shown[2]
+    wait = settings.review.dwell_seconds
+    if seen < wait:
+        return f"it had been on screen for only {seen:.1f} s (at least {wait:g} s); read it first"
+    return None
+
+
+def _offer_undo(settings: ReviewAppSettings, item_id: int, version: int, verb: str) -> None:
+    until = time.monotonic() + settings.review.undo_seconds
+    st.session_state[UNDO] = (item_id, version, verb, until)
+
+
 def _report_conflict(engine: Engine, filt: QueueFilter, conflict: Conflict) -> None:
-    flash("error", decisions.conflict_message(conflict))
+    flash("error", decisions.conflict_message(conflict, _label(engine, conflict.item_id)))
     if conflict.status != DRAFT:
         _advance(engine, filt, conflict.item_id)
 
 
 def _approve(
-    engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer, item_id: int, version: int
+    engine: Engine,
+    settings: ReviewAppSettings,
+    reviewer: Reviewer,
+    item_id: int,
+    version: int,
+    written_here: bool = False,
 ) -> None:
+    """`written_here`: the editor just typed this text ("Save and approve"), so it
+    needs no time on screen."""
     filt = current_filter(settings)
+    unseen = None if written_here else _not_seen(settings, item_id, version)
+    if unseen:
+        flash("error", f"Not approved: {_label(engine, item_id)}: {unseen}.")
+        return
     try:
-        headline = decisions.decide(
+        item = decisions.decide(
             engine,
-            lambda s: (
-                decisions.approve(
-                    s,
-                    reviewer,
-                    item_id,
-                    version,
-                    off=filt.gates_off,
-                    require_checks=settings.checks.require,
-                ).headline
-                or ""
+            lambda s: decisions.approve(
+                s,
+                reviewer,
+                item_id,
+                version,
+                off=filt.gates_off,
+                require_checks=settings.checks.require,
             ),
         )
     except Conflict as conflict:
         _report_conflict(engine, filt, conflict)
     except (Blocked, NotAllowed, IllegalMove, LookupError) as exc:
-        flash("error", f"Not approved: {exc}")
+        flash("error", f"Not approved: {_label(engine, item_id)}: {exc}")
     else:
-        flash("success", f"Approved #{item_id}: {headline}")
+        flash("success", f"Approved {_label(engine, item_id)}")
+        _offer_undo(settings, item_id, item.version, "approved")
         _advance(engine, filt, item_id)
 
 
@@ -135,19 +180,73 @@ def _reject(
 ) -> None:
     filt = current_filter(settings)
     reason = st.session_state.get(key) or ""
+    label = _label(engine, item_id)
+    unseen = _not_seen(settings, item_id, version)
+    if unseen:
+        flash("error", f"Not rejected: {label}: {unseen}.")
+        return
     try:
-        headline = decisions.decide(
-            engine, lambda s: decisions.reject(s, reviewer, item_id, version, reason).headline or ""
+        item = decisions.decide(
+            engine, lambda s: decisions.reject(s, reviewer, item_id, version, reason)
         )
     except ReasonRequired:
-        flash("error", "Not rejected: a rejection needs a reason. Type it, then press Enter.")
+        flash("error", f"Not rejected: {label}: a rejection needs a reason. Type it, then Enter.")
     except Conflict as conflict:
         _report_conflict(engine, filt, conflict)
     except (NotAllowed, IllegalMove, LookupError) as exc:
-        flash("error", f"Not rejected: {exc}")
+        flash("error", f"Not rejected: {label}: {exc}")
     else:
-        flash("success", f"Rejected #{item_id}: {headline} (reason: {reason.strip()})")
+        flash("success", f"Rejected {label} (reason: {reason.strip()})")
+        _offer_undo(settings, item_id, item.version, "rejected")
         _advance(engine, filt, item_id)
+
+
+def _undo(
+    engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer, item_id: int, version: int
+) -> None:
+    """Put a decision just made back: the item is a draft again, audited as undone."""
+    offer = st.session_state.pop(UNDO, None)
+    label = _label(engine, item_id)
+    if not offer or tuple(offer[:2]) != (item_id, version) or time.monotonic() > offer[3]:
+        flash(
+            "error",
+            f"Not undone: {label}: the time to undo has passed. Take the decision back "
+            "from the Approved or Rejected view (with a reason).",
+        )
+        return
+    verb = offer[2]
+    try:
+        decisions.decide(
+            engine,
+            lambda s: decisions.reopen(
+                s, reviewer, item_id, version, "undone", details={"undo": verb}
+            ),
+        )
+    except Conflict as conflict:
+        _report_conflict(engine, current_filter(settings), conflict)
+    except (NotAllowed, IllegalMove, LookupError) as exc:
+        flash("error", f"Not undone: {label}: {exc}")
+    else:
+        flash("success", f"Undone: {label} is a draft again ({verb} taken back).")
+        st.session_state[OPEN] = item_id
+        st.session_state[GEN] = st.session_state.get(GEN, 0) + 1
+
+
+def _undo_button(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer) -> None:
+    offer = st.session_state.get(UNDO)
+    if not offer:
+        return
+    item_id, version, verb, until = offer
+    if time.monotonic() > until:
+        st.session_state.pop(UNDO, None)
+        return
+    # Only numbers and fixed words in the label: widget labels parse markdown.
+    st.button(
+        f"Undo: {verb} #{item_id}",
+        key="undo",
+        on_click=_undo,
+        args=(engine, settings, reviewer, item_id, version),
+    )
 
 
 def _edit_values(item_id: int, version: int) -> tuple[str, str]:
@@ -232,7 +331,7 @@ def _save_edit(
         "Edit saved; every hard gate passes." + (f" Flagged: {flagged}" if flagged else ""),
     )
     if then_approve:
-        _approve(engine, settings, reviewer, item_id, outcome.version)
+        _approve(engine, settings, reviewer, item_id, outcome.version, written_here=True)
 
 
 def _revert(
@@ -282,6 +381,7 @@ def queue_view(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer) 
         f"{'' if total == 1 else 's'}{' (filtered)' if filtered else ''}, oldest first</div>"
     )
     show_flash()
+    _undo_button(engine, settings, reviewer)
     if total == 0:
         plain(
             "Nothing to review." if not filtered else "No pending draft matches the filters.",
@@ -295,7 +395,11 @@ def queue_view(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer) 
             item_id = next_in_queue(session, filt)
         st.session_state[OPEN] = item_id
     if item_id is not None:
-        _item(engine, settings, reviewer, filt, item_id)
+        drawn = _item(engine, settings, reviewer, filt, item_id)
+        # Last, once the whole page is drawn and on its way to the browser: a run
+        # cut short by the next key press never counts as having shown a draft.
+        if drawn is not None:
+            _mark_shown(*drawn)
 
 
 def _queue_list(engine: Engine, filt: QueueFilter, total: int) -> None:
@@ -337,7 +441,8 @@ def _queue_list(engine: Engine, filt: QueueFilter, total: int) -> None:
 
 def _item(
     engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer, filt: QueueFilter, item_id: int
-) -> None:
+) -> tuple[int, int] | None:
+    """Draw one item; (id, version) of the draft drawn, None when it left the queue."""
     with Session(engine) as session:
         view = item_view(session, item_id, filt.gates_off)
         original = decisions.pipeline_draft(session, item_id) if view and view.edited else None
@@ -388,6 +493,7 @@ def _item(
     draw_verdicts(view, settings)
     with st.expander("Audit trail"):
         draw_audit_trail(engine, item.id)
+    return (item.id, item.version) if in_queue else None
 
 
 def _actions(

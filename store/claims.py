@@ -62,9 +62,13 @@ def claim_items(session: Session, run_id: int, limit: int, lease: timedelta) -> 
     )
     if session.get_bind().dialect.name == "postgresql":
         pick = pick.with_for_update(skip_locked=True)
+    # A CTE, not `id IN (SELECT ... LIMIT n FOR UPDATE SKIP LOCKED)`: PostgreSQL may run
+    # such a subquery again for each row it updates, claiming far more than n rows. A
+    # CTE that locks rows is evaluated once.
+    picked = pick.cte("picked")
     rows = session.connection().execute(
         update(items)
-        .where(items.c.id.in_(pick.scalar_subquery()), items.c.status == NEW, _free(items, now))
+        .where(items.c.id.in_(select(picked.c.id)), items.c.status == NEW, _free(items, now))
         .values(claimed_by=run_id, claim_until=now + lease, version=items.c.version + 1)
         .returning(
             items.c.id,

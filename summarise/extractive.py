@@ -3,12 +3,19 @@
 It only ever copies whole sentences of the source (the lead, as a news desk
 would), so it cannot invent a number, a name or a quote: the draft gates can
 never fail on its output. That makes it the safe default, and a baseline.
+
+Two things keep that promise (tests/test_extractive.py checks it on generated
+articles): sentences are joined so that no new token forms across a join (a
+paragraph ending "rose to 12" and the next starting "500 people" would read
+"12 500", one number), and the article's title is the headline only when
+every draft gate passes on it against the text; else the lead sentence is.
 """
 
 from __future__ import annotations
 
 import re
 
+from guards.registry import DRAFT_GATES, run_gates
 from summarise.base import Article, Draft, SummaryFailed
 
 # A sentence ends at . ! ? (optionally followed by a closing quote or bracket)
@@ -42,6 +49,35 @@ def split_sentences(text: str) -> list[str]:
         if tail:
             sentences.append(tail)
     return sentences
+
+
+# A sentence that ends like this is closed: a space after it cannot glue tokens.
+_CLOSED = re.compile(r"[.!?…:;,—–-][\"”’')\]]*$")
+
+
+def join_sentences(sentences: list[str]) -> str:
+    """Sentences joined by spaces; one that ends without punctuation (a
+    paragraph's unpunctuated tail) gets a full stop first, so "rose to 12" and
+    "500 people..." never read as "12 500"."""
+    return " ".join(s if _CLOSED.search(s) else s + "." for s in sentences)
+
+
+def _grounded(headline: str, text: str) -> bool:
+    """Every draft gate passes on the headline alone, against the article's text."""
+    modes = dict.fromkeys(DRAFT_GATES, "discard")
+    return all(r.verdict.passed for r in run_gates(DRAFT_GATES, text, None, headline, modes=modes))
+
+
+def _grounded_lead(sentence: str, text: str) -> str:
+    """The lead sentence cut to a headline at a space where the draft gates still
+    pass: a cut must not part a number from its scale word ("3.5… million")."""
+    limit = HEADLINE_MAX
+    while limit > 20:
+        cut = _shorten(sentence, limit)
+        if cut == sentence or _grounded(cut, text):
+            return cut
+        limit = len(cut.rstrip("…").rsplit(" ", 1)[0])  # one word shorter
+    return _shorten(sentence, 20)
 
 
 def _shorten(text: str, limit: int) -> str:
@@ -78,5 +114,6 @@ class ExtractiveSummariser:
                 break
         if not picked:
             raise SummaryFailed("no sentence to build a summary from", transient=False)
-        headline = article.title or _shorten(picked[0], HEADLINE_MAX)
-        return Draft(headline=headline, summary=" ".join(picked), backend=self.name)
+        lead = _grounded_lead(picked[0], body)
+        headline = article.title if article.title and _grounded(article.title, body) else lead
+        return Draft(headline=headline, summary=join_sentences(picked), backend=self.name)

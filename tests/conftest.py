@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -193,8 +194,21 @@ def _fresh_pg_database(admin: Engine, server: URL) -> Iterator[str]:
     try:
         yield server.set(database=name).render_as_string(hide_password=False)
     finally:
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        _drop_database(admin, name)
+
+
+def _drop_database(admin: Engine, name: str, tries: int = 5) -> None:
+    """DROP ... WITH (FORCE), tried again a few times: an autovacuum worker that is in the
+    database at that moment can make it fail for a role without pg_signal_backend."""
+    for attempt in range(tries):
+        try:
+            with admin.connect() as conn:
+                conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+            return
+        except sa_exc.DBAPIError:
+            if attempt == tries - 1:
+                raise
+            time.sleep(0.5 * (attempt + 1))
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ Places, people and figures are invented.
 
 from __future__ import annotations
 
+import functools
 import json
 import tempfile
 from collections.abc import Iterable
@@ -161,8 +162,12 @@ def write_config(
     modes: dict[str, str] | None = None,
     auth: str = "password",
     min_source_words: int = MIN_WORDS,
+    dwell_seconds: float | None = 0,
 ) -> Path:
-    """A config.toml for a test: database, gate modes and review settings."""
+    """A config.toml for a test: database, gate modes and review settings.
+
+    `dwell_seconds` is 0 unless a test is about it (AppTest clicks the moment a
+    page is drawn); None leaves it out, so the default (1 s) applies."""
     lines = [
         "[database]",
         f'url = "{db_url}"',
@@ -172,6 +177,7 @@ def write_config(
         *(f'{gate} = "{mode}"' for gate, mode in (modes or {}).items()),
         "[review]",
         f'auth = "{auth}"',
+        *([f"dwell_seconds = {dwell_seconds}"] if dwell_seconds is not None else []),
     ]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
@@ -184,6 +190,13 @@ def seed_editor(engine: Engine, name: str, password: str = PASSWORD, role: str =
 
 BRINMOOR = "Brinmoor Courier"
 CALDER = f"Calder Reach {IMG}"  # a hostile feed name: shown as text, never parsed
+
+
+@functools.cache
+def _fetcher() -> Fetcher:
+    """One fetcher for every seed (building one costs TLS set-up). The feeds are local
+    files and pages are not fetched, so it never sends a request."""
+    return Fetcher(Settings().ingest)
 
 
 def _feed_item(article: Article) -> dict[str, str]:
@@ -230,11 +243,10 @@ class _Newsroom:
         replies = self.folder / "replies.json"
         replies.write_text(json.dumps({"replies": self.replies}), encoding="utf-8")
         summariser = RecordedSummariser(load_replies(replies))
-        with Fetcher(self.settings.ingest) as fetcher:
-            pipeline = Pipeline(
-                self.settings, self.engine, summariser, fetcher, command="seed", fetch_pages=False
-            )
-            report = pipeline.run([feed], force=True)
+        pipeline = Pipeline(
+            self.settings, self.engine, summariser, _fetcher(), command="seed", fetch_pages=False
+        )
+        report = pipeline.run([str(self.feeds[feed])], force=True)  # this seed's file only
         assert report.fatal is None, report.fatal
         keys = [canonical_url(a.url) for a in articles]
         with Session(self.engine) as session:

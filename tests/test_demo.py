@@ -22,6 +22,9 @@ def test_demo_shows_drafts_and_every_kind_of_discard(tmp_path, monkeypatch):
     result = run_demo(tmp_path, monkeypatch)
     assert result.exit_code == 0, result.output
     assert "RECORDED model replies" in result.stdout
+    # The closing table counts the drafts whose model checks did not run (or failed).
+    assert "checks not run / failed" in result.stdout and " 7 / 0 │" in result.stdout
+    assert "model checks did not run on 7 item(s) and failed on 0" in result.stdout
     engine = open_store(f"sqlite:///{tmp_path / 'demo' / 'demo.db'}")
     with Session(engine) as session:
         items = session.exec(select(Item)).all()

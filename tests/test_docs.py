@@ -192,3 +192,16 @@ def test_code_cites_only_design_documents_in_the_repository():
                     cited.append(f"{path.relative_to(ROOT)}:{n} cites {doc}")
     assert not cited, f"{cited}: cite ARCHITECTURE.md (or add the document to the repository)"
     assert (ROOT / "ARCHITECTURE.md").exists()
+
+
+def test_help_keeps_the_config_section_names():
+    """Rich markup would swallow "[checks]" and "[review]" in option help."""
+    from typer.testing import CliRunner
+
+    from copydesk.cli import app
+
+    check = CliRunner().invoke(app, ["check", "--help"])
+    review = CliRunner().invoke(app, ["review", "--help"])
+    assert check.exit_code == 0 and review.exit_code == 0
+    assert "[checks] in config.toml" in " ".join(check.stdout.split())
+    assert "(default: [review] port, 8501)" in " ".join(review.stdout.split())

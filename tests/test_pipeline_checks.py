@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from copydesk.cli import app
 from store.db import open_store
-from store.models import AuditEvent, GateVerdict, Item, ModelCall
+from store.models import AuditEvent, GateVerdict, Item, ModelCall, Run
 from tests import anthropic_fake as fake_api
 from tests.articles import rss
 from tests.test_pipeline_anthropic import KEY, config_for, invoke, long_articles
@@ -84,6 +84,11 @@ def test_check_outage_is_recorded_as_failed_never_a_pass(
         "not run": 0,
         "failed to run": len(items),
     }
+    # The run's own closing report counts them too (the table, --json, runs.counts).
+    with Session(open_store(sqlite_url)) as session:
+        (row,) = session.exec(select(Run)).all()
+    assert row.counts["totals"]["checks_failed"] == len(items) == 3
+    assert row.counts["totals"]["checks_not_run"] == 0
 
 
 def test_require_stores_failed_checks_as_blocking(tmp_path, sqlite_url, feed_url, monkeypatch):

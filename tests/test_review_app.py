@@ -359,7 +359,9 @@ def test_conflict_names_who_decided_and_when(any_desk: Desk) -> None:
     shown = texts(at)
     decided = item_state(desk.engine, item_id)
     when = decided.decided_at.strftime("%Y-%m-%d %H:%M")  # type: ignore[union-attr]
-    assert "Not saved: this item was already approved by bob at " + when in shown
+    # The message names the item: number and headline.
+    headline = ARTICLES["bridge"].headline
+    assert f"Not saved: #{item_id} {headline}: already approved by bob at {when}" in shown
     assert decided.decided_by == "bob"
     approvals = [e for e in events(desk.engine, item_id) if e.to_status == "approved"]
     assert [e.actor for e in approvals] == ["editor:bob"]
@@ -826,3 +828,100 @@ def test_feed_names_are_drawn_whole_in_the_stats() -> None:
     assert y["field"] == "feed" and y["axis"]["labelLimit"] == 0  # no cut-off
     assert spec["encoding"]["x"]["field"] == "items"  # horizontal bars
     assert y["sort"] == [long_name, "Short"]
+
+
+# --------------------------------------------------------------------------- issue 12: seen, undo
+
+
+def _with_dwell(
+    desk: Desk, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **review: float
+) -> None:
+    config = write_config(
+        tmp_path / "dwell.toml", str(desk.engine.url), modes=MODES, dwell_seconds=None
+    )
+    extra = "".join(f"{key} = {value}\n" for key, value in review.items())
+    config.write_text(config.read_text() + extra)
+    monkeypatch.setenv("COPYDESK_CONFIG", str(config))
+
+
+def test_a_draft_on_screen_for_less_than_the_dwell_time_is_not_approved(
+    desk: Desk, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _with_dwell(desk, tmp_path, monkeypatch)  # the default: 1 s
+    at = desk.signed_in("alice")
+    first = desk.ids["bridge"]
+    at.button(key="approve").click().run()
+    assert f"Not approved: #{first} " in texts(at)
+    assert "on screen for only" in texts(at)
+    assert item_state(desk.engine, first).status == "draft"
+    time.sleep(1.1)
+    at.button(key="approve").click().run()
+    assert f"Approved #{first} " in texts(at)
+    assert item_state(desk.engine, first).status == "approved"
+
+
+def test_undo_puts_a_decision_back_and_is_audited(
+    desk: Desk, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    at = desk.signed_in("alice")
+    first = desk.ids["bridge"]
+    at.button(key="approve").click().run()
+    assert item_state(desk.engine, first).status == "approved"
+    at.button(key="undo").click().run()
+    assert f"Undone: #{first} " in texts(at)
+    assert item_state(desk.engine, first).status == "draft"
+    assert at.session_state["open_id"] == first
+    last = events(desk.engine, first)[-1]
+    assert (last.from_status, last.to_status, last.reason, last.actor) == (
+        "approved",
+        "draft",
+        "undone",
+        "editor:alice",
+    )
+    assert last.details == {"undo": "approved"}
+    # A rejection can be undone too; after the undo time, the button is gone.
+    at.text_input(key=f"reason_{first}_{item_state(desk.engine, first).version}").input("dup")
+    at.button(key="reject_submit").click().run()
+    assert item_state(desk.engine, first).status == "rejected"
+    at.session_state["undo_offer"] = (*at.session_state["undo_offer"][:3], 0.0)
+    at.run()
+    assert "undo" not in {b.key for b in at.button}
+    assert item_state(desk.engine, first).status == "rejected"
+
+
+def test_undo_after_the_time_has_passed_is_refused(
+    desk: Desk, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    at = desk.signed_in("alice")
+    first = desk.ids["bridge"]
+    at.button(key="approve").click().run()
+    undo = at.button(key="undo")
+    at.session_state["undo_offer"] = (*at.session_state["undo_offer"][:3], 0.0)
+    undo.click().run()
+    assert f"Not undone: #{first} " in texts(at)
+    assert item_state(desk.engine, first).status == "approved"
+
+
+def test_an_editor_reopens_a_rejected_item_with_a_reason(desk: Desk) -> None:
+    first = desk.ids["bridge"]
+    version = item_state(desk.engine, first).version
+    with session_scope(desk.engine) as session:
+        decisions.reject(session, Reviewer("bob", "editor"), first, version, "too thin")
+    at = desk.signed_in("alice")
+    at.sidebar.radio(key="view").set_value("Rejected").run()
+    at.selectbox(key="reopen_item").set_value(first)
+    at.text_input(key="reopen_reason").input("new facts arrived")
+    at.button[[b.label for b in at.button].index("Reopen as a draft")].click().run()
+    assert not at.exception, at.exception
+    assert f"Reopened #{first} " in texts(at)
+    assert item_state(desk.engine, first).status == "draft"
+    last = events(desk.engine, first)[-1]
+    assert (last.from_status, last.to_status, last.reason) == (
+        "rejected",
+        "draft",
+        "new facts arrived",
+    )
+    # A viewer is not offered the form.
+    viewer = desk.signed_in("vera")
+    viewer.sidebar.radio(key="view").set_value("Rejected").run()
+    assert "reopen_item" not in {s.key for s in viewer.selectbox}

@@ -132,6 +132,9 @@ def test_claims_table_judged_sentences_and_picking_a_claim(desk) -> None:
     assert "the ferry is planned" in page
     assert "faithfulness judge: failed (flag): 1 material error(s): modality" in page
     assert "Model checks did not run" not in page
+    # The passage that settles the judged sentence is marked in the source pane too.
+    settles = page.split('title="faithfulness: settles sentence 3 (material error)">', 1)[1]
+    assert 'class="cd-flagged"' in page and settles.split("</mark>", 1)[0] == P_COST
     # Nothing picked yet: no passage is marked as picked.
     assert "cd-selected" not in page
     [picker] = at.segmented_control

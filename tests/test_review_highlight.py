@@ -166,3 +166,38 @@ def test_any_text_and_marks_render_to_only_our_tags(
     expected = hl._BIDI.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
     assert "".join(parsed.text) == expected
     assert html.unescape(out).count("<mark") == len(marks) + text.count("<mark")
+
+
+def test_the_judge_settling_passages_are_marked_in_the_source() -> None:
+    from guards.checks import SentenceJudgement, faithfulness
+
+    draft = "The council approved £3.1 million. The library will be sold."
+    clean = SentenceJudgement(
+        "The council approved £3.1 million.", (), False,
+        "The council approved £3.1 million.", "approved", "approved", False,
+        "The council approved £3.1 million by 23 votes to 8",
+    )  # fmt: skip
+    hedged = SentenceJudgement(
+        "The library will be sold.", ("framing",), False, "She said it was being sold.",
+        "it is sold", "she thinks so", True,
+        "A town that sells its library has decided what it thinks of itself",
+    )  # fmt: skip
+    invented = SentenceJudgement(
+        "The library will be sold.", ("framing",), False, "-", "a", "b", True,
+        "The library was sold in 2019",  # not in the source: never marked
+    )  # fmt: skip
+    for mode, problem in (("flag", hl.FLAGGED), ("discard", hl.MISSING)):
+        v = faithfulness(SOURCE, draft, [clean, hedged])
+        info = hl.VerdictInfo(v.gate, v.passed, mode, v.reason, v.evidence)
+        marks = {SOURCE[m.start : m.end]: (m.kind, m.note) for m in hl.source_marks(SOURCE, [info])}
+        assert marks == {
+            "The council approved £3.1 million by 23 votes to 8": (
+                hl.GROUNDED, "faithfulness: settles sentence 1 (faithful)"),
+            "A town that sells its library has decided what it thinks of itself": (
+                problem, "faithfulness: settles sentence 2 (material error)"),
+        }  # fmt: skip
+    v = faithfulness(SOURCE, draft, [clean, invented])
+    info = hl.VerdictInfo(v.gate, v.passed, "flag", v.reason, v.evidence)
+    assert [SOURCE[m.start : m.end] for m in hl.source_marks(SOURCE, [info])] == [
+        "The council approved £3.1 million by 23 votes to 8"
+    ]

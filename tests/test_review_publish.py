@@ -99,7 +99,7 @@ def test_a_viewer_gets_no_publish_button_and_cannot_publish(desk) -> None:  # ty
     from copydesk.config import load_settings
 
     with pytest.raises(NotAllowed):
-        publishing.publish_now(engine, load_settings(), Reviewer("vera", "editor"))
+        publishing.publish_now(engine, load_settings().for_review(), Reviewer("vera", "editor"))
     assert statuses(engine, ids) == ["approved"] and jsonl_lines(folder) == []
 
 

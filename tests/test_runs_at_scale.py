@@ -23,7 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 from typer.testing import CliRunner
 
 from copydesk.cli import app
@@ -386,3 +386,21 @@ def test_a_lost_retry_race_is_handled_per_item(tmp_path, sqlite_url, monkeypatch
         statuses = {i.dedup_key[-1]: i.status for i in session.exec(select(Item))}
     assert statuses["a"] == st.DISCARDED  # the rival's outcome stands
     assert statuses["b"] != st.ERROR and len(statuses) == 4
+
+
+def test_a_claim_takes_at_most_the_batch_asked_for(engine) -> None:
+    """PostgreSQL may re-run an `IN (SELECT ... LIMIT n FOR UPDATE SKIP LOCKED)`
+    subquery per row: the claim must still take n items, leaving the rest to others."""
+    with session_scope(engine) as session:
+        for i in range(30):
+            item = Item(dedup_key=f"https://tollmere.example.test/n/{i}", title=f"n{i}")
+            st.create(session, item, actor="cli", reason="test")
+    with session_scope(engine) as session:
+        first = claims.claim_items(session, 1, 4, timedelta(minutes=5))
+    with session_scope(engine) as session:
+        second = claims.claim_items(session, 2, 4, timedelta(minutes=5))
+    assert len(first) == len(second) == 4
+    assert not {c.item_id for c in first} & {c.item_id for c in second}
+    with Session(engine) as session:
+        held = session.exec(select(Item).where(col(Item.claimed_by).is_not(None))).all()
+    assert len(held) == 8

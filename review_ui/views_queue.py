@@ -195,6 +195,8 @@ def _reject(
         flash("error", f"Not rejected: {label}: a rejection needs a reason. Type it, then Enter.")
     except Conflict as conflict:
         _report_conflict(engine, filt, conflict)
+        if reason.strip():  # what the editor typed is not silently dropped
+            flash("info", f"Your reason for {label}, not saved: {reason.strip()}")
     except (NotAllowed, IllegalMove, LookupError) as exc:
         flash("error", f"Not rejected: {label}: {exc}")
     else:

@@ -941,3 +941,18 @@ def test_an_editor_reopens_a_rejected_item_with_a_reason(desk: Desk) -> None:
     viewer = desk.signed_in("vera")
     viewer.sidebar.radio(key="view").set_value("Rejected").run()
     assert "reopen_item" not in {s.key for s in viewer.selectbox}
+
+
+def test_a_reject_that_lost_the_race_keeps_the_typed_reason_on_screen(desk: Desk) -> None:
+    at = desk.signed_in("alice")
+    first = desk.ids["bridge"]
+    version = item_state(desk.engine, first).version
+    at.text_input(key=f"reason_{first}_{version}").input("council figures unconfirmed")
+    with session_scope(desk.engine) as session:  # bob approves it first
+        decisions.approve(session, Reviewer("bob", "editor"), first, version)
+    at.button(key="reject_submit").click().run()
+    shown = texts(at)
+    assert f"Not saved: #{first} " in shown and "already approved by bob" in shown
+    assert f"Your reason for #{first} " in shown
+    assert "not saved: council figures unconfirmed" in shown
+    assert item_state(desk.engine, first).status == "approved"

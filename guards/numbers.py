@@ -565,6 +565,8 @@ def _first(
 ) -> dict[str, NumberToken]:
     for token in tokens:
         seen.append(token)
+        if type(token) is _Undecorated:
+            continue  # none of the wanted digits (see `_source_digits`): it cannot match
         for key in _keys(token):
             if key in wanted and key not in found:
                 found[key] = token

@@ -59,12 +59,11 @@ def main(settings: ReviewAppSettings) -> None:
         st.button("Sign out", key="sign_out", on_click=sign_out)
         with Session(engine) as session:
             pending = queue_count(session, QueueFilter())
-        view = st.radio(
-            "View",
-            VIEWS,
-            key="view",
-            format_func=lambda v: f"Queue ({pending:,})" if v == "Queue" else v,
-        )
+        # Fixed option labels: a label that changed after each decision ("Queue (4)"
+        # then "Queue (3)") made the radio show nothing selected (issue 12). The
+        # pending count is a line of its own.
+        view = st.radio("View", VIEWS, key="view")
+        st.html(f'<div class="cd-pending" style="font-size:0.85rem">{pending:,} pending</div>')
     if view == "Queue":
         sidebar_filters(engine)
         st.sidebar.caption("Keys: J next · K previous · A approve · Enter in the reason rejects")

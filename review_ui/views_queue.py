@@ -56,8 +56,10 @@ def current_filter(settings: ReviewAppSettings) -> QueueFilter:
 
 
 def _filters_changed() -> None:
+    # A new list and a new page picker, starting at page 1.
     st.session_state[OPEN] = None
-    st.session_state["q_page"] = 1
+    st.session_state["q_page_last"] = 1
+    st.session_state["q_filters_gen"] = st.session_state.get("q_filters_gen", 0) + 1
     st.session_state[GEN] = st.session_state.get(GEN, 0) + 1
 
 
@@ -193,6 +195,8 @@ def _reject(
         flash("error", f"Not rejected: {label}: a rejection needs a reason. Type it, then Enter.")
     except Conflict as conflict:
         _report_conflict(engine, filt, conflict)
+        if reason.strip():  # what the editor typed is not silently dropped
+            flash("info", f"Your reason for {label}, not saved: {reason.strip()}")
     except (NotAllowed, IllegalMove, LookupError) as exc:
         flash("error", f"Not rejected: {label}: {exc}")
     else:
@@ -404,12 +408,17 @@ def queue_view(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer) 
 
 def _queue_list(engine: Engine, filt: QueueFilter, total: int) -> None:
     pages = max(1, math.ceil(total / PAGE_SIZE))
-    if (st.session_state.get("q_page") or 1) > pages:
-        st.session_state["q_page"] = pages
+    # The page picker's state is never written through st.session_state (Streamlit
+    # warns when a widget with a default is also set that way, issue 12): a
+    # filter change or a new page count starts a new picker, on the page last
+    # shown (page 1 after a filter change), clamped to the pages there are.
+    key = f"q_page_{st.session_state.get('q_filters_gen', 0)}_{pages}"
+    kept = min(st.session_state.get("q_page_last") or 1, pages)
     # A fixed label: an expander whose label changes is a new one, and closes.
     # Open by default: the list is how an editor sees what is waiting.
     with st.expander("List of pending drafts", expanded=True, key="q_list"):
-        page = st.pagination(pages, key="q_page") if pages > 1 else 1
+        page = st.pagination(pages, default=kept, key=key) if pages > 1 else 1
+        st.session_state["q_page_last"] = page
         st.html(
             f'<div style="opacity:0.7;font-size:0.85rem">{total:,} drafts, page {page:,} '
             f"of {pages:,}. Pick a row to open it.</div>"

@@ -593,8 +593,14 @@ def test_database_url_alone_is_enough(
 
 
 def test_the_list_is_paged_oldest_first(
-    sqlite_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    sqlite_url: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
+    from streamlit.elements.lib import policies
+
+    monkeypatch.setattr(policies, "_shown_default_value_warning", False)  # once per process
     engine = open_store(sqlite_url)
     ids = seed_copies(engine, "bridge", 30)
     assert ids == list(range(1, 31))  # one new item per entry, in the feed's order
@@ -606,6 +612,16 @@ def test_the_list_is_paged_oldest_first(
     at.get("pagination")[0].set_value(2)
     at.run()
     assert list(at.dataframe[0].value["#"]) == list(range(26, 31))
+    # A filter change goes back to page 1 without Streamlit's warning about a
+    # widget default also set through Session State (issue 12).
+    at.toggle(key="f_flagged").set_value(True).run()
+    at.toggle(key="f_flagged").set_value(False).run()
+    assert not at.exception, at.exception
+    assert "Session State API" not in caplog.text
+    assert list(at.dataframe[0].value["#"]) == list(range(1, 26))
+    # The view radio keeps fixed labels, so a decision never leaves it unselected.
+    radio = at.sidebar.radio(key="view")
+    assert (radio.value, radio.options[0]) == ("Queue", "Queue")
 
 
 # --------------------------------------------------------------------------- editors in a hurry
@@ -928,3 +944,18 @@ def test_an_editor_reopens_a_rejected_item_with_a_reason(desk: Desk) -> None:
     viewer = desk.signed_in("vera")
     viewer.sidebar.radio(key="view").set_value("Rejected").run()
     assert "reopen_item" not in {s.key for s in viewer.selectbox}
+
+
+def test_a_reject_that_lost_the_race_keeps_the_typed_reason_on_screen(desk: Desk) -> None:
+    at = desk.signed_in("alice")
+    first = desk.ids["bridge"]
+    version = item_state(desk.engine, first).version
+    at.text_input(key=f"reason_{first}_{version}").input("council figures unconfirmed")
+    with session_scope(desk.engine) as session:  # bob approves it first
+        decisions.approve(session, Reviewer("bob", "editor"), first, version)
+    at.button(key="reject_submit").click().run()
+    shown = texts(at)
+    assert f"Not saved: #{first} " in shown and "already approved by bob" in shown
+    assert f"Your reason for #{first} " in shown
+    assert "not saved: council figures unconfirmed" in shown
+    assert item_state(desk.engine, first).status == "approved"

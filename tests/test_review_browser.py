@@ -248,6 +248,8 @@ def test_sign_in_approve_reject_in_a_real_browser(server: Server) -> None:
             page.get_by_role("button", name=re.compile(r"^Approve")).click()
             expect(_said(page, f"Approved #{ids['bridge']}")).to_be_visible()
             _shows(page, "school")
+            # The sidebar's View radio still shows the queue selected (issue 12).
+            expect(page.get_by_role("radio", name="Queue", exact=True)).to_be_checked()
 
             # Reject the next one with a reason typed in the box and Enter. The reason
             # contains "a", the approve shortcut: typing must not approve.

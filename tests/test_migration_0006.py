@@ -53,6 +53,12 @@ CASES: list[tuple[str, list[tuple[str, dict[str, Any] | None]], str | None]] = [
     # The recorded kind wins over the text; a kind that is not one falls back to the text.
     ("discarded", [("page fetch failed: HTTP 410", {"discard_kind": "fetch"})], "fetch"),
     ("discarded", [("robots.txt disallows it", {"discard_kind": "robotz"})], "robots"),
+    # `copydesk replay` discarded a draft: the first gate it names.
+    (
+        "discarded",
+        [("replay: dates_grounded: 3 May", {"replay": {"gates": ["dates_grounded"]}})],
+        "dates_grounded",
+    ),
     # The latest discard event counts.
     ("discarded", [("fetch failed", None), ("duplicate of item 1 (same text)", None)], "duplicate"),
     # Items that are not discarded keep no kind, whatever their events say.

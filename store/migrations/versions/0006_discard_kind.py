@@ -64,6 +64,10 @@ def kind_of(reason: str | None, details: Any) -> str:
     recorded = details.get("discard_kind") if isinstance(details, dict) else None
     if recorded in KINDS:
         return str(recorded)
+    replayed = details.get("replay") if isinstance(details, dict) else None
+    gates = replayed.get("gates") if isinstance(replayed, dict) else None
+    if isinstance(gates, list) and gates and gates[0] in GATES:
+        return str(gates[0])  # `copydesk replay` discarded a draft: its first failed gate
     text = reason or ""
     for gate in sorted(GATES, key=len, reverse=True):  # a longer name first
         if text.startswith(f"{gate}:"):

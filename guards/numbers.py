@@ -70,11 +70,12 @@ import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 from text_to_num import find_numbers
 
-from guards.text import Folded, ascii_digits, compat_fold
+from guards.text import Folded, ascii_digits, compat_fold, non_ascii
 from guards.verdict import Verdict
 
 GATE = "numbers_grounded"
@@ -106,8 +107,6 @@ _NUMBER = re.compile(
     re.VERBOSE,
 )
 _NOT_DIGIT = re.compile(r"[^0-9]")
-# Any script's digits: a run with non-ASCII digits sends the text through `ascii_digits`.
-_DIGIT_RUN = re.compile(r"\d+")
 
 
 class NumberToken(NamedTuple):
@@ -137,24 +136,17 @@ def _digits_of(integer: str) -> str:
     return integer if integer.isdigit() else _NOT_DIGIT.sub("", integer)
 
 
-def _raw_tokens(text: str, convert: bool = False) -> Iterator[NumberToken]:
-    """`_scan`, lazily. It raises `_OtherDigits` at the first digit of another
-    script: call again with `convert` to read the text through `ascii_digits`
-    (converting costs a pass over the text that most texts do not need)."""
-    return _scan(ascii_digits(text) if convert else text, text)
-
-
-class _OtherDigits(Exception):
-    """Digits of another script: scan again after `ascii_digits` (same offsets)."""
+def _raw_tokens(text: str) -> Iterator[NumberToken]:
+    """`_scan`, lazily. A text with digits of another script is read through
+    `ascii_digits` (same offsets); converting costs a pass over the text that
+    most texts do not need, and finding out costs a few microseconds."""
+    other = not text.isascii() and any(ch.isdecimal() for ch in non_ascii(text))
+    return _scan(ascii_digits(text) if other else text, text)
 
 
 def _digit_tokens(text: str) -> Iterator[NumberToken]:
     """The numbers written in digits (`_scan`), with their signs and scale words."""
-    try:
-        tokens = list(_raw_tokens(text))
-    except _OtherDigits:
-        tokens = list(_raw_tokens(text, convert=True))
-    return (_decorate(t, text) for t in tokens)
+    return (_decorate(t, text) for t in list(_raw_tokens(text)))
 
 
 def _folded_tokens(folded: str) -> list[NumberToken]:
@@ -183,22 +175,33 @@ def tokenise(text: str) -> list[NumberToken]:
 # one of these and a digit follow it (41,200  8.7  41 200  10.30am  30.11.2026).
 _SEPARATORS = frozenset(".,'\u2019\x20\u00a0\u2007\u2009\u202f")
 
+# The runs of digits are found in a byte view of the text: one byte per
+# character (`str.encode` with "replace" writes "?" for each non-ASCII one, so
+# offsets hold) with every digit turned into "0". A pattern that starts with a
+# literal byte is searched with a tight C loop, several times faster than the
+# `re` character-class scan that `[0-9]+` or `\d+` needs over a long text.
+_DIGIT_AS_ZERO = bytes(0x30 if 0x30 <= b <= 0x39 else b for b in range(256))
+_ZERO_RUN = re.compile(rb"00*")
+
+
+def _digit_runs(digits: str) -> Iterator[re.Match[bytes]]:
+    """The runs of ASCII digits of `digits` (a text with no digit of another script)."""
+    return _ZERO_RUN.finditer(digits.encode("ascii", "replace").translate(_DIGIT_AS_ZERO))
+
 
 def _scan(digits: str, text: str) -> Iterator[NumberToken]:
     """The numbers of `digits`, lazily, with written forms taken from `text`.
 
-    Two steps for speed: a simple scan finds the runs of digits (a regex that
-    starts with a character class is scanned quickly), then `_NUMBER` reads
+    Two steps for speed: a simple scan finds the runs of digits (`_digit_runs`),
+    then `_NUMBER` reads
     the whole number at each run not already part of the previous number
     (most runs are numbers by themselves and skip that step). Running
     `_NUMBER` over the whole text is several times slower. Being lazy lets
     the gate stop reading the source once every draft number is found."""
     end = 0
-    for run in _DIGIT_RUN.finditer(digits):
+    for run in _digit_runs(digits):
         start, run_end = run.span()
-        raw = run.group()
-        if not raw.isascii():
-            raise _OtherDigits
+        raw = digits[start:run_end]
         if start < end:
             continue  # read already, as part of the previous number
         before = digits[start - 1] if start else ""
@@ -367,6 +370,23 @@ _NUM_WORD = _trie(_UNITS + _ORDINALS)
 _WORD_RUN = re.compile(
     rf"\b{_NUM_WORD}(?:(?:[^\S\n]+|[^\S\n]*-[^\S\n]*)(?:(?:and|point)[^\S\n]+)?{_NUM_WORD})*\b"
 )
+# Where a run may start: a number word after a non-word character, looked for
+# in a byte view of the text (one byte per character, offsets hold) in which
+# ASCII letters are lower-cased and every other character is a space. The
+# search then starts from a literal space, which `re` finds with a tight C
+# loop; `_WORD_RUN` over a whole long text costs ten times more. Every place
+# `_WORD_RUN` matches is such a candidate: the letters of a number word are
+# ASCII in the lower-cased text and come from ASCII letters (the only other
+# character that lower-cases to an ASCII letter is the Kelvin sign, and no
+# number word has a k), and the character before it is not a word character.
+_WORD_VIEW = (
+    bytes(
+        b + 32 if 0x41 <= b <= 0x5A else b if chr(b).isalnum() or b == 0x5F else 0x20
+        for b in range(128)
+    )
+    + b" " * 128
+)
+_WORD_CANDIDATE = re.compile(b" " + _NUM_WORD.encode())
 _RUN_TOKEN = re.compile(r"\w+|-")
 _LONE_SCALES = {"1000000": "million", "1000000000": "billion", "1000": "thousand", "100": "hundred"}
 _BEFORE_WORDS = re.compile(r"(?:(\w+)[^\S\n]+)?(\w+)[^\S\n]+$")
@@ -390,8 +410,10 @@ class _Word:
         return False
 
 
-def _parse_run(run: str) -> list[tuple[int, int, str]] | None:
-    """(start, end, value) of each number text2num reads in a run of number words."""
+@lru_cache(maxsize=4096)
+def _parse_run(run: str) -> tuple[tuple[int, int, str], ...] | None:
+    """(start, end, value) of each number text2num reads in a run of number words.
+    Cached: the same short runs ("million" after 1.5, "two") come back often."""
     tokens = list(_RUN_TOKEN.finditer(run))
     try:
         found = find_numbers([_Word(t.group()) for t in tokens], "en", 0)
@@ -401,16 +423,32 @@ def _parse_run(run: str) -> list[tuple[int, int, str]] | None:
     for occ in found:
         value = occ.text.rstrip("stndrh") if occ.is_ordinal else occ.text
         out.append((tokens[occ.start].start(), tokens[occ.end - 1].end(), value))
-    return out
+    return tuple(out)
+
+
+def _word_runs(text: str) -> Iterator[re.Match[str]]:
+    """The matches of `_WORD_RUN` in `text` lower-cased, as `finditer` gives them."""
+    view = b" " + text.encode("ascii", "replace").translate(_WORD_VIEW)
+    lower = None
+    end = 0
+    for candidate in _WORD_CANDIDATE.finditer(view):
+        start = candidate.start()  # in `text` (the view has one more byte in front)
+        if start < end:
+            continue  # inside the previous run
+        if lower is None:
+            lower = text.lower()
+            if len(lower) != len(text):  # a few characters (İ) lower-case to two
+                lower = "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
+        run = _WORD_RUN.match(lower, start)
+        if run is not None:
+            yield run
+            end = run.end()
 
 
 def _word_numbers(text: str) -> Iterator[NumberToken]:
     """Numbers written in words: "forty-two", "Twenty boats", "three hundred",
     "one point five million", "a million", "minus twelve", "two trillion"."""
-    lower = text.lower()
-    if len(lower) != len(text):  # a few characters (İ) lower-case to two
-        lower = "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
-    for run in _WORD_RUN.finditer(lower):
+    for run in _word_runs(text):
         parsed = _parse_run(text[run.start() : run.end()])
         base = run.start()
         if parsed is None:  # unreadable: only the same words ground it
@@ -431,10 +469,10 @@ def _word_numbers(text: str) -> Iterator[NumberToken]:
 
 def _word_token(text: str, start: int, end: int, value: str, lone: bool) -> Iterator[NumberToken]:
     if lone:
-        before = _BEFORE_WORDS.search(text, max(0, start - 30), start)
-        words = [w.lower() for w in (before.groups() if before else ()) if w]
         if text[max(0, start - 2) : start].rstrip()[-1:].isdigit():
             return  # "1.5 million": the scale of a number in digits, read with it
+        before = _BEFORE_WORDS.search(text, max(0, start - 30), start)
+        words = [w.lower() for w in (before.groups() if before else ()) if w]
         if words and words[-1] in ("a", "an") and (len(words) < 2 or words[0] not in _FRACTION):
             start = before.start(2)  # "a million"
         elif len(words) == 2 and words[0] == "half" and words[1] in ("a", "an"):
@@ -493,14 +531,12 @@ def _significant(value: str) -> str:
     return value.lstrip("~-").replace(".", "").strip("0")
 
 
-def _source_digits(
-    folded: str, convert: bool, digits: set[str] | None = None
-) -> Iterator[NumberToken]:
+def _source_digits(folded: str, digits: set[str] | None = None) -> Iterator[NumberToken]:
     """The source's numbers in digits, lazily; an ambiguous run also as its parts.
     With `digits`, a token whose significant digits are not among them is given
     undecorated (its sign and scale cannot make it match: reading them is the
     costly part of a long source)."""
-    for raw in _raw_tokens(folded, convert):
+    for raw in _raw_tokens(folded):
         if digits is None or raw.ambiguous or _significant(raw.value) in digits:
             yield _decorate(raw, folded)
         else:
@@ -515,11 +551,7 @@ def _index(folded: str, wanted: set[str], seen: list[NumberToken]) -> dict[str, 
     Numbers in words are read only when the digits did not ground them all.
     `seen` collects the tokens in digits read (all of them when one is missing)."""
     digits = {_significant(k) for k in wanted}
-    try:
-        found = _first(_source_digits(folded, False, digits), wanted, {}, seen)
-    except _OtherDigits:
-        seen.clear()
-        found = _first(_source_digits(folded, True, digits), wanted, {}, seen)
+    found = _first(_source_digits(folded, digits), wanted, {}, seen)
     if len(found) < len(wanted):
         found = _first(_word_numbers(folded), wanted, found, [])
     return found
@@ -533,6 +565,8 @@ def _first(
 ) -> dict[str, NumberToken]:
     for token in tokens:
         seen.append(token)
+        if type(token) is _Undecorated:
+            continue  # none of the wanted digits (see `_source_digits`): it cannot match
         for key in _keys(token):
             if key in wanted and key not in found:
                 found[key] = token

@@ -65,6 +65,7 @@ from guards.text import (
     SINGLE_QUOTES,
     Normalised,
     clean,
+    non_ascii,
     normalise,
     shorten,
     unify_style,
@@ -269,8 +270,10 @@ def find_quotes(draft: str) -> list[Quote]:
 # read as "no quotations" (initial and final punctuation, Unicode Pi and Pf).
 def unrecognised_marks(draft: str) -> list[str]:
     view = draft.translate(_MARK_VIEW)
-    known = set(_DOUBLE_CLOSERS) | set(_SINGLE_OPENERS) | set("\u201a")
-    return sorted({c for c in view if not c.isascii() and c not in known and _is_quote_punct(c)})
+    return sorted(c for c in non_ascii(view) if c not in _KNOWN_MARKS and _is_quote_punct(c))
+
+
+_KNOWN_MARKS = frozenset(_DOUBLE_CLOSERS) | frozenset(_SINGLE_OPENERS) | {"\u201a"}
 
 
 def _is_quote_punct(ch: str) -> bool:

@@ -95,6 +95,7 @@ class Discard:
     discarded_at: datetime
     actor: str
     reason: str | None
+    kind: str | None = None  # items.discard_kind: the first failed gate, or refused, duplicate...
     failed: list[GateVerdict] = field(default_factory=list)
 
     @property
@@ -112,6 +113,7 @@ class Discard:
             "discarded_at": iso(self.discarded_at),
             "actor": self.actor,
             "reason": self.reason,
+            "kind": self.kind,
             "failed_gates": [
                 {"stage": v.stage, "gate": v.gate, "reason": v.reason, "evidence": v.evidence}
                 for v in self.failed
@@ -175,6 +177,7 @@ def _discard_rows(session: Session, *, since: datetime | None, feed: str | None)
             AuditEvent.at,
             AuditEvent.actor,
             AuditEvent.reason,
+            Item.discard_kind,
         )
         .join(AuditEvent, AuditEvent.item_id == Item.id)
         .outerjoin(Feed, Feed.id == Item.feed_id)
@@ -187,9 +190,8 @@ def _discard_rows(session: Session, *, since: datetime | None, feed: str | None)
     if feed:
         statement = statement.where(or_(Feed.name == feed, Feed.url == feed))
     discards: dict[int, Discard] = {}
-    for item_id, title, source_url, original_url, feed_name, at, actor, reason in session.execute(
-        statement
-    ):
+    for row in session.execute(statement):
+        item_id, title, source_url, original_url, feed_name, at, actor, reason, kind = row
         if item_id in discards:  # a discard is final; keep the newest event all the same
             continue
         discards[item_id] = Discard(
@@ -200,6 +202,7 @@ def _discard_rows(session: Session, *, since: datetime | None, feed: str | None)
             discarded_at=utc(at),  # type: ignore[arg-type]
             actor=actor,
             reason=reason,
+            kind=kind,
         )
     return list(discards.values())
 

@@ -909,6 +909,7 @@ class Pipeline:
                 expected_version=job.version,
                 changes=out.changes,
                 details=details or None,
+                discard_kind=out.discard_kind if out.to_status == st.DISCARDED else None,
             )
         report = self._report_for(item.feed_id)
         if out.draft is not None and out.draft.recorded_reply:

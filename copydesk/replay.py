@@ -159,6 +159,7 @@ def _discard_draft(engine: Engine, flip: Flip, modes: dict[str, str]) -> bool:
                     "modes": {g: modes.get(g) for g in flip.gates},
                 }
             },
+            discard_kind=flip.gates[0] if flip.gates else None,
         )
         for result in flip.results:  # the verdicts that discarded it, as the pipeline keeps them
             session.add(GateVerdict.from_result(result, item_id=item.id, stage="replay"))

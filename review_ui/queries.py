@@ -13,12 +13,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Date, and_, case, cast, exists, false, func, or_, select
+from sqlalchemy import Date, and_, cast, exists, false, func, or_, select
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import aliased
 from sqlmodel import Session
 
 from review_ui.highlight import VerdictInfo
+from store.discard_kinds import OTHER as OTHER_KIND
 from store.history import item_history
 from store.models import AuditEvent, Feed, GateVerdict, Item, ModelCall
 from store.status import APPROVED, DISCARDED, DRAFT, PUBLISHED, REJECTED
@@ -101,10 +102,25 @@ def _current(verdict: Any) -> Any:
     )
 
 
+# A model check that did not run stores a failing verdict whose evidence says why
+# ({"state": "not run"} or {"state": "failed"}): it is never a pass, but it is not a
+# flag either (the item panel shows its own banner, `[checks] require` blocks).
+NOT_RUN_STATES = ("not run", "failed")
+
+
+def _did_not_run(v: Any) -> Any:
+    """SQL: the verdict is a model check that did not run. JSON path on both
+    SQLite (json_extract) and PostgreSQL (->>); evidence that is a list or NULL
+    has no "state" and reads as NULL."""
+    return func.coalesce(v.evidence["state"].as_string(), "").in_(NOT_RUN_STATES)
+
+
 def flagged_clause(gates_off: frozenset[str] = frozenset()) -> Any:
-    """SQL: the item's current verdicts include a failed gate in `flag` mode."""
+    """SQL: the item's current verdicts include a failed gate in `flag` mode that
+    ran (a model check that did not run flags nothing)."""
     v = aliased(GateVerdict)
     clauses = [v.item_id == Item.id, v.mode == "flag", v.passed == false(), _current(v)]
+    clauses.append(~_did_not_run(v))
     if gates_off:
         clauses.append(v.gate.not_in(sorted(gates_off)))
     return exists().where(*clauses)
@@ -238,13 +254,23 @@ class ItemView:
 
     @property
     def flags(self) -> list[GateVerdict]:
-        return [v for v in self.verdicts if not v.passed and v.mode == "flag" and self.counts(v)]
+        return [
+            v
+            for v in self.verdicts
+            if not v.passed and v.mode == "flag" and self.counts(v) and not did_not_run(v)
+        ]
 
     def model_verdict(self, gate: str) -> GateVerdict | None:
         return next((v for v in self.draft_verdicts if v.gate == gate), None)
 
     def earlier_verdict(self, gate: str) -> GateVerdict | None:
         return next((v for v in self.earlier_verdicts if v.gate == gate), None)
+
+
+def did_not_run(verdict: GateVerdict) -> bool:
+    """A model check that did not run (the Python twin of `_did_not_run`)."""
+    evidence = verdict.evidence if isinstance(verdict.evidence, dict) else {}
+    return not verdict.passed and evidence.get("state") in NOT_RUN_STATES
 
 
 def is_hard_failure(verdict: GateVerdict) -> bool:
@@ -507,55 +533,19 @@ def status_counts(session: Session) -> dict[str, int]:
     return {status: n for status, n in session.execute(statement)}
 
 
-# Why an item was discarded, read from the reason of its move to `discarded`
-# (the pipeline writes "<gate>: <why>; ..." for gate failures, and fixed openings
-# for the rest). Checked in this order; a gate name comes first.
-DISCARD_KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("duplicate", ("duplicate of ",)),
-    ("robots", ("robots.txt",)),
-    ("refused link", ("link refused",)),
-    ("model", ("summariser failed", "model failed")),
-    (
-        "fetch",
-        (
-            "page fetch failed",
-            "fetch failed",
-            "the link is ",
-            "text extraction failed",
-            "the feed carries no text",
-        ),
-    ),
-)
-
-
-def discard_kind_sql(gates: Sequence[str]) -> Any:
-    """SQL: the kind of a discard event, from its reason: the first failed gate,
-    else duplicate / robots / refused link / model / fetch, else other. One CASE
-    evaluated by the database, so a year of discards is grouped without loading it."""
-    reason = func.coalesce(AuditEvent.reason, "")
-    whens = [(reason.startswith(f"{gate}:", autoescape=True), gate) for gate in gates]
-    for kind, openings in DISCARD_KINDS:
-        whens.append((or_(*(reason.startswith(o, autoescape=True) for o in openings)), kind))
-    return case(*whens, else_="other")
-
-
 def discards_per_day(session: Session, since: datetime) -> list[tuple[str, str, int]]:
-    """(day, why, discarded items) for every move to `discarded` since `since`:
-    gate failures by their first failed gate, and the discards no gate made
-    (refused or robots-blocked links, failed fetches, duplicates, model failures)."""
-    gates = sorted(
-        set(session.scalars(select(GateVerdict.gate).distinct())) | set(_known_gates()),
-        key=len,
-        reverse=True,  # "names" before a gate whose name it starts
-    )
-    # A subquery, so GROUP BY names columns: PostgreSQL would not see two renderings
-    # of the CASE (each with its own bound parameters) as the same expression.
+    """(day, kind, discarded items) for every move to `discarded` since `since`,
+    by the kind the status machine stored on the item (`items.discard_kind`: the
+    first failed gate, or refused / robots / fetch / duplicate / model / internal /
+    other). Grouped by the database, so a year of discards is never loaded."""
+    # A subquery, so GROUP BY names columns (PostgreSQL compares expressions).
     events = (
         select(
             _day(session, AuditEvent.at).label("day"),
-            discard_kind_sql(gates).label("kind"),
+            func.coalesce(Item.discard_kind, OTHER_KIND).label("kind"),
             AuditEvent.item_id.label("item_id"),
         )
+        .join(Item, Item.id == AuditEvent.item_id)
         .where(AuditEvent.to_status == DISCARDED, AuditEvent.at >= _bind_time(since, session))
         .subquery()
     )
@@ -565,12 +555,6 @@ def discards_per_day(session: Session, since: datetime) -> list[tuple[str, str, 
         .order_by(events.c.day, events.c.kind)
     )
     return [(str(d), k, n) for d, k, n in session.execute(statement)]
-
-
-def _known_gates() -> tuple[str, ...]:
-    from guards.registry import ALL_GATES
-
-    return (*ALL_GATES, *MODEL_GATES)
 
 
 def items_per_feed(session: Session) -> list[tuple[str, str, int]]:

@@ -48,6 +48,10 @@ def feed_chart(per_feed: list[tuple[str, str, int]]) -> alt.Chart:
     )
 
 
+# Stored discard kinds (store/discard_kinds.py) as the stats page names them.
+KIND_LABELS = {"refused": "refused link", "internal": "internal failure"}
+
+
 def stats_view(engine: Engine) -> None:
     st.html('<div style="font-size:1.6rem;font-weight:700">Stats</div>')
     period = st.segmented_control("Period", list(PERIODS), default="30 days", key="s_period")
@@ -66,7 +70,8 @@ def stats_view(engine: Engine) -> None:
 
     _section("Discards per day, by failed gate or other reason")
     if discards:
-        frame = pd.DataFrame(discards, columns=["day", "why", "items"])
+        labelled = [(day, KIND_LABELS.get(kind, kind), n) for day, kind, n in discards]
+        frame = pd.DataFrame(labelled, columns=["day", "why", "items"])
         st.bar_chart(frame, x="day", y="items", color="why", stack=True)
         totals = frame.groupby("why")["items"].sum().sort_values(ascending=False)
         plain(

@@ -117,6 +117,9 @@ class Item(SQLModel, table=True):
     headline: str | None = None
     summary: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     status: str = Field(default="new", index=True)
+    # Why a discarded item was discarded (store/discard_kinds.py); set by the status
+    # machine on the move to `discarded`, NULL for every other status.
+    discard_kind: str | None = Field(default=None, index=True)
     version: int = 0  # bumped on every status move and edit: compare-and-set for editors
     attempts: int = 0
     next_attempt_at: datetime | None = _ts(nullable=True)

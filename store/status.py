@@ -18,6 +18,7 @@ from sqlmodel import Session
 
 from store import audit_chain, deliveries
 from store.changes import ItemChanges
+from store.discard_kinds import OTHER, check_kind
 from store.models import AuditEvent, Item, utcnow
 
 NEW = "new"
@@ -134,8 +135,12 @@ def move(
     details: dict[str, Any] | None = None,
     expected_version: int | None = None,
     changes: ItemChanges | Mapping[str, Any] | None = None,
+    discard_kind: str | None = None,
 ) -> AuditEvent:
     """Move `item` to `to_status`, applying `changes` to its columns, and record it.
+
+    A move to `discarded` stores `discard_kind` (store/discard_kinds.py; "other"
+    when not given); an unknown kind, or a kind on another move, is refused.
 
     `changes` is an `ItemChanges` (a mapping is checked against it first: an
     unknown column is a ValueError before anything is written).
@@ -147,6 +152,10 @@ def move(
     _check_not_stale(session, item, expected_version)
     from_status = item.status
     check_move(from_status, to_status, actor, reason)
+    if to_status == DISCARDED:
+        columns["discard_kind"] = check_kind(discard_kind or OTHER)
+    elif discard_kind is not None:
+        raise IllegalMove(f"a discard kind belongs to a move to discarded, not to {to_status}")
     version = item.version if expected_version is None else expected_version
     now = utcnow()
     values: dict[str, Any] = dict(columns)

@@ -304,12 +304,16 @@ def item_state(engine: Engine, item_id: int) -> Item:
         return item
 
 
-def seed_discard(session: Session, run: Run, url: str, reason: str) -> Item:
+def seed_discard(
+    session: Session, run: Run, url: str, reason: str, kind: str | None = None
+) -> Item:
     """An item the pipeline discarded before any gate ran (a refused link, a
-    duplicate, a model failure...): only the audit event's reason says why."""
+    duplicate, a model failure...), of the given kind ("other" when None)."""
     item = Item(dedup_key=url, source_url=url, original_url=url, title=f"Page at {url}")
     status.create(session, item, actor=f"run:{run.id}", reason="submitted by hand")
-    status.move(session, item, status.DISCARDED, actor=f"run:{run.id}", reason=reason)
+    status.move(
+        session, item, status.DISCARDED, actor=f"run:{run.id}", reason=reason, discard_kind=kind
+    )
     return item
 
 

@@ -214,7 +214,9 @@ def build_world(s: Session, engine: Engine) -> World:
         modes={"quotes_verbatim": "flag"},
     )
     assert why == f"numbers_grounded: {FLOODS_NUMBERS}"  # the flagged quote does not discard
-    status.move(s, floods, status.DISCARDED, actor=actor, reason=why)
+    status.move(
+        s, floods, status.DISCARDED, actor=actor, reason=why, discard_kind="numbers_grounded"
+    )
 
     ferry = born(
         s,
@@ -281,7 +283,12 @@ def build_world(s: Session, engine: Engine) -> World:
         changes={"attempts": 5, "last_error": "529 overloaded_error"},
     )
     status.move(
-        s, bridge, status.DISCARDED, actor=actor, reason="model failed 5 times: 529 overloaded"
+        s,
+        bridge,
+        status.DISCARDED,
+        actor=actor,
+        reason="model failed 5 times: 529 overloaded",
+        discard_kind="model",
     )
 
     market = born(
@@ -302,6 +309,7 @@ def build_world(s: Session, engine: Engine) -> World:
             status.DISCARDED,
             actor=actor,
             reason="robots.txt disallows https://market.example.com/stalls",
+            discard_kind="robots",
         )
 
     mill = born(
@@ -573,6 +581,13 @@ def test_discards_newest_first_with_reasons_and_counts(app, runner, world):
     ]
     assert by_id[world.bridge]["failed_gates"] == []
     assert by_id[world.bridge]["reason"] == "model failed 5 times: 529 overloaded"
+    # The kind comes from the item's column, as the status machine stored it.
+    kinds = {i: by_id[i]["kind"] for i in (world.floods, world.bridge, world.market)}
+    assert kinds == {
+        world.floods: "numbers_grounded",
+        world.bridge: "model",
+        world.market: "robots",
+    }
     assert by_id[world.market]["feed"] is None
     assert [g["gate"] for g in by_id[world.mill]["failed_gates"]] == [
         "numbers_grounded",

@@ -806,35 +806,38 @@ def test_stats_count_every_discard_not_only_gate_failures(any_desk: Desk) -> Non
         run = Run(command="seed")
         session.add(run)
         session.flush()
-        for n, reason in enumerate(
+        for n, (reason, kind) in enumerate(
             [
-                "link refused: scheme 'ftp' is not fetched (http and https only)",
-                "robots.txt disallows https://news.example.org/private",
-                f"duplicate of item {desk.ids['bridge']} (same text)",
-                "model failed 5 times: summariser failed: HTTP 529 overloaded",
-                "page fetch failed: HTTP 404",
-                "something nobody planned for",
+                ("link refused: scheme 'ftp' is not fetched (http and https only)", "refused"),
+                ("robots.txt disallows https://news.example.org/private", "robots"),
+                (f"duplicate of item {desk.ids['bridge']} (same text)", "duplicate"),
+                ("model failed 5 times: summariser failed: HTTP 529 overloaded", "model"),
+                ("page fetch failed: HTTP 404", "fetch"),
+                ("processing failed 5 times: KeyError", "internal"),
+                ("fetch failed: but the item says otherwise", "duplicate"),  # the column wins
+                ("something nobody planned for", None),
             ]
         ):
-            seed_discard(session, run, f"https://news.example.org/gone-{n}", reason)
+            seed_discard(session, run, f"https://news.example.org/gone-{n}", reason, kind)
     with Session(desk.engine) as session:
         rows = discards_per_day(session, since_days(2))
     kinds = {kind: n for _, kind, n in rows}
     assert kinds == {
-        "numbers_grounded": 1,
-        "refused link": 1,
+        "numbers_grounded": 1,  # the pipeline's own discard of wrong_number
+        "refused": 1,
         "robots": 1,
-        "duplicate": 1,
+        "duplicate": 2,
         "model": 1,
         "fetch": 1,
+        "internal": 1,
         "other": 1,
     }
     at = desk.signed_in("vera")
     at.sidebar.radio(key="view").set_value("Stats")
     at.run()
     assert not at.exception
-    assert "7 discarded in this period" in texts(at)
-    assert "refused link 1" in texts(at)
+    assert "9 discarded in this period" in texts(at)
+    assert "refused link 1" in texts(at) and "internal failure 1" in texts(at)
 
 
 def test_feed_names_are_drawn_whole_in_the_stats() -> None:

@@ -13,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from review_ui import decisions
 from review_ui.decisions import Blocked, Reviewer
+from review_ui.queries import QueueFilter, flagged_ids, item_view, queue_count, queue_page
 from store.db import open_store, session_scope
 from store.models import Item
 from tests.review_seed import (
@@ -203,3 +204,29 @@ def test_require_blocks_an_edited_draft_its_checks_never_judged(desk) -> None:
     # Without require the editor may approve the edited text (a person read it).
     with session_scope(engine) as session:
         decisions.approve(session, editor, ids["bridge"], edited.version)
+
+
+def test_checks_that_did_not_run_are_not_flags(db_url: str) -> None:
+    """The real pipeline with the model checks on and no model: every draft carries
+    "not run" check verdicts. They flag nothing (the queue's "Flagged only" filter
+    and markers stay useful); a check that ran and found a problem still flags."""
+    engine = open_store(db_url)
+    on = {"claims_supported": "flag", "faithfulness": "flag"}
+    ids = seed_queue(engine, ("bridge", "school", "market"), modes=on)
+    flagged = QueueFilter(flagged_only=True)
+    with Session(engine) as session:
+        view = item_view(session, ids["school"])
+        assert view is not None
+        claims = view.model_verdict("claims_supported")
+        assert claims is not None
+        assert (claims.passed, claims.mode, claims.evidence["state"]) == (False, "flag", "not run")
+        assert view.flags == []
+        assert queue_count(session, flagged) == 0
+        assert flagged_ids(session, list(ids.values())) == set()
+        assert not any(row.flagged for row in queue_page(session, QueueFilter()))
+    with session_scope(engine) as session:  # the checks ran on the bridge and found a problem
+        seed_checks(session, ids["bridge"], CHECK)
+    with Session(engine) as session:
+        assert queue_count(session, flagged) == 1
+        assert flagged_ids(session, list(ids.values())) == {ids["bridge"]}
+        assert [v.gate for v in item_view(session, ids["bridge"]).flags] != []  # type: ignore[union-attr]

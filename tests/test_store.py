@@ -72,7 +72,7 @@ ROAD_TO = {
 }
 
 # Columns a move is allowed to change; every other column must come out as it went in.
-MOVE_COLUMNS = {"status", "version", "updated_at", "decided_by", "decided_at"}
+MOVE_COLUMNS = {"status", "version", "updated_at", "decided_by", "decided_at", "discard_kind"}
 
 
 def pair_id(pair: tuple[str, str]) -> str:
@@ -235,6 +235,8 @@ def test_legal_move_writes_exactly_one_audit_event(
     else:
         assert item_after["decided_by"] == item_before["decided_by"]
         assert item_after["decided_at"] == item_before["decided_at"]
+    # A move to discarded stores its kind ("other": none was given); no other move does.
+    assert item_after["discard_kind"] == ("other" if to_status == "discarded" else None)
 
 
 @pytest.mark.parametrize("pair", ILLEGAL, ids=pair_id)

@@ -88,3 +88,27 @@ def test_a_move_with_a_bad_column_changes_nothing(engine):
             item = session.get(Item, item_id)
             st.move(session, item, st.APPROVED, actor="editor:ann", changes={"no_such_column": 1})
     assert _stored_status(engine, item_id) == st.DRAFT
+
+
+def test_a_discard_stores_its_kind_and_a_misspelt_kind_moves_nothing(engine):
+    item_id = _draft(engine)
+    with session_scope(engine) as session:
+        item = session.get(Item, item_id)
+        with pytest.raises(ValueError, match="not a discard kind: 'refsued'"):
+            st.move(session, item, st.DISCARDED, actor="run:1", reason="x", discard_kind="refsued")
+        with pytest.raises(st.IllegalMove, match="move to discarded"):
+            st.move(
+                session, item, st.REJECTED, actor="editor:ann", reason="x", discard_kind="fetch"
+            )
+    assert _stored_status(engine, item_id) == st.DRAFT
+    with session_scope(engine) as session:
+        item = session.get(Item, item_id)
+        st.move(session, item, st.DISCARDED, actor="run:1", reason="link refused: ftp")
+        assert item.discard_kind == "other"  # no kind given: nobody said why
+    other = _draft(engine, "https://news.example.org/b")
+    with session_scope(engine) as session:
+        item = session.get(Item, other)
+        st.move(session, item, st.DISCARDED, actor="run:1", reason="x", discard_kind="refused")
+    with Session(engine) as session:
+        assert session.get(Item, other).discard_kind == "refused"
+        assert session.get(Item, item_id).discard_kind == "other"

@@ -120,6 +120,7 @@ def test_replay_lists_exactly_what_a_tightened_gate_would_flip(tmp_path: Path, d
                 ).first()
                 assert (item.status, event.actor) == ("discarded", "replay")
                 assert event.details["replay"]["gates"] == ["source_length"]
+                assert item.discard_kind == "source_length"
             else:
                 assert item.status == statuses[item_id], "approved/published are only listed"
 

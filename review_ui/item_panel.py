@@ -9,12 +9,13 @@ from typing import Any
 import streamlit as st
 from sqlalchemy.engine import Engine
 
+from guards.checks import RAN
+from guards.registry import CHECK_GATES
 from review_ui import check_panel, desk_panels
 from review_ui import highlight as hl
 from review_ui.check_panel import selected_mark
 from review_ui.queries import (
     MODEL_GATE_LABELS,
-    MODEL_GATES,
     ItemView,
     age,
     audit_trail,
@@ -128,7 +129,7 @@ def draw_verdicts(view: ItemView, settings: ReviewAppSettings) -> None:
         table(rows, key=f"verdicts_{view.item.id}_{view.item.version}")
     else:
         plain("No gate verdicts recorded for this item.", kind="warning")
-    for gate in MODEL_GATES:
+    for gate in CHECK_GATES:
         verdict = view.model_verdict(gate)
         label = MODEL_GATE_LABELS[gate]
         if verdict is None:
@@ -144,7 +145,7 @@ def draw_verdicts(view: ItemView, settings: ReviewAppSettings) -> None:
                 plain(f"{label}: not run ({_why_not_run(gate, settings)})", style="opacity:0.8")
             continue
         off = not view.counts(verdict)
-        if check_panel.check_state(verdict):
+        if verdict.check_state != RAN:
             plain(f"{label}: {verdict.reason}", kind="warning")
         else:
             plain(f"{label}: {_result(verdict.passed, verdict.mode, off)}: {verdict.reason}")
@@ -160,7 +161,7 @@ def draw_verdicts(view: ItemView, settings: ReviewAppSettings) -> None:
 
 
 def _why_not_run(gate: str, settings: ReviewAppSettings) -> str:
-    from guards.registry import ALL_GATES, CHECK_GATES
+    from guards.registry import ALL_GATES
 
     if gate not in ALL_GATES:
         return "not configured"

@@ -27,6 +27,8 @@ from sqlalchemy import (
 from sqlalchemy.types import TypeDecorator
 from sqlmodel import Field, SQLModel
 
+from guards.checks import check_state as guard_check_state
+
 if TYPE_CHECKING:  # a type only: the store does not run gates
     from guards.registry import GateResult
 
@@ -196,6 +198,12 @@ class GateVerdict(SQLModel, table=True):
             evidence=row["evidence"],
             created_at=created_at or utcnow(),
         )
+
+    @property
+    def check_state(self) -> str:
+        """ "ran", "not run" or "failed" (`guards.checks.check_state`): for a gate
+        that is not a model check, always "ran"."""
+        return guard_check_state(self.passed, self.evidence)
 
 
 class AuditEvent(SQLModel, table=True):

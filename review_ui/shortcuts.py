@@ -145,7 +145,7 @@ def toolbar(engine: Engine, filt: QueueFilter, total: int) -> None:
     pages = max(1, -(-total // PAGE_SIZE))
     cols = st.columns([1, 1, 1, 3], vertical_alignment="center")
     cols[0].button(
-        "Previous page",
+        "◀◀ Page",
         key="page_prev",
         shortcut="P",
         disabled=pages == 1,
@@ -154,7 +154,7 @@ def toolbar(engine: Engine, filt: QueueFilter, total: int) -> None:
         width="stretch",
     )
     cols[1].button(
-        "Next page",
+        "Page ▶▶",
         key="page_next",
         shortcut="N",
         disabled=pages == 1,

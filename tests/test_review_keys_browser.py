@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sqlmodel import Session
+from sqlmodel import Session, select
 
 from review_ui.queries import QueueFilter, queue_count
 from review_ui.shortcuts import SHORTCUTS
@@ -133,10 +133,9 @@ def test_help_r_e_and_a_refusal_that_keeps_the_earlier_message(slow_server: Serv
     engine = open_store(slow_server.db_url)
     try:
         with Session(engine) as session:
-            rejections = [
-                e.reason
-                for e in session.query(AuditEvent).filter(AuditEvent.to_status == "rejected")
-            ]
+            rejections = session.exec(
+                select(AuditEvent.reason).where(AuditEvent.to_status == "rejected")
+            ).all()
     finally:
         engine.dispose()
     assert rejections == ["Duplicate of an earlier story"]

@@ -30,7 +30,9 @@ from sqlalchemy import or_, select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from copydesk.audit_checks import MODEL_CHECK_GATES, model_checks, render_model_checks
+from copydesk import audit_edits
+from copydesk.audit_checks import model_checks, render_model_checks
+from guards.registry import CHECK_GATES
 from ingest.urls import canonical_url
 from store import history
 from store.history import RECORDED_REPLY_LABEL, ItemHistory, iso, utc
@@ -309,7 +311,7 @@ def render_history(console: Console, history: ItemHistory, *, full: bool = False
     if history.verdicts:
         console.print(_verdicts_table(history.verdicts))
         for v in history.verdicts:
-            shown_below = v.gate in MODEL_CHECK_GATES
+            shown_below = v.gate in CHECK_GATES
             if not v.passed and v.evidence not in (None, {}, []) and not shown_below:
                 console.print(Text(f"  {v.stage}/{v.gate} evidence:", style="bold"))
                 render_evidence(console, v.evidence, indent=4)
@@ -330,6 +332,8 @@ def render_history(console: Console, history: ItemHistory, *, full: bool = False
 
     _heading(console, f"Audit events ({len(history.events)})")
     console.print(_events_table(history.events))
+    audit_edits.render_edits(console, history)
+    audit_edits.render_notes(console, history)
 
 
 def render_discards(console: Console, report: DiscardsReport) -> None:

@@ -18,15 +18,16 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm import aliased
 from sqlmodel import Session
 
+from guards.checks import RAN
 from review_ui.highlight import VerdictInfo
 from store import presence
+from store.checks import did_not_run
 from store.discard_kinds import OTHER as OTHER_KIND
 from store.history import item_history
 from store.models import AuditEvent, Feed, GateVerdict, Item, ModelCall
 from store.status import APPROVED, DISCARDED, DRAFT, PUBLISHED, REJECTED
 
 PAGE_SIZE = 25
-MODEL_GATES = ("claims_supported", "faithfulness")
 MODEL_GATE_LABELS = {"claims_supported": "claims check", "faithfulness": "faithfulness judge"}
 
 
@@ -137,26 +138,15 @@ def _current(verdict: Any) -> Any:
     )
 
 
-# A model check that did not run stores a failing verdict whose evidence says why
-# ({"state": "not run"} or {"state": "failed"}): it is never a pass, but it is not a
-# flag either (the item panel shows its own banner, `[checks] require` blocks).
-NOT_RUN_STATES = ("not run", "failed")
-
-
-def _did_not_run(v: Any) -> Any:
-    """SQL: the verdict is a model check that did not run. JSON path on both
-    SQLite (json_extract) and PostgreSQL (->>); evidence that is a list or NULL
-    has no "state" and reads as NULL."""
-    return func.coalesce(v.evidence["state"].as_string(), "").in_(NOT_RUN_STATES)
-
-
 def _failing(v: Any, mode: str, gates_off: frozenset[str]) -> list[Any]:
     """SQL: `v` is a current verdict of the item that failed in `mode`. A model
-    check that did not run flags nothing, but under `[checks] require` (stored as
+    check that did not run stores a failing verdict whose evidence says why: never
+    a pass, but not a flag either (the item panel shows its own banner, and the
+    "checks did not run" filter finds it); under `[checks] require` (stored as
     `discard`) it blocks approval, as the item view says."""
     clauses = [v.item_id == Item.id, v.mode == mode, v.passed == false(), _current(v)]
     if mode == "flag":
-        clauses.append(~_did_not_run(v))
+        clauses.append(~did_not_run(v))
     if gates_off:
         clauses.append(v.gate.not_in(sorted(gates_off)))
     return clauses
@@ -391,7 +381,7 @@ class ItemView:
         return [
             v
             for v in self.verdicts
-            if not v.passed and v.mode == "flag" and self.counts(v) and not did_not_run(v)
+            if not v.passed and v.mode == "flag" and self.counts(v) and v.check_state == RAN
         ]
 
     def model_verdict(self, gate: str) -> GateVerdict | None:
@@ -399,12 +389,6 @@ class ItemView:
 
     def earlier_verdict(self, gate: str) -> GateVerdict | None:
         return next((v for v in self.earlier_verdicts if v.gate == gate), None)
-
-
-def did_not_run(verdict: GateVerdict) -> bool:
-    """A model check that did not run (the Python twin of `_did_not_run`)."""
-    evidence = verdict.evidence if isinstance(verdict.evidence, dict) else {}
-    return not verdict.passed and evidence.get("state") in NOT_RUN_STATES
 
 
 def is_hard_failure(verdict: GateVerdict) -> bool:

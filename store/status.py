@@ -188,8 +188,10 @@ def record_edit(
     summary: str,
     expected_version: int,
     details: dict[str, Any] | None = None,
+    reverted: bool = False,
 ) -> AuditEvent:
-    """An editor's edit keeps a draft a draft; the audit keeps both texts."""
+    """An editor's edit keeps a draft a draft; the audit keeps both texts. An edit
+    that puts the pipeline's own draft back is logged as "reverted", not "edited"."""
     _check_not_stale(session, item, expected_version)
     if item.status != DRAFT:
         raise IllegalMove(f"only a draft can be edited, not a {item.status} item")
@@ -206,7 +208,7 @@ def record_edit(
         actor=actor,
         from_status=DRAFT,
         to_status=DRAFT,
-        reason="edited",
+        reason="reverted" if reverted else "edited",
         # The texts go last: caller details cannot overwrite what the audit must keep.
         details=(details or {}) | {"before": before, "after": after},
     )

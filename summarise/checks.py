@@ -37,11 +37,9 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
 
-from guards.checks import CheckReply, Claim, SentenceJudgement
+from guards.checks import FAILED, NOT_RUN, RAN, CheckReply, Claim, SentenceJudgement
 from summarise import prompt, reply
 from summarise.base import Article, BackendUnavailable, CallRecord
-
-RAN, NOT_RUN, FAILED = "ran", "not run", "failed"
 
 
 class CheckSettings(BaseModel):

@@ -1,7 +1,7 @@
 """desk_presence: the draft each editor has open (a soft claim with an expiry)
 
 Revision ID: 0007_presence
-Revises: 0006_discard_kind
+Revises: 0009_notes
 Create Date: 2026-12-01
 
 - desk_presence: one row per editor (the account name is the key): the item they
@@ -16,7 +16,7 @@ import sqlmodel
 from alembic import op
 
 revision = "0007_presence"
-down_revision = "0006_discard_kind"
+down_revision = "0009_notes"
 branch_labels = None
 depends_on = None
 

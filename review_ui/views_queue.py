@@ -631,26 +631,27 @@ def _presence(
     engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer, item_id: int
 ) -> None:
     """Who else has this draft open, and this editor's own soft claim on it, taken
-    now and refreshed every few seconds while it stays on screen (a fragment that
-    reruns on its own, not the whole page): other editors' queues skip it meanwhile."""
-    ttl = settings.review.claim_seconds
-    every = min(60.0, max(5.0, ttl / 3))
+    or refreshed on every run of the page that shows it (any click or key press):
+    other editors' queues skip it for `[review] claim_seconds` after that.
 
-    def draw() -> None:
-        now = presence.utcnow()
-        with session_scope(engine) as session:
-            if reviewer.can_decide:
-                presence.hold(session, reviewer.name, item_id, ttl, now=now)
-            others = presence.others_on(session, item_id, reviewer.name, now=now)
-        for other in others:
-            plain(
-                f"{other.editor} has had this open for "
-                f"{_open_for(other.open_for(now).total_seconds())}",
-                kind="warning",
-                style="padding:0.3rem 0.8rem",
-            )
-
-    st.fragment(draw, run_every=every)()
+    Not refreshed by a timer: a Streamlit fragment with `run_every` would, but any
+    fragment on the page changes how a key press during a rerun is handled, and
+    two quick presses of A then approved the draft that was never seen (the
+    dwell test in tests/test_review_browser.py fails with one). A draft left
+    untouched for longer than the claim is offered to others again, which is what
+    a soft claim is for."""
+    now = presence.utcnow()
+    with session_scope(engine) as session:
+        if reviewer.can_decide:
+            presence.hold(session, reviewer.name, item_id, settings.review.claim_seconds, now=now)
+        others = presence.others_on(session, item_id, reviewer.name, now=now)
+    for other in others:
+        plain(
+            f"{other.editor} has had this open for "
+            f"{_open_for(other.open_for(now).total_seconds())}",
+            kind="warning",
+            style="padding:0.3rem 0.8rem",
+        )
 
 
 def _actions(

@@ -50,6 +50,7 @@ def current_filter(settings: ReviewAppSettings) -> QueueFilter:
     return QueueFilter(
         feed_id=st.session_state.get("f_feed"),
         flagged_only=bool(st.session_state.get("f_flagged")),
+        unchecked_only=bool(st.session_state.get("f_unchecked")),
         search=st.session_state.get("f_search") or "",
         gates_off=decisions.gates_off(settings.gates.all_modes()),
     )
@@ -78,6 +79,13 @@ def sidebar_filters(engine: Engine) -> None:
         key="f_flagged",
         on_change=_filters_changed,
         help="a gate in flag mode fired",
+    )
+    st.sidebar.toggle(
+        "Checks did not run",
+        key="f_unchecked",
+        on_change=_filters_changed,
+        help="the model checks were not run (no model) or failed (an outage, a reply "
+        "that broke the schema): no model has checked these drafts' claims",
     )
     st.sidebar.text_input("Search headline and draft", key="f_search", on_change=_filters_changed)
 

@@ -38,6 +38,7 @@ COMMAND_ARGS: dict[str, list[str]] = {
     "eval": ["--from-decisions"],
     "audit": ["--verify"],
     "discards": [],
+    "unchecked": [],
     "stats": [],
     "review": ["--port", "8"],
     "publish": [],
@@ -74,6 +75,7 @@ NOT_AFFECTED |= {
     for command in (
         "audit",
         "discards",
+        "unchecked",
         "editor list",
         "eval",
         "stats",

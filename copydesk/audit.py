@@ -30,6 +30,7 @@ from sqlalchemy import or_, select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
+from copydesk import audit_edits
 from copydesk.audit_checks import model_checks, render_model_checks
 from guards.registry import CHECK_GATES
 from ingest.urls import canonical_url
@@ -332,6 +333,8 @@ def render_history(console: Console, history: ItemHistory, *, full: bool = False
 
     _heading(console, f"Audit events ({len(history.events)})")
     console.print(_events_table(history.events))
+    audit_edits.render_edits(console, history)
+    audit_edits.render_notes(console, history)
 
 
 def render_discards(console: Console, report: DiscardsReport) -> None:

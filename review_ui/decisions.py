@@ -272,6 +272,7 @@ def edit(
     results = check_text(
         item.source_text, item.source_url, headline, summary, gate_modes, min_source_words
     )
+    original = pipeline_draft(session, item_id)
     event = status.record_edit(
         session,
         item,
@@ -280,6 +281,7 @@ def edit(
         summary=summary,
         expected_version=expected_version,
         details={**(note or {}), "gates": [_gate_summary(r) for r in results]},
+        reverted=original is not None and (headline, summary) == tuple(t.strip() for t in original),
     )
     at = event.at or utcnow()
     for result in results:

@@ -11,7 +11,7 @@ from sqlalchemy.engine import Engine
 
 from guards.checks import RAN
 from guards.registry import CHECK_GATES
-from review_ui import check_panel
+from review_ui import check_panel, desk_panels
 from review_ui import highlight as hl
 from review_ui.check_panel import selected_mark
 from review_ui.queries import (
@@ -195,16 +195,11 @@ def draw_audit_trail(engine: Engine, item_id: int) -> None:
                 [{k: v for k, v in r.items() if k != "evidence"} for r in rows],
                 key=f"trail_{name}_{item_id}",
             )
-    edits = [e for e in events if e.get("from_status") == "draft" and e.get("to_status") == "draft"]
-    for n, event in enumerate(edits, 1):
-        details: dict[str, Any] = event.get("details") or {}
-        before, after = details.get("before") or {}, details.get("after") or {}
-        plain(f"Edit {n} by {event.get('actor')} at {event.get('at')}", style="font-weight:600")
-        b, a = st.columns(2)
-        with b:
-            plain("before:\n" + hl.draft_text(before.get("headline"), before.get("summary")))
-        with a:
-            plain("after:\n" + hl.draft_text(after.get("headline"), after.get("summary")))
+    desk_panels.draw_audit_edits(doc)
+    notes = doc.get("notes") or []
+    if notes:
+        st.html(f'<div style="font-weight:600">Notes ({len(notes)})</div>')
+        table(notes, key=f"trail_notes_{item_id}")
     facts = {k: v for k, v in doc.items() if isinstance(v, dict)}
     if facts:
         st.html('<div style="font-weight:600">Item</div>')

@@ -24,7 +24,7 @@ from store.checks import did_not_run, unchecked_clause
 from store.discard_kinds import OTHER as OTHER_KIND
 from store.history import item_history
 from store.models import AuditEvent, Feed, GateVerdict, Item, ModelCall
-from store.status import APPROVED, DISCARDED, DRAFT, EDITED, PUBLISHED, REJECTED
+from store.status import APPROVED, DISCARDED, DRAFT, EDIT_REASONS, PUBLISHED, REJECTED
 
 PAGE_SIZE = 25
 MODEL_GATE_LABELS = {"claims_supported": "claims check", "faithfulness": "faithfulness judge"}
@@ -91,7 +91,9 @@ class QueueRow:
 def _is_edit(event: Any = AuditEvent) -> Any:
     """SQL: an editor's edit (a re-check also keeps a draft a draft: its reason
     tells them apart)."""
-    return and_(event.from_status == DRAFT, event.to_status == DRAFT, event.reason == EDITED)
+    return and_(
+        event.from_status == DRAFT, event.to_status == DRAFT, event.reason.in_(EDIT_REASONS)
+    )
 
 
 def _current(verdict: Any) -> Any:

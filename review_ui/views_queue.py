@@ -18,7 +18,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from guards.registry import CHECK_GATES
-from review_ui import decisions
+from review_ui import decisions, desk_panels
 from review_ui import highlight as hl
 from review_ui.decisions import Blocked, NotAllowed, ReasonRequired, Reviewer
 from review_ui.item_panel import draw_audit_trail, draw_header, draw_texts, draw_verdicts
@@ -505,6 +505,8 @@ def _item(
     if in_queue:
         _actions(engine, settings, reviewer, view, original)
     draw_texts(view)
+    desk_panels.draw_changes(original, (item.headline or "", item.summary or ""))
+    desk_panels.draw_notes(engine, reviewer, item.id)
     if in_queue and reviewer.can_decide:
         _edit_box(engine, settings, reviewer, view)
     draw_verdicts(view, settings)

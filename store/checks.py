@@ -21,7 +21,7 @@ from sqlmodel import Session
 
 from guards.checks import FAILED, NOT_RUN, NOT_RUN_STATES
 from store.models import AuditEvent, Feed, GateVerdict, Item
-from store.status import DRAFT, EDITED, RECHECKED
+from store.status import DRAFT, EDIT_REASONS, RECHECKED
 
 CHECK_STAGE = "check"
 
@@ -89,7 +89,7 @@ def _edited(item: Any = Item) -> Any:
         event.item_id == item.id,
         event.from_status == DRAFT,
         event.to_status == DRAFT,
-        event.reason == EDITED,
+        event.reason.in_(EDIT_REASONS),
     )
 
 

@@ -56,7 +56,10 @@ REASON_REQUIRED = frozenset({DISCARDED, REJECTED, ERROR, RETRACTED})
 REASON_REQUIRED_MOVES = frozenset({(APPROVED, DRAFT)})
 # The two events that keep a draft a draft (their reasons tell them apart): an
 # editor's edit, and a later run's re-check of the model checks.
+# An edit that puts the pipeline's own draft back is "reverted".
 EDITED = "edited"
+REVERTED = "reverted"
+EDIT_REASONS = (EDITED, REVERTED)
 RECHECKED = "rechecked"
 
 
@@ -192,8 +195,10 @@ def record_edit(
     summary: str,
     expected_version: int,
     details: dict[str, Any] | None = None,
+    reverted: bool = False,
 ) -> AuditEvent:
-    """An editor's edit keeps a draft a draft; the audit keeps both texts."""
+    """An editor's edit keeps a draft a draft; the audit keeps both texts. An edit
+    that puts the pipeline's own draft back is logged as "reverted", not "edited"."""
     _check_not_stale(session, item, expected_version)
     if item.status != DRAFT:
         raise IllegalMove(f"only a draft can be edited, not a {item.status} item")
@@ -210,7 +215,7 @@ def record_edit(
         actor=actor,
         from_status=DRAFT,
         to_status=DRAFT,
-        reason=EDITED,
+        reason=REVERTED if reverted else EDITED,
         # The texts go last: caller details cannot overwrite what the audit must keep.
         details=(details or {}) | {"before": before, "after": after},
     )

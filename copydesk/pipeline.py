@@ -191,6 +191,12 @@ class Pipeline:
             self.recheck(report)
         return report
 
+    def recheck_only(self) -> RunReport:
+        """A run that only re-checks (`copydesk recheck`)."""
+        with self._recorded_run() as report:
+            self.recheck(report)
+        return report
+
     def recheck(self, report: RunReport) -> None:
         """Re-check the drafts whose model checks failed for a passing reason
         (copydesk/recheck.py); what it did goes in the run's report."""

@@ -31,6 +31,7 @@ COMMAND_ARGS: dict[str, list[str]] = {
     "init": [],
     "migrate": [],
     "run": [],
+    "recheck": [],
     "demo": ["--no-ui", "--dir", "{tmp}/demo"],
     "submit": ["https://news.example.test/harbour-ferry"],
     "extract": ["{tmp}/page.html"],

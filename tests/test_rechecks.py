@@ -255,3 +255,17 @@ def test_a_reply_that_broke_the_schema_is_not_rechecked(desk: Desk) -> None:
     desk.check = grounded
     assert desk.run().get("rechecks") is None
     assert {i.id: desk.newest_checks(i.id)["faithfulness"].id for i in desk.items()} == first
+
+
+def test_copydesk_recheck_does_it_now_and_refuses_without_a_key(desk: Desk) -> None:
+    desk.run()
+    desk.check = grounded
+    with desk.fake.serve() as base_url:
+        result = invoke(desk.config, desk.monkeypatch, base_url, "recheck", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["rechecks"]["ran"] == 2
+    assert all(len(desk.rechecked_events(i.id)) == 1 for i in desk.items())
+    desk.monkeypatch.delenv("ANTHROPIC_API_KEY")
+    refused = desk.cli("recheck")
+    assert refused.exit_code == 3
+    assert "model checks cannot run: no model" in refused.stderr

@@ -21,11 +21,11 @@ from sqlmodel import Session
 from guards.checks import RAN
 from review_ui.highlight import VerdictInfo
 from store import presence
-from store.checks import did_not_run
+from store.checks import did_not_run, unchecked_clause
 from store.discard_kinds import OTHER as OTHER_KIND
 from store.history import item_history
 from store.models import AuditEvent, Feed, GateVerdict, Item, ModelCall
-from store.status import APPROVED, DISCARDED, DRAFT, PUBLISHED, REJECTED
+from store.status import APPROVED, DISCARDED, DRAFT, EDIT_REASONS, PUBLISHED, REJECTED
 
 PAGE_SIZE = 25
 MODEL_GATE_LABELS = {"claims_supported": "claims check", "faithfulness": "faithfulness judge"}
@@ -69,6 +69,8 @@ ORDERS = {"ingested": "oldest ingested first", "story": "oldest story first"}
 class QueueFilter:
     feed_id: int | None = None
     flagged_only: bool = False
+    # Only drafts whose model checks did not run (not run, or failed).
+    unchecked_only: bool = False
     search: str = ""
     # Gates now `off` in config.toml: their stored verdicts flag nothing any more.
     gates_off: frozenset[str] = frozenset()
@@ -86,6 +88,7 @@ class QueueFilter:
             self.feed_id is not None
             or self.flagged_only
             or self.blocked_only
+            or self.unchecked_only
             or bool(self.search.strip())
         )
 
@@ -117,8 +120,11 @@ class QueueRow:
 
 
 def _is_edit(event: Any = AuditEvent) -> Any:
-    """SQL: an editor's edit (the only move from draft to draft)."""
-    return and_(event.from_status == DRAFT, event.to_status == DRAFT)
+    """SQL: an editor's edit (a re-check also keeps a draft a draft: its reason
+    tells them apart)."""
+    return and_(
+        event.from_status == DRAFT, event.to_status == DRAFT, event.reason.in_(EDIT_REASONS)
+    )
 
 
 def _current(verdict: Any) -> Any:
@@ -183,6 +189,8 @@ def queue_where(filt: QueueFilter) -> list[Any]:
         clauses.append(flagged_clause(filt.gates_off))
     if filt.blocked_only:
         clauses.append(blocked_clause(filt.gates_off))
+    if filt.unchecked_only:
+        clauses.append(unchecked_clause(gates_off=filt.gates_off))
     if filt.search.strip():
         clauses.append(_search_clause(filt.search.strip()))
     if filt.skips_held:

@@ -64,6 +64,7 @@ def current_filter(settings: ReviewAppSettings) -> QueueFilter:
     return QueueFilter(
         feed_id=st.session_state.get("f_feed"),
         flagged_only=bool(st.session_state.get("f_flagged")),
+        unchecked_only=bool(st.session_state.get("f_unchecked")),
         search=st.session_state.get("f_search") or "",
         gates_off=decisions.gates_off(settings.gates.all_modes()),
         blocked_only=bool(st.session_state.get("f_blocked")),
@@ -138,6 +139,13 @@ def sidebar_filters(engine: Engine) -> None:
         key="f_held",
         on_change=_filters_changed,
         help="by default the queue skips a draft another editor opened in the last few minutes",
+    )
+    st.sidebar.toggle(
+        "Checks did not run",
+        key="f_unchecked",
+        on_change=_filters_changed,
+        help="the model checks were not run (no model) or failed (an outage, a reply "
+        "that broke the schema): no model has checked these drafts' claims",
     )
     st.sidebar.selectbox(
         "Order", list(ORDERS), format_func=ORDERS.get, key="f_order", on_change=_filters_changed

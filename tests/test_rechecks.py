@@ -152,6 +152,9 @@ def test_a_later_run_rechecks_a_transient_failure(desk: Desk) -> None:
         calls = session.exec(select(ModelCall).where(ModelCall.purpose == "checks")).all()
     assert sorted(c.ok for c in calls) == [False, False, True, True]  # both attempts in the ledger
     assert json.loads(desk.cli("unchecked", "--json").stdout)["items"] == []
+    # stats counts each item's current checks: the failed attempt is history now.
+    counts = json.loads(desk.cli("stats", "--json").stdout)["model_checks"]["faithfulness"]
+    assert counts == {"passed": 2, "problems found": 0, "not run": 0, "failed to run": 0}
     # The re-check is not an edit: the pipeline's verdicts still apply to the text.
     history = desk.cli("audit", str(desk.items()[0].id), "--json")
     assert history.exit_code == 0 and "rechecked" in history.stdout

@@ -272,3 +272,17 @@ def test_copydesk_recheck_does_it_now_and_refuses_without_a_key(desk: Desk) -> N
     refused = desk.cli("recheck")
     assert refused.exit_code == 3
     assert "model checks cannot run: no model" in refused.stderr
+
+
+def test_no_recheck_when_the_model_checks_are_off_now(desk: Desk) -> None:
+    desk.run()
+    text = desk.config.read_text()
+    off = 'claims_supported = "off"\nfaithfulness = "off"\n'
+    if "[gates.modes]" in text:
+        text = text.replace("[gates.modes]\n", "[gates.modes]\n" + off, 1)
+    else:
+        text += "\n[gates.modes]\n" + off
+    desk.config.write_text(text)
+    desk.check = grounded
+    assert desk.run().get("rechecks") is None
+    assert all(desk.rechecked_events(i.id) == [] for i in desk.items())

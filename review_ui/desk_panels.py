@@ -32,10 +32,13 @@ def reason_inputs(preset_col: Any, text_col: Any, settings: ReviewAppSettings, k
             key=f"{key}_preset",
             format_func=lambda r: "(none: type one)" if r is None else r,
         )
+    # Bound to the address: what the editor types is kept in the browser (in the
+    # URL), so a reload or a sign-in again brings it back.
     text_col.text_input(
         "Reason for rejecting",
         key=key,
         placeholder="your own words, or details for the preset",
+        bind="query-params",
     )
 
 

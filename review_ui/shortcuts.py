@@ -134,10 +134,7 @@ def _page_first(engine: Engine, filt: QueueFilter, step: int) -> None:
         rows = queue_page(session, filt, page=page)
     if not rows:
         return
-    st.session_state[OPEN] = rows[0].id
-    # The list's page picker starts afresh on the page now shown (views_queue).
-    st.session_state["q_page_last"] = page
-    st.session_state["q_filters_gen"] = st.session_state.get("q_filters_gen", 0) + 1
+    st.session_state[OPEN] = rows[0].id  # the list follows the open item to its page
 
 
 def toolbar(engine: Engine, filt: QueueFilter, total: int) -> None:

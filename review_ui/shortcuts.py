@@ -70,10 +70,10 @@ KEYS_SCRIPT = """<script>
       event.preventDefault(); event.stopImmediatePropagation();
       box.focus(); box.scrollIntoView({block: "center"});
     } else if ((key === "e" || key === "E") && !event.shiftKey) {
-      const area = () => document.querySelector('textarea[aria-label="Summary"]');
       const edit = [...document.querySelectorAll("summary")]
         .find((s) => s.textContent.includes("Edit the draft"));
       if (!edit) return;
+      const area = () => edit.parentElement.querySelector('textarea[aria-label="Summary"]');
       event.preventDefault(); event.stopImmediatePropagation();
       if (!edit.parentElement.open) edit.click();
       focusSoon(area, 40);

@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 
 from guards.quotes import _source
 from guards.text import Normalised
-from guards.verdict import Verdict
+from guards.verdict import Verdict, all_found
 
 GATE = "dates_grounded"
 
@@ -187,6 +187,7 @@ def dates_grounded(source: str, url: str | None, draft: str) -> Verdict:
         if span is None and written not in missing:
             missing.append(written)
     if missing:
-        reason = f"{len(missing)} of {len(evidence)} dates not in the source: {'; '.join(missing)}"
+        distinct = len({e["date"] for e in evidence})
+        reason = f"{len(missing)} of {distinct} dates not in the source: {'; '.join(missing)}"
         return Verdict(GATE, False, reason, evidence)
-    return Verdict(GATE, True, f"all {len(evidence)} dates found in the source", evidence)
+    return Verdict(GATE, True, all_found([e["date"] for e in evidence], "date"), evidence)

@@ -38,7 +38,7 @@ from typing import Any, NamedTuple
 from guards.numbers import _ORDINALS, _UNITS
 from guards.quotes import _source
 from guards.text import Normalised
-from guards.verdict import Verdict
+from guards.verdict import Verdict, all_found
 
 GATE = "names_grounded"
 
@@ -241,4 +241,4 @@ def names_grounded(source: str, url: str | None, draft: str) -> Verdict:
         distinct = len({e["name"] for e in evidence})
         reason = f"{len(missing)} of {distinct} names not in the source: {'; '.join(missing)}"
         return Verdict(GATE, False, reason, evidence)
-    return Verdict(GATE, True, f"all {len(evidence)} names found in the source", evidence)
+    return Verdict(GATE, True, all_found([e["name"] for e in evidence], "name"), evidence)

@@ -35,6 +35,7 @@ from copydesk.audit_checks import model_checks, render_model_checks
 from guards.registry import CHECK_GATES
 from ingest.urls import canonical_url
 from store import history
+from store.checks import Unchecked
 from store.history import RECORDED_REPLY_LABEL, ItemHistory, iso, utc
 from store.models import AuditEvent, Feed, GateVerdict, Item, ModelCall
 
@@ -367,6 +368,38 @@ def render_discards(console: Console, report: DiscardsReport) -> None:
     for gate, count in report.counts.items():
         counts.add_row(plain(gate), Text(str(count)))
     console.print(counts)
+
+
+def render_unchecked(console: Console, rows: Sequence[Unchecked], counts: dict[str, int]) -> None:
+    """Items whose model checks did not run, one block each, then the counts."""
+    if not rows:
+        console.print(plain("No items whose model checks did not run."))
+        return
+    console.print(plain(f"Items whose model checks did not run ({len(rows)})", style="bold"))
+    for row in rows:
+        console.print()
+        console.print(
+            Text.assemble(
+                (_short_time(row.checked_at) + " UTC", "dim"),
+                "  ",
+                (f"item {row.item_id}", "bold"),
+                "  ",
+                plain(row.status),
+                "  ",
+                plain(row.feed or "(no feed)"),
+            )
+        )
+        console.print(Text("  ") + plain(row.title or "(no title)"))
+        console.print(Text("  ") + plain(row.url or "(no url)", style="dim"))
+        for check in row.checks:
+            again = " (a later run re-checks it)" if check["transient"] else ""
+            console.print(
+                Text("  ") + plain(f"{check['gate']}: {check['state']}: {check['why']}{again}")
+            )
+        if row.rechecks:
+            console.print(Text("  ") + plain(f"re-checked {row.rechecks} time(s)", style="dim"))
+    console.print()
+    console.print(plain(", ".join(f"{state}: {n}" for state, n in counts.items())))
 
 
 def render_evidence(console: Console, evidence: Any, *, indent: int = 2) -> None:

@@ -344,6 +344,11 @@ def conflict_message(conflict: Conflict, label: str | None = None) -> str:
     naming the item (`label`, from `item_label`)."""
     who = who_and_when(conflict)
     name = label or f"#{conflict.item_id}"
+    if conflict.status == status.DRAFT and (conflict.actor or "").startswith("run:"):
+        return (
+            f"Not saved: the model checks of {name} were re-run by {who} after you opened "
+            "it. The new verdicts are shown now; check them and decide again."
+        )
     if conflict.status == status.DRAFT:
         return (
             f"Not saved: {name} was changed by {who} after you opened it. "

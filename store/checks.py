@@ -21,10 +21,9 @@ from sqlmodel import Session
 
 from guards.checks import FAILED, NOT_RUN, NOT_RUN_STATES
 from store.models import AuditEvent, Feed, GateVerdict, Item
+from store.status import DRAFT, EDIT_REASONS, RECHECKED
 
 CHECK_STAGE = "check"
-# The audit event of a re-check (a move from draft to draft that is not an edit).
-RECHECKED = "rechecked"
 
 
 def did_not_run(v: Any = GateVerdict, states: Sequence[str] = NOT_RUN_STATES) -> Any:
@@ -55,10 +54,16 @@ def newest_check(v: Any = GateVerdict) -> Any:
     )
 
 
-def unchecked_clause(states: Sequence[str] = NOT_RUN_STATES) -> Any:
-    """SQL on `Item`: one of the item's current model checks did not run."""
+def unchecked_clause(
+    states: Sequence[str] = NOT_RUN_STATES, gates_off: frozenset[str] = frozenset()
+) -> Any:
+    """SQL on `Item`: one of the item's current model checks (of a gate not now
+    `off`) did not run."""
     v = aliased(GateVerdict)
-    return exists().where(v.item_id == Item.id, newest_check(v), did_not_run(v, states))
+    clauses = [v.item_id == Item.id, newest_check(v), did_not_run(v, states)]
+    if gates_off:
+        clauses.append(v.gate.not_in(sorted(gates_off)))
+    return exists().where(*clauses)
 
 
 def recheck_count(session: Session, item_id: int) -> int:
@@ -67,6 +72,52 @@ def recheck_count(session: Session, item_id: int) -> int:
         AuditEvent.item_id == item_id, AuditEvent.reason == RECHECKED
     )
     return int(session.scalar(statement) or 0)
+
+
+def _rechecks(item: Any = Item) -> Any:
+    """SQL: the number of the item's `rechecked` events."""
+    return (
+        select(func.count())
+        .where(AuditEvent.item_id == item.id, AuditEvent.reason == RECHECKED)
+        .scalar_subquery()
+    )
+
+
+def _edited(item: Any = Item) -> Any:
+    event = aliased(AuditEvent)
+    return exists().where(
+        event.item_id == item.id,
+        event.from_status == DRAFT,
+        event.to_status == DRAFT,
+        event.reason.in_(EDIT_REASONS),
+    )
+
+
+def recheck_due(
+    session: Session, max_attempts: int, *, run_id: int | None = None, limit: int = 100
+) -> list[tuple[int, int]]:
+    """(item id, version) of the drafts a later run re-checks, oldest first: a draft
+    an editor has not edited (the checks judged the pipeline's text), one of whose
+    current model checks failed for a passing reason (`is_transient`) in a run other
+    than `run_id` (a run does not ask again what it has just asked), re-checked
+    fewer than `max_attempts` times."""
+    if max_attempts <= 0:
+        return []
+    v = aliased(GateVerdict)
+    failed = exists().where(
+        v.item_id == Item.id,
+        newest_check(v),
+        did_not_run(v, (FAILED,)),
+        is_transient(v),
+        or_(v.run_id.is_(None), v.run_id != run_id) if run_id is not None else true(),
+    )
+    statement = (
+        select(Item.id, Item.version)
+        .where(Item.status == DRAFT, failed, ~_edited(), _rechecks() < max_attempts)
+        .order_by(Item.id)
+        .limit(limit)
+    )
+    return [(row[0], row[1]) for row in session.execute(statement)]
 
 
 @dataclass
@@ -148,12 +199,12 @@ __all__ = [
     "CHECK_STAGE",
     "FAILED",
     "NOT_RUN",
-    "RECHECKED",
     "Unchecked",
     "did_not_run",
     "is_transient",
     "newest_check",
     "recheck_count",
+    "recheck_due",
     "unchecked_clause",
     "unchecked_items",
 ]

@@ -13,6 +13,7 @@ from sqlmodel import Session, select
 
 from copydesk import context as cx
 from guards.checks import FAILED, RAN
+from store.checks import newest_check
 from store.models import GateVerdict, Item, ModelCall, Run, utcnow
 
 
@@ -98,10 +99,11 @@ def check_state(verdict: GateVerdict) -> str:
 
 
 def model_check_counts(session: Session) -> dict[str, dict[str, int]]:
-    """Per model check, how many verdicts are in each state (a check that did not
-    run is counted as such, never as a pass)."""
+    """Per model check, how many items' current verdicts are in each state (a check
+    that did not run is counted as such, never as a pass; one a later run re-checked
+    counts as what the re-check found)."""
     counts: dict[str, dict[str, int]] = {}
-    rows = session.exec(select(GateVerdict).where(GateVerdict.stage == "check"))
+    rows = session.exec(select(GateVerdict).where(newest_check(GateVerdict)))
     for verdict in rows:
         per_gate = counts.setdefault(verdict.gate, dict.fromkeys(CHECK_STATES, 0))
         per_gate[check_state(verdict)] += 1

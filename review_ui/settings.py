@@ -24,6 +24,9 @@ class ReviewSettings(BaseModel):
     dwell_seconds: float = Field(default=1.0, ge=0, le=30)
     # How long the Undo button stays after an approval or a rejection (seconds).
     undo_seconds: float = Field(default=10.0, ge=0, le=300)
+    # A draft an editor opens is theirs (a soft claim) for this long, refreshed while
+    # it stays on their screen: other editors' queues skip it meanwhile (seconds).
+    claim_seconds: float = Field(default=300.0, ge=10, le=3600)
 
 
 class ReviewAppSettings(BaseModel):

@@ -644,10 +644,13 @@ def test_the_list_is_paged_oldest_first(
 # --------------------------------------------------------------------------- editors in a hurry
 
 
-def test_pending_list_is_open_by_default(desk: Desk) -> None:
+def test_pending_list_folds_to_a_strip_once_an_item_is_open(desk: Desk) -> None:
+    """Issue 12: the draft and its buttons come first; the list is one line until
+    the editor unfolds it, and it still holds the page with the open item."""
     at = desk.signed_in("alice")
     (listing,) = [e for e in at.expander if e.label == "List of pending drafts"]
-    assert listing.proto.expanded
+    assert not listing.proto.expanded
+    assert "Draft 1 of 5 in the queue" in texts(at)
     assert list(at.dataframe[0].value["#"])[:2] == [desk.ids["bridge"], desk.ids["school"]]
 
 

@@ -20,6 +20,7 @@ from tests.review_seed import ARTICLES, seed_copies
 from tests.test_review_browser import (
     CHROMIUM,
     CHROMIUM_ARGS,
+    WAIT_MS,
     Server,
     _said,
     _serve,
@@ -51,8 +52,18 @@ def paged_server(tmp_path: Path, sqlite_url: str) -> Iterator[Server]:
         yield running
 
 
+def _idle(page) -> None:  # type: ignore[no-untyped-def]
+    """Wait until the page is drawn (no run in progress: a loaded machine is slow)."""
+    from playwright.sync_api import expect
+
+    expect(page.locator("[data-testid=stApp]")).to_have_attribute(
+        "data-test-script-state", "notRunning", timeout=WAIT_MS
+    )
+
+
 def _focus_page(page) -> None:  # type: ignore[no-untyped-def]
     """Take the cursor out of any box, as an editor clicking the page does."""
+    _idle(page)
     page.locator(".cd-headline").first.click()
 
 
@@ -155,14 +166,14 @@ def test_n_p_pages_and_j_right_after_a_filter(paged_server: Server) -> None:
         try:
             page = _signed_in_page(browser, paged_server)
             _shows(page, "bridge")
-            expect(_position(page, 1)).to_be_visible()
+            expect(_position(page, 1)).to_be_visible(timeout=WAIT_MS)
             _focus_page(page)
             page.keyboard.press("n")
-            expect(_position(page, 26)).to_be_visible()
+            expect(_position(page, 26)).to_be_visible(timeout=WAIT_MS)
             expect(page.locator(".cd-list-page").first).to_contain_text("page 2 of 2")
             _focus_page(page)
             page.keyboard.press("p")
-            expect(_position(page, 1)).to_be_visible()
+            expect(_position(page, 1)).to_be_visible(timeout=WAIT_MS)
             expect(page.locator(".cd-list-page").first).to_contain_text("page 1 of 2")
 
             # A search from the sidebar, then J at once: the next match opens, and no
@@ -172,17 +183,19 @@ def test_n_p_pages_and_j_right_after_a_filter(paged_server: Server) -> None:
             search.press("Enter")
             expect(page.locator(".cd-count").first).to_contain_text("27 pending drafts (filtered)")
             expect(search).not_to_be_focused()
+            _idle(page)  # no click: the cursor left the search box by itself
             page.keyboard.press("j")
-            expect(_position(page, 2)).to_be_visible()
+            expect(_position(page, 2)).to_be_visible(timeout=WAIT_MS)
             expect(search).to_have_value("footbridge")
             page.keyboard.press("k")
-            expect(_position(page, 1)).to_be_visible()
+            expect(_position(page, 1)).to_be_visible(timeout=WAIT_MS)
 
             # Clearing the search works the same way.
             search.fill("")
             search.press("Enter")
             expect(page.locator(".cd-count").first).to_contain_text("30 pending drafts,")
+            _idle(page)
             page.keyboard.press("j")
-            expect(_position(page, 2)).to_be_visible()
+            expect(_position(page, 2)).to_be_visible(timeout=WAIT_MS)
         finally:
             browser.close()

@@ -50,6 +50,9 @@ GEN = "queue_gen"  # bumped after every decision: resets the list's row selectio
 PICKED = "picked_row"
 SHOWN = "shown_item"  # (item id, version, when it was first drawn: time.monotonic())
 UNDO = "undo_offer"  # (item id, version after the decision, "approved"/"rejected", until)
+COMPACT_CSS = (
+    "<style>[data-testid=stMainBlockContainer]{padding-top:2.75rem;padding-bottom:2rem}</style>"
+)
 LINKED = "linked_item"  # the ?item= value last followed (a link is followed once)
 FOLLOWED = "q_followed"  # the open item the list last moved its page to
 PICKS = "q_picks"  # rows picked so far: a pick folds the list away again
@@ -457,6 +460,9 @@ def queue_view(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer) 
         total = queue_count(session, filt)
         held = held_count(session, filt)
     filtered = filt.narrowed
+    # Less empty space above the queue, so a draft, its checks and the buttons fit
+    # a 1280x720 screen (tests/test_review_desk_browser.py). Fixed CSS, no text in it.
+    st.html(COMPACT_CSS)
     st.html(
         '<div class="cd-count" style="opacity:0.8;font-size:0.9rem"><b>Review queue</b> · '
         f"{total:,} pending draft{'' if total == 1 else 's'}"
@@ -581,7 +587,8 @@ def _item(
         st.session_state[OPEN] = None
         st.rerun()
     item = view.item
-    nav = st.columns([1, 1, 4], vertical_alignment="center")
+    # Wide enough for "◀ Previous K" at 1024 px with the sidebar open (issue 12).
+    nav = st.columns([3, 3, 8], vertical_alignment="center")
     nav[0].button(
         "◀ Previous",
         key="nav_prev",
@@ -617,6 +624,7 @@ def _item(
     if in_queue:
         _presence(engine, settings, reviewer, item.id)
     draw_header(view)
+    _checks_summary(view)
     if in_queue:
         _actions(engine, settings, reviewer, view, original)
     draw_texts(view)
@@ -628,6 +636,26 @@ def _item(
     with st.expander("Audit trail"):
         draw_audit_trail(engine, item.id)
     return (item.id, item.version) if in_queue else None
+
+
+def _checks_summary(view: Any) -> None:
+    """One line above the buttons: what the checks say, so the decision can be made
+    without scrolling to the Checks table (which has every reason)."""
+    counted = [v for v in view.verdicts if view.counts(v)]
+    passed = sum(1 for v in counted if v.passed)
+    blocked = sorted({v.gate for v in view.hard_failures})
+    flagged = sorted({v.gate for v in view.flags})
+    parts = [f"{passed} of {len(counted)} passed"]
+    if blocked:
+        parts.append("blocked: " + ", ".join(blocked))
+    if flagged:
+        parts.append("flagged: " + ", ".join(flagged))
+    colour = "#c5221f" if blocked else "#b58100" if flagged else "#1e8e3e"
+    st.html(
+        f'<div class="cd-checks-summary" style="font-size:0.9rem;border-left:4px solid {colour};'
+        f'padding:0.15rem 0.6rem">Checks: {hl.escape_text(" · ".join(parts))} (details '
+        "below the draft)</div>"
+    )
 
 
 def _open_for(seconds: float) -> str:
@@ -704,7 +732,7 @@ def _actions(
             cols[0].text_input(
                 "Reason for rejecting",
                 key=reason_key,
-                placeholder="e.g. duplicate of an earlier story; misleading headline",
+                placeholder="e.g. duplicate; misleading headline",
                 bind="query-params",
             )
             cols[1].form_submit_button(

@@ -53,6 +53,8 @@ UNDO = "undo_offer"  # (item id, version after the decision, "approved"/"rejecte
 COMPACT_CSS = (
     "<style>[data-testid=stMainBlockContainer]{padding-top:2.75rem;padding-bottom:2rem}</style>"
 )
+CLAIMED = "claimed"  # (item id, when this session last took or refreshed its claim)
+ADDRESS_MOVED = "address_moved"  # this run wrote a new ?item= to the address
 LINKED = "linked_item"  # the ?item= value last followed (a link is followed once)
 FOLLOWED = "q_followed"  # the open item the list last moved its page to
 PICKS = "q_picks"  # rows picked so far: a pick folds the list away again
@@ -79,11 +81,17 @@ def current_filter(settings: ReviewAppSettings) -> QueueFilter:
 
 def open_from_link() -> bool:
     """`?item=42` in the address opens item 42 once the editor has signed in (the
-    sign-in form keeps the address as it is). True when a new link was followed."""
-    wanted = str(st.query_params.get("item") or "").strip()
-    if not wanted.isdigit() or st.session_state.get(LINKED) == wanted:
+    sign-in form keeps the address as it is). True when a link was followed.
+
+    Only in the first run after signing in: from then on the page writes the
+    address, and a key press can reach the server with the address as it was
+    before the last move, which must not pull the editor back to that item."""
+    if st.session_state.get(LINKED) is not None:
         return False
+    wanted = str(st.query_params.get("item") or "").strip()
     st.session_state[LINKED] = wanted
+    if not wanted.isdigit():
+        return False
     st.session_state[OPEN] = int(wanted)
     return True
 
@@ -95,6 +103,12 @@ def _keep_in_address(item_id: int | None) -> None:
         return
     if st.query_params.get("item") != str(item_id):
         st.query_params["item"] = str(item_id)
+        # The browser answers a new address with one more run of the page; a key
+        # press made meanwhile reaches the server only after it. The draft's time on
+        # screen is counted again from the end of that run (see `_mark_shown`), or
+        # a second quick A would be applied as if the draft had been read (the
+        # two-press test in tests/test_review_browser.py fails without this).
+        st.session_state[ADDRESS_MOVED] = True
     st.session_state[LINKED] = str(item_id)
 
 
@@ -103,6 +117,7 @@ def release_claim(engine: Engine) -> None:
     claim goes, so other editors' queues offer the draft again."""
     editor = _editor()
     if editor is not None:
+        st.session_state.pop(CLAIMED, None)
         with session_scope(engine) as session:
             presence.release(session, editor)
 
@@ -181,10 +196,11 @@ def _label(engine: Engine, item_id: int) -> str:
         return decisions.item_label(session, item_id)
 
 
-def _mark_shown(item_id: int, version: int) -> None:
-    """Remember when this version of the draft was first fully drawn."""
+def _mark_shown(item_id: int, version: int, recount: bool = False) -> None:
+    """Remember when this version of the draft was first fully drawn (`recount`:
+    from now, whatever an earlier run drew)."""
     shown = st.session_state.get(SHOWN)
-    if not shown or tuple(shown[:2]) != (item_id, version):
+    if recount or not shown or tuple(shown[:2]) != (item_id, version):
         st.session_state[SHOWN] = (item_id, version, time.monotonic())
 
 
@@ -492,13 +508,19 @@ def queue_view(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer) 
     if total:
         _queue_list(engine, filt, total, item_id)
     item_id = st.session_state.get(OPEN)  # a row picked in the list opens at once
-    _keep_in_address(item_id)
+    moved_before = st.session_state.pop(ADDRESS_MOVED, False)  # by the run before this one
+    shown = st.session_state.get(SHOWN)
+    if item_id is None or (shown and shown[0] == item_id):
+        # Written once the draft has been on screen for a run already, not in the
+        # run that first draws it: the new address costs one more run of the page,
+        # and a quick second A press would reach the server after it.
+        _keep_in_address(item_id)
     if item_id is not None:
         drawn = _item(engine, settings, reviewer, filt, item_id)
         # Last, once the whole page is drawn and on its way to the browser: a run
         # cut short by the next key press never counts as having shown a draft.
         if drawn is not None:
-            _mark_shown(*drawn)
+            _mark_shown(*drawn, recount=moved_before)
 
 
 def _digest(rows: Iterable[Any]) -> str:
@@ -677,9 +699,15 @@ def _presence(
     untouched for longer than the claim is offered to others again, which is what
     a soft claim is for."""
     now = presence.utcnow()
+    ttl = settings.review.claim_seconds
+    # One write per item every few seconds at most, not one per rerun: J/K and
+    # typing rerun the page often, and on SQLite every write is a commit.
+    last = st.session_state.get(CLAIMED)
+    due = not last or last[0] != item_id or (now - last[1]).total_seconds() > min(30, ttl / 10)
     with session_scope(engine) as session:
-        if reviewer.can_decide:
-            presence.hold(session, reviewer.name, item_id, settings.review.claim_seconds, now=now)
+        if reviewer.can_decide and due:
+            presence.hold(session, reviewer.name, item_id, ttl, now=now)
+            st.session_state[CLAIMED] = (item_id, now)
         others = presence.others_on(session, item_id, reviewer.name, now=now)
     for other in others:
         plain(

@@ -18,7 +18,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from guards.registry import CHECK_GATES
-from review_ui import decisions
+from review_ui import auth, bulk, decisions
 from review_ui import highlight as hl
 from review_ui.decisions import Blocked, NotAllowed, ReasonRequired, Reviewer
 from review_ui.item_panel import draw_audit_trail, draw_header, draw_texts, draw_verdicts
@@ -26,6 +26,7 @@ from review_ui.queries import (
     PAGE_SIZE,
     QueueFilter,
     age,
+    count_text,
     feed_choices,
     item_view,
     next_in_queue,
@@ -35,6 +36,7 @@ from review_ui.queries import (
     queue_position,
     stamp,
 )
+from review_ui.search import search_box
 from review_ui.settings import ReviewAppSettings
 from review_ui.widgets import flash, plain, show_flash, table
 from store.status import DRAFT, Conflict, IllegalMove
@@ -52,7 +54,13 @@ def current_filter(settings: ReviewAppSettings) -> QueueFilter:
         flagged_only=bool(st.session_state.get("f_flagged")),
         search=st.session_state.get("f_search") or "",
         gates_off=decisions.gates_off(settings.gates.all_modes()),
+        assigned_to=_me() if st.session_state.get("f_mine") else None,
     )
+
+
+def _me() -> str | None:
+    reviewer = st.session_state.get(auth.SESSION_KEY)
+    return reviewer.name if reviewer is not None else None
 
 
 def _filters_changed() -> None:
@@ -79,7 +87,8 @@ def sidebar_filters(engine: Engine) -> None:
         on_change=_filters_changed,
         help="a gate in flag mode fired",
     )
-    st.sidebar.text_input("Search headline and draft", key="f_search", on_change=_filters_changed)
+    search_box("f_search", where=st.sidebar, on_change=_filters_changed)
+    st.sidebar.toggle("Assigned to me", key="f_mine", on_change=_filters_changed)
 
 
 # --------------------------------------------------------------------------- callbacks
@@ -381,10 +390,11 @@ def queue_view(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer) 
     filtered = filt.narrowed
     st.html(
         '<div style="font-size:1.6rem;font-weight:700">Review queue</div>'
-        f'<div class="cd-count" style="opacity:0.8">{total:,} pending draft'
-        f"{'' if total == 1 else 's'}{' (filtered)' if filtered else ''}, oldest first</div>"
+        f'<div class="cd-count" style="opacity:0.8">{count_text(total, filt.search)} pending '
+        f"draft{'' if total == 1 else 's'}{' (filtered)' if filtered else ''}, oldest first</div>"
     )
     show_flash()
+    bulk.confirmation(engine, reviewer)
     _undo_button(engine, settings, reviewer)
     if total == 0:
         plain(
@@ -392,7 +402,8 @@ def queue_view(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer) 
             kind="success",
         )
         return
-    _queue_list(engine, filt, total)
+    rows = _queue_list(engine, filt, total)
+    bulk.bulk_panel(engine, reviewer, rows, key=str(st.session_state.get(GEN, 0)))
     item_id = st.session_state.get(OPEN)
     if item_id is None:
         with Session(engine) as session:
@@ -406,7 +417,7 @@ def queue_view(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer) 
             _mark_shown(*drawn)
 
 
-def _queue_list(engine: Engine, filt: QueueFilter, total: int) -> None:
+def _queue_list(engine: Engine, filt: QueueFilter, total: int) -> list[Any]:
     pages = max(1, math.ceil(total / PAGE_SIZE))
     # The page picker's state is never written through st.session_state (Streamlit
     # warns when a widget with a default is also set that way, issue 12): a
@@ -425,6 +436,7 @@ def _queue_list(engine: Engine, filt: QueueFilter, total: int) -> None:
         )
         with Session(engine) as session:
             rows = queue_page(session, filt, page=page)
+        similar = bulk.similar_counts(engine, [r.id for r in rows])
         event = table(
             [
                 {
@@ -432,6 +444,8 @@ def _queue_list(engine: Engine, filt: QueueFilter, total: int) -> None:
                     "age": age(r.seen_at),
                     "feed": r.feed,
                     "flag": "flagged" if r.flagged else "",
+                    "similar": bulk.similar_label(similar.get(r.id, 0)),
+                    "assigned": r.assigned_to or "",
                     "headline": r.headline,
                 }
                 for r in rows
@@ -446,6 +460,7 @@ def _queue_list(engine: Engine, filt: QueueFilter, total: int) -> None:
             if st.session_state.get(PICKED) != (page, picked):
                 st.session_state[PICKED] = (page, picked)
                 st.session_state[OPEN] = picked
+    return rows
 
 
 def _item(
@@ -495,6 +510,7 @@ def _item(
         )
     draw_header(view)
     if in_queue:
+        bulk.similar_box(engine, reviewer, item.id)
         _actions(engine, settings, reviewer, view, original)
     draw_texts(view)
     if in_queue and reviewer.can_decide:

@@ -30,9 +30,12 @@ from sqlalchemy import or_, select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from copydesk.audit_checks import MODEL_CHECK_GATES, model_checks, render_model_checks
+from copydesk import audit_edits
+from copydesk.audit_checks import model_checks, render_model_checks
+from guards.registry import CHECK_GATES
 from ingest.urls import canonical_url
 from store import history
+from store.checks import Unchecked
 from store.history import RECORDED_REPLY_LABEL, ItemHistory, iso, utc
 from store.models import AuditEvent, Feed, GateVerdict, Item, ModelCall
 
@@ -309,7 +312,7 @@ def render_history(console: Console, history: ItemHistory, *, full: bool = False
     if history.verdicts:
         console.print(_verdicts_table(history.verdicts))
         for v in history.verdicts:
-            shown_below = v.gate in MODEL_CHECK_GATES
+            shown_below = v.gate in CHECK_GATES
             if not v.passed and v.evidence not in (None, {}, []) and not shown_below:
                 console.print(Text(f"  {v.stage}/{v.gate} evidence:", style="bold"))
                 render_evidence(console, v.evidence, indent=4)
@@ -330,6 +333,8 @@ def render_history(console: Console, history: ItemHistory, *, full: bool = False
 
     _heading(console, f"Audit events ({len(history.events)})")
     console.print(_events_table(history.events))
+    audit_edits.render_edits(console, history)
+    audit_edits.render_notes(console, history)
 
 
 def render_discards(console: Console, report: DiscardsReport) -> None:
@@ -363,6 +368,38 @@ def render_discards(console: Console, report: DiscardsReport) -> None:
     for gate, count in report.counts.items():
         counts.add_row(plain(gate), Text(str(count)))
     console.print(counts)
+
+
+def render_unchecked(console: Console, rows: Sequence[Unchecked], counts: dict[str, int]) -> None:
+    """Items whose model checks did not run, one block each, then the counts."""
+    if not rows:
+        console.print(plain("No items whose model checks did not run."))
+        return
+    console.print(plain(f"Items whose model checks did not run ({len(rows)})", style="bold"))
+    for row in rows:
+        console.print()
+        console.print(
+            Text.assemble(
+                (_short_time(row.checked_at) + " UTC", "dim"),
+                "  ",
+                (f"item {row.item_id}", "bold"),
+                "  ",
+                plain(row.status),
+                "  ",
+                plain(row.feed or "(no feed)"),
+            )
+        )
+        console.print(Text("  ") + plain(row.title or "(no title)"))
+        console.print(Text("  ") + plain(row.url or "(no url)", style="dim"))
+        for check in row.checks:
+            again = " (a later run re-checks it)" if check["transient"] else ""
+            console.print(
+                Text("  ") + plain(f"{check['gate']}: {check['state']}: {check['why']}{again}")
+            )
+        if row.rechecks:
+            console.print(Text("  ") + plain(f"re-checked {row.rechecks} time(s)", style="dim"))
+    console.print()
+    console.print(plain(", ".join(f"{state}: {n}" for state, n in counts.items())))
 
 
 def render_evidence(console: Console, evidence: Any, *, indent: int = 2) -> None:

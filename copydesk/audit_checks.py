@@ -21,19 +21,11 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from guards.registry import CHECK_GATES
 from store.history import iso
 from store.models import GateVerdict
 
-MODEL_CHECK_GATES = ("claims_supported", "faithfulness")
 REWRITE_NOTE = "reference only: never replaces the draft, never shipped"
-
-
-def _state(verdict: GateVerdict) -> str:
-    evidence = verdict.evidence if isinstance(verdict.evidence, Mapping) else {}
-    state = evidence.get("state")
-    if not verdict.passed and state in ("not run", "failed"):
-        return str(state)
-    return "ran"
 
 
 def _claims(evidence: Any) -> list[dict[str, Any]]:
@@ -78,9 +70,9 @@ def model_checks(verdicts: Sequence[GateVerdict]) -> list[dict[str, Any]]:
     """Every stored model-check verdict of an item, oldest first, as the editor sees it."""
     shown = []
     for v in verdicts:
-        if v.gate not in MODEL_CHECK_GATES:
+        if v.gate not in CHECK_GATES:
             continue
-        state = _state(v)
+        state = v.check_state
         entry: dict[str, Any] = {
             "gate": v.gate,
             "mode": v.mode,

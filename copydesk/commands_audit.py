@@ -1,4 +1,4 @@
-"""`copydesk audit` and `copydesk discards`: the auditor's view, from the database alone.
+"""`copydesk audit`, `discards` and `unchecked`: the auditor's view, from the database alone.
 
 The queries and the rendering live in `copydesk.audit` (the review app reuses
 them); this module only turns options into calls and results into exit codes.
@@ -10,15 +10,18 @@ import json
 from typing import Any
 
 import typer
+from sqlmodel import Session
 
 from copydesk import audit, audit_checks
 from copydesk.context import EXIT_FAILED, EXIT_USAGE, context, fail, out
-from store import audit_chain
+from store import audit_chain, status
+from store.checks import FAILED, NOT_RUN, unchecked_items
 
 
 def register(app: typer.Typer) -> None:
     app.command("audit")(audit_command)
     app.command("discards")(discards_command)
+    app.command("unchecked")(unchecked_command)
 
 
 def audit_command(
@@ -88,6 +91,57 @@ def discards_command(
         _print_json(report.to_dict())
     else:
         audit.render_discards(out, report)
+
+
+STATES = {"not-run": NOT_RUN, "failed": FAILED}
+
+
+def unchecked_command(
+    cli: typer.Context,
+    state: str | None = typer.Option(
+        None,
+        "--state",
+        help="only checks that were not run (no model) or that failed (the model or its "
+        "reply failed): not-run or failed",
+    ),
+    item_status: str | None = typer.Option(
+        None, "--status", help="only items in this status (draft, approved, published...)"
+    ),
+    since: str | None = typer.Option(
+        None, "--since", help="only checks recorded since YYYY-MM-DD or an ISO datetime (UTC)"
+    ),
+    feed: str | None = typer.Option(None, "--feed", help="only items from this feed (name or URL)"),
+    as_json: bool = typer.Option(False, "--json", help="one JSON document instead of a table"),
+) -> None:
+    """Items whose model checks did not run (no model) or failed (an outage, a reply
+    that broke the schema...), newest first, with why and how many times a later run
+    re-checked them. Such a check is never a pass: the queue shows a banner."""
+    if state is not None and state not in STATES:
+        fail(f"--state must be one of {', '.join(STATES)}, not {state!r}", EXIT_USAGE)
+    if item_status is not None and item_status not in status.STATUSES:
+        fail(f"--status must be one of {', '.join(status.STATUSES)}", EXIT_USAGE)
+    try:
+        since_at = audit.parse_since(since) if since else None
+    except ValueError as exc:
+        fail(str(exc), EXIT_USAGE)
+    ctx = context(cli)
+    if feed and not audit.feed_exists(ctx.engine, feed):
+        fail(f"no feed named {feed!r} (give its name or URL)", EXIT_USAGE)
+    with Session(ctx.engine) as session:
+        rows = unchecked_items(
+            session,
+            state=STATES[state] if state else None,
+            status=item_status,
+            feed=feed,
+            since=since_at,
+        )
+    counts = {
+        s: sum(any(c["state"] == s for c in r.checks) for r in rows) for s in (FAILED, NOT_RUN)
+    }
+    if as_json:
+        _print_json({"items": [r.to_dict() for r in rows], "counts": counts})
+    else:
+        audit.render_unchecked(out, rows, counts)
 
 
 def _verify_chain(cli: typer.Context, as_json: bool) -> None:

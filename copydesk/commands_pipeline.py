@@ -45,6 +45,7 @@ def register(app: typer.Typer) -> None:
     app.command("init")(init)
     app.command("migrate")(init)
     app.command("run")(run)
+    app.command("recheck")(recheck)
     app.command("demo")(demo)
 
 
@@ -110,6 +111,42 @@ def run(
         from copydesk.commands_publish import run_publish
 
         run_publish(ctx, f"run:{report.run_id}", None, as_json)
+
+
+def recheck(
+    cli: typer.Context,
+    as_json: bool = typer.Option(False, "--json", help="print the report as JSON"),
+) -> None:
+    """Re-check now the drafts whose model checks failed for a passing reason (an
+    outage, a timeout, an overload), as every `copydesk run` also does: at most
+    [checks] recheck_attempts times each. Exit 3 when no model can run the checks."""
+    ctx = cx.context(cli)
+    checker = model_checker(ctx.settings)
+    if isinstance(checker, NoChecker):
+        cx.fail(f"model checks cannot run: {checker.why} (set ANTHROPIC_API_KEY)")
+    summariser = _summariser(ctx.settings, ctx, command="recheck")
+    with Fetcher(ctx.settings.ingest) as fetcher:
+        pipeline = Pipeline(
+            ctx.settings, ctx.engine, summariser, fetcher, command="recheck", checker=checker
+        )
+        report = pipeline.recheck_only()
+    done = report.rechecks or {}
+    if as_json:
+        cx.out.print(json.dumps({"run_id": report.run_id, "rechecks": done}), markup=False)
+    elif done:
+        cx.out.print(_rechecks_line(done), markup=False)
+    else:
+        cx.out.print("no draft is due for a re-check", markup=False)
+    if report.fatal:
+        cx.fail(f"re-check stopped: {report.fatal}")
+
+
+def _rechecks_line(done: dict[str, int]) -> str:
+    return (
+        f"re-checked {done['attempted']} draft(s) whose model checks had failed: "
+        f"{done['ran']} now checked, {done['discarded']} discarded (a verified wrong fact), "
+        f"{done['failed_again']} failed again, {done['dropped']} dropped (moved meanwhile)"
+    )
 
 
 def _check_feed_names(ctx: cx.Context, names: list[str] | None) -> None:
@@ -273,6 +310,8 @@ def _print_report(report: RunReport, as_json: bool) -> None:
             f"{totals['checks_failed']}: never a pass; each such draft carries a warning "
             "for its editor."
         )
+    if report.rechecks:
+        cx.out.print(_rechecks_line(report.rechecks), markup=False)
     recorded = sum(f.recorded_replies for f in report.feeds)
     if recorded:
         cx.out.print(

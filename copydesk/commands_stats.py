@@ -12,6 +12,7 @@ from sqlalchemy import func
 from sqlmodel import Session, select
 
 from copydesk import context as cx
+from guards.checks import FAILED, RAN
 from store.models import GateVerdict, Item, ModelCall, Run, utcnow
 
 
@@ -90,12 +91,10 @@ CHECK_STATES = ("passed", "problems found", "not run", "failed to run")
 def check_state(verdict: GateVerdict) -> str:
     """What a model check's verdict says: it ran (passed, or found problems), or it
     did not (not run: no model; failed to run: the model or its reply failed)."""
-    state = verdict.evidence.get("state") if isinstance(verdict.evidence, dict) else None
-    if not verdict.passed and state == "not run":
-        return "not run"
-    if not verdict.passed and state == "failed":
-        return "failed to run"
-    return "passed" if verdict.passed else "problems found"
+    state = verdict.check_state
+    if state == RAN:
+        return "passed" if verdict.passed else "problems found"
+    return "failed to run" if state == FAILED else "not run"
 
 
 def model_check_counts(session: Session) -> dict[str, dict[str, int]]:

@@ -19,8 +19,9 @@ from collections import defaultdict
 from typing import Any
 
 from copydesk.eval_pack import Pack, Summary
-from copydesk.evaluation import MODEL_GATES, Ledger, ModelChecks, Record, rate
+from copydesk.evaluation import Ledger, ModelChecks, Record, rate
 from guards.numbers import tokenise
+from guards.registry import CHECK_GATES
 
 JUDGE = "faithfulness"
 
@@ -113,7 +114,7 @@ def false_negatives(pack: Pack, records: list[Record]) -> list[dict[str, str]]:
 def stability(records: list[Record]) -> dict[str, Any]:
     seen: dict[str, dict[int, list[tuple]]] = defaultdict(lambda: defaultdict(list))
     for r in records:
-        if r.gate in MODEL_GATES:
+        if r.gate in CHECK_GATES:
             seen[r.case][r.run].append((r.gate, r.type, r.passed))
     runs = max((len(v) for v in seen.values()), default=0)
     same = [case for case, by_run in seen.items() if len({tuple(v) for v in by_run.values()}) == 1]

@@ -43,7 +43,6 @@ from guards.registry import (
 from summarise.base import Article, CallRecord
 from summarise.checks import RAN, Checker, CheckReplyError, parse_check_input
 
-MODEL_GATES = CHECK_GATES
 SCRIPTED_LINE = (
     "Model checks: SCRIPTED replies shipped with the pack, not a model's:"
     " their figures test copydesk's verification code, not a judge."
@@ -148,7 +147,7 @@ class Stack:
         return run_gates(DRAFT_GATES, article.text, article.url, summary.text, modes=self.modes)
 
     def why_not_run(self, gate: str, model: ModelChecks | None) -> str:
-        if gate in MODEL_GATES:
+        if gate in CHECK_GATES:
             return "no model" if model is None else "off"
         if gate not in DRAFT_GATES:
             return "not in the stack"
@@ -187,7 +186,7 @@ class ModelChecks:
     def check(self, pack: Pack, summary: Summary) -> tuple[list[GateResult], list[CallRecord]]:
         reply, why, state, calls = self.reply(pack, summary)
         source = pack.article(summary.article).text
-        modes = {g: self.modes.get(g, DEFAULT_MODES[g]) for g in MODEL_GATES}
+        modes = {g: self.modes.get(g, DEFAULT_MODES[g]) for g in CHECK_GATES}
         results = run_checks(source, summary.text, reply, modes=modes, why_not=why, state=state)
         return results, calls
 
@@ -374,13 +373,13 @@ def facts_of_runs(pack: Pack, records: list[Record], run: dict[str, Any]) -> dic
     result = per_run[0]
     gates = {
         g: {f: _spread([p["gates"][g][f] for p in per_run]) for f in SPREAD_GATE_FIGURES}
-        for g in MODEL_GATES
+        for g in CHECK_GATES
         if all(g in p["gates"] for p in per_run)
     }
     kinds = {
         k: {f: _spread([p["kinds"][k][f] for p in per_run]) for f in SPREAD_KIND_FIGURES}
         for k, gate in KINDS.items()
-        if gate in MODEL_GATES
+        if gate in CHECK_GATES
     }
     calls = [c for r in records for c in r.calls]
     cost = sum(c.get("cost_usd") or 0 for c in calls)

@@ -42,6 +42,7 @@ from sqlmodel import Session, col, select
 
 from copydesk.config import Settings
 from copydesk.heartbeat import Heartbeat, start_run_row, take_sqlite_slot
+from copydesk.recheck import recheck_drafts
 from copydesk.reports import FeedReport, RunReport
 from guards.registry import CHECK_GATES, DRAFT_GATES, GateResult, run_checks, run_gates
 from guards.source import count_words
@@ -187,7 +188,23 @@ class Pipeline:
             self._wait_for_other_polls()
             total = self._pending_jobs()
             self._process(self._claimed_jobs(), total)
+            self.recheck(report)
         return report
+
+    def recheck_only(self) -> RunReport:
+        """A run that only re-checks (`copydesk recheck`)."""
+        with self._recorded_run() as report:
+            self.recheck(report)
+        return report
+
+    def recheck(self, report: RunReport) -> None:
+        """Re-check the drafts whose model checks failed for a passing reason
+        (copydesk/recheck.py); what it did goes in the run's report."""
+        done = recheck_drafts(
+            self.engine, self.settings, self.checker, actor=self.actor, run_id=self.run_id
+        )
+        if done.attempted or done.dropped:
+            report.rechecks = done.to_dict()
 
     def submit(self, url: str) -> tuple[RunReport, int, bool]:
         """One article by hand (an editor's tip), through the same path as a feed
@@ -719,6 +736,7 @@ class Pipeline:
             why_not=checked.reason or "",
             state=checked.state,
             require=self.settings.checks.require,
+            transient=checked.transient,
         )
         out.verdicts += [("check", r) for r in results]
         out.details["checks"] = {

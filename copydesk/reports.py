@@ -64,6 +64,8 @@ class RunReport:
     backend: str
     feeds: list[FeedReport] = field(default_factory=list)
     fatal: str | None = None
+    # What re-checking earlier drafts did (copydesk/recheck.py); None when nothing was due.
+    rechecks: dict[str, int] | None = None
 
     @property
     def exit_status(self) -> int:
@@ -93,4 +95,4 @@ class RunReport:
             "skipped_feeds": sum(1 for f in self.feeds if f.skipped),
             "fatal": self.fatal,
             "exit_status": self.exit_status,
-        }
+        } | ({"rechecks": self.rechecks} if self.rechecks else {})

@@ -4,7 +4,8 @@ ones whose summary no longer stands on the new text.
 It fetches each source with the same guarded fetcher as ingestion (conditional GET,
 robots.txt, per-host limits), extracts the text the same way, and when the text
 changed re-runs every deterministic gate on the stored summary against the new
-text. A summary that no longer passes is flagged (a `SourceCheck` row, state
+text. A summary that no longer passes (a gate in mode `discard` fails it; a
+flag-mode warning is not a failure) is flagged (a `SourceCheck` row, state
 "open") with the before and after passages for an editor. Nothing about the item
 changes: watch never edits, retracts or re-publishes.
 """
@@ -127,7 +128,9 @@ def _check_one(
         modes=modes,
         min_source_words=min_source_words,
     )
-    failing = [r for r in results if not r.verdict.passed and r.mode != "off"]
+    # What would discard the summary now: a flag-mode gate (a heuristic warning the
+    # editor saw and accepted at review) is not a failure.
+    failing = [r for r in results if r.hard_fail]
     check = SourceCheck(
         item_id=item.id,
         state=OPEN if failing else OK,

@@ -228,8 +228,26 @@ def faithfulness(source: str, draft: str, sentences: Sequence[SentenceJudgement]
     )
 
 
-def not_run(gate: str, reason: str, state: str = "not run") -> Verdict:
+# Whether a model check ran, as its stored verdict says (see `not_run`).
+RAN, NOT_RUN, FAILED = "ran", "not run", "failed"
+NOT_RUN_STATES = (NOT_RUN, FAILED)
+
+
+def not_run(gate: str, reason: str, state: str = NOT_RUN, *, transient: bool = False) -> Verdict:
     """The verdict of a model check that could not run: never a pass.
     `state` is "not run" (no model, off for this item) or "failed" (the model
-    failed, its reply did not parse, or broke the schema)."""
-    return Verdict(gate, False, f"{state} ({reason})", {"state": state, "why": reason}, ran=False)
+    failed, its reply did not parse, or broke the schema). `transient` marks a
+    failure a later run may try again (an outage, a timeout, an overload)."""
+    evidence: dict[str, Any] = {"state": state, "why": reason}
+    if transient:
+        evidence["transient"] = True
+    return Verdict(gate, False, f"{state} ({reason})", evidence, ran=False)
+
+
+def check_state(passed: bool, evidence: Any) -> str:
+    """ "ran", "not run" or "failed": whether the model check behind a stored verdict
+    (its `passed` and `evidence`) ran. The one reading of `not_run`'s evidence:
+    the review queue, `copydesk audit`, `stats` and the re-check all ask here (the
+    queue's SQL twin is `store.checks.did_not_run`)."""
+    state = evidence.get("state") if isinstance(evidence, dict) else None
+    return state if not passed and state in NOT_RUN_STATES else RAN

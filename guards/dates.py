@@ -2,8 +2,12 @@
 
 What the draft is held to, each kind on its own:
 
-* a weekday ("on Friday", "Fridays"): the source names the same weekday in
-  full (an abbreviation such as "Thu" is not read: "thus" and "sat" are words);
+* a weekday ("on Friday", "Fridays", "Fri"): the source names the same weekday,
+  in full or abbreviated as a newsroom does. "Tue", "Tues", "Thu", "Thur",
+  "Thurs" and "Fri" (with or without a full stop) are read anywhere; "Mon",
+  "Wed", "Weds", "Sat" and "Sun" are words or names too ("the board sat", "the
+  Sun"), so they are read only capitalised and followed by a day and month
+  ("Sat 11 January", "Sun., Jan. 12"). The draft is read the same way;
 * a day with its month ("9 January", "January 9th", "Jan. 9", "9 Jan"): the
   source gives the same day and month in any of these styles or as an ISO date
   (2026-01-09); slashed dates (01/09) are not read, they are ambiguous;
@@ -27,7 +31,7 @@ from typing import Any, NamedTuple
 
 from guards.quotes import _source
 from guards.text import Normalised
-from guards.verdict import Verdict
+from guards.verdict import Verdict, all_found
 
 GATE = "dates_grounded"
 
@@ -58,6 +62,13 @@ _WEEKDAY_FULL = re.compile(
 _SOURCE_WEEKDAY = re.compile(
     r"\b(?P<w>mon|tue|wed|thu|fri|sat|sun)(?:day|sday|nesday|rsday|urday)s?\b"
 )
+# Abbreviated weekdays: the unambiguous ones anywhere, the others only as a date's
+# weekday (see the module).
+_WEEKDAY_ABBREVIATION = re.compile(
+    r"\b(?P<w>tues?|thur?s?|fri|mon|weds?|sat|sun)\b\.?", re.IGNORECASE
+)
+_UNAMBIGUOUS = frozenset({"tue", "tues", "thu", "thur", "thurs", "fri"})
+_THEN_DATE = re.compile(r"\.?,?\s+")  # "Sat 11 Jan", "Sat. 11 Jan", "Sat., Jan. 11"
 _RELATIVE = re.compile(
     r"\b(?:yesterday|today|tomorrow|tonight|last night|"
     r"(?:this|last|next)\s+(?:week|weekend|month|year|morning|afternoon|evening))\b",
@@ -100,11 +111,28 @@ def _calendar(text: str, *, strict_case: bool) -> list[DateMention]:
     return out
 
 
+def _is_weekday_abbreviation(text: str, m: re.Match[str], original: str | None = None) -> bool:
+    """Whether an `_WEEKDAY_ABBREVIATION` match of `text` is a weekday: unambiguous,
+    or capitalised (in `original`, the same span's text before folding) and
+    followed by a day and month."""
+    word = m.group("w").lower()
+    if word in _UNAMBIGUOUS:
+        return True
+    if not (original or m.group("w"))[0].isupper():
+        return False
+    after = _THEN_DATE.match(text, m.end("w"))
+    date = _CALENDAR.match(text, after.end()) if after else None
+    return bool(date and (date.group("d1") or date.group("d2")))
+
+
 def find_dates(draft: str) -> list[DateMention]:
     """The dates the draft states (see the module docstring)."""
     found = _calendar(draft, strict_case=True)
     for m in _WEEKDAY_FULL.finditer(draft):
         found.append(DateMention(m.start(), m.end(), "weekday", m.group()[:3].lower()))
+    for m in _WEEKDAY_ABBREVIATION.finditer(draft):
+        if _is_weekday_abbreviation(draft, m):
+            found.append(DateMention(m.start(), m.end(), "weekday", m.group("w")[:3].lower()))
     for m in _RELATIVE.finditer(draft):
         found.append(
             DateMention(m.start(), m.end(), "relative", " ".join(m.group().lower().split()))
@@ -116,6 +144,22 @@ _MONTH_WORDS = {
     1: "jan", 2: "feb", 3: "mar", 4: "apr", 5: "may", 6: "jun",
     7: "jul", 8: "aug", 9: "sep", 10: "oct", 11: "nov", 12: "dec",
 }  # fmt: skip
+
+
+def _source_weekday(norm: Normalised, source: str, value: str) -> tuple[int, int] | None:
+    """Where the folded source names the weekday `value` ("thu"): in full, else
+    abbreviated (`_is_weekday_abbreviation`, case read from the original)."""
+    text = norm.text
+    full = _around(text, value, _SOURCE_WEEKDAY, lambda m: m.group("w") == value, 0)
+    if full:
+        return full
+    for m in _WEEKDAY_ABBREVIATION.finditer(text):
+        if m.group("w")[:3] != value:
+            continue
+        start, end = norm.original_span(*m.span("w"))
+        if _is_weekday_abbreviation(text, m, source[start:end]):
+            return m.span()
+    return None
 
 
 def _find_in_source(text: str, d: DateMention) -> tuple[int, int] | None:
@@ -172,7 +216,10 @@ def dates_grounded(source: str, url: str | None, draft: str) -> Verdict:
     evidence: list[dict[str, Any]] = []
     missing: list[str] = []
     for d in mentions:
-        span = _find_in_source(norm.text, d)
+        if d.kind == "weekday":
+            span = _source_weekday(norm, source or "", d.value)
+        else:
+            span = _find_in_source(norm.text, d)
         written = draft[d.start : d.end]
         evidence.append(
             {
@@ -187,6 +234,7 @@ def dates_grounded(source: str, url: str | None, draft: str) -> Verdict:
         if span is None and written not in missing:
             missing.append(written)
     if missing:
-        reason = f"{len(missing)} of {len(evidence)} dates not in the source: {'; '.join(missing)}"
+        distinct = len({e["date"] for e in evidence})
+        reason = f"{len(missing)} of {distinct} dates not in the source: {'; '.join(missing)}"
         return Verdict(GATE, False, reason, evidence)
-    return Verdict(GATE, True, f"all {len(evidence)} dates found in the source", evidence)
+    return Verdict(GATE, True, all_found([e["date"] for e in evidence], "date"), evidence)

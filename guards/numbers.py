@@ -76,7 +76,7 @@ from typing import Any, NamedTuple
 from text_to_num import find_numbers
 
 from guards.text import Folded, ascii_digits, compat_fold, non_ascii
-from guards.verdict import Verdict
+from guards.verdict import Verdict, all_found
 
 GATE = "numbers_grounded"
 
@@ -659,4 +659,4 @@ def numbers_grounded(source: str, url: str | None, draft: str) -> Verdict:
             f"{len(missing)} of {len(distinct)} numbers not in the source: {'; '.join(missing)}"
         )
         return Verdict(GATE, False, reason, evidence)
-    return Verdict(GATE, True, f"all {len(evidence)} numbers found in the source", evidence)
+    return Verdict(GATE, True, all_found([e["number"] for e in evidence], "number"), evidence)

@@ -70,7 +70,7 @@ from guards.text import (
     shorten,
     unify_style,
 )
-from guards.verdict import Verdict
+from guards.verdict import Verdict, all_found
 
 GATE = "quotes_verbatim"
 
@@ -461,7 +461,7 @@ def quotes_verbatim(source: str, url: str | None, draft: str) -> Verdict:
             if problem and not found:
                 entry["omission"] = problem
         evidence.append(entry)
-        if not found:
+        if not found and raw.strip() not in missing:
             missing.append(raw.strip())
     return _verdict(draft or "", evidence, missing)
 
@@ -475,11 +475,11 @@ def _verdict(draft: str, evidence: list[dict[str, Any]], missing: list[str]) -> 
         return Verdict(GATE, True, "no quotations in the draft", evidence)
     if missing:
         reason = (
-            f"{len(missing)} of {len(evidence)} quotations not in the source;"
+            f"{len(missing)} of {len({e['quote'] for e in evidence})} quotations not in the source;"
             f" first: “{shorten(missing[0])}”"
         )
         return Verdict(GATE, False, reason, evidence)
-    return Verdict(GATE, True, f"all {len(evidence)} quotations found in the source", evidence)
+    return Verdict(GATE, True, all_found([e["quote"] for e in evidence], "quotation"), evidence)
 
 
 def locate_passage(source: str, passage: str, start: int = 0) -> tuple[int, int] | None:

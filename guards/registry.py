@@ -118,11 +118,13 @@ def run_checks(
     why_not: str = "no model",
     state: str = "not run",
     require: bool = False,
+    transient: bool = False,
 ) -> list[GateResult]:
     """The model checks that are not `off`, on one check reply. Without a reply
     (`why_not` says why, `state` is "not run" or "failed") every check is recorded
     as not run: never a pass, and in mode `discard` only when `require` is set
-    (a stored failing `discard` makes the draft unapprovable), else `flag`."""
+    (a stored failing `discard` makes the draft unapprovable), else `flag`.
+    `transient` marks a failure a later run may re-check."""
     results = []
     for name in CHECK_GATES:
         mode = modes.get(name, DEFAULT_MODES[name])
@@ -130,7 +132,10 @@ def run_checks(
             continue
         if reply is None:
             results.append(
-                GateResult(not_run(name, why_not, state), "discard" if require else "flag")
+                GateResult(
+                    not_run(name, why_not, state, transient=transient),
+                    "discard" if require else "flag",
+                )
             )
         elif name == "claims_supported":
             results.append(GateResult(claims_supported(source, draft, reply.claims), mode))

@@ -8,6 +8,13 @@ from typing import Any
 MODES = ("discard", "flag", "off")
 
 
+def all_found(written: list[str], noun: str) -> str:
+    """The reason of a passed grounding gate, counting what the reader sees: "40"
+    written twice is one number, as the failure message counts it too."""
+    n = len(set(written))
+    return f"all {n} {noun}s found in the source" if n != 1 else f"the 1 {noun} found in the source"
+
+
 @dataclass(frozen=True)
 class Verdict:
     """A gate's answer. `evidence` is JSON-serialisable and shows the editor and

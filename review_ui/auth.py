@@ -81,11 +81,17 @@ def require_sign_in(engine: Engine, settings: ReviewAppSettings) -> Reviewer:
     raise AssertionError("unreachable")  # st.stop() raises  # pragma: no cover
 
 
+def _text(value: object) -> str:
+    """A form value as text. The browser sends what it likes: a crafted websocket
+    message can put a number, a list or None where the text box's string goes."""
+    return value if isinstance(value, str) else ""
+
+
 def _try_password(engine: Engine) -> None:
     """Form callback: runs before the next script run, so the password can be
     wiped from the session before anything else sees it."""
-    name = (st.session_state.get("login_name") or "").strip()
-    password = st.session_state.get("login_password") or ""
+    name = _text(st.session_state.get("login_name")).strip()
+    password = _text(st.session_state.get("login_password"))
     st.session_state["login_password"] = ""
     if not name or not password:
         st.session_state[_MESSAGE] = "Enter your name and password."

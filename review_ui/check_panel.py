@@ -14,6 +14,7 @@ from typing import Any
 
 import streamlit as st
 
+from guards.checks import RAN
 from review_ui import highlight as hl
 from review_ui.queries import MODEL_GATE_LABELS, ItemView
 from review_ui.widgets import plain
@@ -27,16 +28,9 @@ _OUTCOME_STYLE = {
 }
 
 
-def check_state(verdict: GateVerdict) -> str | None:
-    """'not run' or 'failed' for a model check that did not run, else None."""
-    evidence = verdict.evidence if isinstance(verdict.evidence, Mapping) else {}
-    state = evidence.get("state")
-    return state if not verdict.passed and state in ("not run", "failed") else None
-
-
 def draw_banner(view: ItemView) -> None:
     """A warning above the draft when its model checks did not run."""
-    missing = [v for v in view.draft_verdicts if check_state(v)]
+    missing = [v for v in view.draft_verdicts if v.check_state != RAN]
     if not missing:
         return
     what = "; ".join(f"{MODEL_GATE_LABELS.get(v.gate, v.gate)}: {v.reason}" for v in missing)
@@ -136,7 +130,7 @@ def draw_judged(verdict: GateVerdict) -> None:
 
 def draw_model_check(view: ItemView, verdict: GateVerdict) -> bool:
     """The detail of a model check that ran; False when it has none to show."""
-    if check_state(verdict):
+    if verdict.check_state != RAN:
         return True  # the banner and the one-line reason say it all
     if verdict.gate == "claims_supported" and isinstance(verdict.evidence, list):
         draw_claims(view, verdict)

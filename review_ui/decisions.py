@@ -279,6 +279,7 @@ def edit(
     results = check_text(
         item.source_text, item.source_url, headline, summary, gate_modes, min_source_words
     )
+    original = pipeline_draft(session, item_id)
     event = status.record_edit(
         session,
         item,
@@ -287,6 +288,7 @@ def edit(
         summary=summary,
         expected_version=expected_version,
         details={**(note or {}), "gates": [_gate_summary(r) for r in results]},
+        reverted=original is not None and (headline, summary) == tuple(t.strip() for t in original),
     )
     at = event.at or utcnow()
     for result in results:
@@ -349,6 +351,11 @@ def conflict_message(conflict: Conflict, label: str | None = None) -> str:
     naming the item (`label`, from `item_label`)."""
     who = who_and_when(conflict)
     name = label or f"#{conflict.item_id}"
+    if conflict.status == status.DRAFT and (conflict.actor or "").startswith("run:"):
+        return (
+            f"Not saved: the model checks of {name} were re-run by {who} after you opened "
+            "it. The new verdicts are shown now; check them and decide again."
+        )
     if conflict.status == status.DRAFT:
         return (
             f"Not saved: {name} was changed by {who} after you opened it. "

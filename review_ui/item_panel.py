@@ -9,12 +9,13 @@ from typing import Any
 import streamlit as st
 from sqlalchemy.engine import Engine
 
-from review_ui import check_panel
+from guards.checks import RAN
+from guards.registry import CHECK_GATES
+from review_ui import check_panel, desk_panels
 from review_ui import highlight as hl
 from review_ui.check_panel import selected_mark
 from review_ui.queries import (
     MODEL_GATE_LABELS,
-    MODEL_GATES,
     ItemView,
     age,
     audit_trail,
@@ -128,7 +129,7 @@ def draw_verdicts(view: ItemView, settings: ReviewAppSettings) -> None:
         table(rows, key=f"verdicts_{view.item.id}_{view.item.version}")
     else:
         plain("No gate verdicts recorded for this item.", kind="warning")
-    for gate in MODEL_GATES:
+    for gate in CHECK_GATES:
         verdict = view.model_verdict(gate)
         label = MODEL_GATE_LABELS[gate]
         if verdict is None:
@@ -144,7 +145,7 @@ def draw_verdicts(view: ItemView, settings: ReviewAppSettings) -> None:
                 plain(f"{label}: not run ({_why_not_run(gate, settings)})", style="opacity:0.8")
             continue
         off = not view.counts(verdict)
-        if check_panel.check_state(verdict):
+        if verdict.check_state != RAN:
             plain(f"{label}: {verdict.reason}", kind="warning")
         else:
             plain(f"{label}: {_result(verdict.passed, verdict.mode, off)}: {verdict.reason}")
@@ -160,7 +161,7 @@ def draw_verdicts(view: ItemView, settings: ReviewAppSettings) -> None:
 
 
 def _why_not_run(gate: str, settings: ReviewAppSettings) -> str:
-    from guards.registry import ALL_GATES, CHECK_GATES
+    from guards.registry import ALL_GATES
 
     if gate not in ALL_GATES:
         return "not configured"
@@ -194,16 +195,11 @@ def draw_audit_trail(engine: Engine, item_id: int) -> None:
                 [{k: v for k, v in r.items() if k != "evidence"} for r in rows],
                 key=f"trail_{name}_{item_id}",
             )
-    edits = [e for e in events if e.get("from_status") == "draft" and e.get("to_status") == "draft"]
-    for n, event in enumerate(edits, 1):
-        details: dict[str, Any] = event.get("details") or {}
-        before, after = details.get("before") or {}, details.get("after") or {}
-        plain(f"Edit {n} by {event.get('actor')} at {event.get('at')}", style="font-weight:600")
-        b, a = st.columns(2)
-        with b:
-            plain("before:\n" + hl.draft_text(before.get("headline"), before.get("summary")))
-        with a:
-            plain("after:\n" + hl.draft_text(after.get("headline"), after.get("summary")))
+    desk_panels.draw_audit_edits(doc)
+    notes = doc.get("notes") or []
+    if notes:
+        st.html(f'<div style="font-weight:600">Notes ({len(notes)})</div>')
+        table(notes, key=f"trail_notes_{item_id}")
     facts = {k: v for k, v in doc.items() if isinstance(v, dict)}
     if facts:
         st.html('<div style="font-weight:600">Item</div>')

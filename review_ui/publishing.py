@@ -17,9 +17,8 @@ from sqlmodel import Session, col, select
 
 from publish.service import GateConfig, Publisher, PublishReport
 from publish.targets import build_targets
-from review_ui.decisions import Reviewer, decide, require_editor
+from review_ui.decisions import Reviewer, decide, reopen, require_editor
 from review_ui.settings import ReviewAppSettings
-from store import status
 from store.models import Delivery, Item, SourceCheck, utcnow
 
 
@@ -46,27 +45,14 @@ def take_back(
     engine: Engine, reviewer: Reviewer, item_id: int, expected_version: int, reason: str
 ) -> Item:
     """approved -> draft before publication, with a reason (the status machine refuses
-    once a target has, or may have, the item)."""
-    if not reason or not reason.strip():
-        raise ValueError("taking an approval back needs a reason")
-
-    def action(session: Session) -> Item:
-        require_editor(session, reviewer)
-        item = session.get(Item, item_id, populate_existing=True)
-        if item is None:
-            raise LookupError(f"item {item_id} does not exist")
-        status.move(
-            session,
-            item,
-            status.DRAFT,
-            actor=reviewer.actor,
-            reason=reason.strip(),
-            expected_version=expected_version,
-            details={"taken_back": True},
-        )
-        return item
-
-    return decide(engine, action)
+    once a target has, or may have, the item). The same move as Undo and reopen
+    (`decisions.reopen`); raises ReasonRequired (a ValueError) without a reason."""
+    return decide(
+        engine,
+        lambda s: reopen(
+            s, reviewer, item_id, expected_version, reason, details={"taken_back": True}
+        ),
+    )
 
 
 @dataclass(frozen=True)

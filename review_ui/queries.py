@@ -18,16 +18,16 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm import aliased
 from sqlmodel import Session
 
+from guards.checks import RAN
 from review_ui.highlight import VerdictInfo
-from store.assignments import ASSIGNED, UNASSIGNED
+from store.checks import did_not_run, unchecked_clause
 from store.discard_kinds import OTHER as OTHER_KIND
 from store.history import item_history
 from store.models import AuditEvent, Feed, GateVerdict, Item, ModelCall
 from store.search import search_clause
-from store.status import APPROVED, DISCARDED, DRAFT, PUBLISHED, REJECTED
+from store.status import APPROVED, DISCARDED, DRAFT, EDIT_REASONS, PUBLISHED, REJECTED
 
 PAGE_SIZE = 25
-MODEL_GATES = ("claims_supported", "faithfulness")
 MODEL_GATE_LABELS = {"claims_supported": "claims check", "faithfulness": "faithfulness judge"}
 
 
@@ -63,6 +63,8 @@ def stamp(value: datetime | None) -> str:
 class QueueFilter:
     feed_id: int | None = None
     flagged_only: bool = False
+    # Only drafts whose model checks did not run (not run, or failed).
+    unchecked_only: bool = False
     search: str = ""
     # Gates now `off` in config.toml: their stored verdicts flag nothing any more.
     gates_off: frozenset[str] = frozenset()
@@ -74,6 +76,7 @@ class QueueFilter:
         return (
             self.feed_id is not None
             or self.flagged_only
+            or self.unchecked_only
             or bool(self.search.strip())
             or self.assigned_to is not None
         )
@@ -90,15 +93,10 @@ class QueueRow:
 
 
 def _is_edit(event: Any = AuditEvent) -> Any:
-    """SQL: an editor's edit (a move from draft to draft that is not an
-    assignment, store/assignments.py)."""
+    """SQL: an editor's edit (a re-check also keeps a draft a draft: its reason
+    tells them apart)."""
     return and_(
-        event.from_status == DRAFT,
-        event.to_status == DRAFT,
-        or_(
-            event.reason.is_(None),
-            and_(~event.reason.startswith(ASSIGNED), event.reason != UNASSIGNED),
-        ),
+        event.from_status == DRAFT, event.to_status == DRAFT, event.reason.in_(EDIT_REASONS)
     )
 
 
@@ -119,25 +117,14 @@ def _current(verdict: Any) -> Any:
     )
 
 
-# A model check that did not run stores a failing verdict whose evidence says why
-# ({"state": "not run"} or {"state": "failed"}): it is never a pass, but it is not a
-# flag either (the item panel shows its own banner, `[checks] require` blocks).
-NOT_RUN_STATES = ("not run", "failed")
-
-
-def _did_not_run(v: Any) -> Any:
-    """SQL: the verdict is a model check that did not run. JSON path on both
-    SQLite (json_extract) and PostgreSQL (->>); evidence that is a list or NULL
-    has no "state" and reads as NULL."""
-    return func.coalesce(v.evidence["state"].as_string(), "").in_(NOT_RUN_STATES)
-
-
 def flagged_clause(gates_off: frozenset[str] = frozenset()) -> Any:
     """SQL: the item's current verdicts include a failed gate in `flag` mode that
-    ran (a model check that did not run flags nothing)."""
+    ran. A model check that did not run stores a failing verdict whose evidence
+    says why: never a pass, but not a flag either (the item panel shows its own
+    banner, `[checks] require` blocks, and the "checks did not run" filter finds it)."""
     v = aliased(GateVerdict)
     clauses = [v.item_id == Item.id, v.mode == "flag", v.passed == false(), _current(v)]
-    clauses.append(~_did_not_run(v))
+    clauses.append(~did_not_run(v))
     if gates_off:
         clauses.append(v.gate.not_in(sorted(gates_off)))
     return exists().where(*clauses)
@@ -155,6 +142,8 @@ def queue_where(filt: QueueFilter) -> list[Any]:
         clauses.append(Item.feed_id == filt.feed_id)
     if filt.flagged_only:
         clauses.append(flagged_clause(filt.gates_off))
+    if filt.unchecked_only:
+        clauses.append(unchecked_clause(gates_off=filt.gates_off))
     if filt.assigned_to is not None:
         clauses.append(Item.assigned_to == filt.assigned_to)
     found = _search_clause(filt.search)
@@ -296,7 +285,7 @@ class ItemView:
         return [
             v
             for v in self.verdicts
-            if not v.passed and v.mode == "flag" and self.counts(v) and not did_not_run(v)
+            if not v.passed and v.mode == "flag" and self.counts(v) and v.check_state == RAN
         ]
 
     def model_verdict(self, gate: str) -> GateVerdict | None:
@@ -304,12 +293,6 @@ class ItemView:
 
     def earlier_verdict(self, gate: str) -> GateVerdict | None:
         return next((v for v in self.earlier_verdicts if v.gate == gate), None)
-
-
-def did_not_run(verdict: GateVerdict) -> bool:
-    """A model check that did not run (the Python twin of `_did_not_run`)."""
-    evidence = verdict.evidence if isinstance(verdict.evidence, dict) else {}
-    return not verdict.passed and evidence.get("state") in NOT_RUN_STATES
 
 
 def is_hard_failure(verdict: GateVerdict) -> bool:

@@ -18,7 +18,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from guards.registry import CHECK_GATES
-from review_ui import auth, bulk, decisions
+from review_ui import auth, bulk, decisions, desk_panels
 from review_ui import highlight as hl
 from review_ui.decisions import Blocked, NotAllowed, ReasonRequired, Reviewer
 from review_ui.item_panel import draw_audit_trail, draw_header, draw_texts, draw_verdicts
@@ -52,6 +52,7 @@ def current_filter(settings: ReviewAppSettings) -> QueueFilter:
     return QueueFilter(
         feed_id=st.session_state.get("f_feed"),
         flagged_only=bool(st.session_state.get("f_flagged")),
+        unchecked_only=bool(st.session_state.get("f_unchecked")),
         search=st.session_state.get("f_search") or "",
         gates_off=decisions.gates_off(settings.gates.all_modes()),
         assigned_to=_me() if st.session_state.get("f_mine") else None,
@@ -86,6 +87,13 @@ def sidebar_filters(engine: Engine) -> None:
         key="f_flagged",
         on_change=_filters_changed,
         help="a gate in flag mode fired",
+    )
+    st.sidebar.toggle(
+        "Checks did not run",
+        key="f_unchecked",
+        on_change=_filters_changed,
+        help="the model checks were not run (no model) or failed (an outage, a reply "
+        "that broke the schema): no model has checked these drafts' claims",
     )
     search_box("f_search", where=st.sidebar, on_change=_filters_changed)
     st.sidebar.toggle("Assigned to me", key="f_mine", on_change=_filters_changed)
@@ -513,6 +521,8 @@ def _item(
         bulk.similar_box(engine, reviewer, item.id)
         _actions(engine, settings, reviewer, view, original)
     draw_texts(view)
+    desk_panels.draw_changes(original, (item.headline or "", item.summary or ""))
+    desk_panels.draw_notes(engine, reviewer, item.id)
     if in_queue and reviewer.can_decide:
         _edit_box(engine, settings, reviewer, view)
     draw_verdicts(view, settings)

@@ -3,7 +3,7 @@
 An assignment is not a status move and does not bump the item's version (an
 editor who has the draft open can still decide on it). Its audit event keeps
 the item's status on both sides, with the reason "assigned to <name>" (or
-"unassigned") and `details = {"assigned_to": name, "before": previous}`.
+"unassigned") and `details = {"assigned_to": name, "previous": earlier name}`.
 `ASSIGNED` marks these events so that nothing reads them as an edit.
 """
 
@@ -47,7 +47,7 @@ def assign(session: Session, item: Item, editor: str | None, *, actor: str) -> A
         from_status=item.status,
         to_status=item.status,
         reason=f"{ASSIGNED}{editor}" if editor else UNASSIGNED,
-        details={"assigned_to": editor, "before": before},
+        details={"assigned_to": editor, "previous": before},
     )
     return audit_chain.append(session, event)
 

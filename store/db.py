@@ -191,9 +191,13 @@ def may_migrate(engine: Engine) -> bool:
 
 
 # What the runtime role may do, table by table (everything else: SELECT, INSERT,
-# UPDATE, DELETE). The audit log is read and appended to, never changed; the
+# UPDATE, DELETE). The audit log and the notes are read and appended to, never changed; the
 # schema's version is only read.
-RUNTIME_TABLE_RIGHTS = {"audit_events": "SELECT, INSERT", "alembic_version": "SELECT"}
+RUNTIME_TABLE_RIGHTS = {
+    "audit_events": "SELECT, INSERT",
+    "notes": "SELECT, INSERT",
+    "alembic_version": "SELECT",
+}
 
 
 def migrate_as_owner(owner_url: str, runtime_url: str | None = None) -> str | None:

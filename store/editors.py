@@ -42,9 +42,10 @@ DEMO_EDITOR = "demo"
 MIN_PASSWORD_LENGTH = 8
 
 # Throttling: the first FREE_FAILURES wrong passwords in a row cost nothing more
-# than the hash; after that each one locks the account for BASE * 2^(n-1) seconds,
-# capped at MAX_LOCK. A correct password after the lock has run out resets it.
-FREE_FAILURES = 3
+# than the hash; the next one (the third in a row, as review_ui/README.md says)
+# locks the name for BASE seconds, and each further one doubles that, capped at
+# MAX_LOCK. A correct password after the lock has run out resets it.
+FREE_FAILURES = 2
 BASE_LOCK_SECONDS = 30
 MAX_LOCK_SECONDS = 15 * 60
 
@@ -57,9 +58,26 @@ _hasher = PasswordHasher(time_cost=2, memory_cost=19456, parallelism=1)
 # as a wrong password and the form does not reveal which names exist.
 _DUMMY_HASH = _hasher.hash(secrets.token_urlsafe(16))
 
-# The one answer to every refused attempt: wrong name, wrong password, or a lock.
-# A distinct "locked" message would tell a guesser which names are accounts.
-REFUSED = "Wrong name or password, or too many attempts: wait a moment and try again."
+# The answer to a refused attempt: wrong name, wrong password, or a lock. It never
+# says which: a "locked" message only accounts got would tell a guesser which
+# names are accounts. Made-up names are counted and locked exactly like accounts,
+# so the wait it names (`refused`) is the same for both after the same attempts.
+REFUSED = "Wrong name or password."
+
+
+def wait_text(seconds: int) -> str:
+    """'45 s', '2 min', '1 min 30 s': how long to wait, for a person."""
+    minutes, rest = divmod(max(0, int(seconds)), 60)
+    if not minutes:
+        return f"{rest} s"
+    return f"{minutes} min" + (f" {rest} s" if rest else "")
+
+
+def refused(wait: int) -> str:
+    """The message of a refused attempt that must wait `wait` seconds (0: none)."""
+    if wait <= 0:
+        return REFUSED
+    return f"Wrong name or password, or too many attempts: try again in {wait_text(wait)}."
 
 
 class EditorError(ValueError):
@@ -74,9 +92,9 @@ class SignIn:
     message: str
     name: str | None = None
     role: str | None = None
-    # Seconds until this name may try again. For logs and tests only: showing it
-    # would tell an account (locked) from a made-up name as soon as their
-    # counters drift apart.
+    # Seconds until this name may try again (0: at once). The message names it:
+    # made-up names are locked like accounts, so it tells a guesser nothing more
+    # than the lock itself (see review_ui/README.md for what it can tell).
     retry_after: int = 0
 
 
@@ -188,20 +206,21 @@ def authenticate(
     parallel attempt sees it), and the outcome after it.
     """
     now = now or utcnow()
-    name = name.strip()
+    name = name.strip() if isinstance(name, str) else ""
+    password = password if isinstance(password, str) else ""
     editor = get_editor(session, name) if name else None
     if editor is None:
         _, wait = _count_unknown_name(session, name.lower(), now)
         session.commit()
         _verify(_DUMMY_HASH, password)
-        return SignIn(False, REFUSED, retry_after=wait)
+        return SignIn(False, refused(wait), retry_after=wait)
     attempt, wait = _count_attempt(session, editor, now)
     session.commit()
     if attempt is None:
         _verify(_DUMMY_HASH, password)
-        return SignIn(False, REFUSED, retry_after=wait)
+        return SignIn(False, refused(wait), retry_after=wait)
     if not _verify(editor.password_hash, password):
-        return SignIn(False, REFUSED, retry_after=wait)
+        return SignIn(False, refused(wait), retry_after=wait)
     if not editor.enabled:
         # Only someone who knows the password learns this: it tells them what to do.
         return SignIn(False, "This account is disabled. Ask an administrator.")

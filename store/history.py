@@ -10,7 +10,7 @@ the review UI with text-only widgets.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -18,7 +18,8 @@ from sqlalchemy import select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from store.models import AuditEvent, CallRecord, Feed, GateVerdict, Item, ModelCall
+from store import textdiff
+from store.models import AuditEvent, CallRecord, Feed, GateVerdict, Item, ModelCall, Note
 
 RECORDED_REPLY_LABEL = "recorded reply (demo), not a live model call"
 
@@ -49,6 +50,7 @@ class ItemHistory:
     verdicts: list[GateVerdict]
     calls: list[ModelCall]
     events: list[AuditEvent]
+    notes: list[Note] = field(default_factory=list)
 
     @property
     def summariser_label(self) -> str:
@@ -97,6 +99,8 @@ class ItemHistory:
             "verdicts": [verdict_dict(v) for v in self.verdicts],
             "model_calls": [call_dict(c, full=full) for c in self.calls],
             "events": [event_dict(e) for e in self.events],
+            "edits": edit_diffs(self.events),
+            "notes": [note_dict(n) for n in self.notes],
         }
         if full:
             doc["source_text"] = item.source_text
@@ -161,6 +165,51 @@ def event_dict(e: AuditEvent) -> dict[str, Any]:
     }
 
 
+def note_dict(n: Note) -> dict[str, Any]:
+    return {"at": iso(n.created_at), "author": n.author, "note": n.body}
+
+
+def edits(events: list[AuditEvent]) -> list[AuditEvent]:
+    """An editor's edits (draft -> draft with both texts kept), oldest first."""
+    return [
+        e
+        for e in events
+        if e.from_status == e.to_status == "draft"
+        and isinstance((e.details or {}).get("before"), dict)
+        and isinstance((e.details or {}).get("after"), dict)
+    ]
+
+
+def edit_diffs(events: list[AuditEvent]) -> list[dict[str, Any]]:
+    """Every edit as a word diff against the pipeline's draft (the text before the
+    first edit), so each one reads as "what the editor changed in the model's text"
+    and a revert reads as no change at all."""
+    found = edits(events)
+    if not found:
+        return []
+    first = found[0].details["before"]  # type: ignore[index]
+    original = textdiff.draft_text(first.get("headline"), first.get("summary"))
+    out = []
+    for e in found:
+        after = e.details["after"]  # type: ignore[index]
+        segments = textdiff.word_diff(
+            original, textdiff.draft_text(after.get("headline"), after.get("summary"))
+        )
+        deleted, inserted = textdiff.counts(segments)
+        out.append(
+            {
+                "at": iso(e.at),
+                "actor": e.actor,
+                "reason": e.reason,
+                "words_deleted": deleted,
+                "words_inserted": inserted,
+                "word_diff": textdiff.as_text(segments),
+                "diff": textdiff.as_json(segments),
+            }
+        )
+    return out
+
+
 def find_item(
     session: Session, key: str | int, canonical: Callable[[str], str | None] | None = None
 ) -> Item | None:
@@ -217,7 +266,8 @@ def item_history(
         events = _rows(
             session, select(AuditEvent).where(AuditEvent.item_id == item.id).order_by(AuditEvent.id)
         )
-        return ItemHistory(item, feed, verdicts, calls, events)
+        notes = _rows(session, select(Note).where(Note.item_id == item.id).order_by(Note.id))
+        return ItemHistory(item, feed, verdicts, calls, events, notes)
 
 
 def _rows(session: Session, statement: Any) -> list[Any]:

@@ -29,6 +29,8 @@ from sqlalchemy import (
 from sqlalchemy.types import TypeDecorator
 from sqlmodel import Field, SQLModel
 
+from guards.checks import check_state as guard_check_state
+
 if TYPE_CHECKING:  # a type only: the store does not run gates
     from guards.registry import GateResult
 
@@ -215,6 +217,12 @@ class GateVerdict(SQLModel, table=True):
             created_at=created_at or utcnow(),
         )
 
+    @property
+    def check_state(self) -> str:
+        """ "ran", "not run" or "failed" (`guards.checks.check_state`): for a gate
+        that is not a model check, always "ran"."""
+        return guard_check_state(self.passed, self.evidence)
+
 
 class AuditEvent(SQLModel, table=True):
     """Append-only: database triggers refuse UPDATE and DELETE on this table."""
@@ -392,3 +400,19 @@ class SourceCheck(SQLModel, table=True):
     etag: str | None = None
     last_modified: str | None = None
     resolved_by: str | None = None
+
+
+class Note(SQLModel, table=True):
+    """An editor's note on an item: who wrote what, when. Notes never change the
+    item (its status and version stay as they are); they are only ever added
+    (the runtime role may not change or delete them on PostgreSQL)."""
+
+    __tablename__ = "notes"
+
+    id: int | None = Field(default=None, primary_key=True)
+    item_id: int = Field(foreign_key="items.id", index=True)
+    author: str  # the editor's account name
+    body: str = Field(sa_column=Column(Text, nullable=False))
+    created_at: datetime = Field(
+        default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
+    )

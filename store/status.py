@@ -54,6 +54,13 @@ REOPENS = frozenset({(APPROVED, DRAFT), (REJECTED, DRAFT)})
 EDITOR_MOVES = DECISIONS | REOPENS | frozenset({(PUBLISHED, RETRACTED)})
 REASON_REQUIRED = frozenset({DISCARDED, REJECTED, ERROR, RETRACTED})
 REASON_REQUIRED_MOVES = frozenset({(APPROVED, DRAFT)})
+# The two events that keep a draft a draft (their reasons tell them apart): an
+# editor's edit, and a later run's re-check of the model checks.
+# An edit that puts the pipeline's own draft back is "reverted".
+EDITED = "edited"
+REVERTED = "reverted"
+EDIT_REASONS = (EDITED, REVERTED)
+RECHECKED = "rechecked"
 
 
 class IllegalMove(ValueError):
@@ -190,8 +197,10 @@ def record_edit(
     summary: str,
     expected_version: int,
     details: dict[str, Any] | None = None,
+    reverted: bool = False,
 ) -> AuditEvent:
-    """An editor's edit keeps a draft a draft; the audit keeps both texts."""
+    """An editor's edit keeps a draft a draft; the audit keeps both texts. An edit
+    that puts the pipeline's own draft back is logged as "reverted", not "edited"."""
     _check_not_stale(session, item, expected_version)
     if item.status != DRAFT:
         raise IllegalMove(f"only a draft can be edited, not a {item.status} item")
@@ -208,9 +217,41 @@ def record_edit(
         actor=actor,
         from_status=DRAFT,
         to_status=DRAFT,
-        reason="edited",
+        reason=REVERTED if reverted else EDITED,
         # The texts go last: caller details cannot overwrite what the audit must keep.
         details=(details or {}) | {"before": before, "after": after},
+    )
+    return audit_chain.append(session, event)
+
+
+def record_recheck(
+    session: Session,
+    item: Item,
+    *,
+    actor: str,
+    expected_version: int,
+    details: dict[str, Any] | None = None,
+) -> AuditEvent:
+    """A later run re-ran the model checks of a draft (their new verdicts are
+    stored beside this event). The draft stays a draft, but its version is bumped:
+    an editor who opened it before the re-check decided on verdicts that no longer
+    stand, and is refused (`Conflict`) until they look again."""
+    _check_not_stale(session, item, expected_version)
+    if item.status != DRAFT:
+        raise IllegalMove(f"only a draft is re-checked, not a {item.status} item")
+    if is_editor(actor):
+        raise IllegalMove("a re-check is the pipeline's, not an editor's")
+    now = utcnow()
+    values = {"version": expected_version + 1, "updated_at": now}
+    _compare_and_set(session, item, DRAFT, expected_version, values)
+    event = AuditEvent(
+        item_id=item.id,
+        at=now,
+        actor=actor,
+        from_status=DRAFT,
+        to_status=DRAFT,
+        reason=RECHECKED,
+        details=details,
     )
     return audit_chain.append(session, event)
 

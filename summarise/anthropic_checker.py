@@ -7,7 +7,7 @@ from typing import Any
 
 from summarise import prompt, reply
 from summarise.anthropic_backend import AnthropicSummariser, _mark_failed
-from summarise.base import Article, BackendUnavailable, CallRecord
+from summarise.base import Article, BackendUnavailable, CallRecord, SummaryFailed
 from summarise.checks import FAILED, RAN, CheckOutcome, CheckReplyError, CheckSettings, parse_check
 
 
@@ -39,7 +39,8 @@ class AnthropicChecker(AnthropicSummariser):
                 return self._outcome(FAILED, str(exc), calls)
             if error is not None:
                 failure = self._failure(error, tries, calls)
-                return self._outcome(FAILED, str(failure), calls)
+                transient = isinstance(failure, SummaryFailed) and failure.transient
+                return self._outcome(FAILED, str(failure), calls, transient=transient)
             if round_ == 1 and reply.stop_reason(response) == "max_tokens":
                 _mark_failed(calls, f"stop_reason max_tokens at {budget}: retrying at {budget * 2}")
                 budget *= 2
@@ -62,5 +63,9 @@ class AnthropicChecker(AnthropicSummariser):
             return self._outcome(FAILED, reason, calls)
         return CheckOutcome(RAN, None, parsed, checker=self.name, calls=calls)
 
-    def _outcome(self, state: str, reason: str, calls: list[CallRecord]) -> CheckOutcome:
-        return CheckOutcome(state, self._scrub(reason), checker=self.name, calls=calls)
+    def _outcome(
+        self, state: str, reason: str, calls: list[CallRecord], *, transient: bool = False
+    ) -> CheckOutcome:
+        return CheckOutcome(
+            state, self._scrub(reason), checker=self.name, calls=calls, transient=transient
+        )

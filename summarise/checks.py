@@ -37,11 +37,9 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
 
-from guards.checks import CheckReply, Claim, SentenceJudgement
+from guards.checks import FAILED, NOT_RUN, RAN, CheckReply, Claim, SentenceJudgement
 from summarise import prompt, reply
 from summarise.base import Article, BackendUnavailable, CallRecord
-
-RAN, NOT_RUN, FAILED = "ran", "not run", "failed"
 
 
 class CheckSettings(BaseModel):
@@ -61,6 +59,9 @@ class CheckSettings(BaseModel):
     # true: a draft whose checks did not run cannot be approved; false (default):
     # the editor may approve it and sees a warning, because a person is reading it.
     require: bool = False
+    # How many times later runs re-check a draft whose checks failed for a passing
+    # reason (an outage, a timeout, an overload); 0: never.
+    recheck_attempts: int = Field(default=3, ge=0, le=20)
     # USD per million tokens per model; empty means those of [summarise.prices].
     prices: dict[str, dict[str, float]] = Field(default_factory=dict)
 
@@ -168,6 +169,10 @@ class CheckOutcome:
     checker: str = ""
     recorded_reply: bool = False
     calls: list[CallRecord] = field(default_factory=list)
+    # A failure a later run may try again (an outage, a timeout, an overload); not a
+    # missing key, a refused request or a reply that broke the schema, which would
+    # fail the same way again.
+    transient: bool = False
 
 
 class Checker(Protocol):

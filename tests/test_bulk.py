@@ -135,7 +135,7 @@ def test_assignment_is_stored_audited_filtered_and_not_an_edit(desk) -> None:
         "editor:alice",
         "assigned to bob",
     )
-    assert last.details == {"assigned_to": "bob", "before": None}
+    assert last.details == {"assigned_to": "bob", "previous": None}
     with Session(engine) as session:
         assert versions(engine, [item_id])[item_id] == before  # an open draft stays decidable
         assert current_verdicts(session, item_id).edited is False  # not mistaken for an edit

@@ -31,6 +31,7 @@ COMMAND_ARGS: dict[str, list[str]] = {
     "init": [],
     "migrate": [],
     "run": [],
+    "recheck": [],
     "demo": ["--no-ui", "--dir", "{tmp}/demo"],
     "submit": ["https://news.example.test/harbour-ferry"],
     "extract": ["{tmp}/page.html"],
@@ -38,6 +39,7 @@ COMMAND_ARGS: dict[str, list[str]] = {
     "eval": ["--from-decisions"],
     "audit": ["--verify"],
     "discards": [],
+    "unchecked": [],
     "stats": [],
     "review": ["--port", "8"],
     "publish": [],
@@ -74,6 +76,7 @@ NOT_AFFECTED |= {
     for command in (
         "audit",
         "discards",
+        "unchecked",
         "editor list",
         "eval",
         "stats",

@@ -24,6 +24,7 @@ from store.editors import (
     MAX_LOCK_SECONDS,
     REFUSED,
     EditorError,
+    SignIn,
     add_editor,
     authenticate,
     disable_editor,
@@ -31,6 +32,8 @@ from store.editors import (
     get_editor,
     list_editors,
     lock_seconds,
+    refused,
+    wait_text,
 )
 from store.models import SignInFailure, utcnow
 
@@ -98,10 +101,16 @@ def test_repeated_wrong_passwords_lock_the_account_even_for_the_right_one(engine
         assert _sign_in(engine, "alice", "guess", now=now).retry_after == 0
     locked = _sign_in(engine, "alice", "guess", now=now)
     assert not locked.ok and locked.retry_after == lock_seconds(FREE_FAILURES + 1) > 0
-    assert locked.message == REFUSED
-    # During the lock even the right password is refused, with the same answer.
+    assert (
+        locked.message
+        == refused(30)
+        == ("Wrong name or password, or too many attempts: try again in 30 s.")
+    )
+    # During the lock even the right password is refused, with the same answer and
+    # the time left.
     during = _sign_in(engine, "alice", PASSWORD, now=now + timedelta(seconds=5))
-    assert not during.ok and during.message == REFUSED and during.retry_after > 0
+    assert not during.ok and during.retry_after == 25
+    assert during.message == refused(25) and during.message.endswith("try again in 25 s.")
     # After it, the right password works and the counter starts again.
     after = now + timedelta(seconds=locked.retry_after + 1)
     assert _sign_in(engine, "alice", PASSWORD, now=after).ok
@@ -122,8 +131,16 @@ def test_a_locked_account_and_a_made_up_name_answer_alike(engine: Engine) -> Non
             result = _sign_in(engine, name, "guess", now=now + timedelta(seconds=n))
             answers[name].append(result.message)
             waits[name].append(result.retry_after)
-    assert answers["alice"] == answers["nobody"] == [REFUSED] * (FREE_FAILURES + 2)
     first_lock = lock_seconds(FREE_FAILURES + 1)
+    assert (
+        answers["alice"]
+        == answers["nobody"]
+        == [REFUSED] * FREE_FAILURES
+        + [
+            refused(first_lock),
+            refused(first_lock - 1),
+        ]
+    )
     assert waits["alice"][FREE_FAILURES:] == [first_lock, first_lock - 1]  # 1 s later
     assert waits["nobody"] == waits["alice"]  # made-up names are throttled as well
     # The counter of a made-up name ignores case and surrounding spaces.
@@ -274,6 +291,43 @@ def test_parallel_attempts_on_a_made_up_name_count_one_each(engine: Engine) -> N
         assert row is not None
         assert row.failures == FREE_FAILURES + 1 and row.locked_until is not None
     assert sum(1 for r in results if r.retry_after > 0) == PARALLEL - FREE_FAILURES
+
+
+def test_the_third_wrong_password_in_a_row_locks_as_the_readme_says(engine: Engine) -> None:
+    """review_ui/README.md: "After three wrong passwords in a row a name is locked for
+    30 s"; the first two cost nothing but the hash."""
+    _add(engine)
+    now = utcnow()
+    waits = [_sign_in(engine, "alice", "guess", now=now).retry_after for _ in range(3)]
+    assert waits == [0, 0, 30]
+    readme = (Path(__file__).resolve().parents[1] / "review_ui" / "README.md").read_text()
+    assert "After three wrong passwords in a row a name is locked for 30 s" in " ".join(
+        readme.split()
+    )
+
+
+def test_the_wait_reads_in_minutes_and_seconds() -> None:
+    assert [wait_text(s) for s in (1, 45, 60, 90, 900)] == [
+        "1 s",
+        "45 s",
+        "1 min",
+        "1 min 30 s",
+        "15 min",
+    ]
+    assert refused(0) == REFUSED == "Wrong name or password."
+
+
+def test_a_sign_in_name_that_is_not_text_is_refused_not_a_crash(engine: Engine) -> None:
+    _add(engine)
+    for name in (None, 42, ["alice"], {"name": "alice"}):
+        result = authenticate_in(engine, name, PASSWORD)
+        assert not result.ok and result.message.startswith(REFUSED[:-1])
+    assert not authenticate_in(engine, "alice", None).ok  # type: ignore[arg-type]
+
+
+def authenticate_in(engine: Engine, name: object, password: object) -> SignIn:
+    with Session(engine) as session:
+        return authenticate(session, name, password)  # type: ignore[arg-type]
 
 
 def test_lock_doubles_and_is_capped() -> None:

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from copydesk import evaluation as ev
 from copydesk.cli import app
 from copydesk.eval_pack import KINDS, TRAPS, PackError, default_pack_dir, load_pack
-from guards.registry import DEFAULT_MODES, DRAFT_GATES
+from guards.registry import CHECK_GATES, DEFAULT_MODES, DRAFT_GATES
 
 ROOT = Path(__file__).resolve().parent.parent
 PACK = ROOT / "evals" / "pack"
@@ -201,7 +201,7 @@ def test_deterministic_gates_catch_every_planted_error_they_are_designed_for(pac
     for the right reason, every planted error it is designed for, and flags no
     clean summary. Known gaps are listed above and must still be gaps."""
     stack, records, facts = default_run
-    deterministic = {gate for gate in KINDS.values() if gate not in ev.MODEL_GATES}
+    deterministic = {gate for gate in KINDS.values() if gate not in CHECK_GATES}
     assert deterministic <= set(stack.gates)  # every designed gate runs by default
     designed = [s for s in pack.summaries if s.gate in stack.gates]
     assert len(designed) == sum(s.gate in deterministic for s in pack.summaries) == 30
@@ -285,7 +285,7 @@ def test_eval_writes_log_and_facts_and_prints_the_table(workdir, pack):
     log = [json.loads(x) for x in (folders[0] / ev.LOG_FILE).read_text().splitlines()]
     assert log[0]["type"] == "run" and log[0]["pack"]["digest"] == pack.digest
     verdicts = [x for x in log if x["type"] == "verdict"]
-    gates = len(ev.Stack(dict(DEFAULT_MODES)).gates) + len(ev.MODEL_GATES)
+    gates = len(ev.Stack(dict(DEFAULT_MODES)).gates) + len(CHECK_GATES)
     model_not_run = [x for x in log if x["type"] == "not_run" and x["mode"] is not None]
     assert len(verdicts) + len(model_not_run) == len(pack.summaries) * gates
     not_run = [x for x in log if x["type"] == "not_run"]
@@ -447,7 +447,7 @@ SCRIPTED_MISSES = {"a07-s06": "missed", "a09-s06": "wrong_reason"}
 @pytest.fixture(scope="module")
 def scripted_records(pack):
     stack = ev.Stack({g: DEFAULT_MODES[g] for g in DRAFT_GATES})
-    model = ev.ModelChecks({g: DEFAULT_MODES[g] for g in ev.MODEL_GATES}, pack.scripted)
+    model = ev.ModelChecks({g: DEFAULT_MODES[g] for g in CHECK_GATES}, pack.scripted)
     return ev.score(pack, stack, model)
 
 

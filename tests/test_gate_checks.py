@@ -9,8 +9,10 @@ from guards.checks import (
     CheckReply,
     Claim,
     SentenceJudgement,
+    check_state,
     claims_supported,
     faithfulness,
+    not_run,
 )
 from guards.registry import GateResult, run_checks
 
@@ -366,3 +368,15 @@ def test_a_sentence_the_draft_repeats_is_covered_in_order() -> None:
     assert verdict.passed, verdict.reason
     spans = [e["draft_span"] for e in verdict.evidence["sentences"]]
     assert spans[0][0] == 0 and spans[1][0] == len(S1) + 2
+
+
+def test_check_state_is_the_one_reading_of_a_not_run_verdict() -> None:
+    failed = not_run("faithfulness", "model API timed out", "failed", transient=True)
+    assert check_state(failed.passed, failed.evidence) == "failed"
+    assert failed.evidence["transient"] is True
+    assert check_state(False, not_run("claims_supported", "no model").evidence) == "not run"
+    # A check that ran, or a gate that is not a model check, ran: whatever it says.
+    assert check_state(True, {"state": "not run"}) == "ran"  # a pass is never "not run"
+    assert check_state(False, [{"claim": "x"}]) == "ran"
+    assert check_state(False, {"state": "not run at all"}) == "ran"
+    assert check_state(False, None) == "ran"

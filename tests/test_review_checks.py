@@ -11,6 +11,7 @@ import pytest
 from sqlmodel import Session
 from streamlit.testing.v1 import AppTest
 
+from guards.registry import CHECK_GATES
 from review_ui import decisions
 from review_ui.decisions import Blocked, Reviewer
 from review_ui.queries import QueueFilter, flagged_ids, item_view, queue_count, queue_page
@@ -230,3 +231,22 @@ def test_checks_that_did_not_run_are_not_flags(db_url: str) -> None:
         assert queue_count(session, flagged) == 1
         assert flagged_ids(session, list(ids.values())) == {ids["bridge"]}
         assert [v.gate for v in item_view(session, ids["bridge"]).flags] != []  # type: ignore[union-attr]
+
+
+def test_queue_filter_checks_did_not_run(desk) -> None:
+    """The sidebar's "Checks did not run" narrows the queue to the drafts whose
+    model checks did not run (the school) and leaves out those they judged."""
+    engine, ids, at = desk()
+    with Session(engine) as session:
+        unchecked = QueueFilter(unchecked_only=True)
+        assert [row.id for row in queue_page(session, unchecked)] == [ids["school"]]
+        assert queue_count(session, unchecked) == 1
+        # A check gate now off in config.toml no longer counts.
+        off = QueueFilter(unchecked_only=True, gates_off=frozenset(CHECK_GATES))
+        assert queue_count(session, off) == 0
+    at.toggle(key="f_unchecked").set_value(True)
+    at.run()
+    assert not at.exception, at.exception
+    shown = html(at) + "\n".join(str(b.label) for b in at.button)
+    assert BRIDGE.headline not in shown
+    assert ARTICLES["school"].headline in shown

@@ -146,3 +146,29 @@ def test_replay_refuses_an_unknown_or_model_gate(
     config = write_config(tmp_path, sqlite_url, targets=())
     result = cli(config, "replay", "--gate", gate)
     assert result.exit_code == 2 and "not a deterministic gate" in result.output
+
+
+def test_watch_does_not_count_a_flag_as_no_longer_passing(tmp_path: Path, db_url: str) -> None:
+    """A flag-mode gate (names_grounded) failing on the new text is a warning the
+    editor already accepts at review, not a failure: the item still passes."""
+    page = Page(ARTICLE.replace("Ilse Marrow", "{chair}"), metres="1,250", chair="Ilse Marrow")
+    with page_server(page) as url:
+        config = write_config(tmp_path, db_url, targets=("jsonl",), extra=LOOPBACK)
+        assert cli(config, "submit", url).exit_code == 0
+        engine = open_store(db_url)
+        with Session(engine) as session:
+            item = session.scalars(select(Item).where(Item.source_url == url)).one()
+        assert "Ilse Marrow" in item.summary, item.summary
+        approve(engine, 1)
+        assert cli(config, "publish").exit_code == 0
+        page.fields["chair"] = "the chair"  # the name is gone: names_grounded (flag) fails
+        changed = cli(config, "watch", "--json")
+    report = json.loads(changed.stdout)
+    assert changed.exit_code == 0, changed.output
+    assert (report["flagged"], report["changed_still_pass"]) == ([], [item.id])
+    with Session(engine) as session:
+        [check] = session.scalars(
+            select(SourceCheck).where(SourceCheck.item_id == item.id, SourceCheck.state != "seen")
+        ).all()
+    assert (check.state, check.failing) == ("ok", [])
+    engine.dispose()

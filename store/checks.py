@@ -1,0 +1,210 @@
+"""Items whose model checks did not run, read from the stored verdicts.
+
+A model check that could not run stores a failing verdict whose evidence says
+so (`guards.checks.not_run`; read in Python by `guards.checks.check_state`).
+Here is its SQL twin and the look-ups built on it: the listing behind
+`copydesk unchecked`, the queue's "checks did not run" filter, and the drafts a
+later run re-checks. An item's model checks are its newest verdict of each
+check gate (stage `check`): a re-check stores new ones, the old stay as history.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, exists, false, func, or_, select, true
+from sqlalchemy.orm import aliased
+from sqlmodel import Session
+
+from guards.checks import FAILED, NOT_RUN, NOT_RUN_STATES
+from store.models import AuditEvent, Feed, GateVerdict, Item
+from store.status import DRAFT, EDIT_REASONS, RECHECKED
+
+CHECK_STAGE = "check"
+
+
+def did_not_run(v: Any = GateVerdict, states: Sequence[str] = NOT_RUN_STATES) -> Any:
+    """SQL: the verdict is a model check that did not run (in one of `states`).
+    JSON path on both SQLite (json_extract) and PostgreSQL (->>); evidence that
+    is a list or NULL has no "state" and reads as NULL."""
+    state = func.coalesce(v.evidence["state"].as_string(), "")
+    return and_(v.passed == false(), state.in_(list(states)))
+
+
+def is_transient(v: Any = GateVerdict) -> Any:
+    """SQL: the check failed for a passing reason (an outage, a timeout, an
+    overload): `evidence.transient` is true."""
+    return func.coalesce(v.evidence["transient"].as_boolean(), false()) == true()
+
+
+def newest_check(v: Any = GateVerdict) -> Any:
+    """SQL: `v` is its item's newest verdict of its check gate."""
+    newer = aliased(GateVerdict)
+    return and_(
+        v.stage == CHECK_STAGE,
+        ~exists().where(
+            newer.item_id == v.item_id,
+            newer.gate == v.gate,
+            newer.stage == CHECK_STAGE,
+            newer.id > v.id,
+        ),
+    )
+
+
+def unchecked_clause(
+    states: Sequence[str] = NOT_RUN_STATES, gates_off: frozenset[str] = frozenset()
+) -> Any:
+    """SQL on `Item`: one of the item's current model checks (of a gate not now
+    `off`) did not run."""
+    v = aliased(GateVerdict)
+    clauses = [v.item_id == Item.id, newest_check(v), did_not_run(v, states)]
+    if gates_off:
+        clauses.append(v.gate.not_in(sorted(gates_off)))
+    return exists().where(*clauses)
+
+
+def recheck_count(session: Session, item_id: int) -> int:
+    """How many times a later run re-checked the item (its `rechecked` events)."""
+    statement = select(func.count()).where(
+        AuditEvent.item_id == item_id, AuditEvent.reason == RECHECKED
+    )
+    return int(session.scalar(statement) or 0)
+
+
+def _rechecks(item: Any = Item) -> Any:
+    """SQL: the number of the item's `rechecked` events."""
+    return (
+        select(func.count())
+        .where(AuditEvent.item_id == item.id, AuditEvent.reason == RECHECKED)
+        .scalar_subquery()
+    )
+
+
+def _edited(item: Any = Item) -> Any:
+    event = aliased(AuditEvent)
+    return exists().where(
+        event.item_id == item.id,
+        event.from_status == DRAFT,
+        event.to_status == DRAFT,
+        event.reason.in_(EDIT_REASONS),
+    )
+
+
+def recheck_due(
+    session: Session, max_attempts: int, *, run_id: int | None = None, limit: int = 100
+) -> list[tuple[int, int]]:
+    """(item id, version) of the drafts a later run re-checks, oldest first: a draft
+    an editor has not edited (the checks judged the pipeline's text), one of whose
+    current model checks failed for a passing reason (`is_transient`) in a run other
+    than `run_id` (a run does not ask again what it has just asked), re-checked
+    fewer than `max_attempts` times."""
+    if max_attempts <= 0:
+        return []
+    v = aliased(GateVerdict)
+    failed = exists().where(
+        v.item_id == Item.id,
+        newest_check(v),
+        did_not_run(v, (FAILED,)),
+        is_transient(v),
+        or_(v.run_id.is_(None), v.run_id != run_id) if run_id is not None else true(),
+    )
+    statement = (
+        select(Item.id, Item.version)
+        .where(Item.status == DRAFT, failed, ~_edited(), _rechecks() < max_attempts)
+        .order_by(Item.id)
+        .limit(limit)
+    )
+    return [(row[0], row[1]) for row in session.execute(statement)]
+
+
+@dataclass
+class Unchecked:
+    """An item whose model checks did not run, with each check's state and why."""
+
+    item_id: int
+    status: str
+    title: str | None
+    url: str | None
+    feed: str | None
+    checked_at: datetime | None
+    checks: list[dict[str, Any]] = field(default_factory=list)  # gate, state, why, transient
+    rechecks: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "item_id": self.item_id,
+            "status": self.status,
+            "title": self.title,
+            "url": self.url,
+            "feed": self.feed,
+            "checked_at": self.checked_at.isoformat() if self.checked_at else None,
+            "checks": self.checks,
+            "rechecks": self.rechecks,
+        }
+
+
+def unchecked_items(
+    session: Session,
+    *,
+    state: str | None = None,
+    status: str | None = None,
+    feed: str | None = None,
+    since: datetime | None = None,
+) -> list[Unchecked]:
+    """Items whose newest model checks did not run (`state`: only "not run" or only
+    "failed"), newest check first; optionally of one status, one feed (name or
+    URL), or checked since a time."""
+    states = (state,) if state else NOT_RUN_STATES
+    v = aliased(GateVerdict)
+    statement = (
+        select(v, Item.status, Item.title, Item.source_url, Item.original_url, Feed.name)
+        .join(Item, Item.id == v.item_id)
+        .outerjoin(Feed, Feed.id == Item.feed_id)
+        .where(newest_check(v), did_not_run(v, states))
+        .order_by(v.created_at.desc(), v.id.desc())
+    )
+    if status:
+        statement = statement.where(Item.status == status)
+    if feed:
+        statement = statement.where(or_(Feed.name == feed, Feed.url == feed))
+    if since is not None:
+        statement = statement.where(v.created_at >= since)
+    found: dict[int, Unchecked] = {}
+    for verdict, item_status, title, url, original, feed_name in session.execute(statement):
+        row = found.get(verdict.item_id)
+        if row is None:
+            row = found[verdict.item_id] = Unchecked(
+                verdict.item_id, item_status, title, url or original, feed_name, verdict.created_at
+            )
+        evidence = verdict.evidence if isinstance(verdict.evidence, dict) else {}
+        row.checks.append(
+            {
+                "gate": verdict.gate,
+                "state": verdict.check_state,
+                "why": evidence.get("why"),
+                "transient": bool(evidence.get("transient")),
+                "mode": verdict.mode,
+            }
+        )
+    for row in found.values():
+        row.checks.sort(key=lambda c: c["gate"])
+        row.rechecks = recheck_count(session, row.item_id)
+    return list(found.values())
+
+
+__all__ = [
+    "CHECK_STAGE",
+    "FAILED",
+    "NOT_RUN",
+    "Unchecked",
+    "did_not_run",
+    "is_transient",
+    "newest_check",
+    "recheck_count",
+    "recheck_due",
+    "unchecked_clause",
+    "unchecked_items",
+]

@@ -1,0 +1,200 @@
+"""Issue 12 in a real headless Chromium: the sign-in lock says how long to wait,
+the stats page reads right, the audit trail shows local times and the closest
+source wording of a failed quote, and a source-gate discard says no draft was made.
+
+The server is `copydesk review` on a free port over a SQLite file the real
+pipeline filled (tests/review_seed.py), as in tests/test_review_browser.py.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from sqlalchemy.engine import Engine
+
+from store.db import open_store
+from tests.review_seed import PASSWORD, seed_editor, seed_queue, write_config
+from tests.test_review_browser import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    COPYDESK,
+    WAIT_MS,
+    Server,
+    _free_port,
+    _require_browser,
+    _require_review_command,
+    _stop,
+    _wait_until_up,
+)
+
+pytestmark = pytest.mark.browser
+
+
+@contextmanager
+def serve(
+    tmp_path: Path,
+    sqlite_url: str,
+    seed: Callable[[Engine], dict[str, int]],
+    *,
+    modes: dict[str, str] | None = None,
+) -> Iterator[Server]:
+    _require_browser()
+    _require_review_command()
+    engine = open_store(sqlite_url)
+    ids = seed(engine)
+    engine.dispose()
+    config = write_config(tmp_path / "config.toml", sqlite_url, modes=modes)
+    port = _free_port()
+    env = dict(os.environ)
+    env.update(COPYDESK_DATABASE_URL=sqlite_url, COPYDESK_CONFIG=str(config), HOME=str(tmp_path))
+    log = tmp_path / "review.log"
+    with log.open("wb") as sink:
+        process = subprocess.Popen(
+            [*COPYDESK, "review", "--port", str(port)],
+            cwd=tmp_path,
+            env=env,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        try:
+            base = f"http://127.0.0.1:{port}"
+            _wait_until_up(base, process, log)
+            yield Server(base, sqlite_url, ids)
+        finally:
+            _stop(process)
+
+
+def _small_desk(engine: Engine) -> dict[str, int]:
+    ids = seed_queue(engine, ("bridge",))
+    seed_editor(engine, "alice")
+    return ids
+
+
+@pytest.fixture
+def small_server(tmp_path: Path, sqlite_url: str) -> Iterator[Server]:
+    with serve(tmp_path, sqlite_url, _small_desk) as running:
+        yield running
+
+
+@contextmanager
+def chromium(timezone: str = "UTC") -> Iterator[object]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            context = browser.new_context(
+                viewport={"width": 1440, "height": 1000}, timezone_id=timezone
+            )
+            page = context.new_page()
+            page.set_default_timeout(WAIT_MS)
+            yield page
+        finally:
+            browser.close()
+
+
+def sign_in(page, server: Server, name: str = "alice", password: str = PASSWORD) -> None:  # type: ignore[no-untyped-def]
+    page.goto(server.base)
+    page.get_by_role("textbox", name="Name").fill(name)
+    page.get_by_role("textbox", name="Password").fill(password)
+    page.get_by_role("button", name="Sign in").click()
+
+
+# --------------------------------------------------------------------------- sign-in
+
+
+def test_the_third_wrong_password_locks_and_the_form_says_how_long(small_server: Server) -> None:
+    from playwright.sync_api import expect
+
+    with chromium() as page:
+        for attempt in range(1, 4):
+            sign_in(page, small_server, "alice", f"wrong-guess-{attempt}")  # type: ignore[arg-type]
+            if attempt < 3:
+                expect(page.get_by_text("Wrong name or password.", exact=True)).to_be_visible()  # type: ignore[attr-defined]
+        locked = page.get_by_text(re.compile(r"too many attempts: try again in (30|29|28) s\.$"))  # type: ignore[attr-defined]
+        expect(locked).to_be_visible()
+        # The right password during the lock: refused, with the time left.
+        sign_in(page, small_server, "alice", PASSWORD)  # type: ignore[arg-type]
+        expect(page.get_by_text(re.compile(r"try again in \d+ s\.$"))).to_be_visible()  # type: ignore[attr-defined]
+        assert "Review queue" not in page.inner_text("body")  # type: ignore[attr-defined]
+
+
+def test_a_name_that_is_not_text_is_answered_not_crashed_on(small_server: Server) -> None:
+    """A crafted websocket message puts a number where the name box's text goes and
+    presses Sign in: the form answers; no exception is drawn."""
+    import asyncio
+
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+    from websockets.asyncio.client import connect  # installed with streamlit's server
+
+    def rerun(states: list[dict[str, object]]) -> bytes:
+        message = BackMsg()
+        message.rerun_script.query_string = ""
+        for state in states:
+            widget = message.rerun_script.widget_states.widgets.add()
+            for field_name, value in state.items():
+                setattr(widget, field_name, value)
+        return message.SerializeToString()
+
+    async def read(connection, received: list[bytes], quiet: float) -> None:  # type: ignore[no-untyped-def]
+        while True:
+            try:
+                message = await asyncio.wait_for(connection.recv(), timeout=quiet)
+            except Exception:  # noqa: BLE001 - quiet or closed: done
+                return
+            if isinstance(message, bytes):
+                received.append(message)
+
+    def ids(raw: list[bytes]) -> dict[str, str]:
+        found = {}
+        for data in raw:
+            message = ForwardMsg.FromString(data)
+            if message.WhichOneof("type") != "delta":
+                continue
+            element = message.delta.new_element
+            kind = element.WhichOneof("type")
+            widget_id = getattr(getattr(element, kind), "id", "") if kind else ""
+            for key in ("login_name", "login_password", "login_submit"):
+                if widget_id.endswith(key):
+                    found[key] = widget_id
+        return found
+
+    async def talk() -> list[bytes]:
+        ws_url = small_server.base.replace("http://", "ws://") + "/_stcore/stream"
+        received: list[bytes] = []
+        async with connect(ws_url, subprotocols=["streamlit"], max_size=None) as connection:
+            await connection.send(rerun([]))
+            await read(connection, received, 20)
+            widget = ids(received)
+            assert set(widget) == {"login_name", "login_password", "login_submit"}, widget
+            received.clear()
+            await connection.send(
+                rerun(
+                    [
+                        {"id": widget["login_name"], "int_value": 7},
+                        {"id": widget["login_password"], "string_value": PASSWORD},
+                        {"id": widget["login_submit"], "trigger_value": True},
+                    ]
+                )
+            )
+            await read(connection, received, 5)
+        return received
+
+    received = asyncio.run(talk())
+    elements = [
+        ForwardMsg.FromString(raw).delta.new_element
+        for raw in received
+        if ForwardMsg.FromString(raw).WhichOneof("type") == "delta"
+    ]
+    assert elements, "the server drew nothing"
+    assert not [e for e in elements if e.HasField("exception")]
+    assert b"Enter your name and password." in b"".join(received)

@@ -1,0 +1,59 @@
+"""names_grounded against recombined names: every word of the draft's name is in
+the source, but from two different people ("Mara Ode" from "Mara Velt" and
+"Jonas Ode"). The model blends names it read; the gate must not call that grounded."""
+
+from __future__ import annotations
+
+import pytest
+
+from guards.names import names_grounded
+
+SOURCE = (
+    "The Orrin Dyke pumping station will close for repairs in March, the drainage "
+    "board's chair, Mara Velt, said on Tuesday. Its engineer, Jonas Ode, told the "
+    "meeting that the work could take eleven weeks. Dr Ilka Brandt-Sorel of the Harlow "
+    "Fen Trust asked who would pay. Mara J. Velt has chaired the board since 2019. "
+    "Residents of Stallbridge said Velt had promised a public meeting."
+)
+
+# (draft, passes, why)
+CASES = [
+    ("Mara Velt said the station would close.", True, "the name as the source gives it"),
+    ("Mara Ode said the station would close.", False, "her first name, his surname"),
+    ("Jonas Velt said the work could take eleven weeks.", False, "his first name, her surname"),
+    ("Ode Mara said the station would close.", False, "recombined, reversed"),
+    ("Mara Ode's board met.", False, "recombined, possessive"),
+    ("Dr Mara Ode chairs the board.", False, "recombined behind an honorific"),
+    ("Ma\u200bra Ode said so.", False, "recombined with an invisible character"),
+    ("Mara Velt-Ode said so.", False, "recombined as a double-barrelled name"),
+    ("Ilka Sorel asked who would pay.", True, "part of a hyphenated surname, same person"),
+    ("Ilka Ode asked who would pay.", False, "a first name and another's surname"),
+    ("Velt said the station would close.", True, "a surname alone"),
+    ("Mara J. Velt said so.", True, "with the middle initial the source gives"),
+    ("Jonas Ode and Mara Velt spoke.", True, "two names, each as the source gives it"),
+    ("The Harlow Fen Trust asked who would pay.", True, "an organisation as written"),
+    ("The Stallbridge Trust asked who would pay.", False, "a place and another's organisation"),
+    ("Orrin Dyke will close in March.", True, "a place as written"),
+]
+
+
+@pytest.mark.parametrize(("draft", "passes", "why"), CASES, ids=[c[0] for c in CASES])
+def test_recombined_names(draft: str, passes: bool, why: str) -> None:
+    v = names_grounded(SOURCE, None, draft)
+    assert v.passed is passes, (why, v.reason, v.evidence)
+
+
+def test_recombined_evidence_names_both_sources() -> None:
+    v = names_grounded(SOURCE, None, "Mara Ode said the station would close.")
+    (entry,) = v.evidence
+    assert entry["found"] is False and entry["missing"] == []
+    assert entry["recombined"] == {"Mara": "Mara Velt", "Ode": "Jonas Ode"}
+    assert "Mara Ode (recombined: Mara from Mara Velt, Ode from Jonas Ode)" in v.reason
+
+
+def test_an_invisible_character_does_not_move_the_highlighted_span() -> None:
+    draft = "Board chair Ma\u200bra Ode's plan."
+    v = names_grounded(SOURCE, None, draft)
+    (entry,) = v.evidence
+    start, end = entry["draft_span"]
+    assert draft[start:end] == "Ma\u200bra Ode" and entry["recombined"]

@@ -171,15 +171,23 @@ def test_reject_near_duplicates_in_one_action(server: Server) -> None:
 
 
 def _open_bulk(page) -> None:  # type: ignore[no-untyped-def]
-    """Open the bulk actions box unless it is open already."""
+    """Open the bulk actions box unless it is open already (it keeps its state
+    across reruns; a click while a rerun redraws it could close it again, so
+    look, click, and look again)."""
     from playwright.sync_api import expect
 
-    picker = page.locator("[data-testid=stMultiSelect]")
-    expect(page.locator("[data-testid=stExpander]").filter(has_text="Bulk actions")).to_have_count(
-        1
-    )
-    if picker.count() != 1 or not picker.is_visible():
-        page.get_by_text("Bulk actions on this page").click()
+    box = page.locator("details").filter(has_text="Bulk actions on this page")
+    picker = box.locator("[data-testid=stMultiSelect]")
+    for _ in range(5):
+        expect(box).to_have_count(1)
+        if box.get_attribute("open") is None:
+            box.locator("summary").click()
+        try:
+            expect(picker).to_be_visible(timeout=5_000)
+            expect(picker).to_have_count(1)
+            return
+        except AssertionError:
+            continue
     expect(picker).to_be_visible()
 
 

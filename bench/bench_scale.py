@@ -14,6 +14,7 @@ Three measurements, each printed as ratios measured in the same run:
 
     .venv/bin/python bench/bench_scale.py concurrency --articles 500 --levels 1,4,16
     .venv/bin/python bench/bench_scale.py workers --articles 500 --pg-url postgresql+psycopg://...
+    .venv/bin/python bench/bench_scale.py workers --articles 500 --latency 2 --per-worker 4
     .venv/bin/python bench/bench_scale.py memory
 
 With no argument (`make bench`) a small version of each runs (100 articles, no
@@ -30,6 +31,7 @@ import secrets
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -38,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from copydesk.config import FeedSettings, Settings  # noqa: E402
-from copydesk.pipeline import Pipeline  # noqa: E402
+from copydesk.pipeline import COMMIT_BATCH, Pipeline  # noqa: E402
 from ingest.fetch import Fetcher  # noqa: E402
 from store.db import open_store  # noqa: E402
 from summarise.base import Article, Draft  # noqa: E402
@@ -55,16 +57,18 @@ PARAGRAPH = (
 
 
 class ScriptedModel:
-    """A model whose every call takes LATENCY seconds, writing the article's own
-    first sentences (so every gate passes, as with a grounded real model)."""
+    """A model whose every call takes `latency` seconds (LATENCY unless told),
+    writing the article's own first sentences (so every gate passes, as with a
+    grounded real model)."""
 
     name = "scripted-400ms"
 
-    def __init__(self) -> None:
+    def __init__(self, latency: float = LATENCY) -> None:
         self.inner = ExtractiveSummariser(sentences=2)
+        self.latency = latency
 
     def summarise(self, article: Article) -> Draft:
-        time.sleep(LATENCY)
+        time.sleep(self.latency)
         draft = self.inner.summarise(article)
         draft.backend = self.name
         return draft
@@ -155,10 +159,10 @@ def settings_for(db_url: str, feed_url: str, concurrency: int, **ingest: object)
     )
 
 
-def one_run(settings: Settings) -> dict[str, int]:
+def one_run(settings: Settings, latency: float = LATENCY) -> dict[str, int]:
     engine = open_store(settings.database.url)
     with Fetcher(settings.ingest) as fetcher:
-        report = Pipeline(settings, engine, ScriptedModel(), fetcher).run()
+        report = Pipeline(settings, engine, ScriptedModel(latency), fetcher).run()
     engine.dispose()
     return report.totals()
 
@@ -166,40 +170,124 @@ def one_run(settings: Settings) -> dict[str, int]:
 # --------------------------------------------------------------------------- concurrency
 
 
-def concurrency(articles: int, levels: list[int]) -> None:
+def concurrency(articles: int, levels: list[int], batches: list[int]) -> None:
+    """Each level once per commit batch size (`pipeline.COMMIT_BATCH`; 1: one
+    transaction per item, as before batching), in the same run."""
+    import copydesk.pipeline
+
     server, feed_url = start_server(articles)
     print(f"{articles} articles, scripted model {LATENCY * 1000:.0f} ms per call, SQLite")
-    print(f"{'concurrency':>11} {'seconds':>8} {'ideal':>7} {'of ideal':>9} {'drafts':>7}")
+    print(
+        f"{'commit batch':>12} {'concurrency':>11} {'seconds':>8} {'ideal':>7} {'of ideal':>9}"
+        f" {'drafts':>7} {'commit ms':>10}"
+    )
+    spent = _timed_commits()
     try:
         for level in levels:
-            with tempfile.TemporaryDirectory() as tmp:
-                settings = settings_for(f"sqlite:///{tmp}/b.db", feed_url, level)
-                started = time.perf_counter()
-                totals = one_run(settings)
-                took = time.perf_counter() - started
-            ideal = articles * LATENCY / level
-            share = ideal / took
-            print(f"{level:>11} {took:>8.1f} {ideal:>7.1f} {share:>9.2f} {totals['drafts']:>7}")
+            for batch in batches:
+                copydesk.pipeline.COMMIT_BATCH = batch
+                spent[0] = 0.0
+                with tempfile.TemporaryDirectory() as tmp:
+                    settings = settings_for(f"sqlite:///{tmp}/b.db", feed_url, level)
+                    started = time.perf_counter()
+                    totals = one_run(settings)
+                    took = time.perf_counter() - started
+                ideal = articles * LATENCY / level
+                print(
+                    f"{batch:>12} {level:>11} {took:>8.1f} {ideal:>7.1f} {ideal / took:>9.2f}"
+                    f" {totals['drafts']:>7} {spent[0] * 1000 / articles:>10.1f}"
+                )
     finally:
         server.terminate()
+        copydesk.pipeline.COMMIT_BATCH = COMMIT_BATCH
+    print("commit ms: time the run's one writer thread spent committing, per article.")
 
 
 # --------------------------------------------------------------------------- workers
 
 
-def _worker(db_url: str, feed_url: str, level: int, out) -> None:  # type: ignore[no-untyped-def]
-    out.put(one_run(settings_for(db_url, feed_url, level)))
+def _cpu_of(pid: int) -> float:
+    """CPU seconds (user + system) a process has used so far, from /proc."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def workers(articles: int, pg_url: str, counts: list[int], level: int) -> None:
+class BackendCPU:
+    """The CPU the PostgreSQL server spends on one database, sampled from /proc
+    every 0.3 s for the backends pg_stat_activity lists (same machine)."""
+
+    def __init__(self, admin, database: str) -> None:  # type: ignore[no-untyped-def]
+        self.admin, self.database = admin, database
+        self.seen: dict[int, float] = {}
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        from sqlalchemy import text
+
+        query = text("SELECT pid FROM pg_stat_activity WHERE datname = :d")
+        with self.admin.connect() as conn:
+            while not self.stop.wait(0.3):
+                for (pid,) in conn.execute(query, {"d": self.database}):
+                    self.seen[pid] = max(self.seen.get(pid, 0.0), _cpu_of(pid))
+
+    def __enter__(self) -> BackendCPU:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join()
+
+    @property
+    def seconds(self) -> float:
+        return sum(self.seen.values())
+
+
+def _timed_commits() -> list[float]:
+    """Time spent committing outcomes on the run's writer thread (one thread)."""
+    spent = [0.0]
+    inner = Pipeline._commit_batch
+
+    def timed(self, outs):  # type: ignore[no-untyped-def]
+        started = time.perf_counter()
+        try:
+            inner(self, outs)
+        finally:
+            spent[0] += time.perf_counter() - started
+
+    Pipeline._commit_batch = timed  # type: ignore[method-assign]
+    return spent
+
+
+def _worker(db_url: str, feed_url: str, level: int, latency: float, out) -> None:  # type: ignore[no-untyped-def]
+    spent = _timed_commits()
+    totals = one_run(settings_for(db_url, feed_url, level), latency)
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    out.put((totals, usage.ru_utime + usage.ru_stime, spent[0]))
+
+
+def workers(articles: int, pg_url: str, counts: list[int], level: int, latency: float) -> None:
     from sqlalchemy import create_engine, text
     from sqlalchemy.engine import make_url
 
     server, feed_url = start_server(articles)
     admin_url = make_url(pg_url)
     admin = create_engine(admin_url, isolation_level="AUTOCOMMIT")
-    print(f"{articles} articles, PostgreSQL, each worker at max_concurrency {level}")
-    print(f"{'workers':>7} {'seconds':>8} {'articles/s':>11} {'vs 1 worker':>12} {'drafts':>7}")
+    ideal1 = level / latency
+    print(
+        f"{articles} articles, PostgreSQL, each worker at max_concurrency {level}, model "
+        f"{latency * 1000:.0f} ms per call (ideal {ideal1:.1f} articles/s per worker); "
+        f"load average {os.getloadavg()[0]:.1f}"
+    )
+    print(
+        f"{'workers':>7} {'seconds':>8} {'articles/s':>11} {'vs 1 worker':>12} {'of ideal':>9}"
+        f" {'drafts':>7} {'CPU ms/article':>15} {'(workers':>9} {'pg':>5} {'feed)':>6}"
+        f" {'commit ms':>10}"
+    )
     base = None
     try:
         for count in counts:
@@ -208,26 +296,47 @@ def workers(articles: int, pg_url: str, counts: list[int], level: int) -> None:
                 conn.execute(text(f'CREATE DATABASE "{name}"'))
             db_url = admin_url.set(database=name).render_as_string(hide_password=False)
             open_store(db_url).dispose()  # migrated once, before the workers start
-            out: multiprocessing.Queue[dict[str, int]] = multiprocessing.Queue()
+            out: multiprocessing.Queue[tuple[dict[str, int], float, float]] = (
+                multiprocessing.Queue()
+            )
             procs = [
-                multiprocessing.Process(target=_worker, args=(db_url, feed_url, level, out))
+                multiprocessing.Process(
+                    target=_worker, args=(db_url, feed_url, level, latency, out)
+                )
                 for _ in range(count)
             ]
-            started = time.perf_counter()
-            for p in procs:
-                p.start()
-            drafts = sum(out.get()["drafts"] for _ in procs)
-            for p in procs:
-                p.join()
-            took = time.perf_counter() - started
+            server_cpu = _cpu_of(server.pid)
+            with BackendCPU(admin, name) as pg:
+                started = time.perf_counter()
+                for p in procs:
+                    p.start()
+                results = [out.get() for _ in procs]
+                took = time.perf_counter() - started
+                for p in procs:
+                    p.join()
+            server_cpu = _cpu_of(server.pid) - server_cpu
+            drafts = sum(r[0]["drafts"] for r in results)
+            worker_cpu = sum(r[1] for r in results)
+            commit = sum(r[2] for r in results)
+            total_cpu = worker_cpu + pg.seconds + server_cpu
             rate = articles / took
             base = base or rate
-            print(f"{count:>7} {took:>8.1f} {rate:>11.1f} {rate / base:>12.2f} {drafts:>7}")
+            per = 1000 / articles
+            print(
+                f"{count:>7} {took:>8.1f} {rate:>11.1f} {rate / base:>12.2f}"
+                f" {rate / (ideal1 * count):>9.2f} {drafts:>7} {total_cpu * per:>15.0f}"
+                f" {worker_cpu * per:>9.0f} {pg.seconds * per:>5.0f} {server_cpu * per:>6.0f}"
+                f" {commit * per:>10.1f}"
+            )
             with admin.connect() as conn:
                 conn.execute(text(f'DROP DATABASE "{name}" WITH (FORCE)'))
     finally:
         server.terminate()
         admin.dispose()
+    print(
+        "CPU ms/article: all CPU the run used (worker processes, PostgreSQL backends, "
+        "the loopback feed server) per article; commit ms: writer-thread time per article."
+    )
 
 
 # --------------------------------------------------------------------------- memory
@@ -271,16 +380,21 @@ def main() -> int:
     parser.add_argument("mode", nargs="?", choices=("concurrency", "workers", "memory"))
     parser.add_argument("--articles", type=int, default=100)
     parser.add_argument("--levels", default="1,4,16")
+    parser.add_argument(
+        "--commit-batch", default=f"1,{COMMIT_BATCH}", help="outcomes per transaction, compared"
+    )
     parser.add_argument("--workers", default="1,2,3")
     parser.add_argument("--per-worker", type=int, default=1, help="max_concurrency of each")
+    parser.add_argument("--latency", type=float, default=LATENCY, help="seconds per model call")
     parser.add_argument("--pg-url", default=os.environ.get("COPYDESK_TEST_PG_URL"))
     args = parser.parse_args()
     levels = [int(x) for x in args.levels.split(",")]
     if args.mode in (None, "concurrency"):
-        concurrency(args.articles, levels)
+        batches = [int(x) for x in args.commit_batch.split(",")]
+        concurrency(args.articles, levels, batches)
     if args.mode in (None, "workers") and args.pg_url:
         counts = [int(x) for x in args.workers.split(",")]
-        workers(args.articles, args.pg_url, counts, args.per_worker)
+        workers(args.articles, args.pg_url, counts, args.per_worker, args.latency)
     if args.mode in (None, "memory"):
         memory()
     return 0

@@ -36,7 +36,7 @@ from guards.registry import CHECK_GATES
 from ingest.urls import canonical_url
 from store import history
 from store.checks import Unchecked
-from store.history import RECORDED_REPLY_LABEL, ItemHistory, iso, utc
+from store.history import RECORDED_REPLY_LABEL, ItemHistory, iso, no_draft_reason, utc
 from store.models import AuditEvent, Feed, GateVerdict, Item, ModelCall
 
 OTHER = "other"  # the discards bucket for items no gate failed (model gave up, link refused...)
@@ -290,12 +290,16 @@ def render_history(console: Console, history: ItemHistory, *, full: bool = False
         console.print(plain(item.source_text or "(none)"))
 
     _heading(console, "Draft")
+    not_made = no_draft_reason(item, history.verdicts)
+    if not_made:
+        console.print(Text("  ") + plain(not_made, style="bold"))
     _fields(console, [("summariser", item.summariser)])
     if item.recorded_reply:
         console.print(Text(f"  note: {RECORDED_REPLY_LABEL}", style="bold yellow"))
     elif history.summariser_label != item.summariser:
         _fields(console, [("kind", history.summariser_label)])
-    _fields(console, [("headline", item.headline), ("summary", item.summary)])
+    if not not_made:
+        _fields(console, [("headline", item.headline), ("summary", item.summary)])
 
     if item.attempts or item.next_attempt_at or item.last_error:
         _heading(console, "Retries")

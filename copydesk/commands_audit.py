@@ -7,13 +7,14 @@ them); this module only turns options into calls and results into exit codes.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import typer
 from sqlmodel import Session
 
 from copydesk import audit, audit_checks
-from copydesk.context import EXIT_FAILED, EXIT_USAGE, context, fail, out
+from copydesk.context import EXIT_FAILED, EXIT_USAGE, context, err, fail, out
 from store import audit_chain, status
 from store.checks import FAILED, NOT_RUN, unchecked_items
 
@@ -39,15 +40,34 @@ def audit_command(
         help="recompute the audit log's hash chain; exit 1 naming the first event that "
         "does not match",
     ),
+    head: bool = typer.Option(
+        False,
+        "--head",
+        help="print the last audit event as ID:HASH, an anchor to keep outside the database",
+    ),
+    expect_head: str | None = typer.Option(
+        None,
+        "--expect-head",
+        metavar="ID:HASH",
+        help="with --verify: exit 1 unless the log still holds this event with this hash "
+        "(events cut from the end show); default: the [runs] audit_anchor file",
+    ),
 ) -> None:
     """An item's whole history: what was fetched, what the model was sent and said,
     every gate verdict, every status move and who made it. With --verify: check
     that no audit event was changed, removed or inserted since it was written."""
-    if verify:
+    if head or verify:
         if item is not None:
-            fail("--verify checks the whole log: give no item with it", EXIT_USAGE)
-        _verify_chain(cli, as_json)
+            fail("--verify and --head concern the whole log: give no item with them", EXIT_USAGE)
+        if head and (verify or expect_head):
+            fail("--head prints the anchor, --verify checks against one: give one", EXIT_USAGE)
+        if head:
+            _print_head(cli, as_json)
+        else:
+            _verify_chain(cli, as_json, _anchor_option(expect_head))
         return
+    if expect_head is not None:
+        fail("--expect-head goes with --verify", EXIT_USAGE)
     if item is None:
         fail("give an item id or URL, or --verify", EXIT_USAGE)
     ctx = context(cli)
@@ -144,21 +164,64 @@ def unchecked_command(
         audit.render_unchecked(out, rows, counts)
 
 
-def _verify_chain(cli: typer.Context, as_json: bool) -> None:
-    report = audit_chain.verify(context(cli).engine)
+def _anchor_option(expect_head: str | None) -> audit_chain.Anchor | None:
+    if expect_head is None:
+        return None
+    try:
+        return audit_chain.Anchor.parse(expect_head)
+    except ValueError as exc:
+        fail(f"--expect-head: {exc}", EXIT_USAGE)
+
+
+def _configured_anchor(cli: typer.Context) -> tuple[audit_chain.Anchor | None, str]:
+    """The anchor in the `[runs] audit_anchor` file, and where it came from."""
+    path = context(cli).settings.runs.audit_anchor
+    if not path:
+        return None, ""
+    try:
+        anchor = audit_chain.read_anchor(Path(path))
+    except ValueError as exc:
+        fail(f"audit anchor file {path}: {exc}", EXIT_FAILED)
+    except OSError as exc:
+        fail(f"audit anchor file {path} cannot be read: {exc.strerror or exc}", EXIT_FAILED)
+    if anchor is None:
+        err.print(
+            f"note: no audit anchor at {path} yet: the log's end is not checked", markup=False
+        )
+    return anchor, path
+
+
+def _print_head(cli: typer.Context, as_json: bool) -> None:
+    anchor = audit_chain.head(context(cli).engine)
+    if as_json:
+        _print_json({"head": str(anchor), "event_id": anchor.event_id, "hash": anchor.hash})
+    else:
+        typer.echo(str(anchor))
+
+
+def _verify_chain(
+    cli: typer.Context, as_json: bool, expect: audit_chain.Anchor | None = None
+) -> None:
+    source = "--expect-head"
+    if expect is None:
+        expect, source = _configured_anchor(cli)
+    report = audit_chain.verify(context(cli).engine, expect)
     if as_json:
         _print_json(
             {
                 "ok": report.ok,
                 "events_checked": report.events,
                 "head_hash": report.head,
+                "anchor": str(expect) if expect else None,
                 "bad_event": report.bad_event,
                 "problem": report.problem,
             }
         )
     elif report.ok:
-        # The head hash is worth keeping elsewhere: only it shows events cut from the end.
-        out.print(f"audit chain ok: {report.events} events, head {report.head}", markup=False)
+        against = f"; holds the anchor {expect.event_id} from {source}" if expect else ""
+        out.print(
+            f"audit chain ok: {report.events} events, head {report.head}{against}", markup=False
+        )
     if not report.ok:
         fail(f"audit chain broken at event {report.bad_event}: {report.problem}", EXIT_FAILED)
 

@@ -26,6 +26,7 @@ from store.editors import (
     ROLES,
     EditorError,
     add_editor,
+    check_password,
     disable_editor,
     list_editors,
     set_password,
@@ -42,14 +43,31 @@ def register(app: typer.Typer) -> None:
     app.command("review")(review_command)
 
 
-def _read_password(password_stdin: bool) -> str:
+def _read_password(password_stdin: bool, command: str = "copydesk editor add NAME") -> str:
+    """The new password: from stdin's first line with --password-stdin, else asked
+    twice on the terminal. Without a terminal there is no one to ask: say how to
+    pass it instead of waiting or failing with a bare "Aborted!". A password the
+    rules refuse is refused before it is asked again."""
     if password_stdin:
         line = sys.stdin.readline()
         password = line.rstrip("\r\n")
         if not password:
             fail("--password-stdin: no password on standard input", EXIT_USAGE)
         return password
-    return typer.prompt("Password", hide_input=True, confirmation_prompt=True)
+    if not sys.stdin.isatty():
+        fail(
+            "no terminal to ask for the password: use --password-stdin, e.g. "
+            f"printf '%s\\n' \"$PASSWORD\" | {command} --password-stdin",
+            EXIT_USAGE,
+        )
+    password = typer.prompt("Password", hide_input=True)
+    try:
+        check_password(password)
+    except EditorError as exc:
+        fail(str(exc), EXIT_USAGE)
+    if typer.prompt("Repeat for confirmation", hide_input=True) != password:
+        fail("the two passwords do not match; nothing changed", EXIT_USAGE)
+    return password
 
 
 @editor_app.command("add")
@@ -79,7 +97,7 @@ def editor_password(
     enable: bool = typer.Option(False, "--enable", help="also re-enable a disabled account"),
 ) -> None:
     """Set a new password (also lifts a lock from repeated wrong passwords)."""
-    password = _read_password(password_stdin)
+    password = _read_password(password_stdin, "copydesk editor password NAME")
     _change_accounts(cli, lambda session: set_password(session, name, password, enable=enable))
     out.print(Text(f"password changed for {name}" + (" (enabled)" if enable else "")))
 

@@ -56,6 +56,9 @@ class RunSettings(BaseModel):
 
     lease_seconds: float = Field(default=300, gt=0)
     wait_seconds: float = Field(default=0, ge=0)
+    # A file outside the database where each run writes the audit log's head
+    # (ID:HASH), for `audit --verify` to catch events cut from the log's end.
+    audit_anchor: str = ""
 
 
 class Settings(BaseModel):
@@ -157,6 +160,9 @@ def _anchor_relative_paths(
         if path and path != ":memory:":
             settings.database.url = prefix + str(base / path)
     settings.publish.anchor(base)
+    anchor = settings.runs.audit_anchor
+    if anchor and not Path(anchor).is_absolute():
+        settings.runs.audit_anchor = str((base / anchor).resolve())
     for feed in settings.feeds:
         if "://" not in feed.url and not Path(feed.url).is_absolute():
             feed.url = str(base / feed.url)

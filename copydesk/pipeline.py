@@ -2,11 +2,13 @@
 draft gates -> store, and accounts for every entry it sees.
 
 Network and model work (feed fetches, page fetches, summaries) runs in a thread
-pool; every database write happens on the calling thread, one short transaction
-per item (and one per feed for the items a feed brings), so a crash loses at
-most the item in flight, and that item is still `new` in the database and is
-picked up by the next run. Workers may read the database (an item's source
-text when they start on it, duplicate look-ups), never write it.
+pool; every database write happens on the calling thread, in short transactions:
+one per feed for the items a feed brings, and one for the items that finished
+together (up to COMMIT_BATCH; one item when they finish one at a time). Nothing
+is reported before its commit, so a crash loses only unreported work, and those
+items are still `new` in the database and are picked up by the next run. Workers
+may read the database (an item's source text when they start on it, duplicate
+look-ups), never write it.
 
 Every entry ends as an item with a status and a reason, or is counted as a
 duplicate of one that does:
@@ -30,6 +32,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import func
@@ -51,7 +54,7 @@ from ingest.extract import extract_page
 from ingest.feeds import Entry, FeedResult, fetch_feed, is_due, next_poll_after_failure
 from ingest.fetch import Fetcher, FetchResult
 from ingest.settings import FeedSettings
-from store import claims
+from store import audit_chain, claims
 from store import status as st
 from store.changes import ItemChanges
 from store.db import session_scope
@@ -72,6 +75,9 @@ MAX_BACKOFF = timedelta(days=1)
 IN_CHUNK = 500  # keys per IN (...) query: far below every database's parameter limit
 POLLED_ELSEWHERE = "another run is polling it"
 PAGE_READERS = 4  # threads fetching and extracting pages while the model works
+# Outcomes that finish together are committed together, up to this many per
+# transaction: no item waits for a batch to fill, and a busy writer batches more.
+COMMIT_BATCH = 32
 PAGE_TYPES = ("html", "xml", "text/")  # content types a page's article can be read from
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 
@@ -270,6 +276,8 @@ class Pipeline:
             run.counts = report.to_dict()
             run.exit_status = report.exit_status
             run.error = report.fatal
+        if self.settings.runs.audit_anchor:
+            _write_audit_anchor(self.engine, Path(self.settings.runs.audit_anchor))
 
     def _feeds(self, only: Iterable[str] | None) -> list[Feed]:
         with session_scope(self.engine) as session:
@@ -597,6 +605,7 @@ class Pipeline:
                 if not pending:
                     break
                 finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+                ready: list[Outcome] = []  # committed together, in one transaction
                 for future in finished:
                     stage = pending.pop(future)
                     if future.cancelled():
@@ -612,8 +621,13 @@ class Pipeline:
                             pending[model.submit(self._draft_safely, *result)] = "model"
                         continue
                     if result is not None:
-                        self._commit(result[0] if stage == "source" else result)
-                    done += 1
+                        ready.append(result[0] if stage == "source" else result)
+                    else:
+                        done += 1
+                for start in range(0, len(ready), COMMIT_BATCH):
+                    self._commit_batch(ready[start : start + COMMIT_BATCH])
+                done += len(ready)
+                if finished:
                     self.progress("items", done, max(done, total))
                 if stop is not None:
                     # Start nothing new; what is already running finishes and is kept.
@@ -872,9 +886,31 @@ class Pipeline:
         out.to_status, out.reason = st.ERROR, reason
         return out
 
+    def _commit_batch(self, outs: list[Outcome]) -> None:
+        """The outcomes that finished together, in one transaction (one commit, one
+        flush to disk for all of them: the writer thread keeps up with more workers).
+        Nothing is counted or reported before the commit, so a crash loses only what
+        was never reported, and those items are still `new` under this run's claim
+        (another run takes them over when it runs out). A `Conflict` on one of them
+        rolls the transaction back; they are then committed one at a time, so the
+        other items keep their results."""
+        if len(outs) == 1:
+            self._commit(outs[0])
+            return
+        try:
+            with session_scope(self.engine) as session:
+                written = [self._write_outcome(session, out) for out in outs]
+        except st.Conflict:
+            for out in outs:
+                self._commit(out)
+            return
+        for out, (feed_id, reason) in zip(outs, written, strict=True):
+            self._count(out, feed_id, reason)
+
     def _commit(self, out: Outcome) -> None:
         try:
-            self._commit_outcome(out)
+            with session_scope(self.engine) as session:
+                feed_id, reason = self._write_outcome(session, out)
         except st.Conflict as exc:
             # Another worker (or machine) finished this item first. Its result
             # stands; the calls this worker made are still written to the ledger.
@@ -882,54 +918,61 @@ class Pipeline:
             with session_scope(self.engine) as session:
                 for call in out.calls:
                     session.add(ModelCall.of(call, item_id=out.job.item_id, run_id=self.run_id))
+            return
+        self._count(out, feed_id, reason)
 
-    def _commit_outcome(self, out: Outcome) -> None:
+    def _write_outcome(self, session: Session, out: Outcome) -> tuple[int | None, str | None]:
+        """The item's move with its verdicts and ledger rows, in the caller's
+        transaction: (the item's feed, the move's reason). Writing it again after a
+        rollback gives the same result."""
         job = out.job
-        with session_scope(self.engine) as session:
-            item = session.get(Item, job.item_id)
-            if out.to_status != st.DISCARDED and (out.fingerprint or out.aliases):
-                # Another worker or machine may have stored the same story since the
-                # worker looked: the database inside this transaction has the last word.
-                duplicate = find_duplicate(session, item.id, out.aliases, out.fingerprint)
-                if duplicate is not None:
-                    _duplicate(out, *duplicate)
-            if out.fingerprint and out.discard_kind != "duplicate":
-                out.changes.content_hash = out.fingerprint
-            out.changes.update(claimed_by=None, claim_until=None)  # the claim ends here
-            for stage, result in out.verdicts:
-                session.add(
-                    GateVerdict.from_result(
-                        result, item_id=item.id, stage=stage, run_id=self.run_id
-                    )
-                )
-            for call in out.calls:
-                session.add(ModelCall.of(call, item_id=item.id, run_id=self.run_id))
-            failed = [r.gate for _, r in out.verdicts if r.hard_fail]
-            flagged = [r.gate for _, r in out.verdicts if r.flagged and not r.not_run]
-            reason = out.reason
-            if out.to_status == st.DRAFT:
-                reason = "all hard gates passed" + (
-                    f"; flagged: {', '.join(flagged)}" if flagged else ""
-                )
-                if out.details.get("checks_not_run"):
-                    reason += f"; model checks {out.details['checks_not_run']}"
-            details = dict(out.details)
-            if out.to_status == st.DISCARDED and out.discard_kind:
-                details["discard_kind"] = out.discard_kind  # for stats, not parsed from text
-            if failed or flagged:
-                details.update(failed_gates=failed, flagged_gates=flagged)
-            st.move(
-                session,
-                item,
-                out.to_status,
-                actor=self.actor,
-                reason=reason,
-                expected_version=job.version,
-                changes=out.changes,
-                details=details or None,
-                discard_kind=out.discard_kind if out.to_status == st.DISCARDED else None,
+        item = session.get(Item, job.item_id)
+        if out.to_status != st.DISCARDED and (out.fingerprint or out.aliases):
+            # Another worker or machine may have stored the same story since the
+            # worker looked: the database inside this transaction has the last word.
+            duplicate = find_duplicate(session, item.id, out.aliases, out.fingerprint)
+            if duplicate is not None:
+                _duplicate(out, *duplicate)
+        if out.fingerprint and out.discard_kind != "duplicate":
+            out.changes.content_hash = out.fingerprint
+        out.changes.update(claimed_by=None, claim_until=None)  # the claim ends here
+        for stage, result in out.verdicts:
+            session.add(
+                GateVerdict.from_result(result, item_id=item.id, stage=stage, run_id=self.run_id)
             )
-        report = self._report_for(item.feed_id)
+        for call in out.calls:
+            session.add(ModelCall.of(call, item_id=item.id, run_id=self.run_id))
+        failed = [r.gate for _, r in out.verdicts if r.hard_fail]
+        flagged = [r.gate for _, r in out.verdicts if r.flagged and not r.not_run]
+        reason = out.reason
+        if out.to_status == st.DRAFT:
+            reason = "all hard gates passed" + (
+                f"; flagged: {', '.join(flagged)}" if flagged else ""
+            )
+            if out.details.get("checks_not_run"):
+                reason += f"; model checks {out.details['checks_not_run']}"
+        details = dict(out.details)
+        if out.to_status == st.DISCARDED and out.discard_kind:
+            details["discard_kind"] = out.discard_kind  # for stats, not parsed from text
+        if failed or flagged:
+            details.update(failed_gates=failed, flagged_gates=flagged)
+        st.move(
+            session,
+            item,
+            out.to_status,
+            actor=self.actor,
+            reason=reason,
+            expected_version=job.version,
+            changes=out.changes,
+            details=details or None,
+            discard_kind=out.discard_kind if out.to_status == st.DISCARDED else None,
+        )
+        return item.feed_id, reason
+
+    def _count(self, out: Outcome, feed_id: int | None, reason: str | None) -> None:
+        """A committed outcome in the run's report and log."""
+        item_id = out.job.item_id
+        report = self._report_for(feed_id)
         if out.draft is not None and out.draft.recorded_reply:
             report.recorded_replies += 1
         check_state = (out.details.get("checks") or {}).get("state")
@@ -943,10 +986,10 @@ class Pipeline:
             report.discarded[out.discard_kind or "other"] += 1
         log.info(
             "item %s -> %s%s",
-            item.id,
+            item_id,
             out.to_status,
             f": {reason}" if reason else "",
-            extra={"item_id": item.id, "status": out.to_status},
+            extra={"item_id": item_id, "status": out.to_status},
         )
 
     def _report_for(self, feed_id: int | None) -> FeedReport:
@@ -960,6 +1003,15 @@ class Pipeline:
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def _write_audit_anchor(engine: Engine, path: Path) -> None:
+    """The log's head, outside the database, for `audit --verify` to compare with.
+    A file that cannot be written is logged: the run's work is already kept."""
+    try:
+        audit_chain.write_anchor(path, audit_chain.head(engine))
+    except OSError as exc:
+        log.error("audit anchor %s not written: %s", path, exc.strerror or exc)
 
 
 def find_duplicate(

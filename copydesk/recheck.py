@@ -27,7 +27,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from copydesk.config import Settings
-from guards.registry import GateResult, run_checks
+from guards.registry import CHECK_GATES, GateResult, run_checks
 from publish.evidence import draft_text
 from store import status as st
 from store.checks import recheck_count, recheck_due
@@ -75,6 +75,9 @@ def recheck_drafts(
     report = RecheckReport()
     if isinstance(checker, NoChecker):
         return report  # no model here: nothing to ask
+    modes = settings.gates.all_modes()
+    if all(modes[gate] == "off" for gate in CHECK_GATES):
+        return report  # the model checks are off: nothing to re-check
     attempts = settings.checks.recheck_attempts
     with Session(engine) as session:
         due = recheck_due(session, attempts, run_id=run_id, limit=limit)

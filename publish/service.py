@@ -86,8 +86,15 @@ class Publisher:
         report = PublishReport()
         if not self.targets:
             raise NotPublishable("no publish targets are configured ([[publish.targets]])")
-        for item_id in self._approved(item_ids, report):
-            self._publish_one(item_id, report)
+        ready = [i for i in self._approved(item_ids, report) if self._prepare(i, report)]
+        for target in self.targets:
+            if getattr(target, "batch", None):
+                self._deliver_together(ready, PUBLISH, target, report)
+            else:
+                for item_id in ready:
+                    self._deliver(item_id, PUBLISH, target, report)
+        for item_id in ready:
+            self._finish_if_complete(item_id, report)
         self._send_retractions(item_ids, report)
         return report
 
@@ -104,14 +111,6 @@ class Publisher:
                     if item is None or item.status not in (st.PUBLISHED, st.RETRACTED):
                         report.blocked.append((item_id, why))
         return [i for i in found if i is not None]
-
-    def _publish_one(self, item_id: int, report: PublishReport) -> None:
-        payload = self._prepare(item_id, report)
-        if payload is None:
-            return
-        for target in self.targets:
-            self._deliver(item_id, PUBLISH, target, report)
-        self._finish_if_complete(item_id, report)
 
     def _prepare(self, item_id: int, report: PublishReport) -> dict[str, Any] | None:
         """Write the pending delivery rows (once); None when the item may not go out.
@@ -206,90 +205,121 @@ class Publisher:
     # ----------------------------------------------------------------- one delivery
 
     def _deliver(self, item_id: int, kind: str, target: Target, report: PublishReport) -> None:
-        event = self._claim(item_id, kind, target.name)
-        if event is None:
-            return
-        try:
-            sent = target.send(event, self._feed(target, event))
-        except Exception as exc:  # noqa: BLE001 - one target's bug must not stop the rest
-            log.exception("publish target %s failed on item %s", target.name, item_id)
-            sent = Sent("retry", f"{type(exc).__name__}: {exc}"[:300])
-        self._record(item_id, kind, target.name, sent, report)
+        events = self._claim([item_id], kind, target.name)
+        if events:
+            self._send(target, events, kind, report)
 
-    def _claim(self, item_id: int, kind: str, target: str) -> Event | None:
-        """Take the pending row for a while (a lease), holding the item's row lock so a
-        take-back cannot cross it. None: delivered, failed, or another worker has it."""
+    def _deliver_together(
+        self, item_ids: list[int], kind: str, target: Target, report: PublishReport
+    ) -> None:
+        """A whole-file target (Atom) gets the items of one publish run in one write,
+        `target.batch` at a time (so each item is in at least one written file),
+        instead of rewriting the file once per item. A batch's delivery rows are
+        claimed in one transaction and recorded in one after the write: a crash
+        between them leaves the rows pending, and the next publish writes them again
+        (the feed is rebuilt whole, so a repeat changes nothing)."""
+        for start in range(0, len(item_ids), target.batch):
+            events = self._claim(item_ids[start : start + target.batch], kind, target.name)
+            if events:
+                self._send(target, events, kind, report)
+
+    def _send(self, target: Target, events: list[Event], kind: str, report: PublishReport) -> None:
+        try:
+            sent = target.send(events[-1], self._feed(target, events))
+        except Exception as exc:  # noqa: BLE001 - one target's bug must not stop the rest
+            ids = ", ".join(str(e.item_id) for e in events)
+            log.exception("publish target %s failed on item(s) %s", target.name, ids)
+            sent = Sent("retry", f"{type(exc).__name__}: {exc}"[:300])
+        self._record([e.item_id for e in events], kind, target.name, sent, report)
+
+    def _claim(self, item_ids: list[int], kind: str, target: str) -> list[Event]:
+        """Take the items' pending rows for a while (a lease), holding the items' row
+        locks so a take-back cannot cross it. An item whose row is delivered, failed,
+        or held by another worker is left out."""
         now = utcnow()
+        wanted = st.APPROVED if kind == PUBLISH else st.RETRACTED
         with session_scope(self.engine) as session:
             locked = session.execute(
-                select(Item.status).where(Item.id == item_id).with_for_update()
-            ).scalar_one_or_none()
-            wanted = st.APPROVED if kind == PUBLISH else st.RETRACTED
-            if locked != wanted:
-                return None
+                select(Item.id)
+                .where(col(Item.id).in_(item_ids), Item.status == wanted)
+                .order_by(Item.id)  # one lock order for every worker
+                .with_for_update()
+            ).scalars()
+            ready = list(locked)
+            if not ready:
+                return []
             table = Delivery.__table__
-            claimed = session.connection().execute(
+            rows = session.connection().execute(
                 update(table)
                 .where(
-                    table.c.item_id == item_id,
+                    table.c.item_id.in_(ready),
                     table.c.kind == kind,
                     table.c.target == target,
                     table.c.state == PENDING,
                     (table.c.claimed_until.is_(None)) | (table.c.claimed_until < now),
                 )
                 .values(claimed_until=now + self.lease, attempts=table.c.attempts + 1)
-            )
-            if claimed.rowcount != 1:
-                return None
-            row = session.scalars(
-                select(Delivery).where(
-                    Delivery.item_id == item_id, Delivery.kind == kind, Delivery.target == target
+                .returning(
+                    table.c.item_id, table.c.idempotency_key, table.c.payload, table.c.attempts
                 )
-            ).one()
-            return Event(item_id, kind, row.idempotency_key, row.payload, row.attempts)
+            )
+            claimed = {row.item_id: row for row in rows}
+        return [
+            Event(i, kind, claimed[i].idempotency_key, claimed[i].payload, claimed[i].attempts)
+            for i in item_ids
+            if i in claimed
+        ]
 
-    def _feed(self, target: Target, event: Event) -> list[dict[str, Any]]:
+    def _feed(self, target: Target, events: list[Event]) -> list[dict[str, Any]]:
         """The entries a whole-file target (Atom) carries: each recent item's newest
-        event. Only the last deliveries are read: the feed keeps its newest entries."""
+        event, and the events being sent. Only the last deliveries are read: the
+        feed keeps its newest entries."""
         window = getattr(target, "window", None)
         if window is None:
-            return [event.payload]
+            return [event.payload for event in events]
+        sending = {event.item_id for event in events}
         with Session(self.engine) as session:
             rows = session.scalars(
                 select(Delivery)
-                .where(Delivery.target == target.name, Delivery.state != FAILED)
+                # Delivered rows only: the rows a publish run prepared but has not
+                # sent yet must not crowd the feed's entries out of the window.
+                .where(Delivery.target == target.name, Delivery.state == DELIVERED)
                 .order_by(col(Delivery.id).desc())
                 .limit(window)
             ).all()
         rows = list(reversed(rows))
         newest: dict[int, dict[str, Any]] = {}
         for row in rows:
-            if row.item_id == event.item_id or row.state != DELIVERED:
-                continue  # the feed carries what was delivered, and this event
+            if row.item_id in sending:
+                continue  # the feed carries what was delivered, and these events
             if row.kind == RETRACT or row.item_id not in newest:
                 newest[row.item_id] = row.payload
-        newest[event.item_id] = event.payload
+        for event in events:
+            newest[event.item_id] = event.payload
         return list(newest.values())
 
     def _record(
-        self, item_id: int, kind: str, target: str, sent: Sent, report: PublishReport
+        self, item_ids: list[int], kind: str, target: str, sent: Sent, report: PublishReport
     ) -> None:
+        """What one send did, on every delivery row it carried (one transaction)."""
         now = utcnow()
         values: dict[str, Any] = {"claimed_until": None, "updated_at": now}
         if sent.outcome == DELIVERED:
             values.update(state=DELIVERED, delivered_at=now, last_error=None)
-            report.delivered.append((item_id, target, kind))
+            report.delivered += [(i, target, kind) for i in item_ids]
         elif sent.outcome == FAILED:
             values.update(state=FAILED, last_error=sent.detail)
-            report.failed.append((item_id, target, sent.detail))
+            report.failed += [(i, target, sent.detail) for i in item_ids]
         else:
             values.update(last_error=sent.detail)
-            report.pending.append((item_id, target, sent.detail))
+            report.pending += [(i, target, sent.detail) for i in item_ids]
         with session_scope(self.engine) as session:
             table = Delivery.__table__
             session.connection().execute(
                 update(table)
-                .where(table.c.item_id == item_id, table.c.kind == kind, table.c.target == target)
+                .where(
+                    table.c.item_id.in_(item_ids), table.c.kind == kind, table.c.target == target
+                )
                 .values(**values)
             )
 

@@ -64,7 +64,9 @@ class Event:
 
 class Target(Protocol):
     """`send` gets the event and, for a target rebuilt whole (one with a `window`:
-    how many recent deliveries to read), every entry it should carry."""
+    how many recent deliveries to read), every entry it should carry. Such a
+    target may also have a `batch`: a publish run then sends up to that many items
+    in one call (`event` is the last of them; `feed` carries them all)."""
 
     name: str
     kind: str
@@ -162,6 +164,9 @@ class AtomTarget:
         # Deliveries read to rebuild the feed: its entries, their retractions, and room
         # for deliveries still pending.
         self.window = 2 * settings.max_entries + 20
+        # Items written in one go by a publish run: the file is rebuilt once per batch,
+        # not once per item, and every item is in the file at least once.
+        self.batch = settings.max_entries
 
     def send(self, event: Event, feed: list[dict[str, Any]]) -> Sent:
         """`feed` is every entry this target carries, newest state of each item."""

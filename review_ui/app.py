@@ -8,6 +8,8 @@ signed in.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import streamlit as st
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
@@ -18,7 +20,7 @@ from review_ui.queries import QueueFilter, queue_count
 from review_ui.settings import ReviewAppSettings
 from review_ui.views_lists import decided_view, discarded_view
 from review_ui.views_publish import approved_view, published_view, source_changed_view
-from review_ui.views_queue import queue_view, sidebar_filters
+from review_ui.views_queue import open_from_link, queue_view, release_claim, sidebar_filters
 from review_ui.views_stats import stats_view
 from review_ui.widgets import plain
 from store.db import StoreError, open_store
@@ -39,6 +41,11 @@ def cannot_start(problem: object) -> None:
     st.stop()
 
 
+def _signing_out(engine: Engine, sign_out: Callable[[], None]) -> None:
+    release_claim(engine)
+    sign_out()
+
+
 def main(settings: ReviewAppSettings) -> None:
     try:
         engine = engine_for(settings.database_url)
@@ -48,6 +55,8 @@ def main(settings: ReviewAppSettings) -> None:
     st.set_page_config(page_title="copydesk review", layout="wide")
 
     reviewer = auth.require_sign_in(engine, settings)
+    if open_from_link():  # ?item=42: that item, in the queue view
+        st.session_state["view"] = "Queue"
 
     with st.sidebar:
         st.html(
@@ -56,7 +65,7 @@ def main(settings: ReviewAppSettings) -> None:
             f"<b>{escape_text(reviewer.name)}</b> ({escape_text(reviewer.role)})</div>"
         )
         sign_out = auth.sign_out_oidc if settings.review.auth == "oidc" else auth.sign_out
-        st.button("Sign out", key="sign_out", on_click=sign_out)
+        st.button("Sign out", key="sign_out", on_click=_signing_out, args=(engine, sign_out))
         with Session(engine) as session:
             pending = queue_count(session, QueueFilter())
         # Fixed option labels: a label that changed after each decision ("Queue (4)"
@@ -66,9 +75,11 @@ def main(settings: ReviewAppSettings) -> None:
         st.html(f'<div class="cd-pending" style="font-size:0.85rem">{pending:,} pending</div>')
     if view == "Queue":
         sidebar_filters(engine)
-        st.sidebar.caption("Keys: J next · K previous · A approve · Enter in the reason rejects")
+        st.sidebar.caption("Keys: J next · K previous · A approve · R reject · E edit · ? all")
         queue_view(engine, settings, reviewer)
-    elif view == "Discarded":
+        return
+    release_claim(engine)  # moved on from the queue: the draft is free again
+    if view == "Discarded":
         discarded_view(engine, settings)
     elif view == "Approved":
         approved_view(engine, settings, reviewer)

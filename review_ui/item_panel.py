@@ -24,6 +24,7 @@ from review_ui.queries import (
 )
 from review_ui.settings import ReviewAppSettings
 from review_ui.widgets import cell, heading, plain, source_link, table
+from store.history import no_draft_reason
 
 SOURCE_HEIGHT = 560  # px: a long source scrolls beside the draft
 LONG_SOURCE = 2500  # characters: shorter sources are shown whole
@@ -68,17 +69,21 @@ def draw_texts(view: ItemView) -> None:
     if picked is not None:  # the claim picked in the claims table: its passage wins
         s_marks = hl.resolve([*s_marks, picked])
     left, right = st.columns(2, gap="medium")
+    not_made = no_draft_reason(item, view.verdicts)
     with left:
         st.html('<div style="font-weight:600">Draft</div>')
-        with st.container(border=True):
-            st.html(
-                hl.block(
-                    hl.render(draft, d_marks, 0, headline_end),
-                    style="font-weight:650;font-size:1.05rem",
+        if not_made:  # a source gate discarded it before summarising: no draft to show
+            plain(not_made, kind="warning")
+        else:
+            with st.container(border=True):
+                st.html(
+                    hl.block(
+                        hl.render(draft, d_marks, 0, headline_end),
+                        style="font-weight:650;font-size:1.05rem",
+                    )
                 )
-            )
-            st.html(hl.block(hl.render(draft, d_marks, headline_end + 2)))
-        st.html(hl.legend())
+                st.html(hl.block(hl.render(draft, d_marks, headline_end + 2)))
+            st.html(hl.legend())
         source_link(item.source_url or item.original_url, key=f"src_{item.id}_{item.version}")
     with right:
         words = f" · {item.word_count} words" if item.word_count else ""

@@ -9,7 +9,7 @@ plain strings; drawing it safely is the views' job.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
@@ -20,6 +20,7 @@ from sqlmodel import Session
 
 from guards.checks import RAN
 from review_ui.highlight import VerdictInfo
+from store import presence
 from store.checks import did_not_run, unchecked_clause
 from store.discard_kinds import OTHER as OTHER_KIND
 from store.history import item_history
@@ -59,6 +60,12 @@ def stamp(value: datetime | None) -> str:
 # --------------------------------------------------------------------------- the queue
 
 
+# The queue's orders: by when copydesk took the story in (`items.id`), or by the
+# story's own time (published_at from the feed or page, ingestion time when it
+# gave none), oldest first either way; ties fall back to `items.id`.
+ORDERS = {"ingested": "oldest ingested first", "story": "oldest story first"}
+
+
 @dataclass(frozen=True)
 class QueueFilter:
     feed_id: int | None = None
@@ -68,6 +75,12 @@ class QueueFilter:
     search: str = ""
     # Gates now `off` in config.toml: their stored verdicts flag nothing any more.
     gates_off: frozenset[str] = frozenset()
+    blocked_only: bool = False  # a hard gate fails on the current (edited) text
+    order: str = "ingested"  # a key of ORDERS
+    # The editor looking: drafts another editor has open (an unexpired soft claim,
+    # store/presence.py) are skipped, unless `show_held`.
+    editor: str | None = None
+    show_held: bool = False
     assigned_to: str | None = None  # "Assigned to me": the editor's name
 
     @property
@@ -76,10 +89,15 @@ class QueueFilter:
         return (
             self.feed_id is not None
             or self.flagged_only
+            or self.blocked_only
             or self.unchecked_only
             or bool(self.search.strip())
             or self.assigned_to is not None
         )
+
+    @property
+    def skips_held(self) -> bool:
+        return self.editor is not None and not self.show_held
 
 
 @dataclass(frozen=True)
@@ -89,7 +107,20 @@ class QueueRow:
     feed: str
     seen_at: datetime | None
     flagged: bool
+    published_at: datetime | None = None
     assigned_to: str | None = None
+    blocked_by: tuple[str, ...] = ()  # hard gates failing on the current text
+    flagged_by: tuple[str, ...] = ()  # flag-mode gates that fired on it
+
+    @property
+    def badge(self) -> str:
+        """'blocked: numbers_grounded', 'flagged: names_grounded, dates_grounded', ''."""
+        parts = []
+        if self.blocked_by:
+            parts.append("blocked: " + ", ".join(self.blocked_by))
+        if self.flagged_by:
+            parts.append("flagged: " + ", ".join(self.flagged_by))
+        return " · ".join(parts)
 
 
 def _is_edit(event: Any = AuditEvent) -> Any:
@@ -117,17 +148,33 @@ def _current(verdict: Any) -> Any:
     )
 
 
-def flagged_clause(gates_off: frozenset[str] = frozenset()) -> Any:
-    """SQL: the item's current verdicts include a failed gate in `flag` mode that
-    ran. A model check that did not run stores a failing verdict whose evidence
-    says why: never a pass, but not a flag either (the item panel shows its own
-    banner, `[checks] require` blocks, and the "checks did not run" filter finds it)."""
-    v = aliased(GateVerdict)
-    clauses = [v.item_id == Item.id, v.mode == "flag", v.passed == false(), _current(v)]
-    clauses.append(~did_not_run(v))
+def _failing(v: Any, mode: str, gates_off: frozenset[str]) -> list[Any]:
+    """SQL: `v` is a current verdict of the item that failed in `mode`. A model
+    check that did not run stores a failing verdict whose evidence says why: never
+    a pass, but not a flag either (the item panel shows its own banner, and the
+    "checks did not run" filter finds it); under `[checks] require` (stored as
+    `discard`) it blocks approval, as the item view says."""
+    clauses = [v.item_id == Item.id, v.mode == mode, v.passed == false(), _current(v)]
+    if mode == "flag":
+        clauses.append(~did_not_run(v))
     if gates_off:
         clauses.append(v.gate.not_in(sorted(gates_off)))
-    return exists().where(*clauses)
+    return clauses
+
+
+def flagged_clause(gates_off: frozenset[str] = frozenset()) -> Any:
+    """SQL: the item's current verdicts include a failed gate in `flag` mode that
+    ran, whichever gate it is (numbers, quotes, names, dates, the claims check,
+    the faithfulness judge): a model check that did not run flags nothing."""
+    v = aliased(GateVerdict)
+    return exists().where(*_failing(v, "flag", gates_off))
+
+
+def blocked_clause(gates_off: frozenset[str] = frozenset()) -> Any:
+    """SQL: a hard gate fails on the item's current text (after an edit: a draft
+    the pipeline made passed them all), so it cannot be approved."""
+    v = aliased(GateVerdict)
+    return exists().where(*_failing(v, "discard", gates_off))
 
 
 def _search_clause(text: str) -> Any:
@@ -142,6 +189,8 @@ def queue_where(filt: QueueFilter) -> list[Any]:
         clauses.append(Item.feed_id == filt.feed_id)
     if filt.flagged_only:
         clauses.append(flagged_clause(filt.gates_off))
+    if filt.blocked_only:
+        clauses.append(blocked_clause(filt.gates_off))
     if filt.unchecked_only:
         clauses.append(unchecked_clause(gates_off=filt.gates_off))
     if filt.assigned_to is not None:
@@ -149,6 +198,8 @@ def queue_where(filt: QueueFilter) -> list[Any]:
     found = _search_clause(filt.search)
     if found is not None:
         clauses.append(found)
+    if filt.skips_held:
+        clauses.append(~presence.held_by_others(Item.id, filt.editor or ""))
     return clauses
 
 
@@ -176,31 +227,107 @@ def queue_count(session: Session, filt: QueueFilter) -> int:
     return _count(session, queue_where(filt), filt.search)
 
 
+def held_count(session: Session, filt: QueueFilter) -> int:
+    """Drafts matching the filter that the queue skips because another editor has
+    them open (0 when the editor asked to see them)."""
+    if not filt.skips_held:
+        return 0
+    shown = replace(filt, show_held=True)
+    statement = select(func.count()).select_from(Item)
+    return (
+        session.scalar(
+            statement.where(
+                *queue_where(shown), presence.held_by_others(Item.id, filt.editor or "")
+            )
+        )
+        or 0
+    )
+
+
+def _story_time() -> Any:
+    return func.coalesce(Item.published_at, Item.seen_at)
+
+
+def _ordered(statement: Any, filt: QueueFilter, *, descending: bool = False) -> Any:
+    if filt.order == "story":
+        key = _story_time()
+        return statement.order_by(
+            key.desc() if descending else key, Item.id.desc() if descending else Item.id
+        )
+    return statement.order_by(Item.id.desc() if descending else Item.id)
+
+
+def _after(session: Session, filt: QueueFilter, item_id: int, *, before: bool = False) -> Any:
+    """SQL: the draft comes after (or before) `item_id` in the queue's order: a
+    keyset on (story time, id) or on id alone."""
+    if filt.order != "story":
+        return Item.id < item_id if before else Item.id > item_id
+    key = _story_time()
+    at = session.scalar(select(key).where(Item.id == item_id))
+    if at is None:  # the item is gone: compare by id alone
+        return Item.id < item_id if before else Item.id > item_id
+    if before:
+        return or_(key < at, and_(key == at, Item.id < item_id))
+    return or_(key > at, and_(key == at, Item.id > item_id))
+
+
 def queue_page(
     session: Session, filt: QueueFilter, *, page: int = 1, size: int = PAGE_SIZE
 ) -> list[QueueRow]:
-    """One page of pending drafts, oldest first (ingestion order: `items.id`)."""
+    """One page of pending drafts, oldest first in the filter's order."""
     statement = (
-        select(Item.id, Item.headline, Item.title, Feed.name, Item.seen_at, Item.assigned_to)
+        select(
+            Item.id,
+            Item.headline,
+            Item.title,
+            Feed.name,
+            Item.seen_at,
+            Item.published_at,
+            Item.assigned_to,
+        )
         .outerjoin(Feed, Feed.id == Item.feed_id)
         .where(*queue_where(filt))
-        .order_by(Item.id)
-        .limit(size)
-        .offset(max(0, page - 1) * size)
     )
+    statement = _ordered(statement, filt).limit(size).offset(max(0, page - 1) * size)
     rows = session.execute(statement).all()
-    flagged = flagged_ids(session, [r[0] for r in rows], filt.gates_off)
+    failing = failing_gates(session, [r[0] for r in rows], filt.gates_off)
     return [
         QueueRow(
             id=r[0],
             headline=r[1] or r[2] or "(no headline)",
             feed=r[3] or "-",
             seen_at=r[4],
-            flagged=r[0] in flagged,
-            assigned_to=r[5],
+            flagged=bool(failing.get(r[0], ((), ()))[1]),
+            published_at=r[5],
+            blocked_by=failing.get(r[0], ((), ()))[0],
+            flagged_by=failing.get(r[0], ((), ()))[1],
+            assigned_to=r[6],
         )
         for r in rows
     ]
+
+
+def failing_gates(
+    session: Session, item_ids: Sequence[int], gates_off: frozenset[str] = frozenset()
+) -> dict[int, tuple[tuple[str, ...], tuple[str, ...]]]:
+    """{item id: (hard gates failing, flag gates fired)} on each item's current text."""
+    if not item_ids:
+        return {}
+    found: dict[int, tuple[list[str], list[str]]] = {}
+    for mode, slot in (("discard", 0), ("flag", 1)):
+        v = aliased(GateVerdict)
+        where = [c for c in _failing(v, mode, gates_off) if c is not None]
+        statement = (
+            select(Item.id, v.gate)
+            .join(v, v.item_id == Item.id)
+            .where(Item.id.in_(item_ids), *where)  # type: ignore[union-attr]
+            .order_by(v.id)
+        )
+        for item_id, gate in session.execute(statement):
+            gates = found.setdefault(item_id, ([], []))[slot]
+            if gate not in gates:
+                gates.append(gate)
+    return {i: (tuple(b), tuple(f)) for i, (b, f) in found.items()}
 
 
 def flagged_ids(
@@ -215,13 +342,17 @@ def flagged_ids(
 def queue_neighbours(
     session: Session, filt: QueueFilter, item_id: int
 ) -> tuple[int | None, int | None]:
-    """The drafts just before and after `item_id` in queue order (keyset on id)."""
+    """The drafts just before and after `item_id` in queue order (a keyset)."""
     where = queue_where(filt)
     before = session.scalar(
-        select(Item.id).where(*where, Item.id < item_id).order_by(Item.id.desc()).limit(1)
+        _ordered(
+            select(Item.id).where(*where, _after(session, filt, item_id, before=True)),
+            filt,
+            descending=True,
+        ).limit(1)
     )
     after = session.scalar(
-        select(Item.id).where(*where, Item.id > item_id).order_by(Item.id).limit(1)
+        _ordered(select(Item.id).where(*where, _after(session, filt, item_id)), filt).limit(1)
     )
     return before, after
 
@@ -229,9 +360,16 @@ def queue_neighbours(
 def queue_position(session: Session, filt: QueueFilter, item_id: int) -> int:
     """1-based place of `item_id` in the queue (counts the drafts before it)."""
     before = session.scalar(
-        select(func.count()).select_from(Item).where(*queue_where(filt), Item.id < item_id)
+        select(func.count())
+        .select_from(Item)
+        .where(*queue_where(filt), _after(session, filt, item_id, before=True))
     )
     return (before or 0) + 1
+
+
+def page_of(session: Session, filt: QueueFilter, item_id: int, size: int = PAGE_SIZE) -> int:
+    """The list page `item_id` is on (1-based)."""
+    return (queue_position(session, filt, item_id) - 1) // size + 1
 
 
 def next_in_queue(session: Session, filt: QueueFilter, after_id: int | None = None) -> int | None:
@@ -239,11 +377,11 @@ def next_in_queue(session: Session, filt: QueueFilter, after_id: int | None = No
     where = queue_where(filt)
     if after_id is not None:
         found = session.scalar(
-            select(Item.id).where(*where, Item.id > after_id).order_by(Item.id).limit(1)
+            _ordered(select(Item.id).where(*where, _after(session, filt, after_id)), filt).limit(1)
         )
         if found is not None:
             return found
-    return session.scalar(select(Item.id).where(*where).order_by(Item.id).limit(1))
+    return session.scalar(_ordered(select(Item.id).where(*where), filt).limit(1))
 
 
 def feed_choices(session: Session) -> list[tuple[int, str]]:

@@ -1,6 +1,8 @@
 """The queue: pending drafts oldest first, one open at a time, decided in seconds.
 
-Keyboard: J next, K previous, A approve; in the reject box, Enter rejects.
+Keyboard: J next, K previous, A approve, R reject (the cursor goes to the reason
+box; Enter rejects), E edit, N/P next/previous page, ? the list of shortcuts
+(review_ui/shortcuts.py).
 Decisions run in button callbacks with the item id and version bound when the
 button was drawn, so the compare-and-set uses exactly the version the editor
 was looking at, not whatever the database holds by the time they click.
@@ -8,6 +10,7 @@ was looking at, not whatever the database holds by the time they click.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import time
 from collections.abc import Callable, Iterable
@@ -18,18 +21,21 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from guards.registry import CHECK_GATES
-from review_ui import auth, bulk, decisions, desk_panels
+from review_ui import bulk, decisions, desk_panels, shortcuts
 from review_ui import highlight as hl
 from review_ui.decisions import Blocked, NotAllowed, ReasonRequired, Reviewer
 from review_ui.item_panel import draw_audit_trail, draw_header, draw_texts, draw_verdicts
 from review_ui.queries import (
+    ORDERS,
     PAGE_SIZE,
     QueueFilter,
     age,
     count_text,
     feed_choices,
+    held_count,
     item_view,
     next_in_queue,
+    page_of,
     queue_count,
     queue_neighbours,
     queue_page,
@@ -39,6 +45,8 @@ from review_ui.queries import (
 from review_ui.search import search_box
 from review_ui.settings import ReviewAppSettings
 from review_ui.widgets import flash, plain, show_flash, table
+from store import presence
+from store.db import session_scope
 from store.status import DRAFT, Conflict, IllegalMove
 
 OPEN = "open_id"  # the item on screen
@@ -46,6 +54,14 @@ GEN = "queue_gen"  # bumped after every decision: resets the list's row selectio
 PICKED = "picked_row"
 SHOWN = "shown_item"  # (item id, version, when it was first drawn: time.monotonic())
 UNDO = "undo_offer"  # (item id, version after the decision, "approved"/"rejected", until)
+LINKED = "linked_item"  # the ?item= value last followed (a link is followed once)
+FOLLOWED = "q_followed"  # the open item the list last moved its page to
+PICKS = "q_picks"  # rows picked so far: a pick folds the list away again
+
+
+def _editor() -> str | None:
+    reviewer = st.session_state.get("reviewer")  # auth.SESSION_KEY
+    return reviewer.name if reviewer is not None else None
 
 
 def current_filter(settings: ReviewAppSettings) -> QueueFilter:
@@ -55,13 +71,42 @@ def current_filter(settings: ReviewAppSettings) -> QueueFilter:
         unchecked_only=bool(st.session_state.get("f_unchecked")),
         search=st.session_state.get("f_search") or "",
         gates_off=decisions.gates_off(settings.gates.all_modes()),
-        assigned_to=_me() if st.session_state.get("f_mine") else None,
+        blocked_only=bool(st.session_state.get("f_blocked")),
+        order=st.session_state.get("f_order") or "ingested",
+        editor=_editor(),
+        show_held=bool(st.session_state.get("f_held")),
+        assigned_to=_editor() if st.session_state.get("f_mine") else None,
     )
 
 
-def _me() -> str | None:
-    reviewer = st.session_state.get(auth.SESSION_KEY)
-    return reviewer.name if reviewer is not None else None
+def open_from_link() -> bool:
+    """`?item=42` in the address opens item 42 once the editor has signed in (the
+    sign-in form keeps the address as it is). True when a new link was followed."""
+    wanted = str(st.query_params.get("item") or "").strip()
+    if not wanted.isdigit() or st.session_state.get(LINKED) == wanted:
+        return False
+    st.session_state[LINKED] = wanted
+    st.session_state[OPEN] = int(wanted)
+    return True
+
+
+def _keep_in_address(item_id: int | None) -> None:
+    """The address names the item on screen, so a reload or a copied link comes back to it."""
+    if item_id is None:
+        st.query_params.pop("item", None)
+        return
+    if st.query_params.get("item") != str(item_id):
+        st.query_params["item"] = str(item_id)
+    st.session_state[LINKED] = str(item_id)
+
+
+def release_claim(engine: Engine) -> None:
+    """The editor moved on (decided, left the queue view, signed out): their soft
+    claim goes, so other editors' queues offer the draft again."""
+    editor = _editor()
+    if editor is not None:
+        with session_scope(engine) as session:
+            presence.release(session, editor)
 
 
 def _filters_changed() -> None:
@@ -70,6 +115,7 @@ def _filters_changed() -> None:
     st.session_state["q_page_last"] = 1
     st.session_state["q_filters_gen"] = st.session_state.get("q_filters_gen", 0) + 1
     st.session_state[GEN] = st.session_state.get(GEN, 0) + 1
+    shortcuts.filters_changed()  # the cursor goes back to the queue: J/K work at once
 
 
 def sidebar_filters(engine: Engine) -> None:
@@ -89,14 +135,34 @@ def sidebar_filters(engine: Engine) -> None:
         help="a gate in flag mode fired",
     )
     st.sidebar.toggle(
+        "Blocked only",
+        key="f_blocked",
+        on_change=_filters_changed,
+        help="an edit left a hard gate failing: it cannot be approved as it is",
+    )
+    st.sidebar.toggle(
+        "Show drafts others have open",
+        key="f_held",
+        on_change=_filters_changed,
+        help="by default the queue skips a draft another editor opened in the last few minutes",
+    )
+    st.sidebar.toggle(
         "Checks did not run",
         key="f_unchecked",
         on_change=_filters_changed,
         help="the model checks were not run (no model) or failed (an outage, a reply "
         "that broke the schema): no model has checked these drafts' claims",
     )
+    st.sidebar.selectbox(
+        "Order", list(ORDERS), format_func=ORDERS.get, key="f_order", on_change=_filters_changed
+    )
     search_box("f_search", where=st.sidebar, on_change=_filters_changed)
     st.sidebar.toggle("Assigned to me", key="f_mine", on_change=_filters_changed)
+
+
+def _show_held() -> None:
+    st.session_state["f_held"] = True
+    _filters_changed()
 
 
 # --------------------------------------------------------------------------- callbacks
@@ -108,6 +174,7 @@ def _open(item_id: int | None) -> None:
 
 def _advance(engine: Engine, filt: QueueFilter, after_id: int) -> None:
     """After a decision the next draft opens (or the oldest, at the end)."""
+    release_claim(engine)
     with Session(engine) as session:
         st.session_state[OPEN] = next_in_queue(session, filt, after_id)
     st.session_state[GEN] = st.session_state.get(GEN, 0) + 1
@@ -198,7 +265,7 @@ def _reject(
     key: str,
 ) -> None:
     filt = current_filter(settings)
-    reason = st.session_state.get(key) or ""
+    reason = desk_panels.chosen_reason(key)
     label = _label(engine, item_id)
     unseen = _not_seen(settings, item_id, version)
     if unseen:
@@ -209,7 +276,10 @@ def _reject(
             engine, lambda s: decisions.reject(s, reviewer, item_id, version, reason)
         )
     except ReasonRequired:
-        flash("error", f"Not rejected: {label}: a rejection needs a reason. Type it, then Enter.")
+        flash(
+            "error",
+            f"Not rejected: {label}: a rejection needs a reason. Pick or type one, then Enter.",
+        )
     except Conflict as conflict:
         _report_conflict(engine, filt, conflict)
         if reason.strip():  # what the editor typed is not silently dropped
@@ -395,28 +465,42 @@ def queue_view(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer) 
     filt = current_filter(settings)
     with Session(engine) as session:
         total = queue_count(session, filt)
+        held = held_count(session, filt)
     filtered = filt.narrowed
     st.html(
-        '<div style="font-size:1.6rem;font-weight:700">Review queue</div>'
-        f'<div class="cd-count" style="opacity:0.8">{count_text(total, filt.search)} pending '
-        f"draft{'' if total == 1 else 's'}{' (filtered)' if filtered else ''}, oldest first</div>"
+        '<div class="cd-count" style="opacity:0.8;font-size:0.9rem"><b>Review queue</b> · '
+        f"{count_text(total, filt.search)} pending draft{'' if total == 1 else 's'}"
+        f"{' (filtered)' if filtered else ''}, {ORDERS.get(filt.order, '')}</div>"
     )
-    show_flash()
+    shortcuts.install()
+    show_flash(log=True)
     bulk.confirmation(engine, reviewer)
     _undo_button(engine, settings, reviewer)
-    if total == 0:
+    if held:
+        st.button(
+            f"{held:,} more open by other editors: show them",
+            key="show_held",
+            on_click=_show_held,
+            help="skipped because another editor opened them in the last few minutes",
+        )
+    item_id = st.session_state.get(OPEN)
+    if total == 0 and item_id is None:
         plain(
             "Nothing to review." if not filtered else "No pending draft matches the filters.",
             kind="success",
         )
+        _keep_in_address(None)
         return
-    rows = _queue_list(engine, filt, total)
-    bulk.bulk_panel(engine, reviewer, rows, key=str(st.session_state.get(GEN, 0)))
-    item_id = st.session_state.get(OPEN)
+    if total:
+        shortcuts.toolbar(engine, filt, total)
     if item_id is None:
         with Session(engine) as session:
             item_id = next_in_queue(session, filt)
         st.session_state[OPEN] = item_id
+    rows = _queue_list(engine, filt, total, item_id) if total else []
+    bulk.bulk_panel(engine, reviewer, rows, key=str(st.session_state.get(GEN, 0)))
+    item_id = st.session_state.get(OPEN)  # a row picked in the list opens at once
+    _keep_in_address(item_id)
     if item_id is not None:
         drawn = _item(engine, settings, reviewer, filt, item_id)
         # Last, once the whole page is drawn and on its way to the browser: a run
@@ -425,49 +509,79 @@ def queue_view(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer) 
             _mark_shown(*drawn)
 
 
-def _queue_list(engine: Engine, filt: QueueFilter, total: int) -> list[Any]:
+def _digest(rows: Iterable[Any]) -> str:
+    ids = ",".join(str(r.id) for r in rows)
+    return hashlib.blake2s(ids.encode(), digest_size=6).hexdigest()
+
+
+def _follow(engine: Engine, filt: QueueFilter, open_id: int | None, pages: int) -> None:
+    """When the item on screen changed (J/K, a decision, a link, a pick), the list
+    turns to its page: a new page picker starts there."""
+    if open_id is None or st.session_state.get(FOLLOWED) == open_id:
+        return
+    with Session(engine) as session:
+        page = page_of(session, filt, open_id)
+    st.session_state[FOLLOWED] = open_id
+    st.session_state["q_page_last"] = min(page, pages)
+    st.session_state["q_page_gen"] = st.session_state.get("q_page_gen", 0) + 1
+
+
+def _queue_list(engine: Engine, filt: QueueFilter, total: int, open_id: int | None) -> list[Any]:
     pages = max(1, math.ceil(total / PAGE_SIZE))
+    _follow(engine, filt, open_id, pages)
     # The page picker's state is never written through st.session_state (Streamlit
     # warns when a widget with a default is also set that way, issue 12): a
-    # filter change or a new page count starts a new picker, on the page last
-    # shown (page 1 after a filter change), clamped to the pages there are.
-    key = f"q_page_{st.session_state.get('q_filters_gen', 0)}_{pages}"
+    # filter change, a new page count or the open item moving to another page
+    # starts a new picker, on the page it should show, clamped to the pages there are.
+    gens = f"{st.session_state.get('q_filters_gen', 0)}_{st.session_state.get('q_page_gen', 0)}"
+    key = f"q_page_{gens}_{pages}"
     kept = min(st.session_state.get("q_page_last") or 1, pages)
-    # A fixed label: an expander whose label changes is a new one, and closes.
-    # Open by default: the list is how an editor sees what is waiting.
-    with st.expander("List of pending drafts", expanded=True, key="q_list"):
+    # Folded to one line while an item is open, so the draft and its buttons fit
+    # on the screen; a pick folds it again. The label is fixed (a label that
+    # changes makes a new expander).
+    picks = st.session_state.get(PICKS, 0)
+    with st.expander("List of pending drafts", expanded=open_id is None, key=f"q_list_{picks}"):
         page = st.pagination(pages, default=kept, key=key) if pages > 1 else 1
         st.session_state["q_page_last"] = page
         st.html(
-            f'<div style="opacity:0.7;font-size:0.85rem">{total:,} drafts, page {page:,} '
-            f"of {pages:,}. Pick a row to open it.</div>"
+            f'<div class="cd-list-page" style="opacity:0.7;font-size:0.85rem">{total:,} drafts, '
+            f"page {page:,} of {pages:,}. Pick a row to open it.</div>"
         )
         with Session(engine) as session:
             rows = queue_page(session, filt, page=page)
         similar = bulk.similar_counts(engine, [r.id for r in rows])
+        here = [n for n, r in enumerate(rows) if r.id == open_id]
         event = table(
             [
                 {
+                    "": "▶" if r.id == open_id else "",
                     "#": r.id,
-                    "age": age(r.seen_at),
+                    "age": age(r.published_at) if r.published_at else "-",
+                    "ingested": age(r.seen_at),
                     "feed": r.feed,
-                    "flag": "flagged" if r.flagged else "",
+                    "checks": r.badge,
                     "similar": bulk.similar_label(similar.get(r.id, 0)),
                     "assigned": r.assigned_to or "",
                     "headline": r.headline,
                 }
                 for r in rows
             ],
-            key=f"q_table_{st.session_state.get(GEN, 0)}_{page}",
+            # A new table whenever the open item changes: its highlighted row is
+            # the item on screen (a table keeps a user's selection for its key).
+            # And a new one when its rows change (another editor took one): a kept
+            # selection is a row number, which would now point at another draft.
+            key=f"q_table_{st.session_state.get(GEN, 0)}_{page}_{open_id}_{_digest(rows)}",
             on_select="rerun",
             selection_mode="single-row",
+            selection_default={"selection": {"rows": here}} if here else None,
         )
         chosen = event.selection.rows if event is not None else []
-        if chosen:
-            picked = rows[chosen[0]].id
-            if st.session_state.get(PICKED) != (page, picked):
-                st.session_state[PICKED] = (page, picked)
-                st.session_state[OPEN] = picked
+        if chosen and rows[chosen[0]].id != open_id:
+            st.session_state[PICKED] = (page, rows[chosen[0]].id)
+            st.session_state[OPEN] = rows[chosen[0]].id
+            st.session_state[PICKS] = picks + 1
+            st.session_state[FOLLOWED] = rows[chosen[0]].id  # already on its page
+            st.rerun()  # draw the page again around the picked item
     return rows
 
 
@@ -480,6 +594,7 @@ def _item(
         original = decisions.pipeline_draft(session, item_id) if view and view.edited else None
         before, after = queue_neighbours(session, filt, item_id)
         position = queue_position(session, filt, item_id)
+        total = queue_count(session, filt)
     if view is None:
         st.session_state[OPEN] = None
         st.rerun()
@@ -505,7 +620,8 @@ def _item(
     )
     in_queue = item.status == DRAFT
     nav[2].html(
-        f'<div style="opacity:0.8">Draft {position:,} in the queue · item #{item.id}</div>'
+        f'<div class="cd-strip" style="opacity:0.8">Draft {position:,} of {total:,} in the '
+        f"queue · item #{item.id}</div>"
         if in_queue
         else f'<div style="opacity:0.8">Item #{item.id}</div>'
     )
@@ -516,6 +632,8 @@ def _item(
             f"This item left the queue: {item.status} by {who} at {stamp(when)}.",
             kind="warning",
         )
+    if in_queue:
+        _presence(engine, settings, reviewer, item.id)
     draw_header(view)
     if in_queue:
         bulk.similar_box(engine, reviewer, item.id)
@@ -529,6 +647,38 @@ def _item(
     with st.expander("Audit trail"):
         draw_audit_trail(engine, item.id)
     return (item.id, item.version) if in_queue else None
+
+
+def _open_for(seconds: float) -> str:
+    minutes = int(seconds // 60)
+    return "less than a minute" if minutes < 1 else f"{minutes} min"
+
+
+def _presence(
+    engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer, item_id: int
+) -> None:
+    """Who else has this draft open, and this editor's own soft claim on it, taken
+    or refreshed on every run of the page that shows it (any click or key press):
+    other editors' queues skip it for `[review] claim_seconds` after that.
+
+    Not refreshed by a timer: a Streamlit fragment with `run_every` would, but any
+    fragment on the page changes how a key press during a rerun is handled, and
+    two quick presses of A then approved the draft that was never seen (the
+    dwell test in tests/test_review_browser.py fails with one). A draft left
+    untouched for longer than the claim is offered to others again, which is what
+    a soft claim is for."""
+    now = presence.utcnow()
+    with session_scope(engine) as session:
+        if reviewer.can_decide:
+            presence.hold(session, reviewer.name, item_id, settings.review.claim_seconds, now=now)
+        others = presence.others_on(session, item_id, reviewer.name, now=now)
+    for other in others:
+        plain(
+            f"{other.editor} has had this open for "
+            f"{_open_for(other.open_for(now).total_seconds())}",
+            kind="warning",
+            style="padding:0.3rem 0.8rem",
+        )
 
 
 def _actions(
@@ -567,13 +717,9 @@ def _actions(
     with reject_col:
         reason_key = f"reason_{item.id}_{item.version}"
         with st.form(f"reject_form_{item.id}_{item.version}", border=False, enter_to_submit=True):
-            cols = st.columns([3, 1], vertical_alignment="bottom")
-            cols[0].text_input(
-                "Reason for rejecting",
-                key=reason_key,
-                placeholder="e.g. duplicate of an earlier story; misleading headline",
-            )
-            cols[1].form_submit_button(
+            cols = st.columns([2, 2, 1], vertical_alignment="bottom")
+            desk_panels.reason_inputs(cols[0], cols[1], settings, reason_key)
+            cols[2].form_submit_button(
                 "Reject",
                 key="reject_submit",
                 on_click=_reject,

@@ -16,17 +16,24 @@ the writer already holds the database's write lock (every status move writes
 its item row before its event). A unique index on `prev_hash` makes a fork
 impossible even if that rule were broken: the second insert would fail.
 
-What the chain cannot show: events cut from the end. Record `verify()`'s head
-hash somewhere else (a monitoring system, a daily e-mail) to catch that too.
+What the chain alone cannot show: events cut from its end (the shorter chain
+still holds). An anchor kept outside the database closes that: `head()` gives the
+last event's id and hash (`copydesk audit --head`, or the file each run writes
+to `[runs] audit_anchor`), and `verify(expect=anchor)` fails when the log no
+longer holds that event with that hash. The chain only grows, so any anchor taken
+earlier stays valid: a log cut back before it, or rewritten from it onwards, fails.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select, text
@@ -111,6 +118,53 @@ def append(session: Session, event: AuditEvent) -> AuditEvent:
 
 
 @dataclass(frozen=True)
+class Anchor:
+    """A point of the chain, kept outside the database: event id and its hash."""
+
+    event_id: int
+    hash: str
+
+    def __str__(self) -> str:
+        return f"{self.event_id}:{self.hash}"
+
+    @classmethod
+    def parse(cls, text: str) -> Anchor:
+        """`ID:HASH` as `copydesk audit --head` prints it; ValueError otherwise."""
+        match = re.fullmatch(r"\s*(\d+):([0-9a-f]{64})\s*", text)
+        if match is None:
+            raise ValueError(f"{text.strip()[:80]!r} is not an anchor: expected ID:HASH (64 hex)")
+        return cls(int(match[1]), match[2])
+
+
+def head(engine: Engine) -> Anchor:
+    """The chain's last event as an anchor (0 and GENESIS when the log is empty)."""
+    with Session(engine) as session:
+        row = session.execute(
+            select(AuditEvent.id, AuditEvent.hash)
+            .order_by(AuditEvent.id.desc())  # type: ignore[union-attr]
+            .limit(1)
+        ).first()
+    return Anchor(row[0], row[1]) if row else Anchor(0, GENESIS)
+
+
+def write_anchor(path: Path, anchor: Anchor) -> None:
+    """Replace the anchor file in one step (a reader never sees half of it)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    partial.write_text(f"{anchor}\n", encoding="utf-8")
+    os.replace(partial, path)
+
+
+def read_anchor(path: Path) -> Anchor | None:
+    """The anchor in the file, None when there is no file yet; ValueError when it
+    holds something else."""
+    try:
+        return Anchor.parse(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+
+
+@dataclass(frozen=True)
 class ChainReport:
     """The outcome of `verify`. `bad_event` is the id of the first event that does
     not match, with `problem` saying how; None when the whole chain holds."""
@@ -145,12 +199,18 @@ def _events(engine: Engine, batch: int = 2000) -> Iterator[AuditEvent]:
             session.expunge_all()
 
 
-def verify(engine: Engine) -> ChainReport:
-    """Recompute the chain from the first event; stop at the first that does not match."""
+def verify(engine: Engine, expect: Anchor | None = None) -> ChainReport:
+    """Recompute the chain from the first event; stop at the first that does not
+    match. With `expect`, the log must also hold that event with that hash."""
     expected_prev = GENESIS
     count = 0
+    last_id = 0
     for event in _events(engine):
         count += 1
+        if expect is not None and last_id < expect.event_id < (event.id or 0):
+            problem = f"the anchor's event {expect.event_id} is missing (it was removed)"
+            return ChainReport(count, expected_prev, expect.event_id, problem)
+        last_id = event.id or last_id
         if event.prev_hash != expected_prev:
             problem = (
                 "its previous-event hash does not match the event before it "
@@ -160,5 +220,14 @@ def verify(engine: Engine) -> ChainReport:
         if event.hash != hash_of(event, expected_prev):
             problem = "its content does not match its hash (the event was changed)"
             return ChainReport(count, expected_prev, event.id, problem)
+        if expect is not None and event.id == expect.event_id and event.hash != expect.hash:
+            problem = "its hash differs from the anchor's (the log was rewritten from here on)"
+            return ChainReport(count, expected_prev, event.id, problem)
         expected_prev = event.hash
+    if expect is not None and last_id < expect.event_id:
+        problem = (
+            f"the log ends at event {last_id}, before the anchor's event "
+            f"{expect.event_id} (events were cut from its end)"
+        )
+        return ChainReport(count, expected_prev, expect.event_id, problem)
     return ChainReport(count, expected_prev)

@@ -119,10 +119,16 @@ def renew(session: Session, run_id: int, lease: timedelta) -> None:
     until = utcnow() + lease
     items, feeds = Item.__table__, Feed.__table__
     connection = session.connection()
+    held = select(items.c.id).where(items.c.claimed_by == run_id, items.c.status == NEW)
+    if connection.dialect.name == "postgresql":
+        # Rows the run's writer has locked are being finished (their claim ends with
+        # that commit): skip them rather than wait. Waiting would deadlock against a
+        # writer committing several items at once, each transaction holding rows the
+        # other wants. A row skipped now is renewed on the next beat.
+        held = held.with_for_update(skip_locked=True)
+    picked = held.cte("held")
     connection.execute(
-        update(items)
-        .where(items.c.claimed_by == run_id, items.c.status == NEW)
-        .values(claim_until=until)
+        update(items).where(items.c.id.in_(select(picked.c.id))).values(claim_until=until)
     )
     connection.execute(
         update(feeds)

@@ -416,3 +416,19 @@ class Note(SQLModel, table=True):
     created_at: datetime = Field(
         default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
     )
+
+
+class DeskPresence(SQLModel, table=True):
+    """Which draft an editor has open in the review queue, as a soft claim
+    (store/presence.py): one row per editor, refreshed while the item stays on
+    their screen, gone when they decide or move on, ignored once `expires_at`
+    has passed. Other editors' queues skip a held draft unless they ask to see
+    it; nothing is locked by it (the decisions' compare-and-set still decides)."""
+
+    __tablename__ = "desk_presence"
+
+    editor: str = Field(primary_key=True)  # the account name
+    item_id: int = Field(foreign_key="items.id", index=True)
+    opened_at: datetime = Field(sa_column=Column(UTCDateTime(), nullable=False))
+    refreshed_at: datetime = Field(sa_column=Column(UTCDateTime(), nullable=False))
+    expires_at: datetime = Field(sa_column=Column(UTCDateTime(), nullable=False, index=True))

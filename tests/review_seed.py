@@ -94,6 +94,7 @@ class Article:
     source: str  # the entry's text (the pipeline puts the title above it)
     headline: str  # the recorded model reply
     summary: str
+    published: str | None = None  # the entry's date_published (RFC 3339), when it has one
 
     @property
     def url(self) -> str:
@@ -201,12 +202,15 @@ def _fetcher() -> Fetcher:
 
 def _feed_item(article: Article) -> dict[str, str]:
     """A JSON Feed item carrying the article's whole text (no page to fetch)."""
-    return {
+    item = {
         "id": f"tag:news.example.org,2026:{article.key}",
         "url": article.url,
         "title": article.title,
         "content_text": article.source,
     }
+    if article.published:
+        item["date_published"] = article.published
+    return item
 
 
 class _Newsroom:

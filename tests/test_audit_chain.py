@@ -298,3 +298,149 @@ def test_the_chain_hash_and_the_migrations_frozen_copy_agree() -> None:
     assert module._event_hash("ab" * 32, row) == audit_chain.event_hash(prev_hash="ab" * 32, **row)
     naive = {**row, "at": row["at"].replace(tzinfo=None)}
     assert module._event_hash("ab" * 32, naive) == module._event_hash("ab" * 32, row)
+
+
+# --- The anchor: events cut from the end ---------------------------------------------------
+
+
+def cut_tail(engine: Engine, count: int) -> None:
+    """The table's owner deletes the last `count` events: the shorter chain still holds."""
+    last = event_ids(engine)[-count]
+    owner_runs(engine, "DELETE FROM audit_events WHERE id >= :id", id=last)
+
+
+@pytest.mark.audit_tampered
+def test_events_cut_from_the_end_are_caught_by_the_anchor(engine: Engine) -> None:
+    for _ in range(3):
+        make_item(engine)
+    anchor = audit_chain.head(engine)
+    assert anchor == audit_chain.Anchor(event_ids(engine)[-1], events(engine)[-1]["hash"])
+    cut_tail(engine, 2)
+    assert audit_chain.verify(engine).ok  # what the chain alone cannot see
+    report = audit_chain.verify(engine, expect=anchor)
+    assert (report.ok, report.bad_event) == (False, anchor.event_id)
+    assert f"before the anchor's event {anchor.event_id}" in (report.problem or "")
+    assert "cut from its end" in (report.problem or "")
+
+
+@pytest.mark.audit_tampered
+def test_a_cut_log_written_on_afterwards_still_fails_the_anchor(engine: Engine) -> None:
+    """Cut, then the application appends as usual (a chain that holds): the anchor's
+    event is gone (PostgreSQL: ids move on) or holds another event (SQLite may give
+    the id again): either way verify names it."""
+    for _ in range(2):
+        make_item(engine)
+    anchor = audit_chain.head(engine)
+    cut_tail(engine, 3)
+    make_item(engine)
+    make_item(engine)
+    assert audit_chain.verify(engine).ok
+    report = audit_chain.verify(engine, expect=anchor)
+    assert (report.ok, report.bad_event) == (False, anchor.event_id)
+    assert "anchor" in (report.problem or "")
+
+
+def test_an_earlier_anchor_holds_as_the_log_grows_and_a_forged_one_fails(engine: Engine) -> None:
+    make_item(engine)
+    anchor = audit_chain.head(engine)
+    make_item(engine)
+    assert audit_chain.verify(engine, expect=anchor).ok
+    assert audit_chain.verify(engine, expect=audit_chain.Anchor(0, audit_chain.GENESIS)).ok
+    forged = audit_chain.Anchor(anchor.event_id, "e" * 64)
+    report = audit_chain.verify(engine, expect=forged)
+    assert (report.ok, report.bad_event) == (False, anchor.event_id)
+    assert "differs from the anchor" in (report.problem or "")
+
+
+@pytest.mark.parametrize("text", ["", "12", "12:abc", "x:" + "a" * 64, "3:" + "A" * 64])
+def test_a_malformed_anchor_is_refused(text: str) -> None:
+    with pytest.raises(ValueError, match="expected ID:HASH"):
+        audit_chain.Anchor.parse(text)
+
+
+@pytest.mark.audit_tampered
+def test_head_and_expect_head_on_the_command_line(sqlite_url: str, tmp_path: Path) -> None:
+    engine = open_store(sqlite_url)
+    make_item(engine)
+    make_item(engine)
+    config = tmp_path / "config.toml"
+    config.write_text(f'[database]\nurl = "{sqlite_url}"\n', encoding="utf-8")
+    base = ["-c", str(config), "audit"]
+
+    head = runner.invoke(app, [*base, "--head"])
+    assert head.exit_code == 0, head.output
+    assert head.stdout.strip() == f"{event_ids(engine)[-1]}:{events(engine)[-1]['hash']}"
+    anchor = head.stdout.strip()
+    ok = runner.invoke(app, [*base, "--verify", "--expect-head", anchor])
+    assert ok.exit_code == 0, ok.output
+    assert f"holds the anchor {anchor.split(':')[0]} from --expect-head" in ok.stdout
+
+    cut_tail(engine, 1)
+    engine.dispose()
+    assert runner.invoke(app, [*base, "--verify"]).exit_code == 0
+    bad = runner.invoke(app, [*base, "--verify", "--expect-head", anchor])
+    assert bad.exit_code == 1
+    last = int(anchor.split(":")[0])
+    assert bad.stderr.strip().splitlines() == [
+        f"copydesk: error: audit chain broken at event {last}: the log ends at event "
+        f"{last - 1}, before the anchor's event {last} (events were cut from its end)"
+    ]
+    as_json = runner.invoke(app, [*base, "--verify", "--json", "--expect-head", anchor])
+    assert as_json.exit_code == 1
+    assert f'"anchor": "{anchor}"' in as_json.stdout
+
+    for args in (
+        ["--verify", "--expect-head", "7:nothex"],
+        ["--head", "--verify"],
+        ["--expect-head", anchor, "7"],
+        ["--head", "7"],
+    ):
+        usage = runner.invoke(app, [*base, *args])
+        assert usage.exit_code == 2, args
+        assert len(usage.stderr.strip().splitlines()) == 1, usage.stderr
+
+
+@pytest.mark.audit_tampered
+def test_each_run_writes_the_anchor_file_that_verify_checks(tmp_path: Path) -> None:
+    from tests.test_cli_run import local_feed
+
+    desk = tmp_path / "desk"
+    desk.mkdir()
+    local_feed(desk)
+    config = desk / "config.toml"
+    config.write_text(
+        '[database]\nurl = "sqlite:///desk.db"\n\n[summarise]\nbackend = "extractive"\n\n'
+        '[runs]\naudit_anchor = "../offsite/anchor"\n\n'
+        '[[feeds]]\nname = "local"\nurl = "feed.xml"\n',
+        encoding="utf-8",
+    )
+    base = ["-c", str(config)]
+    anchor_file = tmp_path / "offsite" / "anchor"
+    first = runner.invoke(app, [*base, "audit", "--verify"])
+    assert first.exit_code == 0, first.output
+    assert f"no audit anchor at {anchor_file} yet" in first.stderr
+
+    run = runner.invoke(app, [*base, "run"])
+    assert run.exit_code == 0, run.output
+    engine = open_store(f"sqlite:///{desk / 'desk.db'}")
+    written = audit_chain.Anchor.parse(anchor_file.read_text(encoding="utf-8"))
+    assert written == audit_chain.head(engine)
+    assert written.event_id == len(event_ids(engine)) == 4  # 2 items: new, then draft
+
+    ok = runner.invoke(app, [*base, "audit", "--verify"])
+    assert ok.exit_code == 0, ok.output
+    assert f"holds the anchor {written.event_id} from {anchor_file}" in ok.stdout
+
+    cut_tail(engine, 2)
+    engine.dispose()
+    bad = runner.invoke(app, [*base, "audit", "--verify"])
+    assert bad.exit_code == 1
+    assert "events were cut from its end" in bad.stderr
+
+    anchor_file.write_text("garbage\n", encoding="utf-8")
+    broken = runner.invoke(app, [*base, "audit", "--verify"])
+    assert broken.exit_code == 1
+    assert broken.stderr.strip().splitlines() == [
+        f"copydesk: error: audit anchor file {anchor_file}: 'garbage' is not an anchor: "
+        "expected ID:HASH (64 hex)"
+    ]

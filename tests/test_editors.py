@@ -401,10 +401,7 @@ def test_editor_commands_add_list_disable(cli: typer.Typer, sqlite_url: str) -> 
         engine.dispose()
 
 
-def test_editor_add_prompts_twice_on_a_terminal(cli: typer.Typer) -> None:
-    result = CliRunner().invoke(cli, ["editor", "add", "alice"], input=f"{PASSWORD}\n{PASSWORD}\n")
-    assert result.exit_code == 0, result.output
-    assert "added editor alice" in result.output
+# Prompting on a terminal: tests/test_desk_cli.py (a real pseudo-terminal).
 
 
 def test_editor_add_refusals_exit_2(cli: typer.Typer) -> None:

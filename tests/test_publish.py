@@ -453,3 +453,41 @@ def test_the_evidence_map_grounds_quotations_too(tmp_path: Path, db_url: str) ->
     first = quotes[0]
     assert first["source_text"] == "We will have the looms running by the autumn"
     engine.dispose()
+
+
+def test_the_atom_file_is_written_once_per_batch_not_once_per_item(world) -> None:  # type: ignore[no-untyped-def]
+    """Seven approved items, a feed of three entries: the publish run writes the file
+    three times (3 + 3 + 1 items), every item is in a written file at least once, and
+    every delivery is recorded; the file ends with the newest three."""
+    from copydesk.config import load_settings
+    from publish.service import GateConfig, Publisher
+    from publish.settings import AtomTargetSettings, JsonlTargetSettings
+    from publish.targets import AtomTarget, JsonlTarget
+
+    folder, _db_url, engine = world
+    ids = approve(engine, 7)
+    seen: list[list[int]] = []
+
+    class CountingAtom(AtomTarget):
+        def send(self, event, feed):  # type: ignore[no-untyped-def]
+            seen.append(sorted(p["item_id"] for p in feed))
+            return super().send(event, feed)
+
+    atom = CountingAtom(AtomTargetSettings(path=folder / "out" / "feed.xml", max_entries=3))
+    jsonl = JsonlTarget(JsonlTargetSettings(path=folder / "out" / "items.jsonl"))
+    gates = load_settings(folder / "config.toml").gates
+    config = GateConfig(gates.all_modes(), gates.min_source_words)
+    report = Publisher(engine, [atom, jsonl], actor="cli:publish", gates=config).publish()
+    assert report.clean and sorted(report.published) == sorted(ids)
+    assert len(seen) == 3
+    assert set().union(*map(set, seen)) == set(ids)
+    assert sorted(d.item_id for d in deliveries(engine) if d.target == "atom") == sorted(ids)
+    assert {d.state for d in deliveries(engine)} == {"delivered"}
+    assert statuses(engine, ids) == ["published"] * 7
+    assert len(atom_entries(folder)) == 3
+
+    # A later run with one more item: the file keeps the entries delivered before.
+    [late] = approve(engine, 1)
+    Publisher(engine, [atom, jsonl], actor="cli:publish", gates=config).publish()
+    assert len(seen) == 4 and seen[-1] == sorted([*ids, late])  # the render keeps 3
+    assert len(atom_entries(folder)) == 3

@@ -152,6 +152,9 @@ def test_a_later_run_rechecks_a_transient_failure(desk: Desk) -> None:
         calls = session.exec(select(ModelCall).where(ModelCall.purpose == "checks")).all()
     assert sorted(c.ok for c in calls) == [False, False, True, True]  # both attempts in the ledger
     assert json.loads(desk.cli("unchecked", "--json").stdout)["items"] == []
+    # stats counts each item's current checks: the failed attempt is history now.
+    counts = json.loads(desk.cli("stats", "--json").stdout)["model_checks"]["faithfulness"]
+    assert counts == {"passed": 2, "problems found": 0, "not run": 0, "failed to run": 0}
     # The re-check is not an edit: the pipeline's verdicts still apply to the text.
     history = desk.cli("audit", str(desk.items()[0].id), "--json")
     assert history.exit_code == 0 and "rechecked" in history.stdout
@@ -269,3 +272,17 @@ def test_copydesk_recheck_does_it_now_and_refuses_without_a_key(desk: Desk) -> N
     refused = desk.cli("recheck")
     assert refused.exit_code == 3
     assert "model checks cannot run: no model" in refused.stderr
+
+
+def test_no_recheck_when_the_model_checks_are_off_now(desk: Desk) -> None:
+    desk.run()
+    text = desk.config.read_text()
+    off = 'claims_supported = "off"\nfaithfulness = "off"\n'
+    if "[gates.modes]" in text:
+        text = text.replace("[gates.modes]\n", "[gates.modes]\n" + off, 1)
+    else:
+        text += "\n[gates.modes]\n" + off
+    desk.config.write_text(text)
+    desk.check = grounded
+    assert desk.run().get("rechecks") is None
+    assert all(desk.rechecked_events(i.id) == [] for i in desk.items())

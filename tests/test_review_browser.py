@@ -375,7 +375,7 @@ def test_malformed_websocket_messages_show_no_trace_to_a_stranger(server: Server
 
     from streamlit.proto.BackMsg_pb2 import BackMsg
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-    from websockets.asyncio.client import connect  # installed with streamlit's server
+    from websockets.asyncio.client import connect  # the [test] extra lists it
 
     def rerun(states: list[dict[str, object]]) -> bytes:
         message = BackMsg()

@@ -404,3 +404,38 @@ def test_a_claim_takes_at_most_the_batch_asked_for(engine) -> None:
     with Session(engine) as session:
         held = session.exec(select(Item).where(col(Item.claimed_by).is_not(None))).all()
     assert len(held) == 8
+
+
+def test_the_heartbeat_skips_items_the_writer_holds_instead_of_waiting(pg_url) -> None:
+    """The writer commits several items in one transaction, holding their rows while
+    the heartbeat renews the run's leases. Were the renewal to wait for those rows,
+    the two would deadlock (each holding a row the other wants): it skips them (they
+    are being finished), renews the rest, and returns while the writer still holds."""
+    engine = open_store(pg_url)
+    with session_scope(engine) as session:
+        for i in range(4):
+            item = Item(dedup_key=f"https://tollmere.example.test/h/{i}", title=f"h{i}")
+            st.create(session, item, actor="cli", reason="test")
+    with session_scope(engine) as session:
+        held = claims.claim_items(session, 7, 4, timedelta(seconds=30))
+    busy, free = held[1].item_id, [c.item_id for c in held if c.item_id != held[1].item_id]
+    renewed = threading.Event()
+    with engine.connect() as writer:
+        writer.execute(Item.__table__.update().where(Item.__table__.c.id == busy).values(title="w"))
+
+        def beat() -> None:
+            with session_scope(engine) as session:
+                claims.renew(session, 7, timedelta(hours=1))
+            renewed.set()
+
+        thread = threading.Thread(target=beat, daemon=True)
+        thread.start()
+        assert renewed.wait(20), "the renewal waited for the writer's row"
+        writer.rollback()
+    thread.join()
+    with Session(engine) as session:
+        until = {i.id: i.claim_until for i in session.exec(select(Item))}
+    later = utcnow() + timedelta(minutes=30)
+    assert all(until[i] > later for i in free)
+    assert until[busy] < later  # skipped this beat
+    engine.dispose()

@@ -1,7 +1,7 @@
 """full-text search, near-duplicate signatures, assignment
 
 Revision ID: 0008_search
-Revises: 0009_notes
+Revises: 0007_presence
 Create Date: 2026-12-01
 
 - Search (store/search.py):
@@ -30,7 +30,7 @@ import sqlmodel
 from alembic import op
 
 revision = "0008_search"
-down_revision = "0009_notes"
+down_revision = "0007_presence"
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,112 @@
+"""Issue 12, the first run at the command line: the real `copydesk` entry point in
+a subprocess (or on a pseudo-terminal where a person would type), asserting on
+stdout, stderr and the exit code."""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+COPYDESK = str(Path(sys.executable).parent / "copydesk")  # the console script itself
+PASSWORD = "lantern-harbour-42"
+
+
+def run(
+    args: list[str], cwd: Path, env: dict[str, str] | None = None, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [COPYDESK, *args],
+        cwd=cwd,
+        env=env if env is not None else _env(cwd),
+        input=stdin,
+        stdin=None if stdin is not None else subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def _env(home: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COPYDESK_")}
+    env.update(HOME=str(home), COLUMNS="200", **extra)
+    return env
+
+
+def on_a_terminal(args: list[str], cwd: Path, answers: list[str]) -> tuple[str, int]:
+    """Run `copydesk` on a pseudo-terminal, typing each answer after a prompt;
+    returns everything the terminal showed and the exit code."""
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: becomes copydesk, and never returns into pytest
+        try:
+            os.chdir(cwd)
+            os.execve(COPYDESK, [COPYDESK, *args], _env(cwd))  # noqa: S606 - no shell wanted
+        finally:
+            os._exit(127)
+    shown = b""
+    pending = list(answers)
+    deadline = time.monotonic() + 120
+    last_output = time.monotonic()
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], 0.1)
+        if ready:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:  # the child closed the terminal
+                break
+            if not chunk:
+                break
+            shown += chunk
+            last_output = time.monotonic()
+        # Type once the prompt is out and the terminal is quiet: the prompt turns the
+        # echo off (and flushes what was typed before) after printing its text.
+        quiet = time.monotonic() - last_output > 0.5
+        if pending and quiet and shown.rstrip().endswith(b":"):
+            os.write(fd, (pending.pop(0) + "\n").encode())
+            shown += b"\n"
+    _, status = os.waitpid(pid, 0)
+    os.close(fd)
+    return shown.decode(errors="replace"), os.waitstatus_to_exitcode(status)
+
+
+# --------------------------------------------------------------------------- editor add
+
+
+def test_editor_add_without_a_terminal_says_to_use_password_stdin(tmp_path: Path) -> None:
+    result = run(["editor", "add", "alice"], tmp_path)
+    assert result.returncode == 2
+    first = result.stderr.splitlines()[0]
+    assert "--password-stdin" in first and "no terminal" in first
+    assert len(result.stderr.splitlines()) == 1 and result.stdout == ""
+
+
+def test_editor_add_refuses_a_short_password_before_asking_again(tmp_path: Path) -> None:
+    shown, code = on_a_terminal(["editor", "add", "alice"], tmp_path, ["short", "short"])
+    assert code == 2
+    assert "password too short: at least 8 characters" in shown
+    assert "Repeat" not in shown  # refused before the second prompt
+    assert "short" not in shown.replace("too short", "")  # never echoed
+
+
+def test_editor_add_on_a_terminal_asks_twice_and_checks_they_match(tmp_path: Path) -> None:
+    shown, code = on_a_terminal(["editor", "add", "alice"], tmp_path, [PASSWORD, PASSWORD])
+    assert code == 0, shown
+    assert "Repeat for confirmation" in shown and "added editor alice" in shown
+    assert PASSWORD not in shown
+    shown, code = on_a_terminal(["editor", "add", "bob"], tmp_path, [PASSWORD, PASSWORD + "x"])
+    assert code == 2 and "do not match" in shown
+
+
+@pytest.mark.parametrize("command", [["editor", "password", "alice"]])
+def test_editor_password_without_a_terminal_names_its_own_command(
+    tmp_path: Path, command: list[str]
+) -> None:
+    result = run(command, tmp_path)
+    assert result.returncode == 2
+    assert "copydesk editor password NAME --password-stdin" in result.stderr.splitlines()[0]

@@ -8,12 +8,14 @@ from typing import Any
 
 import typer
 from rich.table import Table
+from rich.text import Text
 from sqlalchemy import func
 from sqlmodel import Session, select
 
 from copydesk import context as cx
 from guards.checks import FAILED, RAN
 from store.checks import newest_check
+from store.desk_stats import EditorThroughput, duration_text, editor_throughput
 from store.models import GateVerdict, Item, ModelCall, Run, utcnow
 
 
@@ -113,17 +115,28 @@ def model_check_counts(session: Session) -> dict[str, dict[str, int]]:
 def stats(
     cli: typer.Context,
     runs: int = typer.Option(20, "--runs", help="how many recent runs to show"),
+    days: int = typer.Option(
+        30, "--days", min=1, help="the period of the per-editor decisions, in days"
+    ),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """Items by status, and per run: items, model calls, tokens and estimated cost."""
+    """Items by status; per run: items, model calls, tokens and estimated cost; per
+    editor: decisions in the last --days days and the median time from draft
+    stored to decision."""
     ctx = cx.context(cli)
     with Session(ctx.engine) as session:
         stale = timedelta(seconds=ctx.settings.runs.lease_seconds)
         rows = run_usage(session, runs, stale)
         counts = status_counts(session)
         checks = model_check_counts(session)
+        editors = editor_throughput(session, days)
     if as_json:
-        document = {"items_by_status": counts, "runs": rows, "model_checks": checks}
+        document = {
+            "items_by_status": counts,
+            "runs": rows,
+            "model_checks": checks,
+            "editors": {"days": days, "decisions": [e.to_dict() for e in editors]},
+        }
         cx.out.print(json.dumps(document, indent=2), markup=False)
         return
     cx.out.print(
@@ -173,6 +186,7 @@ def stats(
             f"{r['discarded']} discard(s); its claims are taken over when their leases pass",
             markup=False,
         )
+    _print_editors(editors, days)
     if checks:
         table = Table(title="model checks (verdicts)")
         table.add_column("check", justify="left")
@@ -181,3 +195,25 @@ def stats(
         for gate, per_state in sorted(checks.items()):
             table.add_row(gate, *(str(per_state[state]) for state in CHECK_STATES))
         cx.out.print(table)
+
+
+def _print_editors(editors: list[EditorThroughput], days: int) -> None:
+    if not editors:
+        cx.out.print(f"no editor decisions in the last {days} days", markup=False)
+        return
+    table = Table(title=f"decisions per editor, last {days} days")
+    for column in ("editor", "decisions", "approved", "rejected", "per day", "median wait"):
+        table.add_column(column, justify="left" if column == "editor" else "right")
+    for e in editors:
+        table.add_row(
+            Text(e.editor),
+            str(e.decisions),
+            str(e.approved),
+            str(e.rejected),
+            f"{e.per_day:.2f}",
+            duration_text(e.median_seconds),
+        )
+    cx.out.print(table)
+    cx.out.print(
+        "median wait: from the draft stored to the editor's decision", markup=False, style="dim"
+    )

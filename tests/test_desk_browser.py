@@ -21,6 +21,7 @@ from sqlalchemy.engine import Engine
 from store.db import open_store
 from tests.review_seed import PASSWORD, seed_editor, seed_queue, write_config
 from tests.test_review_browser import (
+    ARTIFACTS,
     CHROMIUM,
     CHROMIUM_ARGS,
     COPYDESK,
@@ -198,3 +199,47 @@ def test_a_name_that_is_not_text_is_answered_not_crashed_on(small_server: Server
     assert elements, "the server drew nothing"
     assert not [e for e in elements if e.HasField("exception")]
     assert b"Enter your name and password." in b"".join(received)
+
+
+# --------------------------------------------------------------------------- stats
+
+
+def _decided_desk(engine: Engine) -> dict[str, int]:
+    from tests.test_desk_stats import KEYS, _decide
+
+    ids = seed_queue(engine, KEYS)
+    for name in ("alice", "bob"):
+        seed_editor(engine, name)
+    _decide(engine, ids["bridge"], "alice", "approved")
+    _decide(engine, ids["school"], "alice", "approved")
+    _decide(engine, ids["market"], "bob", "rejected")
+    return ids
+
+
+@pytest.fixture
+def decided_server(tmp_path: Path, sqlite_url: str) -> Iterator[Server]:
+    with serve(tmp_path, sqlite_url, _decided_desk) as running:
+        yield running
+
+
+def test_the_stats_page_reads_right_in_chromium(decided_server: Server) -> None:
+    from playwright.sync_api import expect
+
+    with chromium() as page:
+        sign_in(page, decided_server)  # type: ignore[arg-type]
+        expect(page.get_by_text("Review queue")).to_be_visible()  # type: ignore[attr-defined]
+        page.get_by_text("Stats", exact=True).click()  # type: ignore[attr-defined]
+        expect(page.get_by_text("Decisions per editor in the last 30 days")).to_be_visible()  # type: ignore[attr-defined]
+        expect(page.get_by_text(re.compile("none with tokens or a cost"))).to_be_visible()  # type: ignore[attr-defined]
+        charts = page.locator("[data-testid=stVegaLiteChart]")  # type: ignore[attr-defined]
+        expect(charts).to_have_count(4)  # discards, feeds, approval rate, decisions per editor
+        # The approval axis is labelled 0% ... 100% however the rates fall (SVG text).
+        for n in range(4):
+            charts.nth(n).scroll_into_view_if_needed()
+            expect(charts.nth(n).locator("canvas, svg").first).to_be_visible()
+            box = charts.nth(n).bounding_box()
+            assert box is not None and box["height"] >= 100, (n, box)  # drawn, not squashed
+        page.screenshot(path=str(ARTIFACTS / "stats_page.png"), full_page=True)  # type: ignore[attr-defined]
+        body = page.inner_text("body")  # type: ignore[attr-defined]
+        assert "0.000000" not in body
+        assert "No decisions in this period." not in body

@@ -173,6 +173,7 @@ class Pipeline:
         self._claims: dict[str, int] = {}
         self._claims_lock = threading.Lock()
         self._feed_tokens: dict[int, int] = {}  # feed id -> this run's claim token
+        self._backend_stopped = threading.Event()  # set by the model call that stops the run
 
     @property
     def actor(self) -> str:
@@ -644,11 +645,16 @@ class Pipeline:
         except Exception as exc:
             return self._unexpected(Outcome(job, st.ERROR), exc), None
 
-    def _draft_safely(self, out: Outcome, article: Article) -> Outcome:
-        """`prepare_draft`, likewise; a stopped backend stops the run."""
+    def _draft_safely(self, out: Outcome, article: Article) -> Outcome | None:
+        """`prepare_draft`, likewise; a stopped backend stops the run. Once one model
+        call has stopped it, a queued item makes no call (None: it stays `new`), even
+        before the run's thread gets round to cancelling it (a busy machine)."""
+        if self._backend_stopped.is_set():
+            return None
         try:
             return self.prepare_draft(out, article)
         except BackendFailure:
+            self._backend_stopped.set()
             raise
         except Exception as exc:
             return self._unexpected(Outcome(out.job, st.ERROR, calls=out.calls), exc)

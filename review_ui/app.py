@@ -75,7 +75,7 @@ def main(settings: ReviewAppSettings) -> None:
         st.html(f'<div class="cd-pending" style="font-size:0.85rem">{pending:,} pending</div>')
     if view == "Queue":
         sidebar_filters(engine)
-        st.sidebar.caption("Keys: J next · K previous · A approve · Enter in the reason rejects")
+        st.sidebar.caption("Keys: J next · K previous · A approve · R reject · E edit · ? all")
         queue_view(engine, settings, reviewer)
         return
     release_claim(engine)  # moved on from the queue: the draft is free again

@@ -16,8 +16,40 @@ from sqlmodel import Session
 from review_ui import diffs
 from review_ui.decisions import NotAllowed, Reviewer, decide, item_label, require_editor
 from review_ui.queries import stamp
+from review_ui.settings import ReviewAppSettings
 from review_ui.widgets import flash, plain
 from store.notes import MAX_NOTE_CHARS, NoteRefused, add_note, notes_for
+
+
+def reason_inputs(preset_col: Any, text_col: Any, settings: ReviewAppSettings, key: str) -> None:
+    """The reject box: a preset reason from `[review] reject_reasons`, free text, or
+    both. R puts the cursor in the text box (review_ui/shortcuts.py)."""
+    presets = settings.review.reject_reasons
+    if presets:
+        preset_col.selectbox(
+            "Preset reason",
+            [None, *presets],
+            key=f"{key}_preset",
+            format_func=lambda r: "(none: type one)" if r is None else r,
+        )
+    # Bound to the address: what the editor types is kept in the browser (in the
+    # URL), so a reload or a sign-in again brings it back.
+    text_col.text_input(
+        "Reason for rejecting",
+        key=key,
+        placeholder="your own words, or details for the preset",
+        bind="query-params",
+    )
+
+
+def chosen_reason(key: str) -> str:
+    """What is stored as the rejection's reason: the preset, the typed text, or
+    "preset: typed text" when the editor gave both."""
+    preset = (st.session_state.get(f"{key}_preset") or "").strip()
+    typed = (st.session_state.get(key) or "").strip()
+    if preset and typed:
+        return f"{preset}: {typed}"
+    return preset or typed
 
 
 def draw_changes(original: tuple[str, str] | None, current: tuple[str, str]) -> None:

@@ -6,11 +6,20 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from guards.settings import GateSettings
 from publish.settings import PublishSettings
 from summarise.checks import CheckSettings
+
+DEFAULT_REJECT_REASONS = (
+    "Duplicate of an earlier story",
+    "Not newsworthy for our readers",
+    "Misleading headline",
+    "Source is unreliable or not the original",
+    "Too old: the story has moved on",
+)
+MAX_REASON_CHARS = 200
 
 
 class ReviewSettings(BaseModel):
@@ -27,6 +36,23 @@ class ReviewSettings(BaseModel):
     # A draft an editor opens is theirs (a soft claim) for this long, refreshed while
     # it stays on their screen: other editors' queues skip it meanwhile (seconds).
     claim_seconds: float = Field(default=300.0, ge=10, le=3600)
+    # Reasons offered in the reject box; free text stays possible.
+    reject_reasons: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_REJECT_REASONS), max_length=30
+    )
+
+    @field_validator("reject_reasons")
+    @classmethod
+    def _reasons(cls, reasons: list[str]) -> list[str]:
+        cleaned = [" ".join(r.split()) for r in reasons]
+        for reason in cleaned:
+            if not reason:
+                raise ValueError("an empty reject reason")
+            if len(reason) > MAX_REASON_CHARS:
+                raise ValueError(f"a reject reason is at most {MAX_REASON_CHARS} characters")
+        if len(set(cleaned)) != len(cleaned):
+            raise ValueError("a reject reason is listed twice")
+        return cleaned
 
 
 class ReviewAppSettings(BaseModel):

@@ -1,6 +1,8 @@
 """The queue: pending drafts oldest first, one open at a time, decided in seconds.
 
-Keyboard: J next, K previous, A approve; in the reject box, Enter rejects.
+Keyboard: J next, K previous, A approve, R reject (the cursor goes to the reason
+box; Enter rejects), E edit, N/P next/previous page, ? the list of shortcuts
+(review_ui/shortcuts.py).
 Decisions run in button callbacks with the item id and version bound when the
 button was drawn, so the compare-and-set uses exactly the version the editor
 was looking at, not whatever the database holds by the time they click.
@@ -19,7 +21,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from guards.registry import CHECK_GATES
-from review_ui import decisions, desk_panels
+from review_ui import decisions, desk_panels, shortcuts
 from review_ui import highlight as hl
 from review_ui.decisions import Blocked, NotAllowed, ReasonRequired, Reviewer
 from review_ui.item_panel import draw_audit_trail, draw_header, draw_texts, draw_verdicts
@@ -110,6 +112,7 @@ def _filters_changed() -> None:
     st.session_state["q_page_last"] = 1
     st.session_state["q_filters_gen"] = st.session_state.get("q_filters_gen", 0) + 1
     st.session_state[GEN] = st.session_state.get(GEN, 0) + 1
+    shortcuts.filters_changed()  # the cursor goes back to the queue: J/K work at once
 
 
 def sidebar_filters(engine: Engine) -> None:
@@ -258,7 +261,7 @@ def _reject(
     key: str,
 ) -> None:
     filt = current_filter(settings)
-    reason = st.session_state.get(key) or ""
+    reason = desk_panels.chosen_reason(key)
     label = _label(engine, item_id)
     unseen = _not_seen(settings, item_id, version)
     if unseen:
@@ -269,7 +272,10 @@ def _reject(
             engine, lambda s: decisions.reject(s, reviewer, item_id, version, reason)
         )
     except ReasonRequired:
-        flash("error", f"Not rejected: {label}: a rejection needs a reason. Type it, then Enter.")
+        flash(
+            "error",
+            f"Not rejected: {label}: a rejection needs a reason. Pick or type one, then Enter.",
+        )
     except Conflict as conflict:
         _report_conflict(engine, filt, conflict)
         if reason.strip():  # what the editor typed is not silently dropped
@@ -462,7 +468,8 @@ def queue_view(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer) 
         f"{total:,} pending draft{'' if total == 1 else 's'}"
         f"{' (filtered)' if filtered else ''}, {ORDERS.get(filt.order, '')}</div>"
     )
-    show_flash()
+    shortcuts.install()
+    show_flash(log=True)
     _undo_button(engine, settings, reviewer)
     if held:
         st.button(
@@ -479,6 +486,8 @@ def queue_view(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer) 
         )
         _keep_in_address(None)
         return
+    if total:
+        shortcuts.toolbar(engine, filt, total)
     if item_id is None:
         with Session(engine) as session:
             item_id = next_in_queue(session, filt)
@@ -698,16 +707,9 @@ def _actions(
     with reject_col:
         reason_key = f"reason_{item.id}_{item.version}"
         with st.form(f"reject_form_{item.id}_{item.version}", border=False, enter_to_submit=True):
-            cols = st.columns([3, 1], vertical_alignment="bottom")
-            # Bound to the address: what the editor types is kept in the browser
-            # (in the URL), so a reload or a sign-in again brings it back.
-            cols[0].text_input(
-                "Reason for rejecting",
-                key=reason_key,
-                placeholder="e.g. duplicate of an earlier story; misleading headline",
-                bind="query-params",
-            )
-            cols[1].form_submit_button(
+            cols = st.columns([2, 2, 1], vertical_alignment="bottom")
+            desk_panels.reason_inputs(cols[0], cols[1], settings, reason_key)
+            cols[2].form_submit_button(
                 "Reject",
                 key="reject_submit",
                 on_click=_reject,

@@ -16,6 +16,7 @@ Rules this module enforces for the whole app:
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
@@ -85,11 +86,31 @@ def table(rows: Iterable[Mapping[str, Any]], **kwargs: Any) -> Any:
     return st.dataframe(frame, **kwargs)
 
 
+LOG = "flash_log"  # the last few messages, newest last: (kind, text, time.time())
+LOG_SIZE = 5
+LOG_FRESH_SECONDS = 20  # messages older than this are drawn faded
+
+
 def flash(kind: str, text: str) -> None:
-    """Queue a message for the next run (decisions happen in callbacks)."""
+    """Queue a message for the next run (decisions happen in callbacks), and keep
+    it in the short log the queue shows, so a later message never hides it."""
     st.session_state.setdefault("flash", []).append((kind, text))
+    log = st.session_state.setdefault(LOG, [])
+    log.append((kind, text, time.time()))
+    del log[:-LOG_SIZE]
 
 
-def show_flash() -> None:
-    for kind, text in st.session_state.pop("flash", []):
-        plain(text, kind=kind)
+def show_flash(*, log: bool = False) -> None:
+    """The messages queued since the last run; with `log`, the last few messages
+    instead, newest first (each names its item). The queue uses the log: two quick
+    decisions each leave their message, even when the first run that would have
+    shown it was cut short by the second key press (issue 12)."""
+    fresh = st.session_state.pop("flash", [])
+    if not log:
+        for kind, text in fresh:
+            plain(text, kind=kind)
+        return
+    now = time.time()
+    for kind, text, at in reversed(st.session_state.get(LOG, [])):
+        faded = now - at > LOG_FRESH_SECONDS
+        plain(text, kind=kind, style="opacity:0.6;font-size:0.85rem" if faded else "")

@@ -90,7 +90,11 @@ class ItemHistory:
                 "recorded_reply": item.recorded_reply,
                 "label": self.summariser_label,
             },
-            "draft": {"headline": item.headline, "summary": item.summary},
+            "draft": {
+                "headline": item.headline,
+                "summary": item.summary,
+                "not_made": no_draft_reason(item, self.verdicts),
+            },
             "retries": {
                 "attempts": item.attempts,
                 "next_attempt_at": iso(item.next_attempt_at),
@@ -105,6 +109,21 @@ class ItemHistory:
         if full:
             doc["source_text"] = item.source_text
         return doc
+
+
+def no_draft_reason(item: Item, verdicts: list[GateVerdict]) -> str | None:
+    """Why this item has no draft, when it never got one: a source gate discarded it
+    before summarising (or it was discarded for another reason first). None when a
+    draft exists, or the item is still on its way to one."""
+    if item.headline or item.summary or item.status != "discarded":
+        return None
+    failed = [v for v in verdicts if v.stage == "source" and not v.passed and v.mode == "discard"]
+    if failed:
+        gates = "; ".join(f"{v.gate}: {v.reason}" for v in failed)
+        return (
+            f"No draft was made: the source gate discarded this item before summarising ({gates})."
+        )
+    return "No draft was made: this item was discarded before it was summarised."
 
 
 def summariser_label(item: Item) -> str:

@@ -19,7 +19,7 @@ from store import textdiff
 from store.db import session_scope
 from store.notes import MAX_NOTE_CHARS, NoteRefused, add_note, notes_for
 from tests.review_seed import IMG, SCRIPT, item_state
-from tests.test_review_app import Desk, _desk, events, texts
+from tests.test_review_app import Desk, _desk, events, open_item, texts
 
 ALICE = Reviewer("alice", "editor")
 GATES = {"modes": {}, "min": 40}
@@ -237,3 +237,62 @@ def test_take_back_and_undo_are_one_move(desk: Desk) -> None:
         "figure unconfirmed",
         {"taken_back": True},
     )
+
+
+# --------------------------------------------------------------------------- preset reasons
+
+
+def _reject_with(at, desk: Desk, item_id: int, preset: str | None, typed: str) -> None:  # type: ignore[no-untyped-def]
+    open_item(at, item_id)
+    key = f"reason_{item_id}_{item_state(desk.engine, item_id).version}"
+    if preset is not None:
+        at.selectbox(key=f"{key}_preset").set_value(preset)
+    if typed:
+        at.text_input(key=key).input(typed)
+    at.button(key="reject_submit").click()
+    at.run()
+    assert not at.exception, at.exception
+
+
+def test_preset_reject_reasons_from_config_are_offered_and_stored(
+    desk: Desk, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = Path(tmp_path / "c.toml")
+    config.write_text(
+        config.read_text(encoding="utf-8")
+        + 'reject_reasons = ["Duplicate of item in print", "Embargoed until Friday"]\n',
+        encoding="utf-8",
+    )
+    at = desk.signed_in("alice")
+    bridge, school, market = (desk.ids[k] for k in ("bridge", "school", "market"))
+    box = at.selectbox(key=f"reason_{bridge}_{item_state(desk.engine, bridge).version}_preset")
+    assert box.options == [
+        "(none: type one)",
+        "Duplicate of item in print",
+        "Embargoed until Friday",
+    ]
+    _reject_with(at, desk, bridge, "Embargoed until Friday", "")
+    _reject_with(at, desk, school, "Duplicate of item in print", "see page 4")
+    _reject_with(at, desk, market, None, "Our own words")
+    reasons = {
+        i: [e.reason for e in events(desk.engine, i) if e.to_status == "rejected"]
+        for i in (bridge, school, market)
+    }
+    assert reasons == {
+        bridge: ["Embargoed until Friday"],
+        school: ["Duplicate of item in print: see page 4"],
+        market: ["Our own words"],
+    }
+
+
+def test_reject_reasons_setting_is_checked() -> None:
+    from pydantic import ValidationError
+
+    from review_ui.settings import DEFAULT_REJECT_REASONS, ReviewSettings
+
+    assert ReviewSettings().reject_reasons == list(DEFAULT_REJECT_REASONS)
+    assert ReviewSettings(reject_reasons=["  Too   old "]).reject_reasons == ["Too old"]
+    assert ReviewSettings(reject_reasons=[]).reject_reasons == []
+    for bad in (["", "x"], ["x", " x "], ["y" * 201], [f"r{i}" for i in range(31)]):
+        with pytest.raises(ValidationError):
+            ReviewSettings(reject_reasons=bad)

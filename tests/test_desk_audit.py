@@ -1,0 +1,149 @@
+"""Issue 12, the audit trail: a source-gate discard says no draft was made (in the
+review app and in `copydesk audit`), timestamps read in the editor's zone with UTC
+at hand, empty cells are blank, and a failed quote shows the closest source wording."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from store.db import open_store
+from tests.review_seed import ARTICLES, Article, seed_article, seed_editor, seed_queue
+from tests.test_desk_cli import _env, run
+
+TEASER = Article(
+    "teaser",
+    "Vell Valley council to vote on library hours",
+    "The Vell Valley council will vote on library opening hours next week.",  # too short
+    "Vell Valley library hours vote",
+    "The council votes next week.",
+)
+
+
+def seed_audit_desk(engine: Any) -> dict[str, int]:
+    """A source-gate discard (too short to summarise), a misquote that the quotes
+    gate discards, and a clean draft, through the real pipeline."""
+    ids = seed_queue(engine, ("bridge", "misquote"), modes={"quotes_verbatim": "discard"})
+    ids["teaser"] = seed_article(engine, TEASER)
+    seed_editor(engine, "alice")
+    return ids
+
+
+@pytest.fixture
+def audit_desk(sqlite_url: str, tmp_path: Path) -> dict[str, Any]:
+    engine = open_store(sqlite_url)
+    ids = seed_audit_desk(engine)
+    engine.dispose()
+    env = _env(tmp_path, COPYDESK_DATABASE_URL=sqlite_url, TZ="Asia/Kolkata")
+    return {"ids": ids, "env": env, "tmp": tmp_path, "url": sqlite_url}
+
+
+NO_DRAFT = "No draft was made: the source gate discarded this item before summarising"
+
+
+def test_copydesk_audit_says_a_source_gate_discard_made_no_draft(
+    audit_desk: dict[str, Any],
+) -> None:
+    item = str(audit_desk["ids"]["teaser"])
+    text = run(["audit", item], audit_desk["tmp"], env=audit_desk["env"])
+    assert text.returncode == 0, text.stderr
+    assert NO_DRAFT in text.stdout and "source_length: source has" in text.stdout
+    assert "headline: -" not in text.stdout and "summary: -" not in text.stdout
+    doc = json.loads(
+        run(["audit", item, "--json"], audit_desk["tmp"], env=audit_desk["env"]).stdout
+    )
+    assert doc["draft"]["not_made"].startswith(NO_DRAFT)
+    assert doc["draft"]["headline"] is None
+    # A drafted item has no such line.
+    drafted = run(
+        ["audit", str(audit_desk["ids"]["bridge"])], audit_desk["tmp"], env=audit_desk["env"]
+    )
+    assert "No draft was made" not in drafted.stdout
+    assert ARTICLES["bridge"].headline in drafted.stdout
+
+
+def test_the_review_app_says_a_source_gate_discard_made_no_draft(
+    audit_desk: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    from review_ui.item_panel import draw_texts  # noqa: F401 - the code under test
+    from tests.review_seed import write_config
+    from tests.test_review_app import APP, sign_in
+
+    monkeypatch.chdir(audit_desk["tmp"])
+    config = write_config(audit_desk["tmp"] / "c.toml", audit_desk["url"])
+    monkeypatch.setenv("COPYDESK_CONFIG", str(config))
+    monkeypatch.setenv("COPYDESK_DATABASE_URL", audit_desk["url"])
+    at = AppTest.from_file(str(APP), default_timeout=60)
+    at.run()
+    sign_in(at, "alice", "correct horse battery")
+    at.sidebar.radio(key="view").set_value("Discarded")
+    at.run()
+    listing = at.dataframe[0].value
+    row = list(listing["#"]).index(audit_desk["ids"]["teaser"])
+    at.session_state[at.dataframe[0].key] = {"selection": {"rows": [row], "columns": []}}
+    at.run()
+    boxes = [str(e.value) for e in at.get("html") if NO_DRAFT in str(e.value)]
+    assert len(boxes) == 1 and "source_length: source has" in boxes[0]  # in place of the draft
+    assert "Marks: " not in "".join(str(e.value) for e in at.get("html"))  # no empty draft box
+
+
+def test_copydesk_audit_prints_local_times_and_utc_on_request(audit_desk: dict[str, Any]) -> None:
+    item = str(audit_desk["ids"]["bridge"])
+    local = run(["audit", item], audit_desk["tmp"], env=audit_desk["env"])  # TZ=Asia/Kolkata
+    assert local.returncode == 0, local.stderr
+    assert "at (local time)" in local.stdout and "+05:30" in local.stdout
+    utc = run(["audit", item, "--utc"], audit_desk["tmp"], env=audit_desk["env"])
+    assert "at (UTC)" in utc.stdout and "+05:30" not in utc.stdout
+    assert " UTC" in utc.stdout
+
+
+def test_copydesk_audit_shows_the_closest_source_wording_of_a_failed_quote(
+    audit_desk: dict[str, Any],
+) -> None:
+    item = str(audit_desk["ids"]["misquote"])
+    result = run(["audit", item], audit_desk["tmp"], env=audit_desk["env"])
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    said = next(i for i, line in enumerate(lines) if "draft says:" in line)
+    assert "\u201cpeople only buy from the farmer who grew it\u201d" in lines[said]
+    assert "source says: \u201cPeople want to buy from the person who grew it" in lines[said + 1]
+    doc = json.loads(
+        run(["audit", item, "--json"], audit_desk["tmp"], env=audit_desk["env"]).stdout
+    )
+    (quotes,) = [v for v in doc["verdicts"] if v["gate"] == "quotes_verbatim"]
+    closest = quotes["evidence"][0]["closest_in_source"]
+    assert closest["text"].startswith("People want to buy from the person who grew it")
+
+
+def test_the_review_apps_audit_trail_has_blank_cells_and_the_closest_quote(
+    audit_desk: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    from tests.review_seed import write_config
+    from tests.test_review_app import APP, sign_in
+
+    monkeypatch.chdir(audit_desk["tmp"])
+    config = write_config(audit_desk["tmp"] / "c.toml", audit_desk["url"])
+    monkeypatch.setenv("COPYDESK_CONFIG", str(config))
+    monkeypatch.setenv("COPYDESK_DATABASE_URL", audit_desk["url"])
+    at = AppTest.from_file(str(APP), default_timeout=60)
+    at.run()
+    sign_in(at, "alice", "correct horse battery")
+    at.sidebar.radio(key="view").set_value("Discarded")
+    at.run()
+    row = list(at.dataframe[0].value["#"]).index(audit_desk["ids"]["misquote"])
+    at.session_state[at.dataframe[0].key] = {"selection": {"rows": [row], "columns": []}}
+    at.run()
+    assert not at.exception, at.exception
+    quotes = next(d.value for d in at.dataframe if "closest source wording" in d.value.columns)
+    assert list(quotes["the draft says"]) == ["people only buy from the farmer who grew it"]
+    assert quotes["closest source wording"][0].startswith("People want to buy from the person")
+    trail = "".join(str(e.value) for e in at.get("html") if "cd-trail" in str(e.value))
+    assert "<td>None</td>" not in trail and "(born) → new" in trail
+    assert 'title="' in trail and " UTC" in trail  # UTC on hover

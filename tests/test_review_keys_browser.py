@@ -1,0 +1,188 @@
+"""The queue's keyboard in a real headless Chromium (issue 12): the help overlay
+(?), R (the cursor in the reason box, the dwell rule still deciding), E (the
+edit box, cursor in the summary), N/P (pages), J/K straight after a filter, and
+a refused decision that leaves the earlier confirmation on screen."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlmodel import Session, select
+
+from review_ui.queries import QueueFilter, queue_count
+from review_ui.shortcuts import SHORTCUTS
+from store.db import open_store
+from store.models import AuditEvent
+from tests.review_seed import ARTICLES, seed_copies
+from tests.test_review_browser import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    Server,
+    _said,
+    _serve,
+    _shows,
+    _signed_in_page,
+    _statuses,
+)
+
+pytestmark = pytest.mark.browser
+
+DWELL = 3  # seconds: long enough that a key press right after a draft appears is refused
+
+
+@pytest.fixture
+def slow_server(tmp_path: Path, sqlite_url: str) -> Iterator[Server]:
+    with _serve(tmp_path, sqlite_url, DWELL) as running:
+        yield running
+
+
+@pytest.fixture
+def paged_server(tmp_path: Path, sqlite_url: str) -> Iterator[Server]:
+    """No dwell, and two pages of drafts: 26 more versions of the bridge story."""
+    with _serve(tmp_path, sqlite_url, 0) as running:
+        engine = open_store(sqlite_url)
+        try:
+            seed_copies(engine, "bridge", 26)
+        finally:
+            engine.dispose()
+        yield running
+
+
+def _focus_page(page) -> None:  # type: ignore[no-untyped-def]
+    """Take the cursor out of any box, as an editor clicking the page does."""
+    page.locator(".cd-headline").first.click()
+
+
+def _position(page, n: int):  # type: ignore[no-untyped-def]
+    return page.get_by_text(re.compile(rf"^Draft {n} of \d+ in the queue · item #\d+$"))
+
+
+def test_help_r_e_and_a_refusal_that_keeps_the_earlier_message(slow_server: Server) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    ids = slow_server.ids
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = _signed_in_page(browser, slow_server)
+            _shows(page, "bridge")
+            _focus_page(page)
+
+            # ? opens the overlay listing every shortcut; Esc closes it.
+            page.keyboard.press("?")
+            dialog = page.get_by_role("dialog")
+            expect(dialog).to_be_visible()
+            for key, what in SHORTCUTS:
+                expect(dialog.locator("tr").filter(has_text=what)).to_contain_text(key)
+            page.keyboard.press("Escape")
+            expect(dialog).to_be_hidden()
+
+            # R on a draft read long enough: the cursor goes to the reason box, and
+            # Enter rejects with what was typed (an "a" typed there approves nothing).
+            page.wait_for_timeout(DWELL * 1000 + 300)
+            _focus_page(page)
+            page.keyboard.press("r")
+            reason = page.get_by_label("Reason for rejecting")
+            expect(reason).to_be_focused()
+            page.keyboard.type("Duplicate of an earlier story")
+            page.keyboard.press("Enter")
+            expect(_said(page, f"Rejected #{ids['bridge']}")).to_be_visible()
+            _shows(page, "school")
+
+            # R then Enter on a draft that has just appeared: refused by the dwell
+            # rule, and the confirmation of the rejection before stays visible.
+            _focus_page(page)
+            page.keyboard.press("r")
+            expect(reason).to_be_focused()
+            page.keyboard.type("Too quick")
+            page.keyboard.press("Enter")
+            expect(_said(page, f"Not rejected: #{ids['school']}")).to_be_visible()
+            expect(_said(page, f"Rejected #{ids['bridge']}")).to_be_visible()
+
+            # E opens the edit box with the cursor in the summary.
+            _focus_page(page)
+            page.keyboard.press("e")
+            summary = page.locator('textarea[aria-label="Summary"]:focus')
+            expect(summary).to_be_in_viewport()
+            expect(summary).to_have_value(ARTICLES["school"].summary)
+
+            # A, then A again on the draft that has just opened: the second is refused
+            # and both messages stay on screen, each naming its item.
+            _focus_page(page)
+            page.wait_for_timeout(DWELL * 1000 + 300)
+            page.keyboard.press("a")
+            expect(_said(page, f"Approved #{ids['school']}")).to_be_visible()
+            _shows(page, "market")
+            _focus_page(page)
+            page.keyboard.press("a")
+            expect(_said(page, f"Not approved: #{ids['market']}")).to_be_visible()
+            expect(_said(page, f"Approved #{ids['school']}")).to_be_visible()
+            expect(_said(page, f"Rejected #{ids['bridge']}")).to_be_visible()
+        finally:
+            browser.close()
+    statuses = _statuses(slow_server)
+    assert (statuses["bridge"], statuses["school"], statuses["market"]) == (
+        "rejected",
+        "approved",
+        "draft",
+    )
+    engine = open_store(slow_server.db_url)
+    try:
+        with Session(engine) as session:
+            rejections = session.exec(
+                select(AuditEvent.reason).where(AuditEvent.to_status == "rejected")
+            ).all()
+    finally:
+        engine.dispose()
+    assert rejections == ["Duplicate of an earlier story"]
+
+
+def test_n_p_pages_and_j_right_after_a_filter(paged_server: Server) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    engine = open_store(paged_server.db_url)
+    try:
+        with Session(engine) as session:
+            total = queue_count(session, QueueFilter())
+    finally:
+        engine.dispose()
+    assert total == 30  # 4 drafts of the seed and 26 copies: two pages of 25
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = _signed_in_page(browser, paged_server)
+            _shows(page, "bridge")
+            expect(_position(page, 1)).to_be_visible()
+            _focus_page(page)
+            page.keyboard.press("n")
+            expect(_position(page, 26)).to_be_visible()
+            expect(page.locator(".cd-list-page").first).to_contain_text("page 2 of 2")
+            _focus_page(page)
+            page.keyboard.press("p")
+            expect(_position(page, 1)).to_be_visible()
+            expect(page.locator(".cd-list-page").first).to_contain_text("page 1 of 2")
+
+            # A search from the sidebar, then J at once: the next match opens, and no
+            # "j" lands in the search box.
+            search = page.get_by_label("Search headline and draft")
+            search.fill("footbridge")
+            search.press("Enter")
+            expect(page.locator(".cd-count").first).to_contain_text("27 pending drafts (filtered)")
+            expect(search).not_to_be_focused()
+            page.keyboard.press("j")
+            expect(_position(page, 2)).to_be_visible()
+            expect(search).to_have_value("footbridge")
+            page.keyboard.press("k")
+            expect(_position(page, 1)).to_be_visible()
+
+            # Clearing the search works the same way.
+            search.fill("")
+            search.press("Enter")
+            expect(page.locator(".cd-count").first).to_contain_text("30 pending drafts,")
+            page.keyboard.press("j")
+            expect(_position(page, 2)).to_be_visible()
+        finally:
+            browser.close()

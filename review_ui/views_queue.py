@@ -21,7 +21,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from guards.registry import CHECK_GATES
-from review_ui import decisions, desk_panels, shortcuts
+from review_ui import bulk, decisions, desk_panels, shortcuts
 from review_ui import highlight as hl
 from review_ui.decisions import Blocked, NotAllowed, ReasonRequired, Reviewer
 from review_ui.item_panel import draw_audit_trail, draw_header, draw_texts, draw_verdicts
@@ -30,6 +30,7 @@ from review_ui.queries import (
     PAGE_SIZE,
     QueueFilter,
     age,
+    count_text,
     feed_choices,
     held_count,
     item_view,
@@ -41,6 +42,7 @@ from review_ui.queries import (
     queue_position,
     stamp,
 )
+from review_ui.search import search_box
 from review_ui.settings import ReviewAppSettings
 from review_ui.widgets import flash, plain, show_flash, table
 from store import presence
@@ -73,6 +75,7 @@ def current_filter(settings: ReviewAppSettings) -> QueueFilter:
         order=st.session_state.get("f_order") or "ingested",
         editor=_editor(),
         show_held=bool(st.session_state.get("f_held")),
+        assigned_to=_editor() if st.session_state.get("f_mine") else None,
     )
 
 
@@ -153,7 +156,8 @@ def sidebar_filters(engine: Engine) -> None:
     st.sidebar.selectbox(
         "Order", list(ORDERS), format_func=ORDERS.get, key="f_order", on_change=_filters_changed
     )
-    st.sidebar.text_input("Search headline and draft", key="f_search", on_change=_filters_changed)
+    search_box("f_search", where=st.sidebar, on_change=_filters_changed)
+    st.sidebar.toggle("Assigned to me", key="f_mine", on_change=_filters_changed)
 
 
 def _show_held() -> None:
@@ -465,11 +469,12 @@ def queue_view(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer) 
     filtered = filt.narrowed
     st.html(
         '<div class="cd-count" style="opacity:0.8;font-size:0.9rem"><b>Review queue</b> · '
-        f"{total:,} pending draft{'' if total == 1 else 's'}"
+        f"{count_text(total, filt.search)} pending draft{'' if total == 1 else 's'}"
         f"{' (filtered)' if filtered else ''}, {ORDERS.get(filt.order, '')}</div>"
     )
     shortcuts.install()
     show_flash(log=True)
+    bulk.confirmation(engine, reviewer)
     _undo_button(engine, settings, reviewer)
     if held:
         st.button(
@@ -492,8 +497,8 @@ def queue_view(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer) 
         with Session(engine) as session:
             item_id = next_in_queue(session, filt)
         st.session_state[OPEN] = item_id
-    if total:
-        _queue_list(engine, filt, total, item_id)
+    rows = _queue_list(engine, filt, total, item_id) if total else []
+    bulk.bulk_panel(engine, reviewer, rows, key=str(st.session_state.get(GEN, 0)))
     item_id = st.session_state.get(OPEN)  # a row picked in the list opens at once
     _keep_in_address(item_id)
     if item_id is not None:
@@ -521,7 +526,7 @@ def _follow(engine: Engine, filt: QueueFilter, open_id: int | None, pages: int) 
     st.session_state["q_page_gen"] = st.session_state.get("q_page_gen", 0) + 1
 
 
-def _queue_list(engine: Engine, filt: QueueFilter, total: int, open_id: int | None) -> None:
+def _queue_list(engine: Engine, filt: QueueFilter, total: int, open_id: int | None) -> list[Any]:
     pages = max(1, math.ceil(total / PAGE_SIZE))
     _follow(engine, filt, open_id, pages)
     # The page picker's state is never written through st.session_state (Streamlit
@@ -544,6 +549,7 @@ def _queue_list(engine: Engine, filt: QueueFilter, total: int, open_id: int | No
         )
         with Session(engine) as session:
             rows = queue_page(session, filt, page=page)
+        similar = bulk.similar_counts(engine, [r.id for r in rows])
         here = [n for n, r in enumerate(rows) if r.id == open_id]
         event = table(
             [
@@ -554,6 +560,8 @@ def _queue_list(engine: Engine, filt: QueueFilter, total: int, open_id: int | No
                     "ingested": age(r.seen_at),
                     "feed": r.feed,
                     "checks": r.badge,
+                    "similar": bulk.similar_label(similar.get(r.id, 0)),
+                    "assigned": r.assigned_to or "",
                     "headline": r.headline,
                 }
                 for r in rows
@@ -574,6 +582,7 @@ def _queue_list(engine: Engine, filt: QueueFilter, total: int, open_id: int | No
             st.session_state[PICKS] = picks + 1
             st.session_state[FOLLOWED] = rows[chosen[0]].id  # already on its page
             st.rerun()  # draw the page again around the picked item
+    return rows
 
 
 def _item(
@@ -627,6 +636,7 @@ def _item(
         _presence(engine, settings, reviewer, item.id)
     draw_header(view)
     if in_queue:
+        bulk.similar_box(engine, reviewer, item.id)
         _actions(engine, settings, reviewer, view, original)
     draw_texts(view)
     desk_panels.draw_changes(original, (item.headline or "", item.summary or ""))

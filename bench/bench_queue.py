@@ -11,6 +11,21 @@ A search is what the queue runs for it (the count and the first page); it is
 timed through the full-text index (store/search.py: FTS5 / tsvector + GIN)
 and, beside it, as the LIKE scan a user would write over the same columns
 (headline, title, summary, source text, link), median and p95 of 15 runs.
+
+Measured 2026-12-01 (100,000 drafts, load average about 10 on 2 cores shared
+with other work, so absolute times are high; compare within a row), median ms
+of count + first page, index / LIKE:
+
+    query            SQLite FTS5          PostgreSQL tsvector+GIN
+    rare name         48 / 784  (16x)       69 / 1210 (18x)
+    "full name"       96 / 1013 (11x)       86 / 2957 (35x)
+    "phrase" (1 hit)  61 / 1862 (31x)       56 / 2138 (38x)
+    link piece        41 / 1034 (25x)      140 / 3993 (29x)
+    #item number      21 / 377  (18x)       59 / 3669 (62x)
+    word in every     193 / 195  (1.0x)    205 / 344  (1.7x)
+
+A word found in every draft is the worst case: both ways must read all of them
+(the count stops at 1,001 matches); the LIKE scan finds its first page at once.
 """
 
 from __future__ import annotations

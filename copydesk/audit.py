@@ -32,6 +32,7 @@ from sqlmodel import Session
 
 from copydesk import audit_edits
 from copydesk.audit_checks import model_checks, render_model_checks
+from guards.closest import closest_pairs
 from guards.registry import CHECK_GATES
 from ingest.urls import canonical_url
 from store import history
@@ -250,7 +251,9 @@ def feed_exists(engine: Engine, name_or_url: str) -> bool:
 # --- rendering -------------------------------------------------------------------------------
 
 
-def render_history(console: Console, history: ItemHistory, *, full: bool = False) -> None:
+def render_history(
+    console: Console, history: ItemHistory, *, full: bool = False, utc_times: bool = False
+) -> None:
     """A readable report of one item's history, oldest first within each part."""
     item = history.item
     console.print(
@@ -314,12 +317,13 @@ def render_history(console: Console, history: ItemHistory, *, full: bool = False
 
     _heading(console, f"Gate verdicts ({len(history.verdicts)})")
     if history.verdicts:
-        console.print(_verdicts_table(history.verdicts))
+        console.print(_verdicts_table(history.verdicts, utc_times))
         for v in history.verdicts:
             shown_below = v.gate in CHECK_GATES
             if not v.passed and v.evidence not in (None, {}, []) and not shown_below:
                 console.print(Text(f"  {v.stage}/{v.gate} evidence:", style="bold"))
                 render_evidence(console, v.evidence, indent=4)
+                _render_closest(console, v.evidence)
     else:
         console.print(Text("  none recorded", style="dim"))
 
@@ -336,12 +340,12 @@ def render_history(console: Console, history: ItemHistory, *, full: bool = False
         console.print(Text("  none recorded", style="dim"))
 
     _heading(console, f"Audit events ({len(history.events)})")
-    console.print(_events_table(history.events))
+    console.print(_events_table(history.events, utc_times))
     audit_edits.render_edits(console, history)
     audit_edits.render_notes(console, history)
 
 
-def render_discards(console: Console, report: DiscardsReport) -> None:
+def render_discards(console: Console, report: DiscardsReport, *, utc_times: bool = False) -> None:
     """The discards newest first, one block each (a URL is never folded to fit a
     column), then the counts per gate."""
     if not report.discards:
@@ -354,7 +358,7 @@ def render_discards(console: Console, report: DiscardsReport) -> None:
         console.print()
         console.print(
             Text.assemble(
-                (_short_time(d.discarded_at) + " UTC", "dim"),
+                (_short_time(d.discarded_at, utc_times), "dim"),
                 "  ",
                 (f"item {d.item_id}", "bold"),
                 "  ",
@@ -384,7 +388,7 @@ def render_unchecked(console: Console, rows: Sequence[Unchecked], counts: dict[s
         console.print()
         console.print(
             Text.assemble(
-                (_short_time(row.checked_at) + " UTC", "dim"),
+                (_short_time(row.checked_at, True), "dim"),
                 "  ",
                 (f"item {row.item_id}", "bold"),
                 "  ",
@@ -426,6 +430,17 @@ def render_evidence(console: Console, evidence: Any, *, indent: int = 2) -> None
             console.print(line)
     else:
         console.print(Text(pad + safe(_compact(evidence))))
+
+
+def _render_closest(console: Console, evidence: Any) -> None:
+    """Each missing quotation beside what the source says closest to it."""
+    for quote, closest, similarity in closest_pairs(evidence):
+        console.print(Text("    draft says:  ", style="dim") + plain(f"\u201c{quote}\u201d"))
+        if closest is None:
+            console.print(Text("    source says: nothing close", style="dim"))
+        else:
+            line = Text("    source says: ", style="dim") + plain(f"\u201c{closest}\u201d")
+            console.print(line + Text(f"  (similarity {similarity:.0f}%)", style="dim"))
 
 
 def _compact(value: Any) -> str:
@@ -472,9 +487,9 @@ def _result(passed: bool, mode: str) -> Text:
     return Text(f"failed ({mode})", style="yellow")
 
 
-def _verdicts_table(verdicts: Sequence[GateVerdict]) -> Table:
+def _verdicts_table(verdicts: Sequence[GateVerdict], utc_times: bool = False) -> Table:
     table = Table()
-    table.add_column("at (UTC)", no_wrap=True)
+    table.add_column(_time_column(utc_times), no_wrap=True)
     table.add_column("stage")
     table.add_column("gate")
     table.add_column("mode")
@@ -482,7 +497,7 @@ def _verdicts_table(verdicts: Sequence[GateVerdict]) -> Table:
     table.add_column("reason", overflow="fold")
     for v in verdicts:
         table.add_row(
-            Text(_short_time(v.created_at)),
+            Text(_short_time(v.created_at, utc_times)),
             plain(v.stage),
             plain(v.gate),
             plain(v.mode),
@@ -492,16 +507,16 @@ def _verdicts_table(verdicts: Sequence[GateVerdict]) -> Table:
     return table
 
 
-def _events_table(events: Sequence[AuditEvent]) -> Table:
+def _events_table(events: Sequence[AuditEvent], utc_times: bool = False) -> Table:
     table = Table()
-    table.add_column("at (UTC)", no_wrap=True)
+    table.add_column(_time_column(utc_times), no_wrap=True)
     table.add_column("actor")
     table.add_column("move")
     table.add_column("reason", overflow="fold")
     table.add_column("details", overflow="fold")
     for e in events:
         table.add_row(
-            Text(_short_time(e.at)),
+            Text(_short_time(e.at, utc_times)),
             plain(e.actor),
             plain(f"{e.from_status or '(born)'} -> {e.to_status}"),
             plain(e.reason or ""),
@@ -570,9 +585,21 @@ def _n(value: int | None) -> str:
     return "-" if value is None else str(value)
 
 
-def _short_time(value: datetime | None) -> str:
+def _short_time(value: datetime | None, utc_times: bool = False) -> str:
+    """A stored time in this machine's time zone with its offset ("2026-03-02
+    14:05:09 +01:00"), or in UTC with --utc; "-" for none."""
     stamp = utc(value)
-    return stamp.strftime("%Y-%m-%d %H:%M:%S") if stamp else "-"
+    if stamp is None:
+        return "-"
+    if utc_times:
+        return stamp.strftime("%Y-%m-%d %H:%M:%S UTC")
+    local = stamp.astimezone()
+    offset = local.strftime("%z")
+    return local.strftime("%Y-%m-%d %H:%M:%S ") + f"{offset[:3]}:{offset[3:]}"
+
+
+def _time_column(utc_times: bool) -> str:
+    return "at (UTC)" if utc_times else "at (local time)"
 
 
 def _why(d: Discard) -> list[Text]:

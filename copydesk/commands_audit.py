@@ -34,6 +34,9 @@ def audit_command(
     full: bool = typer.Option(
         False, "--full", help="also the source text and each model call's request and reply"
     ),
+    utc_times: bool = typer.Option(
+        False, "--utc", help="times in UTC instead of this machine's time zone"
+    ),
     verify: bool = typer.Option(
         False,
         "--verify",
@@ -79,7 +82,7 @@ def audit_command(
         document["model_checks"] = audit_checks.model_checks(history.verdicts)
         _print_json(document)
     else:
-        audit.render_history(out, history, full=full)
+        audit.render_history(out, history, full=full, utc_times=utc_times)
 
 
 def discards_command(
@@ -92,6 +95,9 @@ def discards_command(
     ),
     feed: str | None = typer.Option(None, "--feed", help="only items from this feed (name or URL)"),
     as_json: bool = typer.Option(False, "--json", help="one JSON document instead of a table"),
+    utc_times: bool = typer.Option(
+        False, "--utc", help="times in UTC instead of this machine's time zone"
+    ),
 ) -> None:
     """Discarded items, newest first, with every failed gate's reason, and the
     number of discards per gate."""
@@ -110,7 +116,7 @@ def discards_command(
     if as_json:
         _print_json(report.to_dict())
     else:
-        audit.render_discards(out, report)
+        audit.render_discards(out, report, utc_times=utc_times)
 
 
 STATES = {"not-run": NOT_RUN, "failed": FAILED}

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shlex
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,7 +19,7 @@ from sqlalchemy.engine import make_url
 from sqlmodel import select
 
 from copydesk import context as cx
-from copydesk.commands_review import launch_review
+from copydesk.commands_review import free_port, launch_review, port_free
 from copydesk.config import Settings
 from copydesk.heartbeat import AnotherRunInProgress
 from copydesk.pipeline import Pipeline, sync_config_feeds
@@ -329,9 +331,18 @@ def demo(
     directory: Path = typer.Option(
         Path("copydesk-demo"), "--dir", help="where the demo database goes"
     ),
+    port: int | None = typer.Option(
+        None, "--port", help="port of the review queue (default: [review] port, 8501)"
+    ),
 ) -> None:
     """Run the whole pipeline on the bundled sample feed, offline, into a fresh database."""
     settings = cx.load(cli)
+    host, chosen = settings.review.host, settings.review.port if port is None else port
+    if not no_ui and 0 < chosen < 65536 and not port_free(host, chosen):
+        cx.fail(  # before the run and before any URL: nothing to undo
+            f"port {chosen} on {host} is taken (another review server?): "
+            f"try --port {free_port(host, chosen)}"
+        )
     directory.mkdir(parents=True, exist_ok=True)
     db = (directory / "demo.db").resolve()
     for stale in (db, db.with_suffix(".db-wal"), db.with_suffix(".db-shm")):
@@ -362,11 +373,23 @@ def demo(
         )
     _print_report(report, as_json=False)
     cx.out.print(f"\ndemo database: {db}", markup=False)
-    cx.out.print(
-        f"see why an item was discarded:  COPYDESK_DATABASE_URL=sqlite:///{db} copydesk discards",
-        markup=False,
-    )
-    _launch_review(ctx, no_ui)
+    cx.out.print(f"see why an item was discarded:  {demo_command(db, 'discards')}", markup=False)
+    _launch_review(ctx, no_ui, port)
+
+
+def demo_command(db: Path, command: str) -> str:
+    """`command` as a line that works pasted into a fresh shell: the database named
+    and the copydesk of this installation by its path (a fresh shell has no
+    virtualenv active, so a bare `copydesk` may be missing or another one)."""
+    script = Path(sys.executable).parent / "copydesk"
+    program = Path(sys.argv[0]) if Path(sys.argv[0]).name == "copydesk" else script
+    try:
+        shown = program.resolve().relative_to(Path.cwd().resolve())
+        path = str(shown) if str(shown).startswith(".") else f"./{shown}"
+    except ValueError:
+        path = str(program.resolve())
+    url = shlex.quote(f"sqlite:///{db}")
+    return f"COPYDESK_DATABASE_URL={url} {shlex.quote(path)} {command}"
 
 
 def _name_sample_feed(ctx: cx.Context) -> None:
@@ -374,14 +397,11 @@ def _name_sample_feed(ctx: cx.Context) -> None:
         sync_config_feeds(session, ctx.settings.feeds)
 
 
-def _launch_review(ctx: cx.Context, no_ui: bool) -> None:
+def _launch_review(ctx: cx.Context, no_ui: bool, port: int | None = None) -> None:
     name, password = ensure_demo_editor(ctx.engine)
     cx.out.print(f"demo editor: {name}   password: {password}", markup=False)
     if no_ui:
-        cx.out.print(
-            "review queue: run `copydesk review` with COPYDESK_DATABASE_URL="
-            f"{ctx.settings.database.url}",
-            markup=False,
-        )
+        db = Path(ctx.settings.database.url.removeprefix("sqlite:///"))
+        cx.out.print(f"review queue:  {demo_command(db, 'review')}", markup=False)
         return
-    raise typer.Exit(launch_review(ctx.settings))
+    raise typer.Exit(launch_review(ctx.settings, port=port))

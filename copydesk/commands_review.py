@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import socket
 import subprocess
 import sys
 from collections.abc import Callable, Mapping
@@ -251,6 +252,26 @@ def review_env(settings: Settings, environ: Mapping[str, str] | None = None) -> 
     return env
 
 
+def port_free(host: str, port: int) -> bool:
+    """Whether a server could listen on host:port now (a bind test, then let go)."""
+    try:
+        with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+            probe.bind((host, port))
+    except OSError:
+        return False
+    return True
+
+
+def free_port(host: str, taken: int) -> int:
+    """A port to suggest instead of `taken`: the next free one above it, else any."""
+    for port in range(taken + 1, min(taken + 50, 65536)):
+        if port_free(host, port):
+            return port
+    with socket.socket() as probe:
+        probe.bind((host, 0))
+        return int(probe.getsockname()[1])
+
+
 def launch_review(settings: Settings, port: int | None = None, host: str | None = None) -> int:
     """Run the review app in the foreground; returns its exit code (0 after Ctrl-C)."""
     host = host or settings.review.host
@@ -268,6 +289,14 @@ def launch_review(settings: Settings, port: int | None = None, host: str | None 
         enabled = [e for e in list_editors(session) if e.enabled]
     where = safe_url(engine)
     engine.dispose()
+    if not port_free(host, port):  # said before any URL is printed
+        err.print(
+            Text(
+                f"copydesk: error: port {port} on {host} is taken (another review server?): "
+                f"try --port {free_port(host, port)}"
+            )
+        )
+        return EXIT_UNABLE
     if not enabled:
         err.print(
             Text("copydesk: no editor accounts yet: create one with copydesk editor add NAME")

@@ -90,9 +90,37 @@ def load(cli: typer.Context) -> Settings:
 
 def connect(settings: Settings) -> Engine:
     try:
-        return open_store(settings.database.url)
+        engine = open_store(settings.database.url)
     except StoreError as exc:
         fail(str(exc).splitlines()[0])
+    note_database(settings, engine)
+    return engine
+
+
+def database_origin(settings: Settings, environ: dict[str, str] | None = None) -> str | None:
+    """Why this database, when the command found no project to tell it: no
+    --config, no $COPYDESK_CONFIG, no config.toml in this folder and no
+    $COPYDESK_DATABASE_URL, so it opens the default copydesk.db of whatever folder
+    it runs in. None when the database was chosen (by a config file or the
+    environment): there is nothing to wonder about then."""
+    env = os.environ if environ is None else environ
+    if settings.source or env.get("COPYDESK_DATABASE_URL"):
+        return None
+    return f"the default: no config.toml in {Path.cwd()}"
+
+
+def note_database(settings: Settings, engine: Engine) -> None:
+    """One line on stderr naming the database a command opened outside the project
+    folder, so that a newcomer in another folder sees why the demo editor's
+    password fails there (another, empty database). Never on stdout: output
+    stays machine-readable."""
+    origin = database_origin(settings)
+    if origin is None:
+        return
+    where = engine.url.render_as_string(hide_password=True)
+    if engine.url.get_backend_name() == "sqlite" and engine.url.database:
+        where = str(Path(engine.url.database).resolve())
+    note(f"database: {where} (from {origin})")
 
 
 def context(cli: typer.Context) -> Context:

@@ -94,7 +94,12 @@ def load_decided(session: Session, since: datetime | None) -> list[Decided]:
     for e in session.exec(events.order_by(AuditEvent.at, AuditEvent.id)):
         if e.to_status in (APPROVED, REJECTED) and e.from_status == DRAFT:
             decided[e.item_id] = Decided(e.item_id, e.to_status)
-        elif e.from_status == DRAFT and e.to_status == DRAFT and isinstance(e.details, dict):
+        elif (
+            e.from_status == DRAFT
+            and e.to_status == DRAFT
+            and isinstance(e.details, dict)
+            and "after" in e.details  # an edit (an assignment has none)
+        ):
             edits.setdefault(e.item_id, []).append(
                 (_text(e.details.get("before")), _text(e.details.get("after")))
             )

@@ -173,6 +173,7 @@ class Pipeline:
         self._claims: dict[str, int] = {}
         self._claims_lock = threading.Lock()
         self._feed_tokens: dict[int, int] = {}  # feed id -> this run's claim token
+        self._backend_stopped = threading.Event()  # set by the model call that stops the run
 
     @property
     def actor(self) -> str:
@@ -644,11 +645,16 @@ class Pipeline:
         except Exception as exc:
             return self._unexpected(Outcome(job, st.ERROR), exc), None
 
-    def _draft_safely(self, out: Outcome, article: Article) -> Outcome:
-        """`prepare_draft`, likewise; a stopped backend stops the run."""
+    def _draft_safely(self, out: Outcome, article: Article) -> Outcome | None:
+        """`prepare_draft`, likewise; a stopped backend stops the run. Once one model
+        call has stopped it, a queued item makes no call (None: it stays `new`), even
+        before the run's thread gets round to cancelling it (a busy machine)."""
+        if self._backend_stopped.is_set():
+            return None
         try:
             return self.prepare_draft(out, article)
         except BackendFailure:
+            self._backend_stopped.set()
             raise
         except Exception as exc:
             return self._unexpected(Outcome(out.job, st.ERROR, calls=out.calls), exc)
@@ -899,7 +905,11 @@ class Pipeline:
             return
         try:
             with session_scope(self.engine) as session:
-                written = [self._write_outcome(session, out) for out in outs]
+                # Every item's rows first, then the moves: the moves append to the
+                # audit chain, whose lock is held from the first append to the commit
+                # (it serialises writers across runs), so it is taken as late as can be.
+                moves = [self._write_outcome(session, out) for out in outs]
+                written = [move() for move in moves]
         except st.Conflict:
             for out in outs:
                 self._commit(out)
@@ -910,7 +920,7 @@ class Pipeline:
     def _commit(self, out: Outcome) -> None:
         try:
             with session_scope(self.engine) as session:
-                feed_id, reason = self._write_outcome(session, out)
+                feed_id, reason = self._write_outcome(session, out)()
         except st.Conflict as exc:
             # Another worker (or machine) finished this item first. Its result
             # stands; the calls this worker made are still written to the ledger.
@@ -921,10 +931,12 @@ class Pipeline:
             return
         self._count(out, feed_id, reason)
 
-    def _write_outcome(self, session: Session, out: Outcome) -> tuple[int | None, str | None]:
-        """The item's move with its verdicts and ledger rows, in the caller's
-        transaction: (the item's feed, the move's reason). Writing it again after a
-        rollback gives the same result."""
+    def _write_outcome(
+        self, session: Session, out: Outcome
+    ) -> Callable[[], tuple[int | None, str | None]]:
+        """The item's verdicts and ledger rows, in the caller's transaction, and its
+        move to make next (which returns the item's feed and the move's reason).
+        Writing it again after a rollback gives the same result."""
         job = out.job
         item = session.get(Item, job.item_id)
         if out.to_status != st.DISCARDED and (out.fingerprint or out.aliases):
@@ -956,18 +968,22 @@ class Pipeline:
             details["discard_kind"] = out.discard_kind  # for stats, not parsed from text
         if failed or flagged:
             details.update(failed_gates=failed, flagged_gates=flagged)
-        st.move(
-            session,
-            item,
-            out.to_status,
-            actor=self.actor,
-            reason=reason,
-            expected_version=job.version,
-            changes=out.changes,
-            details=details or None,
-            discard_kind=out.discard_kind if out.to_status == st.DISCARDED else None,
-        )
-        return item.feed_id, reason
+
+        def move() -> tuple[int | None, str | None]:
+            st.move(
+                session,
+                item,
+                out.to_status,
+                actor=self.actor,
+                reason=reason,
+                expected_version=job.version,
+                changes=out.changes,
+                details=details or None,
+                discard_kind=out.discard_kind if out.to_status == st.DISCARDED else None,
+            )
+            return item.feed_id, reason
+
+        return move
 
     def _count(self, out: Outcome, feed_id: int | None, reason: str | None) -> None:
         """A committed outcome in the run's report and log."""

@@ -59,6 +59,7 @@ from bisect import bisect_left
 from functools import lru_cache
 from typing import Any, NamedTuple
 
+from guards.closest import closest_passage
 from guards.text import (
     DASHES,
     DOUBLE_QUOTES,
@@ -460,6 +461,8 @@ def quotes_verbatim(source: str, url: str | None, draft: str) -> Verdict:
             ]
             if problem and not found:
                 entry["omission"] = problem
+        if not found:  # what the source says instead, for the auditor
+            entry["closest_in_source"] = closest_passage(source or "", raw.strip())
         evidence.append(entry)
         if not found and raw.strip() not in missing:
             missing.append(raw.strip())

@@ -171,7 +171,13 @@ def approve(
 
 
 def reject(
-    session: Session, reviewer: Reviewer, item_id: int, expected_version: int, reason: str
+    session: Session,
+    reviewer: Reviewer,
+    item_id: int,
+    expected_version: int,
+    reason: str,
+    *,
+    details: Mapping[str, Any] | None = None,
 ) -> Item:
     require_editor(session, reviewer)
     if not reason or not reason.strip():
@@ -184,6 +190,7 @@ def reject(
         actor=reviewer.actor,
         reason=reason.strip(),
         expected_version=expected_version,
+        details=dict(details) if details else None,
     )
     return item
 

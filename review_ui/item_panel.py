@@ -11,7 +11,7 @@ from sqlalchemy.engine import Engine
 
 from guards.checks import RAN
 from guards.registry import CHECK_GATES
-from review_ui import check_panel, desk_panels
+from review_ui import audit_view, check_panel, desk_panels
 from review_ui import highlight as hl
 from review_ui.check_panel import selected_mark
 from review_ui.queries import (
@@ -190,16 +190,23 @@ def draw_audit_trail(engine: Engine, item_id: int) -> None:
         plain(f"No item #{item_id}.", kind="warning")
         return
     events = doc.get("events") or []
-    st.html('<div style="font-weight:600">Status moves</div>')
-    table(events, key=f"trail_events_{item_id}")
+    zone = audit_view.editor_zone()
+    st.html(
+        '<div style="font-weight:600">Status moves</div><div style="font-size:0.8rem;'
+        f'opacity:0.7">Times in {hl.escape_text(str(zone))}; hover a time for UTC.</div>'
+    )
+    audit_view.draw_events(events, zone, key=f"trail_events_{item_id}")
     for name, title in (("verdicts", "Gate verdicts"), ("model_calls", "Model calls")):
         rows = doc.get(name) or []
         st.html(f'<div style="font-weight:600">{title} ({len(rows)})</div>')
         if rows:
             table(
-                [{k: v for k, v in r.items() if k != "evidence"} for r in rows],
+                audit_view.rows_in_zone(
+                    [{k: v for k, v in r.items() if k != "evidence"} for r in rows], zone
+                ),
                 key=f"trail_{name}_{item_id}",
             )
+    audit_view.draw_missing_quotes(doc.get("verdicts") or [], key=f"trail_quotes_{item_id}")
     desk_panels.draw_audit_edits(doc)
     notes = doc.get("notes") or []
     if notes:

@@ -25,6 +25,7 @@ from store.checks import did_not_run, unchecked_clause
 from store.discard_kinds import OTHER as OTHER_KIND
 from store.history import item_history
 from store.models import AuditEvent, Feed, GateVerdict, Item, ModelCall
+from store.search import search_clause
 from store.status import APPROVED, DISCARDED, DRAFT, EDIT_REASONS, PUBLISHED, REJECTED
 
 PAGE_SIZE = 25
@@ -80,6 +81,7 @@ class QueueFilter:
     # store/presence.py) are skipped, unless `show_held`.
     editor: str | None = None
     show_held: bool = False
+    assigned_to: str | None = None  # "Assigned to me": the editor's name
 
     @property
     def narrowed(self) -> bool:
@@ -90,6 +92,7 @@ class QueueFilter:
             or self.blocked_only
             or self.unchecked_only
             or bool(self.search.strip())
+            or self.assigned_to is not None
         )
 
     @property
@@ -105,6 +108,7 @@ class QueueRow:
     seen_at: datetime | None
     flagged: bool
     published_at: datetime | None = None
+    assigned_to: str | None = None
     blocked_by: tuple[str, ...] = ()  # hard gates failing on the current text
     flagged_by: tuple[str, ...] = ()  # flag-mode gates that fired on it
 
@@ -174,11 +178,9 @@ def blocked_clause(gates_off: frozenset[str] = frozenset()) -> Any:
 
 
 def _search_clause(text: str) -> Any:
-    return or_(
-        Item.headline.icontains(text, autoescape=True),  # type: ignore[union-attr]
-        Item.summary.icontains(text, autoescape=True),  # type: ignore[union-attr]
-        Item.title.icontains(text, autoescape=True),  # type: ignore[union-attr]
-    )
+    """SQL: the full-text search of store/search.py (headline, draft, title,
+    source text, URLs, item number), by the database's own index."""
+    return search_clause(text)
 
 
 def queue_where(filt: QueueFilter) -> list[Any]:
@@ -191,15 +193,38 @@ def queue_where(filt: QueueFilter) -> list[Any]:
         clauses.append(blocked_clause(filt.gates_off))
     if filt.unchecked_only:
         clauses.append(unchecked_clause(gates_off=filt.gates_off))
-    if filt.search.strip():
-        clauses.append(_search_clause(filt.search.strip()))
+    if filt.assigned_to is not None:
+        clauses.append(Item.assigned_to == filt.assigned_to)
+    found = _search_clause(filt.search)
+    if found is not None:
+        clauses.append(found)
     if filt.skips_held:
         clauses.append(~presence.held_by_others(Item.id, filt.editor or ""))
     return clauses
 
 
+# A search's count stops here: a word found in most of 100,000 drafts would
+# otherwise be counted one by one (hundreds of ms); "more than 1,000" says enough.
+SEARCH_COUNT_CAP = 1000
+
+
+def _count(session: Session, where: list[Any], search: str) -> int:
+    """How many items `where` finds; for a search, at most SEARCH_COUNT_CAP + 1."""
+    if not search.strip():
+        return session.scalar(select(func.count()).select_from(Item).where(*where)) or 0
+    found = select(Item.id).where(*where).limit(SEARCH_COUNT_CAP + 1).subquery()
+    return session.scalar(select(func.count()).select_from(found)) or 0
+
+
+def count_text(total: int, search: str) -> str:
+    """'1,234' or, past the cap of a search, 'more than 1,000'."""
+    if search.strip() and total > SEARCH_COUNT_CAP:
+        return f"more than {SEARCH_COUNT_CAP:,}"
+    return f"{total:,}"
+
+
 def queue_count(session: Session, filt: QueueFilter) -> int:
-    return session.scalar(select(func.count()).select_from(Item).where(*queue_where(filt))) or 0
+    return _count(session, queue_where(filt), filt.search)
 
 
 def held_count(session: Session, filt: QueueFilter) -> int:
@@ -251,7 +276,15 @@ def queue_page(
 ) -> list[QueueRow]:
     """One page of pending drafts, oldest first in the filter's order."""
     statement = (
-        select(Item.id, Item.headline, Item.title, Feed.name, Item.seen_at, Item.published_at)
+        select(
+            Item.id,
+            Item.headline,
+            Item.title,
+            Feed.name,
+            Item.seen_at,
+            Item.published_at,
+            Item.assigned_to,
+        )
         .outerjoin(Feed, Feed.id == Item.feed_id)
         .where(*queue_where(filt))
     )
@@ -268,6 +301,7 @@ def queue_page(
             published_at=r[5],
             blocked_by=failing.get(r[0], ((), ()))[0],
             flagged_by=failing.get(r[0], ((), ()))[1],
+            assigned_to=r[6],
         )
         for r in rows
     ]
@@ -500,6 +534,7 @@ class DiscardFilter:
     feed_id: int | None = None
     since: date | None = None
     until: date | None = None  # inclusive
+    search: str = ""  # store/search.py
 
 
 @dataclass
@@ -541,12 +576,14 @@ def discard_where(session: Session, filt: DiscardFilter) -> list[Any]:
     if filt.until:
         end = _day_start(filt.until) + timedelta(days=1)
         clauses.append(Item.updated_at < _bind_time(end, session))
+    found = _search_clause(filt.search)
+    if found is not None:
+        clauses.append(found)
     return clauses
 
 
 def discard_count(session: Session, filt: DiscardFilter) -> int:
-    statement = select(func.count()).select_from(Item).where(*discard_where(session, filt))
-    return session.scalar(statement) or 0
+    return _count(session, discard_where(session, filt), filt.search)
 
 
 def discard_page(
@@ -599,20 +636,24 @@ class DecidedRow:
 DECIDED_STATUSES = (APPROVED, REJECTED, PUBLISHED)
 
 
-def decided_count(session: Session, status: str) -> int:
-    statement = select(func.count()).select_from(Item).where(Item.status == status)
-    return session.scalar(statement) or 0
+def decided_where(status: str, search: str = "") -> list[Any]:
+    found = _search_clause(search)
+    return [Item.status == status] + ([found] if found is not None else [])
+
+
+def decided_count(session: Session, status: str, search: str = "") -> int:
+    return _count(session, decided_where(status, search), search)
 
 
 def decided_page(
-    session: Session, status: str, *, page: int = 1, size: int = PAGE_SIZE
+    session: Session, status: str, *, page: int = 1, size: int = PAGE_SIZE, search: str = ""
 ) -> list[DecidedRow]:
     """Approved, rejected or published items, newest first, with the editor and,
     for rejections, the reason they gave."""
     statement = (
         select(Item.id, Item.headline, Item.title, Feed.name, Item.decided_by, Item.decided_at)
         .outerjoin(Feed, Feed.id == Item.feed_id)
-        .where(Item.status == status)
+        .where(*decided_where(status, search))
         .order_by(Item.id.desc())
         .limit(size)
         .offset(max(0, page - 1) * size)

@@ -140,7 +140,8 @@ def _page_first(engine: Engine, filt: QueueFilter, step: int) -> None:
 def toolbar(engine: Engine, filt: QueueFilter, total: int) -> None:
     """Previous page (P), next page (N) and the shortcuts help (?) above the queue."""
     pages = max(1, -(-total // PAGE_SIZE))
-    cols = st.columns([1, 1, 1, 3], vertical_alignment="center")
+    # Wide enough for each label at 1024 px with the sidebar open (issue 12).
+    cols = st.columns([4, 4, 5, 3], vertical_alignment="center")
     cols[0].button(
         "◀◀ Page",
         key="page_prev",

@@ -15,6 +15,7 @@ from review_ui.item_panel import draw_audit_trail, draw_item, draw_verdicts
 from review_ui.queries import (
     PAGE_SIZE,
     DiscardFilter,
+    count_text,
     decided_count,
     decided_page,
     discard_count,
@@ -24,6 +25,7 @@ from review_ui.queries import (
     item_view,
     stamp,
 )
+from review_ui.search import search_box
 from review_ui.settings import ReviewAppSettings
 from review_ui.widgets import flash, plain, show_flash, table
 from store.models import Item
@@ -34,9 +36,10 @@ def _title(text: str) -> None:
     st.html(f'<div style="font-size:1.6rem;font-weight:700">{text}</div>')
 
 
-def _count(count: int) -> None:
+def _count(count: int, search: str = "") -> None:
     st.html(
-        f'<div class="cd-count" style="opacity:0.8">{count:,} item{"" if count == 1 else "s"}</div>'
+        f'<div class="cd-count" style="opacity:0.8">{count_text(count, search)} '
+        f"item{'' if count == 1 else 's'}</div>"
     )
 
 
@@ -85,10 +88,11 @@ def discarded_view(engine: Engine, settings: ReviewAppSettings) -> None:
     )
     since = cols[2].date_input("Discarded from", value=None, key="d_since")
     until = cols[3].date_input("until (inclusive)", value=None, key="d_until")
-    filt = DiscardFilter(gate=gate, feed_id=feed, since=since, until=until)  # type: ignore[arg-type]
+    search = search_box("d_search")
+    filt = DiscardFilter(gate=gate, feed_id=feed, since=since, until=until, search=search)  # type: ignore[arg-type]
     with Session(engine) as session:
         total = discard_count(session, filt)
-        _count(total)
+        _count(total, search)
         if total == 0:
             plain("No discarded item matches.", kind="info")
             return
@@ -138,15 +142,19 @@ def decided_view(
     show_flash()
     if status == "rejected" and reviewer is not None and reviewer.can_decide:
         _reopen_form(engine, reviewer)
+    _title(STATUS_TITLES[status])
+    search = search_box(f"{status}_search")
     with Session(engine) as session:
-        total = decided_count(session, status)
-        _title(STATUS_TITLES[status])
-        _count(total)
+        total = decided_count(session, status, search)
+        _count(total, search)
         if total == 0:
-            plain(f"No {status} items yet.", kind="info")
+            plain(
+                f"No {status} items match." if search.strip() else f"No {status} items yet.",
+                kind="info",
+            )
             return
         page = _page(f"{status}_page", total)
-        rows = decided_page(session, status, page=page)
+        rows = decided_page(session, status, page=page, search=search)
     event = table(
         [
             {
@@ -159,7 +167,7 @@ def decided_view(
             }
             for r in rows
         ],
-        key=f"{status}_table_{page}",
+        key=f"{status}_table_{page}_{search}",
         on_select="rerun",
         selection_mode="single-row",
     )

@@ -12,11 +12,13 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Boolean,
     Column,
     DateTime,
     Index,
     Integer,
+    LargeBinary,
     String,
     Text,
     UniqueConstraint,
@@ -137,6 +139,22 @@ class Item(SQLModel, table=True):
     # The run working on a `new` item and until when (store/claims.py).
     claimed_by: int | None = None
     claim_until: datetime | None = _ts(nullable=True)
+    # The editor a draft is assigned to (review_ui/bulk.py; audited), or None.
+    assigned_to: str | None = Field(default=None, index=True)
+    # MinHash of the source's shingles (store/duplicates.py), set when it became a draft.
+    dup_signature: bytes | None = Field(
+        default=None, sa_column=Column(LargeBinary, nullable=True), repr=False
+    )
+
+
+class DupBand(SQLModel, table=True):
+    """One LSH band bucket of an item's near-duplicate signature (store/duplicates.py)."""
+
+    __tablename__ = "item_dup_bands"
+
+    item_id: int = Field(foreign_key="items.id", primary_key=True)
+    band: int = Field(primary_key=True)
+    bucket: int = Field(sa_column=Column(BigInteger, nullable=False, index=True))
 
 
 class StatusNotAssignable(AttributeError):

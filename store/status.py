@@ -16,7 +16,7 @@ from sqlalchemy import update
 from sqlalchemy.orm.attributes import set_committed_value
 from sqlmodel import Session
 
-from store import audit_chain, deliveries
+from store import audit_chain, deliveries, duplicates
 from store.changes import ItemChanges
 from store.discard_kinds import OTHER, check_kind
 from store.models import AuditEvent, Item, utcnow
@@ -174,6 +174,8 @@ def move(
     if (from_status, to_status) == (APPROVED, DRAFT):
         _take_back_before_publication(session, item)
     _compare_and_set(session, item, from_status, version, values)
+    if (from_status, to_status) == (NEW, DRAFT):  # its near-duplicate signature, once
+        duplicates.record(session, item.id, item.title, item.source_text)  # type: ignore[arg-type]
     event = AuditEvent(
         item_id=item.id,
         at=now,

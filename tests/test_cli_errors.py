@@ -23,7 +23,7 @@ from store.db import open_store, session_scope
 from store.editors import add_editor
 
 PASSWORD = "lantern-harbour-42"
-NOTES = ("summariser: ", "model checks: ")
+NOTES = ("summariser: ", "model checks: ", "database: ")
 
 # Arguments that get each command past its own usage checks to the point where it
 # needs its config and database. "{tmp}" is the test's folder.

@@ -284,3 +284,24 @@ def test_a_source_gate_discard_says_no_draft_was_made_in_chromium(audit_server: 
         expect(page.get_by_text(NO_DRAFT)).to_be_visible()  # type: ignore[attr-defined]
         expect(page.get_by_text("Marks:")).to_have_count(0)  # type: ignore[attr-defined]
         page.screenshot(path=str(ARTIFACTS / "source_gate_discard.png"), full_page=True)  # type: ignore[attr-defined]
+
+
+def test_the_audit_trail_reads_in_the_editors_time_zone_in_chromium(audit_server: Server) -> None:
+    from playwright.sync_api import expect
+
+    with chromium(timezone="Asia/Kolkata") as page:
+        sign_in(page, audit_server)  # type: ignore[arg-type]
+        expect(page.get_by_text("Review queue")).to_be_visible()  # type: ignore[attr-defined]
+        page.get_by_text("Discarded", exact=True).click()  # type: ignore[attr-defined]
+        _pick_row(page, 2)  # the misquote, discarded by quotes_verbatim
+        times = page.locator("table.cd-trail td.cd-time")  # type: ignore[attr-defined]
+        expect(times.first).to_be_visible(timeout=WAIT_MS)
+        for n in range(times.count()):
+            shown, hover = times.nth(n).inner_text(), times.nth(n).get_attribute("title")
+            assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d IST", shown), shown
+            assert hover is not None and re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", hover)
+        cells = page.locator("table.cd-trail td").all_inner_texts()  # type: ignore[attr-defined]
+        assert "None" not in cells and "null" not in cells  # empty cells are blank
+        # The failed quote beside the source's closest wording.
+        expect(page.get_by_text("Quotations not in the source (1)")).to_be_visible()  # type: ignore[attr-defined]
+        page.screenshot(path=str(ARTIFACTS / "audit_trail_times.png"), full_page=True)  # type: ignore[attr-defined]

@@ -110,3 +110,82 @@ def test_editor_password_without_a_terminal_names_its_own_command(
     result = run(command, tmp_path)
     assert result.returncode == 2
     assert "copydesk editor password NAME --password-stdin" in result.stderr.splitlines()[0]
+
+
+# --------------------------------------------------------------------------- demo and first run
+
+
+def test_demo_on_a_taken_port_says_so_before_any_url(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = run(["demo", "--port", str(port), "--dir", str(tmp_path / "d")], tmp_path)
+    assert result.returncode == 3
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(f"copydesk: error: port {port} on 127.0.0.1 is taken")
+    suggested = int(line.rsplit("--port ", 1)[1])
+    assert suggested != port
+    assert "http://" not in result.stdout + result.stderr  # no URL was printed
+    assert not (tmp_path / "d" / "demo.db").exists()  # nothing was run
+
+
+def test_review_on_a_taken_port_says_so_before_any_url(tmp_path: Path) -> None:
+    import socket
+
+    env = _env(tmp_path, COPYDESK_DATABASE_URL=f"sqlite:///{tmp_path}/desk.db")
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = run(["review", "--port", str(port)], tmp_path, env=env)
+    assert result.returncode == 3
+    errors = [line for line in result.stderr.splitlines() if "error" in line]
+    assert errors == [errors[0]] and f"port {port} on 127.0.0.1 is taken" in errors[0]
+    assert "http://" not in result.stdout + result.stderr
+
+
+def test_the_demo_hints_work_pasted_into_a_fresh_shell(tmp_path: Path) -> None:
+    result = run(["demo", "--no-ui", "--dir", str(tmp_path / "d")], tmp_path)
+    assert result.returncode == 0, result.stderr
+    hints = {
+        line.split(":", 1)[0]: line.split(":", 1)[1].strip()
+        for line in result.stdout.splitlines()
+        if line.startswith(("see why an item was discarded:", "review queue:"))
+    }
+    assert set(hints) == {"see why an item was discarded", "review queue"}
+    assert hints["review queue"].endswith(" review") and COPYDESK in hints["review queue"]
+    # A fresh shell: no virtualenv on PATH, another folder.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    fresh = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    pasted = subprocess.run(
+        ["/bin/sh", "-c", hints["see why an item was discarded"]],
+        cwd=elsewhere,
+        env=fresh,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert pasted.returncode == 0, pasted.stderr
+    assert "Discarded items (" in pasted.stdout and "numbers_grounded" in pasted.stdout
+
+
+def test_a_command_outside_the_project_folder_names_its_database(tmp_path: Path) -> None:
+    result = run(["stats", "--json"], tmp_path)
+    assert result.returncode == 0, result.stderr
+    json_document = __import__("json").loads(result.stdout)  # stdout stays machine-readable
+    assert "items_by_status" in json_document
+    (line,) = result.stderr.splitlines()
+    assert line == (
+        f"database: {(tmp_path / 'copydesk.db').resolve()} "
+        f"(from the default: no config.toml in {tmp_path.resolve()})"
+    )
+    # Inside a project folder (a config.toml here), or with the database named: silent.
+    (tmp_path / "config.toml").write_text('[database]\nurl = "sqlite:///copydesk.db"\n')
+    assert run(["stats", "--json"], tmp_path).stderr == ""
+    (tmp_path / "config.toml").unlink()
+    named = _env(tmp_path, COPYDESK_DATABASE_URL=f"sqlite:///{tmp_path}/copydesk.db")
+    assert run(["editor", "list"], tmp_path, env=named).stderr == ""

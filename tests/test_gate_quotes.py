@@ -199,8 +199,12 @@ def test_evidence_names_each_quote_and_where_it_is() -> None:
             "draft_span": [draft.index("no\u201d"), draft.index("no\u201d") + 2],
             "source_span": None,
             "closed": True,
+            # What the source says closest to it, for the auditor (guards/closest.py).
+            "closest_in_source": v.evidence[1]["closest_in_source"],
         },
     ]
+    closest = v.evidence[1]["closest_in_source"]
+    assert SOURCE[slice(*closest["source_span"])] == closest["text"]
     assert v.reason == "1 of 2 quotations not in the source; first: \u201cno\u201d"
     json.dumps(v.to_dict())
 
@@ -342,6 +346,7 @@ def test_a_changed_word_fails_and_is_named(run, marks, data) -> None:
     draft = f"The keeper said {marks[0]}{text}{marks[1]} on Monday."
     v = quotes_verbatim(source, URL, draft)
     assert not v.passed
+    closest = v.evidence[0].pop("closest_in_source")
     assert v.evidence == [
         {
             "quote": text,
@@ -351,6 +356,7 @@ def test_a_changed_word_fails_and_is_named(run, marks, data) -> None:
             "closed": True,
         }
     ]
+    assert closest is None or source[slice(*closest["source_span"])] == closest["text"]
     assert shorten(text) in v.reason  # long quotes are cut short in the reason
 
 

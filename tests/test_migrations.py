@@ -21,6 +21,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import SQLModel
 
 import store.models  # noqa: F401 - registers every table on SQLModel.metadata
+from store import search
 from store import status as st
 from store.db import StoreError, alembic_config, make_engine, migrate, open_store, session_scope
 from store.models import Item
@@ -74,10 +75,22 @@ def schema_fingerprint(engine: Engine) -> dict[str, Any]:
     return {"tables": tables, "triggers": sorted(triggers(engine))}
 
 
+def _not_search_index(obj: Any, name: str | None, kind: str, reflected: bool, _: Any) -> bool:
+    """The full-text index (store/search.py) lives beside the models, not in them."""
+    if kind == "table":
+        return name not in search.SQLITE_TABLES
+    return name not in (search.PG_COLUMN, search.PG_INDEX)
+
+
 def model_diffs(engine: Engine) -> list[Any]:
     with engine.connect() as conn:
         context = MigrationContext.configure(
-            conn, opts={"compare_type": True, "compare_server_default": True}
+            conn,
+            opts={
+                "compare_type": True,
+                "compare_server_default": True,
+                "include_object": _not_search_index,
+            },
         )
         return compare_metadata(context, SQLModel.metadata)
 
@@ -92,7 +105,7 @@ def add_item(engine: Engine, key: str) -> int:
 
 
 def test_open_store_on_a_fresh_database_creates_every_table(engine: Engine) -> None:
-    tables = set(inspect(engine).get_table_names())
+    tables = set(inspect(engine).get_table_names()) - search.SQLITE_TABLES
     assert tables == MODEL_TABLES | {"alembic_version"}
     assert {"items", "audit_events", "feeds", "gate_verdicts", "model_calls", "runs"} <= tables
     assert current_revisions(engine) == [head_revision(engine)]
@@ -156,7 +169,9 @@ def assert_migrated_once(db_url: str) -> None:
     engine = make_engine(db_url)
     try:
         assert current_revisions(engine) == [head_revision(engine)]
-        assert set(inspect(engine).get_table_names()) == MODEL_TABLES | {"alembic_version"}
+        assert set(inspect(engine).get_table_names()) - search.SQLITE_TABLES == MODEL_TABLES | {
+            "alembic_version"
+        }
         assert model_diffs(engine) == []
     finally:
         engine.dispose()

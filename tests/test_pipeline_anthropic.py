@@ -241,6 +241,33 @@ def test_a_refused_key_at_start_leaves_a_run_row_saying_why(
     assert "refused" in run.error and KEY not in run.error
 
 
+def test_after_a_stopping_reply_no_queued_item_calls_the_model_even_on_a_busy_machine(
+    tmp_path, sqlite_url, feed_url, monkeypatch
+):
+    """The run's own thread is slow to cancel what is queued (here: it sleeps while
+    recording the stopping call, as on a loaded machine); the model thread must not
+    go on calling the model for the queued items meanwhile."""
+    from copydesk.pipeline import Pipeline
+
+    config = config_for(tmp_path, sqlite_url, feed_url)
+    config.write_text(config.read_text().replace("max_concurrency = 4", "max_concurrency = 1"))
+    shape = "system.0.cache_control: Extra inputs are not permitted"
+    fake = fake_api.FakeAnthropic(responder=lambda _req: fake_api.bad_request(shape), api_key=KEY)
+    record = Pipeline._record_calls
+
+    def slow_record(self, item_id, calls):  # type: ignore[no-untyped-def]
+        time.sleep(1.0)
+        record(self, item_id, calls)
+
+    monkeypatch.setattr(Pipeline, "_record_calls", slow_record)
+    with fake.serve() as base_url:
+        result = invoke(config, monkeypatch, base_url, "run")
+    assert result.exit_code == 3, result.output
+    assert len(fake.message_requests) == 1
+    with Session(open_store(sqlite_url)) as session:
+        assert {i.status for i in session.exec(select(Item))} == {"new"}
+
+
 def test_a_request_shape_error_stops_the_run_after_one_call_and_keeps_the_backlog(
     tmp_path, sqlite_url, feed_url, monkeypatch
 ):

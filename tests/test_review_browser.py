@@ -482,6 +482,8 @@ def _signed_in_page(browser, server: Server):  # type: ignore[no-untyped-def]
             route.continue_() if route.request.url.startswith(server.base) else route.abort()
         ),
     )
+    # On a loaded machine a rerun can take longer than expect's 5 s default.
+    expect.set_options(timeout=WAIT_MS)
     page.goto(server.base)
     page.get_by_role("textbox", name="Name").fill("alice")
     page.get_by_role("textbox", name="Password").fill(PASSWORD)

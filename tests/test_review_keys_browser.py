@@ -178,7 +178,7 @@ def test_n_p_pages_and_j_right_after_a_filter(paged_server: Server) -> None:
 
             # A search from the sidebar, then J at once: the next match opens, and no
             # "j" lands in the search box.
-            search = page.get_by_label("Search headline and draft")
+            search = page.get_by_role("textbox", name="Search text, item number or link")
             search.fill("footbridge")
             search.press("Enter")
             expect(page.locator(".cd-count").first).to_contain_text("27 pending drafts (filtered)")

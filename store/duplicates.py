@@ -1,0 +1,170 @@
+"""Near-duplicate stories: the same event from two feeds, or two versions of one.
+
+The technique is MinHash over shingles with LSH banding (Broder 1997; Leskovec,
+Rajaraman & Ullman, "Mining of Massive Datasets", ch. 3), by the `datasketch`
+library's MinHash. Why MinHash rather than SimHash: MinHash estimates the
+Jaccard similarity of the two shingle sets directly, and a threshold on
+Jaccard is something an editor can reason about ("they share half their
+words"); SimHash's Hamming distance on short texts is a coarser proxy.
+
+- Shingles: the article's title and source text, lower-cased, cut into runs of
+  letters and digits, without common function words; each remaining word is a
+  shingle (1-shingles). Two outlets rewriting one event keep its names,
+  places and figures but not its word order, so longer shingles miss them
+  (measured on tests/dup_material.py: see tests/test_duplicates.py).
+- Signature: 64 MinHash values, computed once when an item becomes a draft
+  (`store.status.move` calls `record`), stored in `items.dup_signature`.
+- Candidates: the signature cut into 32 bands of 2 values; each band's hash is
+  a row of `item_dup_bands`, indexed, so the drafts similar to a page of the
+  queue are found by an indexed join, not by comparing every pair.
+  (datasketch's own LSH index lives in memory or Redis/Cassandra; the bands
+  are kept in the database instead so that every server and run sees them.)
+- Verdict: two drafts are near duplicates when their estimated Jaccard
+  similarity is at least `THRESHOLD`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+from datasketch import MinHash
+from sqlalchemy import BigInteger, Integer, LargeBinary, String, column, delete, insert, select
+from sqlalchemy import table as sa_table
+from sqlalchemy import update as sa_update
+
+NUM_PERM = 64
+BANDS = 32
+ROWS = NUM_PERM // BANDS
+SEED = 20261201
+THRESHOLD = 0.25  # estimated Jaccard; precision and recall: tests/test_duplicates.py
+MIN_SHINGLES = 20  # fewer distinct words than this: too little text to compare
+
+_WORD = re.compile(r"[^\W_]+")
+STOP_WORDS = frozenset(
+    """a about after all also an and are as at be been before but by can could did do
+    for from had has have he her his how i if in into is it its may more most new no
+    not of on one or our out over said says she so than that the their them then there
+    these they this to up was we were what when which while who will with would you""".split()
+)
+
+_items = sa_table(
+    "items",
+    column("id", Integer),
+    column("status", String),
+    column("dup_signature", LargeBinary),
+)
+_bands = sa_table(
+    "item_dup_bands",
+    column("item_id", Integer),
+    column("band", Integer),
+    column("bucket", BigInteger),
+)
+
+
+def shingles(title: str | None, text: str | None) -> set[str]:
+    words = _WORD.findall(f"{title or ''}\n{text or ''}".lower())
+    return {w for w in words if w not in STOP_WORDS and (len(w) > 2 or w.isdigit())}
+
+
+def signature(title: str | None, text: str | None) -> np.ndarray | None:
+    """The MinHash values (uint32) of the article, or None when it is too short."""
+    found = shingles(title, text)
+    if len(found) < MIN_SHINGLES:
+        return None
+    minhash = MinHash(num_perm=NUM_PERM, seed=SEED)
+    minhash.update_batch([s.encode("utf-8") for s in sorted(found)])
+    return minhash.hashvalues.astype("<u4")
+
+
+def similarity(first: np.ndarray, second: np.ndarray) -> float:
+    """Estimated Jaccard similarity: the share of MinHash values the two agree on."""
+    return float(np.count_nonzero(first == second)) / len(first)
+
+
+def buckets(values: np.ndarray) -> list[int]:
+    """One signed 64-bit bucket per band: two signatures share a bucket exactly
+    when they agree on every value of that band."""
+    out = []
+    for band in range(BANDS):
+        chunk = values[band * ROWS : (band + 1) * ROWS].tobytes()
+        digest = hashlib.blake2b(band.to_bytes(2, "little") + chunk, digest_size=8).digest()
+        out.append(int.from_bytes(digest, "little", signed=True))
+    return out
+
+
+def from_bytes(raw: bytes | None) -> np.ndarray | None:
+    if not raw or len(raw) != NUM_PERM * 4:
+        return None
+    return np.frombuffer(raw, dtype="<u4")
+
+
+def write_signature(conn: Any, item_id: int, title: str | None, text: str | None) -> None:
+    """Store the item's signature and band buckets (replacing any earlier ones).
+    `conn` is a Connection or a Session's connection."""
+    values = signature(title, text)
+    conn.execute(delete(_bands).where(_bands.c.item_id == item_id))
+    conn.execute(
+        sa_update(_items)
+        .where(_items.c.id == item_id)
+        .values(dup_signature=None if values is None else values.tobytes())
+    )
+    if values is not None:
+        conn.execute(
+            insert(_bands),
+            [
+                {"item_id": item_id, "band": band, "bucket": bucket}
+                for band, bucket in enumerate(buckets(values))
+            ],
+        )
+
+
+def record(session: Any, item_id: int, title: str | None, text: str | None) -> None:
+    """Called by the status machine when an item becomes a draft."""
+    write_signature(session.connection(), item_id, title, text)
+
+
+def similar_drafts(
+    session: Any, item_ids: Sequence[int], statuses: Iterable[str] = ("draft",)
+) -> dict[int, list[tuple[int, float]]]:
+    """For each of `item_ids`, the other items (in `statuses`) that are near
+    duplicates of it, most similar first: {id: [(other id, similarity)]}."""
+    if not item_ids:
+        return {}
+    mine, theirs = _bands.alias("mine"), _bands.alias("theirs")
+    other = _items.alias("other")
+    pairs = session.execute(
+        select(mine.c.item_id, theirs.c.item_id)
+        .distinct()
+        .join(theirs, theirs.c.bucket == mine.c.bucket)
+        .join(other, other.c.id == theirs.c.item_id)
+        .where(
+            mine.c.item_id.in_(list(item_ids)),
+            theirs.c.item_id != mine.c.item_id,
+            theirs.c.band == mine.c.band,
+            other.c.status.in_(list(statuses)),
+        )
+    ).all()
+    if not pairs:
+        return {}
+    wanted = {i for pair in pairs for i in pair}
+    signatures = {
+        i: from_bytes(raw)
+        for i, raw in session.execute(
+            select(_items.c.id, _items.c.dup_signature).where(_items.c.id.in_(sorted(wanted)))
+        )
+    }
+    found: dict[int, list[tuple[int, float]]] = {}
+    for mine_id, their_id in pairs:
+        a, b = signatures.get(mine_id), signatures.get(their_id)
+        if a is None or b is None:
+            continue
+        score = similarity(a, b)
+        if score >= THRESHOLD:
+            found.setdefault(mine_id, []).append((their_id, score))
+    for rows in found.values():
+        rows.sort(key=lambda r: (-r[1], r[0]))
+    return found

@@ -1,0 +1,189 @@
+"""Text search over items, by the database's own full-text index.
+
+What an editor types into a search box becomes a WHERE clause on `items`:
+
+- SQLite: the FTS5 table `items_fts` (external content: it indexes `items`'
+  headline, title, summary, source text and both URLs, kept in step by
+  triggers; migration 0008_search).
+- PostgreSQL: the generated `tsvector` column `items.search_doc` with a GIN
+  index (same migration), over the same text cut into runs of letters and
+  digits by `regexp_replace(..., '[^[:alnum:]]+', ' ')` and read with the
+  `simple` configuration (no stemming, no stop words: a newsroom searches
+  names and figures). The typed text is cut by the same expression in the
+  same database, so both sides agree whatever the database's locale (under
+  the C locale a non-ASCII letter separates, "Zürich" is "z rich" on both
+  sides). The source text counts up to its first 100,000 characters (a
+  tsvector has a size limit; an article is shorter).
+
+Either way a piece of a link ("example.test/news/kellan-bridge") is a phrase
+of its runs of letters and digits, and "3.1" finds "£3.1m"... as "3 1".
+
+The typed text is never handed to either query language as syntax. It is cut
+into terms: a "quoted part" is one phrase, every other word is a term of its
+own, all terms must match (AND). Each term goes to FTS5 as a double-quoted
+string (any `"` in it doubled) and to PostgreSQL through `phraseto_tsquery`,
+which reads no operators; so `NEAR(`, `*`, `col:`, `&`, `!`, `:*` and an
+unbalanced quote are only characters. The last word of a query of at least
+three letters also matches as a prefix ("counc" finds council), which is built
+from letters and digits only.
+
+`#42` finds item 42 only; a bare number also finds the item of that number, as
+well as any text containing it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Integer, and_, bindparam, func, literal_column, or_, select, text
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy.sql.sqltypes import NullType
+
+from store.models import Item
+
+# What migration 0008_search adds beside the models (tests compare models and schema).
+SQLITE_FTS_TABLE = "items_fts"
+SQLITE_TABLES = frozenset(
+    {
+        SQLITE_FTS_TABLE,
+        *(f"{SQLITE_FTS_TABLE}_{part}" for part in ("data", "idx", "docsize", "config")),
+    }
+)
+PG_COLUMN = "search_doc"
+PG_INDEX = "ix_items_search_doc"
+SOURCE_CHARS = 100_000  # PostgreSQL indexes this much of the source text
+
+_WORD = re.compile(r"[^\W_]+")  # a run of letters and digits, as both indexes cut text
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_PREFIXABLE = re.compile(r"[A-Za-z0-9]{3,}")  # a prefix is cut alike by both databases
+_ITEM_NUMBER = re.compile(r"#?\s*(\d{1,9})")
+_LOOKS_LIKE_URL = re.compile(r"/|:|[^\W\d_]\.[^\W\d_]")
+
+
+@dataclass(frozen=True)
+class Term:
+    text: str  # what the editor typed for this term (a word, a phrase, a URL part)
+    url: bool = False  # looks like (a piece of) a link
+    prefix: bool = False  # the query's last word: also matches as a prefix
+
+
+@dataclass(frozen=True)
+class Query:
+    terms: tuple[Term, ...]
+    item_id: int | None = None  # "#42" or "42"
+    only_item: bool = False  # "#42": the item number, not text
+
+    @property
+    def empty(self) -> bool:
+        return not self.terms and self.item_id is None
+
+
+def parse(typed: str) -> Query:
+    """Cut what the editor typed into terms (see the module's docstring)."""
+    typed = _CONTROL.sub(" ", typed or "").strip()  # NUL and the like end nothing
+    number = _ITEM_NUMBER.fullmatch(typed)
+    if number:
+        item_id = int(number.group(1))
+        if typed.startswith("#"):
+            return Query((), item_id, only_item=True)
+        return Query((Term(number.group(1)),), item_id)
+    terms: list[Term] = []
+    # Quotes pair up left to right; an unbalanced last quote is just a character.
+    pieces = typed.split('"')
+    if len(pieces) % 2 == 0:
+        pieces[-2:] = ['"'.join(pieces[-2:])]
+    for index, piece in enumerate(pieces):
+        if index % 2 == 1:  # inside quotes: one phrase
+            if _WORD.search(piece):
+                terms.append(Term(piece))
+            continue
+        for word in piece.split():
+            if _WORD.search(word):
+                terms.append(Term(word, url=bool(_LOOKS_LIKE_URL.search(word))))
+    if terms and not typed.endswith('"'):
+        last = terms[-1]
+        words = _WORD.findall(last.text)
+        if len(words) == 1 and _PREFIXABLE.fullmatch(words[0]):
+            terms[-1] = Term(words[0], prefix=True)
+    return Query(tuple(terms))
+
+
+# --------------------------------------------------------------------------- SQLite
+
+
+def fts5_expression(query: Query) -> str:
+    """The FTS5 MATCH string: every term a quoted string, ANDed."""
+    parts = []
+    for term in query.terms:
+        quoted = '"' + term.text.replace('"', '""') + '"'
+        parts.append(quoted + (" *" if term.prefix else ""))
+    return " AND ".join(parts)
+
+
+def _sqlite_clause(query: Query) -> ColumnElement[bool]:
+    matched = (
+        select(literal_column("rowid", Integer))
+        .select_from(text(SQLITE_FTS_TABLE))
+        .where(text(f"{SQLITE_FTS_TABLE} MATCH :fts").bindparams(fts=fts5_expression(query)))
+    )
+    return Item.id.in_(matched)  # type: ignore[union-attr]
+
+
+# --------------------------------------------------------------------------- PostgreSQL
+
+
+_SEPARATORS = literal_column("'[^[:alnum:]]+'")  # as in migration 0008_search
+
+
+def _pg_term(term: Term, n: int) -> Any:
+    if term.prefix:  # an ASCII word (see `parse`): quoted, nothing in it is syntax
+        word = term.text.lower()
+        return func.to_tsquery(literal_column("'simple'"), bindparam(f"ts{n}", f"'{word}':*"))
+    # The database cuts the typed text exactly as it cut the stored text.
+    words = func.regexp_replace(bindparam(f"ts{n}", term.text), _SEPARATORS, " ", "g")
+    return func.phraseto_tsquery(literal_column("'simple'"), words)
+
+
+def _pg_clause(query: Query) -> ColumnElement[bool]:
+    document = literal_column(f"items.{PG_COLUMN}")
+    return and_(*(document.op("@@")(_pg_term(term, n)) for n, term in enumerate(query.terms)))
+
+
+# --------------------------------------------------------------------------- both
+
+
+class TextMatch(ColumnElement[bool]):
+    """SQL: the item's text matches `query`, written for whichever database the
+    statement is compiled for (so callers need not know the dialect)."""
+
+    # No Boolean type: SQLite would get `(... IN (...)) = 1`, which its planner
+    # cannot drive from the index's row ids.
+    type = NullType()
+    inherit_cache = False  # holds its own bound values: never a cached statement
+
+    def __init__(self, query: Query) -> None:
+        self.query = query
+
+
+@compiles(TextMatch)
+def _compile_text_match(element: TextMatch, compiler: Any, **kw: Any) -> str:
+    if compiler.dialect.name == "sqlite":
+        clause = _sqlite_clause(element.query)
+    else:
+        clause = _pg_clause(element.query)
+    return str(compiler.process(clause, **kw))
+
+
+def search_clause(typed: str) -> ColumnElement[bool] | None:
+    """SQL: the items the typed text finds; None when it asks for nothing."""
+    query = parse(typed)
+    if query.empty:
+        return None
+    if query.only_item:
+        return Item.id == query.item_id  # type: ignore[return-value]
+    if query.item_id is not None:
+        return or_(Item.id == query.item_id, TextMatch(query))  # type: ignore[return-value]
+    return TextMatch(query)

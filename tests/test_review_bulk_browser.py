@@ -1,0 +1,258 @@
+"""Near-duplicate groups and bulk actions in a real headless Chromium (issue 12).
+
+The drafts are stories of tests/dup_material.py run through the real pipeline:
+one event told by two outlets plus an update (a group of three), and other
+stories of the same towns. Another editor's decision lands in the database
+between what the first editor saw and what they confirm: that item is named
+and skipped, the rest proceed, each through the status machine.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+from sqlmodel import Session
+
+from review_ui.decisions import Reviewer, approve, reject
+from store.db import open_store, session_scope
+from store.models import AuditEvent, Item
+from tests.dup_material import ARTICLES as STORIES
+from tests.review_seed import PASSWORD, Article, seed_article, seed_editor, write_config
+from tests.test_review_browser import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    COPYDESK,
+    WAIT_MS,
+    Server,
+    _free_port,
+    _require_browser,
+    _require_review_command,
+    _stop,
+    _wait_until_up,
+)
+
+pytestmark = pytest.mark.browser
+
+# The group first (the oldest draft opens first), then three unrelated stories.
+KEYS = ("warehouse-a", "warehouse-b", "warehouse-u", "strike-a", "ferry-a", "signing-a")
+BOB = Reviewer("bob", "editor")
+
+
+def story(key: str) -> Article:
+    """A dup_material story as a feed entry with a recorded, faithful reply: its
+    first sentence, word for word (the gates pass it)."""
+    title, text = STORIES[key]
+    first = text.split(". ")[0] + "."
+    return Article(key, title, text, title, first)
+
+
+@pytest.fixture
+def server(tmp_path: Path, sqlite_url: str) -> Iterator[Server]:
+    _require_browser()
+    _require_review_command()
+    engine = open_store(sqlite_url)
+    ids = {key: seed_article(engine, story(key)) for key in KEYS}
+    seed_editor(engine, "alice")
+    seed_editor(engine, "bob")
+    engine.dispose()
+    config = write_config(tmp_path / "config.toml", sqlite_url)
+    port = _free_port()
+    env = dict(os.environ)
+    env.update(COPYDESK_DATABASE_URL=sqlite_url, COPYDESK_CONFIG=str(config), HOME=str(tmp_path))
+    log = tmp_path / "review.log"
+    with log.open("wb") as sink:
+        process = subprocess.Popen(
+            [*COPYDESK, "review", "--port", str(port)],
+            cwd=tmp_path,
+            env=env,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        try:
+            base = f"http://127.0.0.1:{port}"
+            _wait_until_up(base, process, log)
+            yield Server(base, sqlite_url, ids)
+        finally:
+            _stop(process)
+
+
+def _said(page, text: str):  # type: ignore[no-untyped-def]
+    return page.locator(".cd-text").filter(has_text=text).first
+
+
+def _signed_in(browser, server: Server):  # type: ignore[no-untyped-def]
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport={"width": 1440, "height": 1400})
+    page.set_default_timeout(WAIT_MS)
+    page.route(
+        "**/*",
+        lambda route: (
+            route.continue_() if route.request.url.startswith(server.base) else route.abort()
+        ),
+    )
+    page.goto(server.base)
+    page.get_by_role("textbox", name="Name").fill("alice")
+    page.get_by_role("textbox", name="Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_text("Review queue")).to_be_visible()
+    return page
+
+
+def _state(server: Server, item_id: int) -> tuple[str, str | None, str | None]:
+    engine = open_store(server.db_url)
+    try:
+        with Session(engine) as session:
+            item = session.get(Item, item_id)
+            event = session.scalars(
+                select(AuditEvent)
+                .where(AuditEvent.item_id == item_id)
+                .order_by(AuditEvent.id.desc())
+            ).first()
+            assert item is not None and event is not None
+            return item.status, event.actor, event.reason
+    finally:
+        engine.dispose()
+
+
+def _decide_as_bob(server: Server, item_id: int, how: str) -> None:
+    engine = open_store(server.db_url)
+    try:
+        with session_scope(engine) as session:
+            version = session.get(Item, item_id).version  # type: ignore[union-attr]
+            if how == "approve":
+                approve(session, BOB, item_id, version)
+            else:
+                reject(session, BOB, item_id, version, "not for us")
+    finally:
+        engine.dispose()
+
+
+def test_reject_near_duplicates_in_one_action(server: Server) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    ids = server.ids
+    kept, other, update = ids["warehouse-a"], ids["warehouse-b"], ids["warehouse-u"]
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = _signed_in(browser, server)
+            # The oldest draft is the first of the group: its two near duplicates are named.
+            expect(page.locator(".cd-headline").first).to_have_text(STORIES["warehouse-a"][0])
+            expect(_said(page, "2 similar drafts")).to_be_visible()
+            button = page.get_by_role(
+                "button", name=f"Reject the 2 others as duplicates of #{kept}"
+            )
+            expect(button).to_be_visible()
+            # Meanwhile bob rejects the update himself: it is skipped, by name.
+            _decide_as_bob(server, update, "reject")
+            button.click()
+            expect(_said(page, f"Rejected as duplicates of #{kept} 1: #{other}")).to_be_visible()
+            expect(_said(page, f"Skipped #{update}")).to_contain_text("already rejected by bob")
+            # The kept draft stays open and in the queue, with no group left.
+            expect(page.locator(".cd-headline").first).to_have_text(STORIES["warehouse-a"][0])
+            expect(page.get_by_role("button", name=re.compile("as duplicates of"))).to_have_count(0)
+        finally:
+            browser.close()
+    status, actor, reason = _state(server, other)
+    assert (status, actor) == ("rejected", "editor:alice")
+    assert reason is not None and reason.startswith(f"duplicate of #{kept} Fire destroys")
+    assert _state(server, update) == ("rejected", "editor:bob", "not for us")
+    assert _state(server, kept)[0] == "draft"
+    assert _state(server, ids["strike-a"])[0] == "draft"
+
+
+def _open_bulk(page) -> None:  # type: ignore[no-untyped-def]
+    """Open the bulk actions box unless it is open already (it keeps its state
+    across reruns; a click while a rerun redraws it could close it again, so
+    look, click, and look again)."""
+    from playwright.sync_api import expect
+
+    box = page.locator("details").filter(has_text="Bulk actions on this page")
+    picker = box.locator("[data-testid=stMultiSelect]")
+    for _ in range(5):
+        expect(box).to_have_count(1)
+        if box.get_attribute("open") is None:
+            box.locator("summary").click()
+        try:
+            expect(picker).to_be_visible(timeout=5_000)
+            expect(picker).to_have_count(1)
+            return
+        except AssertionError:
+            continue
+    expect(picker).to_be_visible()
+
+
+def _pick(page, item_id: int) -> None:  # type: ignore[no-untyped-def]
+    from playwright.sync_api import expect
+
+    box = page.locator("[data-testid=stMultiSelect]").get_by_role("combobox")
+    box.click()
+    page.get_by_role("option", name=f"#{item_id}", exact=True).click()
+    page.keyboard.press("Escape")
+    expect(page.get_by_role("option")).to_have_count(0)
+
+
+def test_bulk_reject_with_confirmation_and_assign(server: Server) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    ids = server.ids
+    strike, ferry, signing = ids["strike-a"], ids["ferry-a"], ids["signing-a"]
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = _signed_in(browser, server)
+            _open_bulk(page)
+            _pick(page, strike)
+            _pick(page, ferry)
+            reason = page.get_by_label("Reason for rejecting the selection")
+            reason.fill("Out of our area")
+            page.get_by_role("button", name="Reject 2 selected…").click()
+            # A confirmation naming the count and the items; nothing is rejected yet.
+            expect(
+                _said(page, 'Reject 2 drafts with the reason "Out of our area"?')
+            ).to_be_visible()
+            expect(_said(page, f"#{strike} Porters")).to_be_visible()
+            assert _state(server, strike)[0] == "draft"
+            # Bob approves one of them before alice confirms: it is skipped, by name.
+            _decide_as_bob(server, ferry, "approve")
+            page.get_by_role("button", name="Confirm: reject 2").click()
+            expect(_said(page, f"Rejected 1: #{strike}")).to_be_visible()
+            expect(_said(page, f"Skipped #{ferry}")).to_contain_text("already approved by bob")
+
+            # Assign a draft to alice herself, then filter "Assigned to me".
+            _open_bulk(page)
+            _pick(page, signing)
+            page.locator("[data-testid=stSelectbox]").filter(has_text="Assign to").get_by_role(
+                "combobox"
+            ).click()
+            page.get_by_role("option", name="alice", exact=True).click()
+            page.get_by_role("button", name="Assign 1 selected").click()
+            expect(_said(page, f"Assigned to alice 1: #{signing}")).to_be_visible()
+            page.get_by_text("Assigned to me").click()
+            expect(page.locator(".cd-count")).to_contain_text("1 pending draft (filtered)")
+            expect(page.locator(".cd-headline").first).to_have_text(STORIES["signing-a"][0])
+        except Exception:
+            page.screenshot(path="/tmp/bulk_fail.png", full_page=True)
+            raise
+        finally:
+            browser.close()
+    status, actor, reason = _state(server, strike)
+    assert (status, actor, reason) == ("rejected", "editor:alice", "Out of our area")
+    assert _state(server, ferry) == ("approved", "editor:bob", "approved")
+    engine = open_store(server.db_url)
+    try:
+        with Session(engine) as session:
+            item = session.get(Item, signing)
+            assert item is not None and (item.status, item.assigned_to) == ("draft", "alice")
+    finally:
+        engine.dispose()
+    assert _state(server, signing) == ("draft", "editor:alice", "assigned to alice")

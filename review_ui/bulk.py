@@ -274,6 +274,9 @@ def _new_list() -> None:
 # --------------------------------------------------------------------------- duplicates
 
 
+SIMILAR_SHOWN = 5  # similar drafts listed by name under the open draft
+
+
 def similar_box(engine: Engine, reviewer: Reviewer, item_id: int) -> None:
     """The open draft's near duplicates, and one action rejecting them all."""
     with Session(engine) as session:
@@ -289,19 +292,16 @@ def similar_box(engine: Engine, reviewer: Reviewer, item_id: int) -> None:
     by_id = {r[0]: r for r in rows}
     score = dict(found)
     plain(f"{similar_label(len(found))}: the same story from another feed or version", kind="info")
-    table(
-        [
-            {
-                "#": i,
-                "similar": f"{score[i]:.0%}",
-                "feed": by_id[i][4] or "-",
-                "headline": by_id[i][2] or by_id[i][3] or "",
-            }
-            for i in ids
-            if i in by_id
-        ],
-        key=f"similar_{item_id}",
-    )
+    # Plain escaped lines, not a data grid: a grid on the open draft's page takes the
+    # keyboard from the queue's N/P shortcuts (tests/test_review_keys_browser.py).
+    shown = [i for i in ids if i in by_id]
+    lines = [
+        f"#{i} · {score[i]:.0%} alike · {by_id[i][4] or '-'} · {by_id[i][2] or by_id[i][3] or ''}"
+        for i in shown[:SIMILAR_SHOWN]
+    ]
+    if len(shown) > SIMILAR_SHOWN:
+        lines.append(f"and {len(shown) - SIMILAR_SHOWN:,} more")
+    plain("\n".join(lines), style="white-space:pre-wrap;font-size:0.9rem;opacity:0.85")
     if reviewer.can_decide:
         others = {i: by_id[i][1] for i in ids if i in by_id}
         st.button(

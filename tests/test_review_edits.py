@@ -18,7 +18,7 @@ from review_ui.decisions import NotAllowed, ReasonRequired, Reviewer
 from store import textdiff
 from store.db import session_scope
 from store.notes import MAX_NOTE_CHARS, NoteRefused, add_note, notes_for
-from tests.review_seed import IMG, SCRIPT, item_state
+from tests.review_seed import IMG, SCRIPT, decision_button, item_state
 from tests.test_review_app import Desk, _desk, events, open_item, texts
 
 ALICE = Reviewer("alice", "editor")
@@ -249,7 +249,7 @@ def _reject_with(at, desk: Desk, item_id: int, preset: str | None, typed: str) -
         at.selectbox(key=f"{key}_preset").set_value(preset)
     if typed:
         at.text_input(key=key).input(typed)
-    at.button(key="reject_submit").click()
+    decision_button(at, "reject_submit").click()
     at.run()
     assert not at.exception, at.exception
 

@@ -1,15 +1,19 @@
 """The queue's keyboard: the help overlay, the page keys, and the three keys
 Streamlit's own `shortcut=` cannot give.
 
-J, K and A are button shortcuts (views_queue.py), N and P too (here). Streamlit
-reserves R (its "rerun") and C, and does not take punctuation such as "?", so R
+J and K are button shortcuts (views_queue.py), N and P too (here). A decides,
+so our script reads it and measures the dwell time in the browser (see
+`_KEYS_TEMPLATE`). Streamlit reserves R (its "rerun") and C, and does not take
+punctuation such as "?", so R
 (reject: the cursor goes to the reason box), E (edit: the edit box opens with
 the cursor in the summary) and ? (this help) are read by a small script of our
-own, `KEYS_SCRIPT`. It is a fixed string: no text from an article, a feed, a
-model or the database is ever put into it. It acts only when the focus is not in
-a text box and no Ctrl/Cmd/Alt is held, and it never decides anything: R only
-moves the cursor, and the rejection itself (Enter) is checked on the server like
-every decision, including the `[review] dwell_seconds` rule.
+own (`keys_script`). It is a fixed string: no text from an article, a feed, a
+model or the database is ever put into it (only the dwell time, an integer).
+It acts only when the focus is not in a text box and no Ctrl/Cmd/Alt is
+held, and it decides nothing by itself: R only
+moves the cursor, Enter in the reason box and A are refused in the browser when the
+draft had not been on screen for `[review] dwell_seconds`, and every decision is
+checked again on the server, the dwell rule included.
 
 After a filter is used, `refocus_queue` takes the cursor out of the sidebar box,
 so J and K work straight away instead of typing into the search field.
@@ -18,6 +22,7 @@ so J and K work straight away instead of typing into the search field.
 from __future__ import annotations
 
 import html
+import re
 
 import streamlit as st
 from sqlalchemy.engine import Engine
@@ -43,11 +48,25 @@ SHORTCUTS: tuple[tuple[str, str], ...] = (
 )
 
 # Our own script (see the module docstring). Installed once per page: a listener in
-# the capture phase, so R reaches us before Streamlit's "rerun" key.
-KEYS_SCRIPT = """<script>
+# the capture phase, so R reaches us before Streamlit's "rerun" key. The only value
+# put into it is the dwell time, an integer of milliseconds.
+#
+# A and Enter in the reason box decide, so they are measured here, in the browser,
+# against the moment the key was physically pressed (event.timeStamp), not against
+# when the server receives the click: a busy browser or a page run still drawing
+# the next draft used to deliver a second press made 150 ms after the first as a
+# press on the next draft, which the server then thought had been up for over a
+# second. The draft on screen is the one named by the marker drawn last on the
+# page (`draft_marker`, id and version only); the moment it appeared is taken
+# just before the browser paints it. A press made before that draft had been on
+# screen for DWELL_MS is refused here, with a message naming the item, and no
+# click is sent; otherwise the script clicks the Approve button of that very
+# draft (its key carries the id and version). The server still checks the dwell.
+_KEYS_TEMPLATE = """<script>
 (() => {
   if (window.__copydeskKeys) return;
   window.__copydeskKeys = true;
+  const DWELL_MS = __DWELL_MS__;
   const typing = (el) => el && (el.isContentEditable ||
     ["INPUT", "TEXTAREA", "SELECT"].includes(el.tagName));
   // The edit box may still be opening: try again until the cursor is in it.
@@ -58,10 +77,85 @@ KEYS_SCRIPT = """<script>
       setTimeout(() => focusSoon(find, tries - 1), 50);
     }
   };
+  // The draft on screen: "id_version" from the single marker, or null while a
+  // page run is drawing (two markers, or none).
+  const onScreen = () => {
+    const marks = document.querySelectorAll("span.cd-draft");
+    if (marks.length !== 1) return null;
+    const m = marks[0].className.match(/cd-draft-([0-9]+)-([0-9]+)/);
+    return m ? m[1] + "_" + m[2] : null;
+  };
+  let shown = null, since = Infinity, sent = null;
+  const watch = () => {
+    const now = onScreen();
+    if (now === shown) return;
+    shown = now; since = Infinity; sent = null;
+    if (now !== null) {
+      requestAnimationFrame(() => { if (shown === now) since = performance.now(); });
+    }
+  };
+  new MutationObserver(watch).observe(document.body,
+    {childList: true, subtree: true, attributes: true, attributeFilter: ["class"]});
+  watch();
+  // A refusal made here never reaches the server: say it on screen, naming the item.
+  const say = (text) => {
+    let box = document.getElementById("cd-key-refusal");
+    if (!box) {
+      box = document.createElement("div");
+      box.id = "cd-key-refusal";
+      box.className = "cd-text";
+      box.setAttribute("role", "alert");
+      box.style.cssText = "position:fixed;top:3.5rem;right:1rem;z-index:1000;max-width:32rem;" +
+        "padding:0.6rem 0.8rem;border-radius:6px;background:#fdecea;color:#611a15;" +
+        "pointer-events:none";
+      document.body.appendChild(box);
+    }
+    box.textContent = text;
+    clearTimeout(box.hideLater);
+    box.hideLater = setTimeout(() => box.remove(), 6000);
+  };
+  // Why a decision key pressed at `pressed` on draft `key` must not count, or null.
+  const tooSoon = (key, pressed) => {
+    if (key === null || key !== shown) return "the draft on screen is still being drawn";
+    const seen = pressed - since;
+    if (!(seen >= DWELL_MS)) {
+      const s = Math.max(0, seen) / 1000;
+      return "it had been on screen for only " + s.toFixed(1) + " s (at least " +
+        DWELL_MS / 1000 + " s); read it first";
+    }
+    return null;
+  };
+  const itemOf = (key) => "#" + String(key || shown || "?").split("_")[0];
+  const keyIn = (el, prefix) => {
+    const box = el && el.closest('[class*="st-key-' + prefix + '"]');
+    const m = box && box.className.match(new RegExp("st-key-" + prefix + "([0-9]+_[0-9]+)"));
+    return m ? m[1] : null;
+  };
   window.addEventListener("keydown", (event) => {
-    if (event.ctrlKey || event.metaKey || event.altKey || typing(event.target)) return;
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
     const key = event.key;
-    if (key === "?") {
+    if (key === "Enter" && event.target.matches('input[aria-label="Reason for rejecting"]')) {
+      const draft = keyIn(event.target, "reason_");
+      const why = tooSoon(draft, event.timeStamp);
+      if (why) {
+        event.preventDefault(); event.stopImmediatePropagation();
+        say("Not rejected: " + itemOf(draft) + ": " + why + ".");
+      }
+      return;
+    }
+    if (typing(event.target)) return;
+    if ((key === "a" || key === "A") && !event.shiftKey) {
+      event.preventDefault(); event.stopImmediatePropagation();
+      if (event.repeat) return;
+      const draft = shown;
+      const why = tooSoon(draft, event.timeStamp);
+      if (why) { say("Not approved: " + itemOf(draft) + ": " + why + "."); return; }
+      if (sent === draft) return;  // already sent for this draft: one decision each
+      const button = document.querySelector(".st-key-approve_" + draft + " button");
+      if (!button || button.disabled) return;
+      sent = draft;
+      button.click();
+    } else if (key === "?") {
       const help = document.querySelector(".st-key-keys_help button");
       if (help) { event.preventDefault(); event.stopImmediatePropagation(); help.click(); }
     } else if ((key === "r" || key === "R") && !event.shiftKey) {
@@ -81,6 +175,19 @@ KEYS_SCRIPT = """<script>
   }, true);
 })();
 </script>"""
+_DWELL_SLOT = "const DWELL_MS = __DWELL_MS__;"
+
+
+def keys_script(dwell_seconds: float) -> str:
+    """The keyboard script with the dwell time in whole milliseconds."""
+    return _KEYS_TEMPLATE.replace(_DWELL_SLOT, f"const DWELL_MS = {round(dwell_seconds * 1000)};")
+
+
+def draft_marker(item_id: int, version: int) -> str:
+    """Drawn last on the page of a draft: the keyboard script's "this draft is on
+    screen" (two integers, nothing else)."""
+    return f'<span class="cd-draft cd-draft-{int(item_id)}-{int(version)}" hidden></span>'
+
 
 # Blurs a sidebar box after a filter change; the counter makes each one a new
 # script, which Streamlit runs again.
@@ -94,7 +201,12 @@ _REFOCUS_SCRIPT = """<script>/* refocus %d */
 
 def own_script(body: str) -> bool:
     """True for the scripts this module draws (tests tell them from article text)."""
-    return body == KEYS_SCRIPT or body.startswith("<script>/* refocus ")
+    dwell = re.sub(r"const DWELL_MS = \d+;", _DWELL_SLOT, body, count=1)
+    return (
+        dwell == _KEYS_TEMPLATE
+        or body.startswith("<script>/* refocus ")
+        or re.fullmatch(r'<span class="cd-draft cd-draft-\d+-\d+" hidden></span>', body) is not None
+    )
 
 
 def filters_changed() -> None:
@@ -102,9 +214,9 @@ def filters_changed() -> None:
     st.session_state[REFOCUS] = st.session_state.get(REFOCUS, 0) + 1
 
 
-def install() -> None:
+def install(dwell_seconds: float) -> None:
     """The keyboard script, and the blur a filter change asked for."""
-    st.html(KEYS_SCRIPT, unsafe_allow_javascript=True, width="content")
+    st.html(keys_script(dwell_seconds), unsafe_allow_javascript=True, width="content")
     pending = st.session_state.get(REFOCUS, 0)
     if pending:
         st.html(_REFOCUS_SCRIPT % pending, unsafe_allow_javascript=True, width="content")

@@ -494,7 +494,7 @@ def queue_view(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer) 
         f"{count_text(total, filt.search)} pending draft{'' if total == 1 else 's'}"
         f"{' (filtered)' if filtered else ''}, {ORDERS.get(filt.order, '')}</div>"
     )
-    shortcuts.install()
+    shortcuts.install(settings.review.dwell_seconds)
     show_flash(log=True)
     bulk.confirmation(engine, reviewer)
     _undo_button(engine, settings, reviewer)
@@ -533,6 +533,8 @@ def queue_view(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer) 
         # Last, once the whole page is drawn and on its way to the browser: a run
         # cut short by the next key press never counts as having shown a draft.
         if drawn is not None:
+            # The keyboard script's "this draft is on screen", drawn after all of it.
+            st.html(shortcuts.draft_marker(*drawn), width="content")
             _mark_shown(*drawn, recount=moved_before)
     # Below the open draft, so the draft, its checks and its buttons keep the top of a
     # 1280x720 screen (tests/test_review_desk_browser.py).
@@ -764,9 +766,11 @@ def _actions(
     with approve_col:
         st.button(
             "Approve",
-            key="approve",
+            # The key names the draft: a click can only apply to the draft whose
+            # button it was. A is read by review_ui/shortcuts.py, which measures the
+            # time on screen from the moment the key was pressed.
+            key=f"approve_{item.id}_{item.version}",
             type="primary",
-            shortcut="A",
             disabled=bool(blocked),
             on_click=_approve,
             args=(engine, settings, reviewer, item.id, item.version),
@@ -779,7 +783,7 @@ def _actions(
             desk_panels.reason_inputs(cols[0], cols[1], settings, reason_key)
             cols[2].form_submit_button(
                 "Reject",
-                key="reject_submit",
+                key=f"reject_submit_{item.id}_{item.version}",
                 on_click=_reject,
                 args=(engine, settings, reviewer, item.id, item.version, reason_key),
                 width="stretch",

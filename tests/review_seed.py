@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -368,3 +369,9 @@ def seed_checks(
             )
         )
     session.flush()
+
+
+def decision_button(at: Any, name: str) -> Any:
+    """The draft's "approve" or "reject_submit" button in an AppTest: its key
+    carries the item id and version ("approve_12_3")."""
+    return next(b for b in at.button if b.key and re.fullmatch(rf"{name}_\d+_\d+", b.key))

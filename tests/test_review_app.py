@@ -30,6 +30,7 @@ from tests.review_seed import (
     MIN_WORDS,
     PASSWORD,
     SCRIPT,
+    decision_button,
     item_state,
     seed_copies,
     seed_discard,
@@ -83,7 +84,8 @@ def texts(at: AppTest) -> str:
 
 
 def decision_buttons(at: AppTest) -> set[str]:
-    return {b.key for b in at.button if b.key} & DECISION_KEYS
+    """The decision buttons on screen, their keys without the draft's id and version."""
+    return {re.sub(r"_\d+_\d+$", "", b.key) for b in at.button if b.key} & DECISION_KEYS
 
 
 def open_item(at: AppTest, item_id: int) -> None:
@@ -275,7 +277,7 @@ def test_viewer_sees_everything_but_cannot_decide(desk: Desk) -> None:
 
 def test_approve_records_status_editor_and_audit_event_then_opens_the_next(desk: Desk) -> None:
     at = desk.signed_in("alice")
-    at.button(key="approve").click()
+    decision_button(at, "approve").click()
     at.run()
     assert not at.exception
     bridge = item_state(desk.engine, desk.ids["bridge"])
@@ -290,7 +292,7 @@ def test_approve_records_status_editor_and_audit_event_then_opens_the_next(desk:
 
 def test_reject_needs_a_reason(desk: Desk) -> None:
     at = desk.signed_in("alice")
-    at.button(key="reject_submit").click()
+    decision_button(at, "reject_submit").click()
     at.run()
     assert any("needs a reason" in h for h in [e.value for e in at.html])
     assert item_state(desk.engine, desk.ids["bridge"]).status == "draft"
@@ -300,7 +302,7 @@ def test_reject_needs_a_reason(desk: Desk) -> None:
 
     reason = next(w for w in at.text_input if w.label == "Reason for rejecting")
     reason.input("Duplicate of an earlier story")
-    at.button(key="reject_submit").click()
+    decision_button(at, "reject_submit").click()
     at.run()
     bridge = item_state(desk.engine, desk.ids["bridge"])
     assert bridge.status == "rejected" and bridge.decided_by == "alice"
@@ -326,7 +328,7 @@ def test_edit_with_an_ungrounded_number_cannot_be_approved(desk: Desk) -> None:
     assert item.status == "draft"  # not approved
     assert item.summary == bad and item.version == original.version + 1
     assert "cannot be approved while a hard gate fails" in texts(at)
-    assert at.button(key="approve").disabled
+    assert decision_button(at, "approve").disabled
     # The audit keeps both texts, and the verdicts of the edit are stored.
     edit_event = [e for e in events(desk.engine, item_id) if e.reason == "edited"][-1]
     assert edit_event.actor == "editor:alice"
@@ -370,7 +372,7 @@ def test_conflict_names_who_decided_and_when(any_desk: Desk) -> None:
     version = item_state(desk.engine, item_id).version
     with session_scope(desk.engine) as session:  # bob approves it first
         decisions.approve(session, Reviewer("bob", "editor"), item_id, version)
-    at.button(key="approve").click()
+    decision_button(at, "approve").click()
     at.run()
     assert not at.exception
     shown = texts(at)
@@ -454,7 +456,7 @@ def test_next_previous_and_filters(desk: Desk) -> None:
 
 def test_discarded_published_and_stats_views(desk: Desk) -> None:
     at = desk.signed_in("alice")
-    at.button(key="approve").click()
+    decision_button(at, "approve").click()
     at.run()
     at.sidebar.radio(key="view").set_value("Discarded")
     at.run()
@@ -587,7 +589,7 @@ def test_sso_signs_in_a_known_account_with_its_role(sso_desk: Desk) -> None:
     at = _sso_app({"is_logged_in": True, "email": "alice@example.org", "email_verified": True})
     assert at.session_state["reviewer"] == Reviewer("alice@example.org", "editor")
     assert ARTICLES["bridge"].headline in texts(at)
-    at.button(key="approve").click()
+    decision_button(at, "approve").click()
     at.run()
     assert item_state(sso_desk.engine, sso_desk.ids["bridge"]).decided_by == "alice@example.org"
 
@@ -664,7 +666,7 @@ def test_revert_to_the_pipeline_draft_after_a_failed_edit(desk: Desk) -> None:
     _edit(at, item_id, original.version, bad)
     at.button(key="edit_save").click()
     at.run()
-    assert at.button(key="approve").disabled  # the edit fails numbers_grounded
+    assert decision_button(at, "approve").disabled  # the edit fails numbers_grounded
 
     at.button(key="edit_revert").click()
     at.run()
@@ -673,7 +675,7 @@ def test_revert_to_the_pipeline_draft_after_a_failed_edit(desk: Desk) -> None:
     assert (item.headline, item.summary) == (original.headline, original.summary)
     assert item.status == "draft" and item.version == original.version + 2
     assert "Reverted to the pipeline&#x27;s draft; every hard gate passes" in texts(at)
-    assert not at.button(key="approve").disabled
+    assert not decision_button(at, "approve").disabled
     assert "edit_revert" not in {b.key for b in at.button}  # back where it started
     # The audit keeps every text: the failed edit and the revert, both by alice.
     edits = [e for e in events(desk.engine, item_id) if e.from_status == e.to_status]
@@ -686,7 +688,7 @@ def test_revert_to_the_pipeline_draft_after_a_failed_edit(desk: Desk) -> None:
     assert edits[1].details["after"]["summary"] == original.summary
     assert edits[1].details["reverted_to"] == "pipeline draft"
     # The gates ran again on the reverted text, and it can be approved.
-    at.button(key="approve").click()
+    decision_button(at, "approve").click()
     at.run()
     assert item_state(desk.engine, item_id).status == "approved"
 
@@ -814,7 +816,7 @@ def test_a_gate_switched_off_is_shown_as_off_and_neither_blocks_nor_flags(
     }
     assert rows["numbers_grounded"]["result"] == "failed (gate now off: not counted)"
     assert rows["numbers_grounded"]["mode"] == "off now (was discard)"
-    assert not at.button(key="approve").disabled
+    assert not decision_button(at, "approve").disabled
     assert "Approval blocked" not in texts(at)
     at.sidebar.toggle(key="f_flagged").set_value(True)
     at.run()
@@ -893,12 +895,12 @@ def test_a_draft_on_screen_for_less_than_the_dwell_time_is_not_approved(
     _with_dwell(desk, tmp_path, monkeypatch)  # the default: 1 s
     at = desk.signed_in("alice")
     first = desk.ids["bridge"]
-    at.button(key="approve").click().run()
+    decision_button(at, "approve").click().run()
     assert f"Not approved: #{first} " in texts(at)
     assert "on screen for only" in texts(at)
     assert item_state(desk.engine, first).status == "draft"
     time.sleep(1.1)
-    at.button(key="approve").click().run()
+    decision_button(at, "approve").click().run()
     assert f"Approved #{first} " in texts(at)
     assert item_state(desk.engine, first).status == "approved"
 
@@ -908,7 +910,7 @@ def test_undo_puts_a_decision_back_and_is_audited(
 ) -> None:
     at = desk.signed_in("alice")
     first = desk.ids["bridge"]
-    at.button(key="approve").click().run()
+    decision_button(at, "approve").click().run()
     assert item_state(desk.engine, first).status == "approved"
     at.button(key="undo").click().run()
     assert f"Undone: #{first} " in texts(at)
@@ -924,7 +926,7 @@ def test_undo_puts_a_decision_back_and_is_audited(
     assert last.details == {"undo": "approved"}
     # A rejection can be undone too; after the undo time, the button is gone.
     at.text_input(key=f"reason_{first}_{item_state(desk.engine, first).version}").input("dup")
-    at.button(key="reject_submit").click().run()
+    decision_button(at, "reject_submit").click().run()
     assert item_state(desk.engine, first).status == "rejected"
     at.session_state["undo_offer"] = (*at.session_state["undo_offer"][:3], 0.0)
     at.run()
@@ -937,7 +939,7 @@ def test_undo_after_the_time_has_passed_is_refused(
 ) -> None:
     at = desk.signed_in("alice")
     first = desk.ids["bridge"]
-    at.button(key="approve").click().run()
+    decision_button(at, "approve").click().run()
     undo = at.button(key="undo")
     at.session_state["undo_offer"] = (*at.session_state["undo_offer"][:3], 0.0)
     undo.click().run()
@@ -977,7 +979,7 @@ def test_a_reject_that_lost_the_race_keeps_the_typed_reason_on_screen(desk: Desk
     at.text_input(key=f"reason_{first}_{version}").input("council figures unconfirmed")
     with session_scope(desk.engine) as session:  # bob approves it first
         decisions.approve(session, Reviewer("bob", "editor"), first, version)
-    at.button(key="reject_submit").click().run()
+    decision_button(at, "reject_submit").click().run()
     shown = texts(at)
     assert f"Not saved: #{first} " in shown and "already approved by bob" in shown
     assert f"Your reason for #{first} " in shown

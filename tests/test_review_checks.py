@@ -22,6 +22,7 @@ from tests.review_seed import (
     IMG,
     PASSWORD,
     SCRIPT,
+    decision_button,
     seed_checks,
     seed_editor,
     seed_queue,
@@ -161,7 +162,7 @@ def test_banner_when_checks_did_not_run_and_approval_still_allowed(desk) -> None
     assert "Model checks did not run on this draft" in page
     assert "claims check: not run (no model)" in page
     assert "it cannot be approved until they run" not in page
-    assert not at.button(key="approve").disabled
+    assert not decision_button(at, "approve").disabled
     with session_scope(engine) as session:
         version = session.get(Item, ids["school"]).version  # as the pipeline left it
         decisions.approve(session, Reviewer("alice", "editor"), ids["school"], version)
@@ -171,13 +172,13 @@ def test_require_makes_a_draft_whose_checks_did_not_run_unapprovable(desk) -> No
     engine, ids, at = desk(require=True)
     open_item(at, ids["school"])
     assert "it cannot be approved until they run" in html(at)
-    assert at.button(key="approve").disabled
+    assert decision_button(at, "approve").disabled
     with session_scope(engine) as session, pytest.raises(Blocked):
         version = session.get(Item, ids["school"]).version  # as the pipeline left it
         decisions.approve(session, Reviewer("alice", "editor"), ids["school"], version)
     # The checked draft is not affected.
     open_item(at, ids["bridge"])
-    assert not at.button(key="approve").disabled
+    assert not decision_button(at, "approve").disabled
 
 
 def test_require_blocks_an_edited_draft_its_checks_never_judged(desk) -> None:
@@ -198,7 +199,7 @@ def test_require_blocks_an_edited_draft_its_checks_never_judged(desk) -> None:
         decisions.approve(session, editor, ids["bridge"], edited.version, require_checks=True)
     assert {gate for gate, _ in caught.value.failures} == {"claims_supported", "faithfulness"}
     open_item(at, ids["bridge"])
-    assert at.button(key="approve").disabled
+    assert decision_button(at, "approve").disabled
     assert "not run on the current text, and [checks] require = true" in "\n".join(
         str(e.value) for e in at.html
     )

@@ -20,6 +20,7 @@ from store.db import session_scope
 from store.models import DeskPresence, utcnow
 from tests.review_seed import (
     ARTICLES,
+    decision_button,
     item_state,
     seed_article,
     seed_copies,
@@ -124,7 +125,7 @@ def test_presence_counts_minutes_and_expiry_frees_the_draft(any_desk: Desk) -> N
 def test_deciding_releases_the_claim(desk: Desk) -> None:
     alice = desk.signed_in("alice")
     assert claims(desk) == {"alice": desk.ids["bridge"]}
-    alice.button(key="approve").click().run()
+    decision_button(alice, "approve").click().run()
     assert not alice.exception, alice.exception
     assert claims(desk) == {"alice": desk.ids["school"]}  # the next one, not the decided
     bob = desk.signed_in("bob")

@@ -1,54 +1,49 @@
 """The review queue's queries at newsroom scale: 100,000 pending drafts in a
 SQLite file (and PostgreSQL when COPYDESK_TEST_PG_URL is set).
 
-    .venv/bin/python bench/bench_queue.py [drafts]
+    python -m bench queue [drafts] [--keep DIR]
 
-Prints the median time of each query an editor's click runs, and the ratio of
-the last page to the first (paging must not get slower with depth by much).
+`--keep DIR` keeps the seeded SQLite file in DIR (and the PostgreSQL database
+copydesk_bench_queue_<drafts>) and reuses them on the next run: seeding 100,000
+drafts takes a minute on PostgreSQL.
 
-Search: each draft carries an invented article of about 110 words and a link.
-A search is what the queue runs for it (the count and the first page); it is
-timed through the full-text index (store/search.py: FTS5 / tsvector + GIN)
-and, beside it, as the LIKE scan a user would write over the same columns
-(headline, title, summary, source text, link), median and p95 of 15 runs.
+Prints the machine's load average, the median time of each query an editor's
+click runs, and the ratio of the last page to the first.
 
-Measured 2026-12-01 (100,000 drafts, load average about 10 on 2 cores shared
-with other work, so absolute times are high; compare within a row), median ms
-of count + first page, index / LIKE:
-
-    query            SQLite FTS5          PostgreSQL tsvector+GIN
-    rare name         48 / 784  (16x)       69 / 1210 (18x)
-    "full name"       96 / 1013 (11x)       86 / 2957 (35x)
-    "phrase" (1 hit)  61 / 1862 (31x)       56 / 2138 (38x)
-    link piece        41 / 1034 (25x)      140 / 3993 (29x)
-    #item number      21 / 377  (18x)       59 / 3669 (62x)
-    word in every     193 / 195  (1.0x)    205 / 344  (1.7x)
-
-A word found in every draft is the worst case: both ways must read all of them
-(the count stops at 1,001 matches); the LIKE scan finds its first page at once.
+Search: each draft carries an invented article of about 110 words and a link;
+ingestion times are one a second, story times (published_at) up to six hours
+earlier, one in ten without one. A search is what the queue runs for it: the
+count (capped at 1,001) and the first page; "+open" adds the open draft's
+next/previous and place. It is timed through the full-text index
+(store/search.py) and, beside it, as the LIKE scan a user would write over the
+same columns with the same filter, order and cap; median and p95 of 15 runs.
+Figures: see CHANGELOG.md (issue 12), with the load average they were taken at.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import random
 import statistics
-import sys
 import tempfile
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import sqlalchemy
 from sqlalchemy import func, or_, select
 from sqlmodel import Session
 
 from review_ui.queries import (
+    SEARCH_COUNT_CAP,
     QueueFilter,
     next_in_queue,
     queue_count,
     queue_neighbours,
     queue_page,
     queue_position,
+    queue_where,
 )
 from store.db import open_store
 from store.models import Feed, GateVerdict, Item
@@ -81,14 +76,22 @@ SURNAMES = [
     for b in ("sh", "afor", "down", "l", "d", "berg", "s", "ton", "mond", "oway")
 ]
 THINGS = ("library", "bus depot", "bridge", "school", "ward", "ferry ramp", "market", "park")
-SEARCHES = {  # what an editor types, and what it stands for
-    "rare name": "Quilmond",  # about 1 draft in 160
-    "full name": '"Edda Quilmond"',
-    "phrase": '"plan number 99999"',  # one draft
-    "common word": "council",  # every draft
-    "link piece": "news/2026/item-77777",
-    "item number": "#54321",
+SEARCHES = {  # label: (what an editor types, the queue filter beside it)
+    "rare name": ("Quilmond", {}),  # about 1 draft in 160
+    "full name": ('"Edda Quilmond"', {}),
+    "phrase": ('"plan number 99999"', {}),  # one draft
+    "link piece": ("news/2026/item-77777", {}),
+    "item number": ("#54321", {}),
+    "word in all": ("council", {}),  # every draft (and a prefix: councillor too)
+    "word in half": ("Thursday", {}),
+    "all + flagged": ("council", {"flagged_only": True}),  # 1 draft in 10 flagged
+    "all, story": ("council", {"order": "story"}),
+    "rare, story": ("Quilmond", {"order": "story"}),
+    "half, story": ("Thursday", {"order": "story"}),
 }
+
+
+DAYS = ("Tuesday", "Thursday")  # "Thursday" is in every other draft
 
 
 def article(rng: random.Random, i: int) -> str:
@@ -96,7 +99,8 @@ def article(rng: random.Random, i: int) -> str:
     first, last = rng.choice(("Edda", "Tom", "Priya", "Iain", "Ama")), rng.choice(SURNAMES)
     votes, cost = rng.randint(20, 40), rng.randint(2, 90) / 10
     return (
-        f"{town} council voted {votes} to {60 - votes} on Tuesday to approve plan number {i}, "
+        f"{town} council voted {votes} to {60 - votes} on {DAYS[i % 2]} "
+        f"to approve plan number {i}, "
         f"a new {thing} for the town centre. Councillor {first} {last} said the {thing} would "
         f"cost £{cost} million and open in {rng.randint(2027, 2030)}. Residents of "
         f"{rng.choice(TOWNS)} Lane had asked for changes to the {thing} after a public meeting "
@@ -124,6 +128,13 @@ def seed(engine: sqlalchemy.Engine, drafts: int) -> None:
             ],
         )
         rng = random.Random(12)
+        start = now - timedelta(seconds=drafts)
+        # Ingested one a second; the story's own time up to 6 h earlier, or none.
+        seen = [start + timedelta(seconds=i) for i in range(drafts)]
+        published = [
+            None if i % 10 == 3 else seen[i] - timedelta(seconds=rng.randint(0, 6 * 3600))
+            for i in range(drafts)
+        ]
         rows = [
             {
                 "dedup_key": f"https://bench.example.org/news/2026/item-{i}",
@@ -137,7 +148,8 @@ def seed(engine: sqlalchemy.Engine, drafts: int) -> None:
                 "version": 1,
                 "attempts": 0,
                 "recorded_reply": False,
-                "seen_at": now,
+                "seen_at": seen[i],
+                "published_at": published[i],
                 "created_at": now,
                 "updated_at": now,
             }
@@ -181,31 +193,45 @@ def p95(values: list[float]) -> float:
     return statistics.quantiles(values, n=20, method="inclusive")[18]
 
 
-def like_scan(session: Session, typed: str) -> None:
-    """The search a user would write: each word anywhere in any column, by LIKE."""
+def _filter(typed: str, options: dict) -> QueueFilter:
+    return QueueFilter(search=typed, **options)
+
+
+def like_scan(session: Session, typed: str, options: dict) -> None:
+    """The search a user would write: each word anywhere in any column, by LIKE,
+    with the same filter, order and count cap as the queue's."""
     words = typed.replace('"', "").lstrip("#").split()
     columns = (Item.headline, Item.title, Item.summary, Item.source_text, Item.source_url)
-    where = [Item.status == "draft"] + [
+    where = queue_where(_filter("", options)) + [
         or_(*(c.icontains(w, autoescape=True) for c in columns))
         for w in words  # type: ignore[union-attr]
     ]
-    session.scalar(select(func.count()).select_from(Item).where(*where))
-    session.execute(select(Item.id).where(*where).order_by(Item.id).limit(25)).all()
+    capped = select(Item.id).where(*where).limit(SEARCH_COUNT_CAP + 1).subquery()
+    session.scalar(select(func.count()).select_from(capped))
+    if options.get("order") == "story":
+        order = (func.coalesce(Item.published_at, Item.seen_at), Item.id)
+    else:
+        order = (Item.id,)
+    session.execute(select(Item.id).where(*where).order_by(*order).limit(25)).all()
 
 
-def indexed(session: Session, typed: str) -> list[int]:
-    filt = QueueFilter(search=typed)
+def indexed(session: Session, typed: str, options: dict) -> list[int]:
+    filt = _filter(typed, options)
     queue_count(session, filt)
     return [r.id for r in queue_page(session, filt, page=1)]
 
 
-def indexed_and_open(session: Session, typed: str) -> None:
+def indexed_and_open(session: Session, typed: str, options: dict) -> None:
     """The whole queue page of a search: count, list, and the open draft's place."""
-    filt = QueueFilter(search=typed)
-    ids = indexed(session, typed)
+    filt = _filter(typed, options)
+    ids = indexed(session, typed, options)
     if ids:
         queue_neighbours(session, filt, ids[0])
         queue_position(session, filt, ids[0])
+
+
+def load() -> str:
+    return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def bench_search(session: Session, name: str, drafts: int) -> None:
@@ -221,24 +247,33 @@ def bench_search(session: Session, name: str, drafts: int) -> None:
         "p95",
         "LIKE/index",
     )
-    print("  {:<12} {:<22} {:>9} {:>7} {:>9} {:>7} {:>9} {:>7} {:>10}".format(*head))
-    for label, typed in SEARCHES.items():
-        fast = samples(lambda typed=typed: indexed(session, typed), 15)
-        whole = samples(lambda typed=typed: indexed_and_open(session, typed), 15)
-        slow = samples(lambda typed=typed: like_scan(session, typed), 15)
+    print("  {:<14} {:<22} {:>9} {:>7} {:>9} {:>7} {:>9} {:>7} {:>10}".format(*head))
+    for label, (typed, options) in SEARCHES.items():
+        fast = samples(lambda t=typed, o=options: indexed(session, t, o), 15)
+        whole = samples(lambda t=typed, o=options: indexed_and_open(session, t, o), 15)
+        slow = samples(lambda t=typed, o=options: like_scan(session, t, o), 15)
         ratio = statistics.median(slow) / statistics.median(fast)
         print(
-            f"  {label:<12} {typed:<22} {statistics.median(fast):>9.1f} {p95(fast):>7.1f} "
+            f"  {label:<14} {typed:<22} {statistics.median(fast):>9.1f} {p95(fast):>7.1f} "
             f"{statistics.median(whole):>9.1f} {p95(whole):>7.1f} "
-            f"{statistics.median(slow):>9.1f} {p95(slow):>7.1f} {ratio:>9.1f}x"
+            f"{statistics.median(slow):>9.1f} {p95(slow):>7.1f} {ratio:>9.1f}x",
+            flush=True,
         )
+    print(f"{name}: {load()}")
+
+
+def drafts_in(engine: sqlalchemy.Engine) -> int:
+    with Session(engine) as s:
+        return s.scalar(select(func.count()).select_from(Item)) or 0
 
 
 def bench(url: str, drafts: int) -> None:
     engine = open_store(url)
-    seed(engine, drafts)
-    plain, flagged, search = (
+    if drafts_in(engine) != drafts:  # a kept database is reused as it is
+        seed(engine, drafts)
+    plain, story, flagged, search = (
         QueueFilter(),
+        QueueFilter(order="story"),
         QueueFilter(flagged_only=True),
         QueueFilter(search='"plan number 9999"'),
     )
@@ -252,6 +287,9 @@ def bench(url: str, drafts: int) -> None:
             "next/previous": timed(lambda: queue_neighbours(s, plain, middle)),
             "position": timed(lambda: queue_position(s, plain, middle)),
             "next after decision": timed(lambda: next_in_queue(s, plain, middle)),
+            "story first page": timed(lambda: queue_page(s, story, page=1)),
+            "story next/previous": timed(lambda: queue_neighbours(s, story, middle)),
+            "story position": timed(lambda: queue_position(s, story, middle)),
             "flagged-only count": timed(lambda: queue_count(s, flagged)),
             "text search": timed(lambda: queue_page(s, search, page=1)),
         }
@@ -268,20 +306,34 @@ def bench(url: str, drafts: int) -> None:
 
 
 def main() -> None:
-    drafts = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("drafts", nargs="?", type=int, default=100_000)
+    parser.add_argument("--keep", metavar="DIR", help="keep the seeded databases, reuse them")
+    args = parser.parse_args()
+    drafts = args.drafts
+    print(f"{load()} at the start", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
-        bench(f"sqlite:///{tmp}/queue.db", drafts)
+        folder = Path(args.keep) if args.keep else Path(tmp)
+        folder.mkdir(parents=True, exist_ok=True)
+        bench(f"sqlite:///{folder}/queue-{drafts}.db", drafts)
     pg = os.environ.get("COPYDESK_TEST_PG_URL")
     if pg:
+        database = f"copydesk_bench_queue_{drafts}"
         admin = sqlalchemy.create_engine(pg, isolation_level="AUTOCOMMIT")
         with admin.connect() as conn:
-            conn.exec_driver_sql("DROP DATABASE IF EXISTS copydesk_bench_queue WITH (FORCE)")
-            conn.exec_driver_sql("CREATE DATABASE copydesk_bench_queue")
+            there = conn.exec_driver_sql(
+                "SELECT 1 FROM pg_database WHERE datname = %(d)s", {"d": database}
+            ).scalar()
+            if there and not args.keep:
+                conn.exec_driver_sql(f"DROP DATABASE {database} WITH (FORCE)")
+            if not there or not args.keep:
+                conn.exec_driver_sql(f"CREATE DATABASE {database}")
         try:
-            bench(pg.rsplit("/", 1)[0] + "/copydesk_bench_queue", drafts)
+            bench(pg.rsplit("/", 1)[0] + "/" + database, drafts)
         finally:
-            with admin.connect() as conn:
-                conn.exec_driver_sql("DROP DATABASE IF EXISTS copydesk_bench_queue WITH (FORCE)")
+            if not args.keep:
+                with admin.connect() as conn:
+                    conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {database} WITH (FORCE)")
 
 
 if __name__ == "__main__":

@@ -245,6 +245,8 @@ def held_count(session: Session, filt: QueueFilter) -> int:
 
 
 def _story_time() -> Any:
+    # Written exactly as in the index of migration 0010_story_order, which the
+    # databases use only for the same expression.
     return func.coalesce(Item.published_at, Item.seen_at)
 
 
@@ -266,9 +268,13 @@ def _after(session: Session, filt: QueueFilter, item_id: int, *, before: bool = 
     at = session.scalar(select(key).where(Item.id == item_id))
     if at is None:  # the item is gone: compare by id alone
         return Item.id < item_id if before else Item.id > item_id
+    # "key <= at AND (...)", not "key < at OR (key = at AND ...)": the plain
+    # bound is a range of the story-order index (migration 0010_story_order)
+    # on both databases; the OR form, and a row value (a, b) < (x, y) on SQLite,
+    # made them walk every draft from the start of the queue.
     if before:
-        return or_(key < at, and_(key == at, Item.id < item_id))
-    return or_(key > at, and_(key == at, Item.id > item_id))
+        return and_(key <= at, or_(key < at, Item.id < item_id))
+    return and_(key >= at, or_(key > at, Item.id > item_id))
 
 
 def queue_page(

@@ -76,10 +76,11 @@ def schema_fingerprint(engine: Engine) -> dict[str, Any]:
 
 
 def _not_search_index(obj: Any, name: str | None, kind: str, reflected: bool, _: Any) -> bool:
-    """The full-text index (store/search.py) lives beside the models, not in them."""
+    """The full-text index and the story-order expression index (store/search.py)
+    live beside the models, not in them."""
     if kind == "table":
         return name not in search.SQLITE_TABLES
-    return name not in (search.PG_COLUMN, search.PG_INDEX)
+    return name not in (search.PG_COLUMN, search.PG_INDEX, search.STORY_ORDER_INDEX)
 
 
 def model_diffs(engine: Engine) -> list[Any]:

@@ -28,6 +28,7 @@ from tests.browser import (
     Server,
     chromium,
     drawn,
+    idle,
     inert,
     new_page,
     on_screen,
@@ -95,7 +96,11 @@ def test_sign_in_approve_reject_in_a_real_browser(server: Server) -> None:
         expect(page.get_by_role("radio", name="Queue", exact=True)).to_be_checked()
 
         # Reject the next one with a reason typed in the box and Enter. The reason
-        # contains "a", the approve shortcut: typing must not approve.
+        # contains "a", the approve shortcut: typing must not approve. Wait for the
+        # page run first: one more run follows the address to the new draft, and
+        # text typed into the box while it redraws can be lost (the known weakness
+        # in the closing note of issue 12; this failed about once in six runs).
+        idle(page)
         reason = page.get_by_label("Reason for rejecting")
         reason.fill("Duplicate of an earlier story")
         reason.press("Enter")

@@ -3,110 +3,40 @@ the stats page reads right, the audit trail shows local times and the closest
 source wording of a failed quote, and a source-gate discard says no draft was made.
 
 The server is `copydesk review` on a free port over a SQLite file the real
-pipeline filled (tests/review_seed.py), as in tests/test_review_browser.py.
+pipeline filled (tests/review_seed.py), started by tests/browser.py.
 """
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from sqlalchemy.engine import Engine
 
-from store.db import open_store
-from tests.review_seed import PASSWORD, seed_editor, seed_queue, write_config
-from tests.test_review_browser import (
+from tests.browser import (
     ARTIFACTS,
-    CHROMIUM,
-    CHROMIUM_ARGS,
-    COPYDESK,
     WAIT_MS,
     Server,
-    _free_port,
-    _require_browser,
-    _require_review_command,
-    _stop,
-    _wait_until_up,
+    chromium,
+    new_page,
+    queue_of,
+    read_until_quiet,
+    serve,
+    signed_in_page,
+    submit_sign_in,
+    websocket_rerun,
 )
+from tests.review_seed import PASSWORD, seed_editor, seed_queue
 
 pytestmark = pytest.mark.browser
 
 
-@contextmanager
-def serve(
-    tmp_path: Path,
-    sqlite_url: str,
-    seed: Callable[[Engine], dict[str, int]],
-    *,
-    modes: dict[str, str] | None = None,
-) -> Iterator[Server]:
-    _require_browser()
-    _require_review_command()
-    engine = open_store(sqlite_url)
-    ids = seed(engine)
-    engine.dispose()
-    config = write_config(tmp_path / "config.toml", sqlite_url, modes=modes)
-    port = _free_port()
-    env = dict(os.environ)
-    env.update(COPYDESK_DATABASE_URL=sqlite_url, COPYDESK_CONFIG=str(config), HOME=str(tmp_path))
-    log = tmp_path / "review.log"
-    with log.open("wb") as sink:
-        process = subprocess.Popen(
-            [*COPYDESK, "review", "--port", str(port)],
-            cwd=tmp_path,
-            env=env,
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        try:
-            base = f"http://127.0.0.1:{port}"
-            _wait_until_up(base, process, log)
-            yield Server(base, sqlite_url, ids)
-        finally:
-            _stop(process)
-
-
-def _small_desk(engine: Engine) -> dict[str, int]:
-    ids = seed_queue(engine, ("bridge",))
-    seed_editor(engine, "alice")
-    return ids
-
-
 @pytest.fixture
 def small_server(tmp_path: Path, sqlite_url: str) -> Iterator[Server]:
-    with serve(tmp_path, sqlite_url, _small_desk) as running:
+    with serve(tmp_path, sqlite_url, queue_of("bridge")) as running:
         yield running
-
-
-@contextmanager
-def chromium(timezone: str = "UTC") -> Iterator[object]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            context = browser.new_context(
-                viewport={"width": 1440, "height": 1000}, timezone_id=timezone
-            )
-            page = context.new_page()
-            page.set_default_timeout(WAIT_MS)
-            yield page
-        finally:
-            browser.close()
-
-
-def sign_in(page, server: Server, name: str = "alice", password: str = PASSWORD) -> None:  # type: ignore[no-untyped-def]
-    page.goto(server.base)
-    page.get_by_role("textbox", name="Name").fill(name)
-    page.get_by_role("textbox", name="Password").fill(password)
-    page.get_by_role("button", name="Sign in").click()
 
 
 # --------------------------------------------------------------------------- sign-in
@@ -115,17 +45,20 @@ def sign_in(page, server: Server, name: str = "alice", password: str = PASSWORD)
 def test_the_third_wrong_password_locks_and_the_form_says_how_long(small_server: Server) -> None:
     from playwright.sync_api import expect
 
-    with chromium() as page:
+    with chromium() as browser:
+        page = new_page(browser, small_server)
         for attempt in range(1, 4):
-            sign_in(page, small_server, "alice", f"wrong-guess-{attempt}")  # type: ignore[arg-type]
+            page.goto(small_server.base)
+            submit_sign_in(page, "alice", f"wrong-guess-{attempt}")
             if attempt < 3:
-                expect(page.get_by_text("Wrong name or password.", exact=True)).to_be_visible()  # type: ignore[attr-defined]
-        locked = page.get_by_text(re.compile(r"too many attempts: try again in (30|29|28) s\.$"))  # type: ignore[attr-defined]
+                expect(page.get_by_text("Wrong name or password.", exact=True)).to_be_visible()
+        locked = page.get_by_text(re.compile(r"too many attempts: try again in (30|29|28) s\.$"))
         expect(locked).to_be_visible()
         # The right password during the lock: refused, with the time left.
-        sign_in(page, small_server, "alice", PASSWORD)  # type: ignore[arg-type]
-        expect(page.get_by_text(re.compile(r"try again in \d+ s\.$"))).to_be_visible()  # type: ignore[attr-defined]
-        assert "Review queue" not in page.inner_text("body")  # type: ignore[attr-defined]
+        page.goto(small_server.base)
+        submit_sign_in(page, "alice", PASSWORD)
+        expect(page.get_by_text(re.compile(r"try again in \d+ s\.$"))).to_be_visible()
+        assert "Review queue" not in page.inner_text("body")
 
 
 def test_a_name_that_is_not_text_is_answered_not_crashed_on(small_server: Server) -> None:
@@ -133,27 +66,8 @@ def test_a_name_that_is_not_text_is_answered_not_crashed_on(small_server: Server
     presses Sign in: the form answers; no exception is drawn."""
     import asyncio
 
-    from streamlit.proto.BackMsg_pb2 import BackMsg
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
     from websockets.asyncio.client import connect  # installed with streamlit's server
-
-    def rerun(states: list[dict[str, object]]) -> bytes:
-        message = BackMsg()
-        message.rerun_script.query_string = ""
-        for state in states:
-            widget = message.rerun_script.widget_states.widgets.add()
-            for field_name, value in state.items():
-                setattr(widget, field_name, value)
-        return message.SerializeToString()
-
-    async def read(connection, received: list[bytes], quiet: float) -> None:  # type: ignore[no-untyped-def]
-        while True:
-            try:
-                message = await asyncio.wait_for(connection.recv(), timeout=quiet)
-            except Exception:  # noqa: BLE001 - quiet or closed: done
-                return
-            if isinstance(message, bytes):
-                received.append(message)
 
     def ids(raw: list[bytes]) -> dict[str, str]:
         found = {}
@@ -173,13 +87,13 @@ def test_a_name_that_is_not_text_is_answered_not_crashed_on(small_server: Server
         ws_url = small_server.base.replace("http://", "ws://") + "/_stcore/stream"
         received: list[bytes] = []
         async with connect(ws_url, subprotocols=["streamlit"], max_size=None) as connection:
-            await connection.send(rerun([]))
-            await read(connection, received, 20)
+            await connection.send(websocket_rerun([]))
+            await read_until_quiet(connection, received, 20)
             widget = ids(received)
             assert set(widget) == {"login_name", "login_password", "login_submit"}, widget
             received.clear()
             await connection.send(
-                rerun(
+                websocket_rerun(
                     [
                         {"id": widget["login_name"], "int_value": 7},
                         {"id": widget["login_password"], "string_value": PASSWORD},
@@ -187,7 +101,7 @@ def test_a_name_that_is_not_text_is_answered_not_crashed_on(small_server: Server
                     ]
                 )
             )
-            await read(connection, received, 5)
+            await read_until_quiet(connection, received, 5)
         return received
 
     received = asyncio.run(talk())
@@ -225,13 +139,12 @@ def decided_server(tmp_path: Path, sqlite_url: str) -> Iterator[Server]:
 def test_the_stats_page_reads_right_in_chromium(decided_server: Server) -> None:
     from playwright.sync_api import expect
 
-    with chromium() as page:
-        sign_in(page, decided_server)  # type: ignore[arg-type]
-        expect(page.get_by_text("Review queue")).to_be_visible()  # type: ignore[attr-defined]
-        page.get_by_text("Stats", exact=True).click()  # type: ignore[attr-defined]
-        expect(page.get_by_text("Decisions per editor in the last 30 days")).to_be_visible()  # type: ignore[attr-defined]
-        expect(page.get_by_text(re.compile("none with tokens or a cost"))).to_be_visible()  # type: ignore[attr-defined]
-        charts = page.locator("[data-testid=stVegaLiteChart]")  # type: ignore[attr-defined]
+    with chromium() as browser:
+        page = signed_in_page(browser, decided_server)
+        page.get_by_text("Stats", exact=True).click()
+        expect(page.get_by_text("Decisions per editor in the last 30 days")).to_be_visible()
+        expect(page.get_by_text(re.compile("none with tokens or a cost"))).to_be_visible()
+        charts = page.locator("[data-testid=stVegaLiteChart]")
         expect(charts).to_have_count(4)  # discards, feeds, approval rate, decisions per editor
         # The approval axis is labelled 0% ... 100% however the rates fall (SVG text).
         for n in range(4):
@@ -239,8 +152,8 @@ def test_the_stats_page_reads_right_in_chromium(decided_server: Server) -> None:
             expect(charts.nth(n).locator("canvas, svg").first).to_be_visible()
             box = charts.nth(n).bounding_box()
             assert box is not None and box["height"] >= 100, (n, box)  # drawn, not squashed
-        page.screenshot(path=str(ARTIFACTS / "stats_page.png"), full_page=True)  # type: ignore[attr-defined]
-        body = page.inner_text("body")  # type: ignore[attr-defined]
+        page.screenshot(path=str(ARTIFACTS / "stats_page.png"), full_page=True)
+        body = page.inner_text("body")
         assert "0.000000" not in body
         assert "No decisions in this period." not in body
 
@@ -276,32 +189,30 @@ def test_a_source_gate_discard_says_no_draft_was_made_in_chromium(audit_server: 
 
     from tests.test_desk_audit import NO_DRAFT
 
-    with chromium() as page:
-        sign_in(page, audit_server)  # type: ignore[arg-type]
-        expect(page.get_by_text("Review queue")).to_be_visible()  # type: ignore[attr-defined]
-        page.get_by_text("Discarded", exact=True).click()  # type: ignore[attr-defined]
+    with chromium() as browser:
+        page = signed_in_page(browser, audit_server)
+        page.get_by_text("Discarded", exact=True).click()
         _pick_row(page, 1)  # newest first: the teaser, seeded last
-        expect(page.get_by_text(NO_DRAFT)).to_be_visible()  # type: ignore[attr-defined]
-        expect(page.get_by_text("Marks:")).to_have_count(0)  # type: ignore[attr-defined]
-        page.screenshot(path=str(ARTIFACTS / "source_gate_discard.png"), full_page=True)  # type: ignore[attr-defined]
+        expect(page.get_by_text(NO_DRAFT)).to_be_visible()
+        expect(page.get_by_text("Marks:")).to_have_count(0)
+        page.screenshot(path=str(ARTIFACTS / "source_gate_discard.png"), full_page=True)
 
 
 def test_the_audit_trail_reads_in_the_editors_time_zone_in_chromium(audit_server: Server) -> None:
     from playwright.sync_api import expect
 
-    with chromium(timezone="Asia/Kolkata") as page:
-        sign_in(page, audit_server)  # type: ignore[arg-type]
-        expect(page.get_by_text("Review queue")).to_be_visible()  # type: ignore[attr-defined]
-        page.get_by_text("Discarded", exact=True).click()  # type: ignore[attr-defined]
+    with chromium() as browser:
+        page = signed_in_page(browser, audit_server, timezone="Asia/Kolkata")
+        page.get_by_text("Discarded", exact=True).click()
         _pick_row(page, 2)  # the misquote, discarded by quotes_verbatim
-        times = page.locator("table.cd-trail td.cd-time")  # type: ignore[attr-defined]
+        times = page.locator("table.cd-trail td.cd-time")
         expect(times.first).to_be_visible(timeout=WAIT_MS)
         for n in range(times.count()):
             shown, hover = times.nth(n).inner_text(), times.nth(n).get_attribute("title")
             assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d IST", shown), shown
             assert hover is not None and re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", hover)
-        cells = page.locator("table.cd-trail td").all_inner_texts()  # type: ignore[attr-defined]
+        cells = page.locator("table.cd-trail td").all_inner_texts()
         assert "None" not in cells and "null" not in cells  # empty cells are blank
         # The failed quote beside the source's closest wording.
-        expect(page.get_by_text("Quotations not in the source (1)")).to_be_visible()  # type: ignore[attr-defined]
-        page.screenshot(path=str(ARTIFACTS / "audit_trail_times.png"), full_page=True)  # type: ignore[attr-defined]
+        expect(page.get_by_text("Quotations not in the source (1)")).to_be_visible()
+        page.screenshot(path=str(ARTIFACTS / "audit_trail_times.png"), full_page=True)

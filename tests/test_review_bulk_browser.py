@@ -9,33 +9,21 @@ and skipped, the rest proceed, each through the status machine.
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from sqlalchemy import select
+from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from review_ui.decisions import Reviewer, approve, reject
 from store.db import open_store, session_scope
 from store.models import AuditEvent, Item
+from tests.browser import Server, chromium, said, serve, signed_in_page
 from tests.dup_material import ARTICLES as STORIES
-from tests.review_seed import PASSWORD, Article, seed_article, seed_editor, write_config
-from tests.test_review_browser import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
-    COPYDESK,
-    WAIT_MS,
-    Server,
-    _free_port,
-    _require_browser,
-    _require_review_command,
-    _stop,
-    _wait_until_up,
-)
+from tests.review_seed import Article, seed_article, seed_editor
 
 pytestmark = pytest.mark.browser
 
@@ -52,59 +40,17 @@ def story(key: str) -> Article:
     return Article(key, title, text, title, first)
 
 
-@pytest.fixture
-def server(tmp_path: Path, sqlite_url: str) -> Iterator[Server]:
-    _require_browser()
-    _require_review_command()
-    engine = open_store(sqlite_url)
+def _desk(engine: Engine) -> dict[str, int]:
     ids = {key: seed_article(engine, story(key)) for key in KEYS}
     seed_editor(engine, "alice")
     seed_editor(engine, "bob")
-    engine.dispose()
-    config = write_config(tmp_path / "config.toml", sqlite_url)
-    port = _free_port()
-    env = dict(os.environ)
-    env.update(COPYDESK_DATABASE_URL=sqlite_url, COPYDESK_CONFIG=str(config), HOME=str(tmp_path))
-    log = tmp_path / "review.log"
-    with log.open("wb") as sink:
-        process = subprocess.Popen(
-            [*COPYDESK, "review", "--port", str(port)],
-            cwd=tmp_path,
-            env=env,
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        try:
-            base = f"http://127.0.0.1:{port}"
-            _wait_until_up(base, process, log)
-            yield Server(base, sqlite_url, ids)
-        finally:
-            _stop(process)
+    return ids
 
 
-def _said(page, text: str):  # type: ignore[no-untyped-def]
-    return page.locator(".cd-text").filter(has_text=text).first
-
-
-def _signed_in(browser, server: Server):  # type: ignore[no-untyped-def]
-    from playwright.sync_api import expect
-
-    page = browser.new_page(viewport={"width": 1440, "height": 1400})
-    page.set_default_timeout(WAIT_MS)
-    page.route(
-        "**/*",
-        lambda route: (
-            route.continue_() if route.request.url.startswith(server.base) else route.abort()
-        ),
-    )
-    page.goto(server.base)
-    page.get_by_role("textbox", name="Name").fill("alice")
-    page.get_by_role("textbox", name="Password").fill(PASSWORD)
-    page.get_by_role("button", name="Sign in").click()
-    expect(page.get_by_text("Review queue")).to_be_visible()
-    return page
+@pytest.fixture
+def server(tmp_path: Path, sqlite_url: str) -> Iterator[Server]:
+    with serve(tmp_path, sqlite_url, _desk) as running:
+        yield running
 
 
 def _state(server: Server, item_id: int) -> tuple[str, str | None, str | None]:
@@ -137,31 +83,25 @@ def _decide_as_bob(server: Server, item_id: int, how: str) -> None:
 
 
 def test_reject_near_duplicates_in_one_action(server: Server) -> None:
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     ids = server.ids
     kept, other, update = ids["warehouse-a"], ids["warehouse-b"], ids["warehouse-u"]
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            page = _signed_in(browser, server)
-            # The oldest draft is the first of the group: its two near duplicates are named.
-            expect(page.locator(".cd-headline").first).to_have_text(STORIES["warehouse-a"][0])
-            expect(_said(page, "2 similar drafts")).to_be_visible()
-            button = page.get_by_role(
-                "button", name=f"Reject the 2 others as duplicates of #{kept}"
-            )
-            expect(button).to_be_visible()
-            # Meanwhile bob rejects the update himself: it is skipped, by name.
-            _decide_as_bob(server, update, "reject")
-            button.click()
-            expect(_said(page, f"Rejected as duplicates of #{kept} 1: #{other}")).to_be_visible()
-            expect(_said(page, f"Skipped #{update}")).to_contain_text("already rejected by bob")
-            # The kept draft stays open and in the queue, with no group left.
-            expect(page.locator(".cd-headline").first).to_have_text(STORIES["warehouse-a"][0])
-            expect(page.get_by_role("button", name=re.compile("as duplicates of"))).to_have_count(0)
-        finally:
-            browser.close()
+    with chromium() as browser:
+        page = signed_in_page(browser, server, height=1400)
+        # The oldest draft is the first of the group: its two near duplicates are named.
+        expect(page.locator(".cd-headline").first).to_have_text(STORIES["warehouse-a"][0])
+        expect(said(page, "2 similar drafts")).to_be_visible()
+        button = page.get_by_role("button", name=f"Reject the 2 others as duplicates of #{kept}")
+        expect(button).to_be_visible()
+        # Meanwhile bob rejects the update himself: it is skipped, by name.
+        _decide_as_bob(server, update, "reject")
+        button.click()
+        expect(said(page, f"Rejected as duplicates of #{kept} 1: #{other}")).to_be_visible()
+        expect(said(page, f"Skipped #{update}")).to_contain_text("already rejected by bob")
+        # The kept draft stays open and in the queue, with no group left.
+        expect(page.locator(".cd-headline").first).to_have_text(STORIES["warehouse-a"][0])
+        expect(page.get_by_role("button", name=re.compile("as duplicates of"))).to_have_count(0)
     status, actor, reason = _state(server, other)
     assert (status, actor) == ("rejected", "editor:alice")
     assert reason is not None and reason.startswith(f"duplicate of #{kept} Fire destroys")
@@ -218,14 +158,13 @@ def _pick(page, item_id: int) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_bulk_reject_with_confirmation_and_assign(server: Server) -> None:
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     ids = server.ids
     strike, ferry, signing = ids["strike-a"], ids["ferry-a"], ids["signing-a"]
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+    with chromium() as browser:
+        page = signed_in_page(browser, server, height=1400)
         try:
-            page = _signed_in(browser, server)
             _open_bulk(page)
             _pick(page, strike)
             _pick(page, ferry)
@@ -233,16 +172,14 @@ def test_bulk_reject_with_confirmation_and_assign(server: Server) -> None:
             reason.fill("Out of our area")
             page.get_by_role("button", name="Reject 2 selected…").click()
             # A confirmation naming the count and the items; nothing is rejected yet.
-            expect(
-                _said(page, 'Reject 2 drafts with the reason "Out of our area"?')
-            ).to_be_visible()
-            expect(_said(page, f"#{strike} Porters")).to_be_visible()
+            expect(said(page, 'Reject 2 drafts with the reason "Out of our area"?')).to_be_visible()
+            expect(said(page, f"#{strike} Porters")).to_be_visible()
             assert _state(server, strike)[0] == "draft"
             # Bob approves one of them before alice confirms: it is skipped, by name.
             _decide_as_bob(server, ferry, "approve")
             page.get_by_role("button", name="Confirm: reject 2").click()
-            expect(_said(page, f"Rejected 1: #{strike}")).to_be_visible()
-            expect(_said(page, f"Skipped #{ferry}")).to_contain_text("already approved by bob")
+            expect(said(page, f"Rejected 1: #{strike}")).to_be_visible()
+            expect(said(page, f"Skipped #{ferry}")).to_contain_text("already approved by bob")
 
             # Assign a draft to alice herself, then filter "Assigned to me".
             _open_bulk(page)
@@ -254,15 +191,13 @@ def test_bulk_reject_with_confirmation_and_assign(server: Server) -> None:
             )
             _choose(page, assignee, "alice")
             page.get_by_role("button", name="Assign 1 selected").click()
-            expect(_said(page, f"Assigned to alice 1: #{signing}")).to_be_visible()
+            expect(said(page, f"Assigned to alice 1: #{signing}")).to_be_visible()
             page.get_by_text("Assigned to me").click()
             expect(page.locator(".cd-count")).to_contain_text("1 pending draft (filtered)")
             expect(page.locator(".cd-headline").first).to_have_text(STORIES["signing-a"][0])
         except Exception:
             page.screenshot(path="/tmp/bulk_fail.png", full_page=True)
             raise
-        finally:
-            browser.close()
     status, actor, reason = _state(server, strike)
     assert (status, actor, reason) == ("rejected", "editor:alice", "Out of our area")
     assert _state(server, ferry) == ("approved", "editor:bob", "approved")

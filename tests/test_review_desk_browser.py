@@ -3,111 +3,48 @@ in two browser contexts do not get each other's draft and see each other's
 presence; the list follows the open item across pages; the draft, its checks
 summary and the decision buttons fit a 1280x720 screen and nothing is cut off at
 1024 px; `?item=` links survive the sign-in form and a reload, with a typed
-reason kept. Needs /usr/bin/chromium (see tests/test_review_browser.py)."""
+reason kept. Needs /usr/bin/chromium (see tests/browser.py)."""
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 from sqlalchemy import select
+from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from store.db import open_store
 from store.models import DeskPresence
-from tests.review_seed import ARTICLES, PASSWORD, seed_copies, seed_editor, seed_queue, write_config
-from tests.test_review_browser import (
+from tests.browser import (
     ARTIFACTS,
-    CHROMIUM,
-    CHROMIUM_ARGS,
-    COPYDESK,
-    WAIT_MS,
+    Seed,
     Server,
-    _free_port,
-    _require_browser,
-    _require_review_command,
-    _shows,
-    _stop,
-    _wait_until_up,
+    chromium,
+    new_page,
+    serve,
+    shows,
+    sign_in,
 )
+from tests.review_seed import ARTICLES, seed_copies, seed_editor, seed_queue
 
 pytestmark = pytest.mark.browser
 
 
-@contextmanager
-def _desk_server(tmp_path: Path, url: str, copies: int = 0) -> Iterator[Server]:
-    _require_browser()
-    _require_review_command()
-    engine = open_store(url)
-    ids = seed_queue(engine, ("bridge", "school", "market", "hostile"))
-    for n, item_id in enumerate(seed_copies(engine, "school", copies) if copies else []):
-        ids[f"copy{n}"] = item_id
-    for name in ("alice", "bob"):
-        seed_editor(engine, name)
-    engine.dispose()
-    config = write_config(tmp_path / "config.toml", url, dwell_seconds=0)
-    port = _free_port()
-    env = dict(os.environ)
-    env.update(COPYDESK_DATABASE_URL=url, COPYDESK_CONFIG=str(config), HOME=str(tmp_path))
-    log = tmp_path / "review.log"
-    with log.open("wb") as sink:
-        process = subprocess.Popen(
-            [*COPYDESK, "review", "--port", str(port)],
-            cwd=tmp_path,
-            env=env,
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        try:
-            base = f"http://127.0.0.1:{port}"
-            _wait_until_up(base, process, log)
-            yield Server(base, url, ids)
-        finally:
-            _stop(process)
+def _desk(copies: int = 0) -> Seed:
+    """The seed: four drafts (and `copies` more of the school story), alice and bob."""
 
+    def seed(engine: Engine) -> dict[str, int]:
+        ids = seed_queue(engine, ("bridge", "school", "market", "hostile"))
+        for n, item_id in enumerate(seed_copies(engine, "school", copies) if copies else []):
+            ids[f"copy{n}"] = item_id
+        for name in ("alice", "bob"):
+            seed_editor(engine, name)
+        return ids
 
-@contextmanager
-def _chromium() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
-
-
-def _page(browser: Any, server: Server, width: int = 1440, height: int = 1000) -> Any:
-    page = browser.new_context(viewport={"width": width, "height": height}).new_page()
-    page.set_default_timeout(WAIT_MS)
-    from playwright.sync_api import expect
-
-    expect.set_options(timeout=WAIT_MS)
-    page.route(
-        "**/*",
-        lambda route: (
-            route.continue_() if route.request.url.startswith(server.base) else route.abort()
-        ),
-    )
-    return page
-
-
-def _sign_in(page: Any, name: str) -> None:
-    from playwright.sync_api import expect
-
-    page.get_by_role("textbox", name="Name").fill(name)
-    page.get_by_role("textbox", name="Password").fill(PASSWORD)
-    page.get_by_role("button", name="Sign in").click()
-    expect(page.locator(".cd-count").first).to_contain_text("Review queue")
+    return seed
 
 
 def _claims(server: Server) -> dict[str, int]:
@@ -122,24 +59,24 @@ def _claims(server: Server) -> dict[str, int]:
 def test_two_editors_in_two_browsers_do_not_collide(tmp_path: Path, db_url: str) -> None:
     from playwright.sync_api import expect
 
-    with _desk_server(tmp_path, db_url) as server, _chromium() as browser:
+    with serve(tmp_path, db_url, _desk()) as server, chromium() as browser:
         ids = server.ids
-        alice = _page(browser, server)
+        alice = new_page(browser, server)
         alice.goto(server.base)
-        _sign_in(alice, "alice")
-        _shows(alice, "bridge")
-        bob = _page(browser, server)  # a context of its own: another person
+        sign_in(alice, "alice")
+        shows(alice, "bridge")
+        bob = new_page(browser, server)  # a context of its own: another person
         bob.goto(server.base)
-        _sign_in(bob, "bob")
-        _shows(bob, "school")  # not alice's draft
+        sign_in(bob, "bob")
+        shows(bob, "school")  # not alice's draft
         expect(
             bob.get_by_role("button", name="1 more open by other editors: show them")
         ).to_be_visible()
         assert _claims(server) == {"alice": ids["bridge"], "bob": ids["school"]}
         # Bob opens alice's draft on purpose (a link to it): he sees she has it.
         bob.goto(f"{server.base}/?item={ids['bridge']}")
-        _sign_in(bob, "bob")
-        _shows(bob, "bridge")
+        sign_in(bob, "bob")
+        shows(bob, "bridge")
         expect(bob.get_by_text("alice has had this open for less than a minute")).to_be_visible()
 
 
@@ -168,11 +105,11 @@ def test_draft_checks_and_buttons_fit_the_screen(
     from playwright.sync_api import expect
 
     ARTIFACTS.mkdir(exist_ok=True)
-    with _desk_server(tmp_path, sqlite_url) as server, _chromium() as browser:
-        page = _page(browser, server, width, height)
+    with serve(tmp_path, sqlite_url, _desk()) as server, chromium() as browser:
+        page = new_page(browser, server, width=width, height=height)
         page.goto(server.base)
-        _sign_in(page, "alice")
-        _shows(page, "bridge")
+        sign_in(page, "alice")
+        shows(page, "bridge")
         expect(page.locator(".cd-checks-summary").first).to_be_visible()
         page.screenshot(path=str(ARTIFACTS / f"review_desk_{width}x{height}.png"))
         parts = {
@@ -206,12 +143,12 @@ def test_draft_checks_and_buttons_fit_the_screen(
 def test_the_list_follows_the_open_item(tmp_path: Path, sqlite_url: str) -> None:
     from playwright.sync_api import expect
 
-    with _desk_server(tmp_path, sqlite_url, copies=24) as server, _chromium() as browser:
+    with serve(tmp_path, sqlite_url, _desk(24)) as server, chromium() as browser:
         ids = server.ids  # 4 + 24 = 28 drafts: two pages of 25
-        page = _page(browser, server)
+        page = new_page(browser, server)
         last = ids["copy23"]
         page.goto(f"{server.base}/?item={ids['copy21']}")
-        _sign_in(page, "alice")
+        sign_in(page, "alice")
         page.get_by_text("List of pending drafts").click()
         listing = page.locator(".cd-list-page").first
         expect(listing).to_contain_text("page 2 of 2")
@@ -236,14 +173,14 @@ def test_a_link_survives_sign_in_and_a_reload_keeps_the_item_and_the_reason(
 ) -> None:
     from playwright.sync_api import expect
 
-    with _desk_server(tmp_path, sqlite_url) as server, _chromium() as browser:
+    with serve(tmp_path, sqlite_url, _desk()) as server, chromium() as browser:
         ids = server.ids
-        page = _page(browser, server)
+        page = new_page(browser, server)
         page.goto(f"{server.base}/?item={ids['market']}")
         expect(page.get_by_role("button", name="Sign in")).to_be_visible()
         assert ARTICLES["market"].headline not in page.inner_text("body")
-        _sign_in(page, "alice")
-        _shows(page, "market")
+        sign_in(page, "alice")
+        shows(page, "market")
         assert f"item={ids['market']}" in page.url
         # The editor types a reason, then the page is reloaded (or the link opened in
         # a second tab): sign in again, and the item and the reason are still there.
@@ -251,15 +188,15 @@ def test_a_link_survives_sign_in_and_a_reload_keeps_the_item_and_the_reason(
         page.wait_for_timeout(500)
         page.reload()
         expect(page.get_by_role("button", name="Sign in")).to_be_visible()
-        _sign_in(page, "alice")
-        _shows(page, "market")
+        sign_in(page, "alice")
+        shows(page, "market")
         expect(page.get_by_label("Reason for rejecting")).to_have_value(
             "Same story as the Dunmere notice"
         )
         # The address follows the editor: Next, then, from the next run of the page
         # on that draft (here the edit box's Check), the next item's number.
         page.get_by_role("button", name=re.compile(r"^Next")).click()
-        _shows(page, "hostile")
+        shows(page, "hostile")
         page.get_by_text("Edit the draft").click()
         page.get_by_role("button", name="Check", exact=True).click()
         expect(page).to_have_url(re.compile(rf"item={ids['hostile']}\b"))

@@ -10,24 +10,29 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from review_ui.queries import QueueFilter, queue_count
 from review_ui.shortcuts import SHORTCUTS
 from store.db import open_store
 from store.models import AuditEvent
-from tests.review_seed import ARTICLES, seed_copies
-from tests.test_review_browser import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
+from tests.browser import (
+    QUEUE_KEYS,
     WAIT_MS,
     Server,
-    _said,
-    _serve,
-    _shows,
-    _signed_in_page,
-    _statuses,
+    chromium,
+    focus_page,
+    idle,
+    press_until,
+    queue_of,
+    said,
+    serve,
+    shows,
+    signed_in_page,
+    statuses,
 )
+from tests.review_seed import ARTICLES, seed_copies, seed_editor, seed_queue
 
 pytestmark = pytest.mark.browser
 
@@ -36,52 +41,23 @@ DWELL = 3  # seconds: long enough that a key press right after a draft appears i
 
 @pytest.fixture
 def slow_server(tmp_path: Path, sqlite_url: str) -> Iterator[Server]:
-    with _serve(tmp_path, sqlite_url, DWELL) as running:
+    with serve(tmp_path, sqlite_url, queue_of(*QUEUE_KEYS), dwell_seconds=DWELL) as running:
         yield running
+
+
+def _paged_desk(engine: Engine) -> dict[str, int]:
+    """The usual queue, then 26 more versions of the bridge story (not in the ids)."""
+    ids = seed_queue(engine, QUEUE_KEYS)
+    seed_editor(engine, "alice")
+    seed_copies(engine, "bridge", 26)
+    return ids
 
 
 @pytest.fixture
 def paged_server(tmp_path: Path, sqlite_url: str) -> Iterator[Server]:
     """No dwell, and two pages of drafts: 26 more versions of the bridge story."""
-    with _serve(tmp_path, sqlite_url, 0) as running:
-        engine = open_store(sqlite_url)
-        try:
-            seed_copies(engine, "bridge", 26)
-        finally:
-            engine.dispose()
+    with serve(tmp_path, sqlite_url, _paged_desk, dwell_seconds=0) as running:
         yield running
-
-
-def _idle(page) -> None:  # type: ignore[no-untyped-def]
-    """Wait until the page is drawn (no run in progress: a loaded machine is slow)."""
-    from playwright.sync_api import expect
-
-    expect(page.locator("[data-testid=stApp]")).to_have_attribute(
-        "data-test-script-state", "notRunning", timeout=WAIT_MS
-    )
-
-
-def _focus_page(page) -> None:  # type: ignore[no-untyped-def]
-    """Take the cursor out of any box, as an editor clicking the page does."""
-    _idle(page)
-    page.locator(".cd-headline").first.click()
-
-
-def _press_until(page, key: str, shown) -> None:  # type: ignore[no-untyped-def]
-    """Press a paging key until its draft shows. A press that lands while the page is
-    being redrawn can be dropped by the browser (a known weakness, in the closing
-    note of issue 12); a second press must then work."""
-    from playwright.sync_api import expect
-
-    for _ in range(3):
-        _focus_page(page)
-        page.keyboard.press(key)
-        try:
-            expect(shown).to_be_visible(timeout=10_000)
-            return
-        except AssertionError:
-            continue
-    expect(shown).to_be_visible(timeout=WAIT_MS)
 
 
 def _position(page, n: int):  # type: ignore[no-untyped-def]
@@ -89,70 +65,66 @@ def _position(page, n: int):  # type: ignore[no-untyped-def]
 
 
 def test_help_r_e_and_a_refusal_that_keeps_the_earlier_message(slow_server: Server) -> None:
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     ids = slow_server.ids
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            page = _signed_in_page(browser, slow_server)
-            _shows(page, "bridge")
-            _focus_page(page)
+    with chromium() as browser:
+        page = signed_in_page(browser, slow_server, height=1200)
+        shows(page, "bridge")
+        focus_page(page)
 
-            # ? opens the overlay listing every shortcut; Esc closes it.
-            page.keyboard.press("?")
-            dialog = page.get_by_role("dialog")
-            expect(dialog).to_be_visible()
-            for key, what in SHORTCUTS:
-                expect(dialog.locator("tr").filter(has_text=what)).to_contain_text(key)
-            page.keyboard.press("Escape")
-            expect(dialog).to_be_hidden()
+        # ? opens the overlay listing every shortcut; Esc closes it.
+        page.keyboard.press("?")
+        dialog = page.get_by_role("dialog")
+        expect(dialog).to_be_visible()
+        for key, what in SHORTCUTS:
+            expect(dialog.locator("tr").filter(has_text=what)).to_contain_text(key)
+        page.keyboard.press("Escape")
+        expect(dialog).to_be_hidden()
 
-            # R on a draft read long enough: the cursor goes to the reason box, and
-            # Enter rejects with what was typed (an "a" typed there approves nothing).
-            page.wait_for_timeout(DWELL * 1000 + 300)
-            _focus_page(page)
-            page.keyboard.press("r")
-            reason = page.get_by_label("Reason for rejecting")
-            expect(reason).to_be_focused()
-            page.keyboard.type("Duplicate of an earlier story")
-            page.keyboard.press("Enter")
-            expect(_said(page, f"Rejected #{ids['bridge']}")).to_be_visible()
-            _shows(page, "school")
+        # R on a draft read long enough: the cursor goes to the reason box, and
+        # Enter rejects with what was typed (an "a" typed there approves nothing).
+        page.wait_for_timeout(DWELL * 1000 + 300)
+        focus_page(page)
+        page.keyboard.press("r")
+        reason = page.get_by_label("Reason for rejecting")
+        expect(reason).to_be_focused()
+        page.keyboard.type("Duplicate of an earlier story")
+        page.keyboard.press("Enter")
+        expect(said(page, f"Rejected #{ids['bridge']}")).to_be_visible()
+        shows(page, "school")
 
-            # R then Enter on a draft that has just appeared: refused by the dwell
-            # rule, and the confirmation of the rejection before stays visible.
-            _focus_page(page)
-            page.keyboard.press("r")
-            expect(reason).to_be_focused()
-            page.keyboard.type("Too quick")
-            page.keyboard.press("Enter")
-            expect(_said(page, f"Not rejected: #{ids['school']}")).to_be_visible()
-            expect(_said(page, f"Rejected #{ids['bridge']}")).to_be_visible()
+        # R then Enter on a draft that has just appeared: refused by the dwell
+        # rule, and the confirmation of the rejection before stays visible.
+        focus_page(page)
+        page.keyboard.press("r")
+        expect(reason).to_be_focused()
+        page.keyboard.type("Too quick")
+        page.keyboard.press("Enter")
+        expect(said(page, f"Not rejected: #{ids['school']}")).to_be_visible()
+        expect(said(page, f"Rejected #{ids['bridge']}")).to_be_visible()
 
-            # E opens the edit box with the cursor in the summary.
-            _focus_page(page)
-            page.keyboard.press("e")
-            summary = page.locator('textarea[aria-label="Summary"]:focus')
-            expect(summary).to_be_in_viewport()
-            expect(summary).to_have_value(ARTICLES["school"].summary)
+        # E opens the edit box with the cursor in the summary.
+        focus_page(page)
+        page.keyboard.press("e")
+        summary = page.locator('textarea[aria-label="Summary"]:focus')
+        expect(summary).to_be_in_viewport()
+        expect(summary).to_have_value(ARTICLES["school"].summary)
 
-            # A, then A again on the draft that has just opened: the second is refused
-            # and both messages stay on screen, each naming its item.
-            _focus_page(page)
-            page.wait_for_timeout(DWELL * 1000 + 300)
-            page.keyboard.press("a")
-            expect(_said(page, f"Approved #{ids['school']}")).to_be_visible()
-            _shows(page, "market")
-            _focus_page(page)
-            page.keyboard.press("a")
-            expect(_said(page, f"Not approved: #{ids['market']}")).to_be_visible()
-            expect(_said(page, f"Approved #{ids['school']}")).to_be_visible()
-            expect(_said(page, f"Rejected #{ids['bridge']}")).to_be_visible()
-        finally:
-            browser.close()
-    statuses = _statuses(slow_server)
-    assert (statuses["bridge"], statuses["school"], statuses["market"]) == (
+        # A, then A again on the draft that has just opened: the second is refused
+        # and both messages stay on screen, each naming its item.
+        focus_page(page)
+        page.wait_for_timeout(DWELL * 1000 + 300)
+        page.keyboard.press("a")
+        expect(said(page, f"Approved #{ids['school']}")).to_be_visible()
+        shows(page, "market")
+        focus_page(page)
+        page.keyboard.press("a")
+        expect(said(page, f"Not approved: #{ids['market']}")).to_be_visible()
+        expect(said(page, f"Approved #{ids['school']}")).to_be_visible()
+        expect(said(page, f"Rejected #{ids['bridge']}")).to_be_visible()
+    decided = statuses(slow_server)
+    assert (decided["bridge"], decided["school"], decided["market"]) == (
         "rejected",
         "approved",
         "draft",
@@ -169,7 +141,7 @@ def test_help_r_e_and_a_refusal_that_keeps_the_earlier_message(slow_server: Serv
 
 
 def test_n_p_pages_and_j_right_after_a_filter(paged_server: Server) -> None:
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     engine = open_store(paged_server.db_url)
     try:
@@ -178,37 +150,33 @@ def test_n_p_pages_and_j_right_after_a_filter(paged_server: Server) -> None:
     finally:
         engine.dispose()
     assert total == 30  # 4 drafts of the seed and 26 copies: two pages of 25
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            page = _signed_in_page(browser, paged_server)
-            _shows(page, "bridge")
-            expect(_position(page, 1)).to_be_visible(timeout=WAIT_MS)
-            _press_until(page, "n", _position(page, 26))
-            expect(page.locator(".cd-list-page").first).to_contain_text("page 2 of 2")
-            _press_until(page, "p", _position(page, 1))
-            expect(page.locator(".cd-list-page").first).to_contain_text("page 1 of 2")
+    with chromium() as browser:
+        page = signed_in_page(browser, paged_server, height=1200)
+        shows(page, "bridge")
+        expect(_position(page, 1)).to_be_visible(timeout=WAIT_MS)
+        press_until(page, "n", _position(page, 26))
+        expect(page.locator(".cd-list-page").first).to_contain_text("page 2 of 2")
+        press_until(page, "p", _position(page, 1))
+        expect(page.locator(".cd-list-page").first).to_contain_text("page 1 of 2")
 
-            # A search from the sidebar, then J at once: the next match opens, and no
-            # "j" lands in the search box.
-            search = page.get_by_role("textbox", name="Search text, item number or link")
-            search.fill("footbridge")
-            search.press("Enter")
-            expect(page.locator(".cd-count").first).to_contain_text("27 pending drafts (filtered)")
-            expect(search).not_to_be_focused()
-            _idle(page)  # no click: the cursor left the search box by itself
-            page.keyboard.press("j")
-            expect(_position(page, 2)).to_be_visible(timeout=WAIT_MS)
-            expect(search).to_have_value("footbridge")
-            page.keyboard.press("k")
-            expect(_position(page, 1)).to_be_visible(timeout=WAIT_MS)
+        # A search from the sidebar, then J at once: the next match opens, and no
+        # "j" lands in the search box.
+        search = page.get_by_role("textbox", name="Search text, item number or link")
+        search.fill("footbridge")
+        search.press("Enter")
+        expect(page.locator(".cd-count").first).to_contain_text("27 pending drafts (filtered)")
+        expect(search).not_to_be_focused()
+        idle(page)  # no click: the cursor left the search box by itself
+        page.keyboard.press("j")
+        expect(_position(page, 2)).to_be_visible(timeout=WAIT_MS)
+        expect(search).to_have_value("footbridge")
+        page.keyboard.press("k")
+        expect(_position(page, 1)).to_be_visible(timeout=WAIT_MS)
 
-            # Clearing the search works the same way.
-            search.fill("")
-            search.press("Enter")
-            expect(page.locator(".cd-count").first).to_contain_text("30 pending drafts,")
-            _idle(page)
-            page.keyboard.press("j")
-            expect(_position(page, 2)).to_be_visible(timeout=WAIT_MS)
-        finally:
-            browser.close()
+        # Clearing the search works the same way.
+        search.fill("")
+        search.press("Enter")
+        expect(page.locator(".cd-count").first).to_contain_text("30 pending drafts,")
+        idle(page)
+        page.keyboard.press("j")
+        expect(_position(page, 2)).to_be_visible(timeout=WAIT_MS)

@@ -1,0 +1,383 @@
+"""What the browser tests share (a helper module, not a test file).
+
+- `serve(tmp_path, db_url, seed, ...)`: `copydesk review` on a free loopback port
+  over a database filled by a seed callable (the real pipeline, via
+  tests/review_seed.py); `queue_of(...)` makes the usual seed.
+- `chromium()`: Debian's headless Chromium; `new_page(browser, server, ...)` a
+  page of its own (viewport, time zone, generous waits, loopback only);
+  `signed_in_page(...)` the same, signed in with the queue on screen.
+- `submit_sign_in` / `sign_in`: the sign-in form, without and with waiting for the queue.
+- Page helpers: `shows`, `said`, `on_screen`, `drawn`, `idle`, `focus_page`,
+  `press_until`, `inert`; `statuses(server)` reads the items' statuses back.
+- `websocket_rerun` / `read_until_quiet`: Streamlit's websocket protocol spoken by
+  hand, as a stranger who never opened the page would.
+
+Needs Debian's chromium at /usr/bin/chromium: a test is skipped when it is
+missing, unless COPYDESK_REQUIRE_BROWSER=1 (CI), then it fails. Screenshots go
+to tests/artifacts/ (git-ignored).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy.engine import Engine
+from sqlmodel import Session
+
+from store.db import open_store
+from store.models import Item
+from tests.review_seed import ARTICLES, PASSWORD, seed_editor, seed_queue, write_config
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+# `copydesk review`, exactly as the console script runs it.
+COPYDESK = [sys.executable, "-c", "from copydesk.cli import app; app()"]
+STARTUP_LIMIT = 120  # seconds to wait for the server to answer before giving up
+WAIT_MS = 30_000  # a rerun on a loaded machine can take far longer than Playwright's 5 s
+
+# The queue most tests start from: three plain drafts, the hostile one, and
+# wrong_number, which a gate discards.
+QUEUE_KEYS = ("bridge", "school", "market", "hostile", "wrong_number")
+
+Seed = Callable[[Engine], dict[str, int]]
+
+
+@dataclass
+class Server:
+    base: str
+    db_url: str
+    ids: dict[str, int]
+
+
+# --------------------------------------------------------------------------- the server
+
+
+def require_browser() -> None:
+    if CHROMIUM.exists():
+        return
+    if os.environ.get("COPYDESK_REQUIRE_BROWSER") == "1":
+        pytest.fail(f"COPYDESK_REQUIRE_BROWSER=1 but {CHROMIUM} is missing", pytrace=False)
+    pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium)")
+
+
+def require_review_command() -> None:
+    import typer
+
+    from copydesk.cli import app
+
+    if "review" not in typer.main.get_command(app).commands:  # type: ignore[attr-defined]
+        pytest.fail(
+            "copydesk.cli does not register copydesk.commands_review "
+            "(add it to the modules whose register(app) cli.py calls)",
+            pytrace=False,
+        )
+
+
+def queue_of(*keys: str, editors: Sequence[str] = ("alice",)) -> Seed:
+    """A seed: these review_seed ARTICLES through the real pipeline, oldest first in
+    this order, then the editors (password PASSWORD)."""
+
+    def seed(engine: Engine) -> dict[str, int]:
+        ids = seed_queue(engine, keys)
+        for name in editors:
+            seed_editor(engine, name)
+        return ids
+
+    return seed
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    """End `copydesk review` and its streamlit child: they share a process group."""
+    if process.poll() is not None:
+        return
+    try:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=15)
+    except ProcessLookupError:
+        pass
+
+
+def _wait_until_up(base: str, process: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + STARTUP_LIMIT
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            pytest.fail(f"copydesk review exited with {process.returncode}:\n{log.read_text()}")
+        try:
+            with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as reply:
+                if reply.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.3)
+    pytest.fail(f"copydesk review did not answer within {STARTUP_LIMIT}s:\n{log.read_text()}")
+
+
+@contextmanager
+def serve(
+    tmp_path: Path,
+    db_url: str,
+    seed: Seed,
+    *,
+    dwell_seconds: float | None = 0,
+    modes: dict[str, str] | None = None,
+    **config: Any,
+) -> Iterator[Server]:
+    """`copydesk review` on a free loopback port over `db_url`, filled first by `seed`
+    (its ids become `Server.ids`). `dwell_seconds` is 0 unless a test is about it;
+    None leaves the shipped default (1 s). `modes` and any other keyword
+    (auth=, min_source_words=) go to review_seed.write_config."""
+    require_browser()
+    require_review_command()
+    engine = open_store(db_url)
+    try:
+        ids = seed(engine)
+    finally:
+        engine.dispose()
+    config_file = write_config(
+        tmp_path / "config.toml", db_url, modes=modes, dwell_seconds=dwell_seconds, **config
+    )
+    port = _free_port()
+    env = dict(os.environ)
+    env.update(COPYDESK_DATABASE_URL=db_url, COPYDESK_CONFIG=str(config_file), HOME=str(tmp_path))
+    log = tmp_path / "review.log"
+    with log.open("wb") as sink:
+        process = subprocess.Popen(
+            [*COPYDESK, "review", "--port", str(port)],
+            cwd=tmp_path,
+            env=env,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        try:
+            base = f"http://127.0.0.1:{port}"
+            _wait_until_up(base, process, log)
+            yield Server(base, db_url, ids)
+        finally:
+            _stop(process)
+
+
+def statuses(server: Server) -> dict[str, str]:
+    """The status of every seeded item, by its key, read from the database."""
+    engine = open_store(server.db_url)
+    try:
+        with Session(engine) as session:
+            return {key: session.get(Item, i).status for key, i in server.ids.items()}  # type: ignore[union-attr]
+    finally:
+        engine.dispose()
+
+
+# --------------------------------------------------------------------------- the browser
+
+
+@contextmanager
+def chromium() -> Iterator[Any]:
+    """A headless Chromium (sync Playwright), closed afterwards."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def new_page(
+    browser: Any,
+    server: Server,
+    *,
+    width: int = 1440,
+    height: int = 1000,
+    timezone: str = "UTC",
+) -> Any:
+    """A page in a browser context of its own (another person, as far as the app
+    knows) that can reach nothing but the loopback server. Nothing is opened yet."""
+    from playwright.sync_api import expect
+
+    viewport = {"width": width, "height": height}
+    page = browser.new_context(viewport=viewport, timezone_id=timezone).new_page()
+    page.set_default_timeout(WAIT_MS)
+    # expect()'s own default is 5 s; this setting is global to Playwright.
+    expect.set_options(timeout=WAIT_MS)
+    page.route(
+        "**/*",
+        lambda route: (
+            route.continue_() if route.request.url.startswith(server.base) else route.abort()
+        ),
+    )
+    return page
+
+
+def submit_sign_in(page: Any, name: str = "alice", password: str = PASSWORD) -> None:
+    """Fill the sign-in form on screen and press Sign in; wait for nothing (a
+    refused sign-in is what some tests are about)."""
+    page.get_by_role("textbox", name="Name").fill(name)
+    page.get_by_role("textbox", name="Password").fill(password)
+    page.get_by_role("button", name="Sign in").click()
+
+
+def sign_in(page: Any, name: str = "alice") -> None:
+    """Sign in with the right password from the form on screen; wait for the queue."""
+    from playwright.sync_api import expect
+
+    submit_sign_in(page, name)
+    expect(page.locator(".cd-count").first).to_contain_text("Review queue")
+
+
+def signed_in_page(
+    browser: Any,
+    server: Server,
+    name: str = "alice",
+    *,
+    width: int = 1440,
+    height: int = 1000,
+    timezone: str = "UTC",
+) -> Any:
+    """`new_page` opened at the server and signed in as `name`, the queue on screen."""
+    page = new_page(browser, server, width=width, height=height, timezone=timezone)
+    page.goto(server.base)
+    sign_in(page, name)
+    return page
+
+
+# --------------------------------------------------------------------------- page helpers
+
+
+def shows(page: Any, key: str) -> None:
+    """Wait until the page shows this article's draft (the whole rerun, not a
+    half-drawn page whose headline changed first)."""
+    from playwright.sync_api import expect
+
+    article = ARTICLES[key]
+    expect(page.locator(".cd-headline").first).to_have_text(article.headline)
+    expect(page.locator(".cd-text").filter(has_text=article.summary[-30:]).first).to_be_visible()
+
+
+def said(page: Any, text: str) -> Any:
+    """A message box on the page (not a button label) containing `text`."""
+    return page.locator(".cd-text").filter(has_text=text).first
+
+
+def on_screen(page: Any, item_id: int) -> None:
+    """Wait until the page run that draws this draft has finished drawing it: its
+    marker (review_ui/shortcuts.py draft_marker) is the only one on the page."""
+    from playwright.sync_api import expect
+
+    expect(page.locator(f'span.cd-draft[class*="cd-draft-{item_id}-"]')).to_have_count(1)
+    expect(page.locator("span.cd-draft")).to_have_count(1)
+
+
+def drawn(page: Any) -> None:
+    """Wait until every table's grid is drawn (Streamlit shows a grey skeleton
+    while its code loads), so the screenshot shows what an editor sees."""
+    from playwright.sync_api import expect
+
+    expect(page.locator("[data-testid=stDataFrame] canvas").first).to_be_attached()
+    expect(page.locator("[data-testid=stSkeleton]")).to_have_count(0)
+
+
+def idle(page: Any) -> None:
+    """Wait until the page is drawn (no run in progress: a loaded machine is slow)."""
+    from playwright.sync_api import expect
+
+    expect(page.locator("[data-testid=stApp]")).to_have_attribute(
+        "data-test-script-state", "notRunning", timeout=WAIT_MS
+    )
+
+
+def focus_page(page: Any) -> None:
+    """Take the cursor out of any box, as an editor clicking the page does."""
+    idle(page)
+    page.locator(".cd-headline").first.click()
+
+
+def press_until(page: Any, key: str, shown: Any) -> None:
+    """Press a paging key until `shown` is visible. A press that lands while the page
+    is being redrawn can be dropped by the browser (a known weakness, in the closing
+    note of issue 12); a second press must then work."""
+    from playwright.sync_api import expect
+
+    for _ in range(3):
+        focus_page(page)
+        page.keyboard.press(key)
+        try:
+            expect(shown).to_be_visible(timeout=10_000)
+            return
+        except AssertionError:
+            continue
+    expect(shown).to_be_visible(timeout=WAIT_MS)
+
+
+def inert(page: Any) -> dict[str, int]:
+    """Count what would be live if the hostile text had been parsed as HTML or markdown."""
+    return page.evaluate(
+        """() => ({
+            scripts: [...document.scripts].filter(s => s.text.includes('alert(1)')).length,
+            bad_images: [...document.images].filter(
+                i => i.getAttribute('src') === 'x' || i.src.includes('tracker.example.net')).length,
+            onerror: document.querySelectorAll('[onerror]').length,
+            js_links: [...document.querySelectorAll('a[href]')].filter(
+                a => a.getAttribute('href').trim().toLowerCase().startsWith('javascript:')).length,
+        })"""
+    )
+
+
+# --------------------------------------------------------------------------- the websocket
+
+
+def websocket_rerun(states: list[dict[str, object]]) -> bytes:
+    """A Streamlit BackMsg asking for a rerun with these widget states (field: value)."""
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+
+    message = BackMsg()
+    message.rerun_script.query_string = ""
+    for state in states:
+        widget = message.rerun_script.widget_states.widgets.add()
+        for field_name, value in state.items():
+            setattr(widget, field_name, value)
+    return message.SerializeToString()
+
+
+async def read_until_quiet(connection: Any, received: list[bytes], quiet: float) -> None:
+    """Append every binary message to `received` until none comes for `quiet`
+    seconds or the server closes the connection."""
+    while True:
+        try:
+            message = await asyncio.wait_for(connection.recv(), timeout=quiet)
+        except Exception:  # noqa: BLE001 - quiet (TimeoutError) or closed: done
+            return
+        if isinstance(message, bytes):
+            received.append(message)

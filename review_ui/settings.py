@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from guards.settings import GateSettings
 from publish.settings import PublishSettings
@@ -36,10 +36,24 @@ class ReviewSettings(BaseModel):
     # A draft an editor opens is theirs (a soft claim) for this long, refreshed while
     # it stays on their screen: other editors' queues skip it meanwhile (seconds).
     claim_seconds: float = Field(default=300.0, ge=10, le=3600)
+    # While the editor's browser stays connected, the server keeps that claim fresh
+    # without any click, for at most this long after the page last ran (seconds):
+    # a tab left open overnight does not hold a draft forever. 0: only page runs
+    # refresh the claim. Otherwise at least claim_seconds.
+    claim_idle_seconds: float = Field(default=3600.0, ge=0, le=86400)
     # Reasons offered in the reject box; free text stays possible.
     reject_reasons: list[str] = Field(
         default_factory=lambda: list(DEFAULT_REJECT_REASONS), max_length=30
     )
+
+    @model_validator(mode="after")
+    def _idle_cap(self) -> ReviewSettings:
+        if 0 < self.claim_idle_seconds < self.claim_seconds:
+            raise ValueError(
+                "claim_idle_seconds is 0 (no keeping) or at least claim_seconds "
+                f"({self.claim_seconds:g})"
+            )
+        return self
 
     @field_validator("reject_reasons")
     @classmethod

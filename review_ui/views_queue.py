@@ -21,7 +21,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from guards.registry import CHECK_GATES
-from review_ui import bulk, decisions, desk_panels, shortcuts
+from review_ui import bulk, claim_keeper, decisions, desk_panels, shortcuts
 from review_ui import highlight as hl
 from review_ui.decisions import Blocked, NotAllowed, ReasonRequired, Reviewer
 from review_ui.item_panel import draw_audit_trail, draw_header, draw_texts, draw_verdicts
@@ -120,6 +120,7 @@ def _keep_in_address(item_id: int | None) -> None:
 def release_claim(engine: Engine) -> None:
     """The editor moved on (decided, left the queue view, signed out): their soft
     claim goes, so other editors' queues offer the draft again."""
+    claim_keeper.stop(claim_keeper.this_session())  # before the release: no refresh after it
     editor = _editor()
     if editor is not None:
         st.session_state.pop(CLAIMED, None)
@@ -715,14 +716,26 @@ def _presence(
     or refreshed on every run of the page that shows it (any click or key press):
     other editors' queues skip it for `[review] claim_seconds` after that.
 
-    Not refreshed by a timer: a Streamlit fragment with `run_every` would, but any
-    fragment on the page changes how a key press during a rerun is handled, and
-    two quick presses of A then approved the draft that was never seen (the
-    dwell test in tests/test_review_browser.py fails with one). A draft left
-    untouched for longer than the claim is offered to others again, which is what
-    a soft claim is for."""
+    Between page runs the claim is kept fresh on the server, not by the page: the
+    session's claim keeper (review_ui/claim_keeper.py), a thread of its own that
+    refreshes it every `claim_seconds / 3` while this browser session is
+    connected, for at most `[review] claim_idle_seconds` after the last page run,
+    and stops when the editor opens another draft, decides, leaves the queue or
+    signs out. A closed tab's claim is not released: it lapses at its expiry.
+
+    Not a Streamlit fragment with `run_every`, which would rerun part of the page
+    on a timer: any fragment on the page changes how a key press during a rerun
+    is handled, and two quick presses of A then approved the draft that was never
+    seen (the dwell test in tests/test_review_browser.py fails with one). The
+    keeper never makes the page run."""
     now = presence.utcnow()
     ttl = settings.review.claim_seconds
+    keeping = reviewer.can_decide and settings.review.claim_idle_seconds > 0
+    session_key = claim_keeper.this_session() if keeping else None
+    if session_key is not None:
+        # Before the claim moves: a keeper still refreshing the previous draft
+        # could otherwise move it back.
+        claim_keeper.stop_if_other(session_key, reviewer.name, item_id)
     # One write per item every few seconds at most, not one per rerun: J/K and
     # typing rerun the page often, and on SQLite every write is a commit.
     last = st.session_state.get(CLAIMED)
@@ -732,6 +745,16 @@ def _presence(
             presence.hold(session, reviewer.name, item_id, ttl, now=now)
             st.session_state[CLAIMED] = (item_id, now)
         others = presence.others_on(session, item_id, reviewer.name, now=now)
+    if session_key is not None:
+        claim_keeper.keep(
+            session_key,
+            engine,
+            reviewer.name,
+            item_id,
+            ttl=ttl,
+            idle_seconds=settings.review.claim_idle_seconds,
+            is_connected=claim_keeper.session_connected(session_key),
+        )
     for other in others:
         plain(
             f"{other.editor} has had this open for "

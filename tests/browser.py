@@ -155,8 +155,9 @@ def serve(
 ) -> Iterator[Server]:
     """`copydesk review` on a free loopback port over `db_url`, filled first by `seed`
     (its ids become `Server.ids`). `dwell_seconds` is 0 unless a test is about it;
-    None leaves the shipped default (1 s). `modes` and any other keyword
-    (auth=, min_source_words=) go to review_seed.write_config."""
+    None leaves the shipped default (1 s). `modes` and any other keyword (auth=,
+    min_source_words=, claim_seconds=, claim_idle_seconds=) go to
+    review_seed.write_config."""
     require_browser()
     require_review_command()
     engine = open_store(db_url)

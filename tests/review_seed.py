@@ -165,8 +165,11 @@ def write_config(
     auth: str = "password",
     min_source_words: int = MIN_WORDS,
     dwell_seconds: float | None = 0,
+    claim_seconds: float | None = None,
+    claim_idle_seconds: float | None = None,
 ) -> Path:
-    """A config.toml for a test: database, gate modes and review settings.
+    """A config.toml for a test: database, gate modes and review settings
+    (`claim_seconds`, `claim_idle_seconds`: the shipped defaults unless given).
 
     `dwell_seconds` is 0 unless a test is about it (AppTest clicks the moment a
     page is drawn); None leaves it out, so the default (1 s) applies."""
@@ -180,6 +183,8 @@ def write_config(
         "[review]",
         f'auth = "{auth}"',
         *([f"dwell_seconds = {dwell_seconds}"] if dwell_seconds is not None else []),
+        *([f"claim_seconds = {claim_seconds}"] if claim_seconds is not None else []),
+        *([f"claim_idle_seconds = {claim_idle_seconds}"] if claim_idle_seconds is not None else []),
     ]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path

@@ -167,22 +167,25 @@ _KEYS_TEMPLATE = """<script>
   // without it: a disabled button, such as K on the first draft, does nothing, as
   // a click would).
   const apply = (key) => {
-    if (!settled()) return "wait";
     if (Object.hasOwn(BUTTONS, key)) {
+      // A button clicked during a run would act on the page before it.
+      if (!settled()) return "wait";
       const button = document.querySelector(".st-key-" + BUTTONS[key] + " button");
       if (!button) return painting(BUTTONS[key]) ? "wait" : "none";
       if (button.disabled) return "none";
       button.click();
       return "clicked";
     }
+    // R and E act at once when their box is there, even during a run: what the
+    // editor types next must land in the box, not be read as more keys.
     if (key === "r") {
       const box = reasonBox();
-      if (!box) return onScreen() !== null ? "wait" : "none";
+      if (!box) return onScreen() !== null || !settled() ? "wait" : "none";
       box.focus(); box.scrollIntoView({block: "center"});
       return "done";
     }
     const edit = editToggle();  // key === "e"
-    if (!edit) return onScreen() !== null ? "wait" : "none";
+    if (!edit) return onScreen() !== null || !settled() ? "wait" : "none";
     const area = () => edit.parentElement.querySelector('textarea[aria-label="Summary"]');
     if (!edit.parentElement.open) edit.click();
     focusSoon(area, 40);
@@ -235,7 +238,10 @@ _KEYS_TEMPLATE = """<script>
       event.preventDefault(); event.stopImmediatePropagation();
       if (event.repeat) return;
       const draft = shown;
-      const why = tooSoon(draft, event.timeStamp);
+      // Never ahead of a key still waiting for the page (R, say: the editor meant
+      // to reject, and is typing the reason).
+      const why = waiting.length ? "an earlier key is still waiting for the page" :
+        tooSoon(draft, event.timeStamp);
       if (why) { say("Not approved: " + itemOf(draft) + ": " + why + "."); return; }
       if (sent === draft) return;  // already sent for this draft: one decision each
       const button = document.querySelector(".st-key-approve_" + draft + " button");

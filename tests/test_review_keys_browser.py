@@ -239,3 +239,18 @@ def test_keys_pressed_while_the_page_is_drawn_wait_and_apply_in_order(
         )
         page.keyboard.press("p")
         expect(page.get_by_role("alert").filter(has_text="Key P not applied")).to_be_visible()
+
+        # A never overtakes a key still waiting: R waits for a reason box (taken
+        # away here, as a page half drawn has none), so the A typed after it (in
+        # "approximate", say) is refused, not applied to the draft on screen.
+        page.evaluate(
+            """() => document.querySelector('input[aria-label="Reason for rejecting"]')
+                 .closest('[data-testid="stTextInput"]').remove()"""
+        )
+        page.keyboard.press("r")
+        page.keyboard.press("a")
+        expect(
+            page.get_by_role("alert").filter(has_text="an earlier key is still waiting")
+        ).to_be_visible()
+        expect(page.get_by_role("alert").filter(has_text="Key R not applied")).to_be_visible()
+    assert "approved" not in statuses(paged_server).values()

@@ -1,19 +1,21 @@
-"""The queue's keyboard: the help overlay, the page keys, and the three keys
-Streamlit's own `shortcut=` cannot give.
+"""The queue's keyboard: the help overlay, and every key of the queue.
 
-J and K are button shortcuts (views_queue.py), N and P too (here). A decides,
-so our script reads it and measures the dwell time in the browser (see
-`_KEYS_TEMPLATE`). Streamlit reserves R (its "rerun") and C, and does not take
-punctuation such as "?", so R
-(reject: the cursor goes to the reason box), E (edit: the edit box opens with
-the cursor in the summary) and ? (this help) are read by a small script of our
-own (`keys_script`). It is a fixed string: no text from an article, a feed, a
-model or the database is ever put into it (only the dwell time, an integer).
-It acts only when the focus is not in a text box and no Ctrl/Cmd/Alt is
-held, and it decides nothing by itself: R only
-moves the cursor, Enter in the reason box and A are refused in the browser when the
-draft had not been on screen for `[review] dwell_seconds`, and every decision is
-checked again on the server, the dwell rule included.
+J, K, N and P are also Streamlit button shortcuts (their buttons show the key),
+but a small script of our own (`keys_script`) reads them first, with A, R, E and
+?, because Streamlit's handler loses a press made while the page is being drawn
+(its button is not painted yet) and reserves R (its "rerun"). The script is a
+fixed string: no text from an article, a feed, a model or the database is ever
+put into it (only the dwell time, an integer). It acts only on the queue, when
+the focus is not in a text box and no Ctrl/Cmd/Alt is held.
+
+It decides nothing by itself. J, K, N, P and ? click their button; R moves the
+cursor to the reason box, E opens the edit box with the cursor in the summary. A
+press made while the page is still being drawn waits and is applied, in order,
+once it has settled, or is reported on screen: no press is lost in silence. A
+and Enter in the reason box never wait: they are refused in the browser, with a
+message naming the item, when the draft had not been on screen for `[review]
+dwell_seconds`, and every decision is checked again on the server, the dwell
+rule included.
 
 After a filter is used, `refocus_queue` takes the cursor out of the sidebar box,
 so J and K work straight away instead of typing into the search field.
@@ -85,6 +87,15 @@ _KEYS_TEMPLATE = """<script>
     const m = marks[0].className.match(/cd-draft-([0-9]+)-([0-9]+)/);
     return m ? m[1] + "_" + m[2] : null;
   };
+  // The address names the draft on screen as soon as it is drawn, so a reload or
+  // a copied link comes back to it (the server writes it too, a run later). Only
+  // the item=: every other part of the address stays as Streamlit wrote it.
+  const keepInAddress = (id) => {
+    const url = new URL(window.location.href);
+    if (url.searchParams.get("item") === id) return;
+    url.searchParams.set("item", id);
+    window.history.replaceState(window.history.state, "", url);
+  };
   let shown = null, since = Infinity, sent = null;
   const watch = () => {
     const now = onScreen();
@@ -92,6 +103,7 @@ _KEYS_TEMPLATE = """<script>
     shown = now; since = Infinity; sent = null;
     if (now !== null) {
       requestAnimationFrame(() => { if (shown === now) since = performance.now(); });
+      keepInAddress(now.split("_")[0]);
     }
   };
   new MutationObserver(watch).observe(document.body,
@@ -131,6 +143,84 @@ _KEYS_TEMPLATE = """<script>
     const m = box && box.className.match(new RegExp("st-key-" + prefix + "([0-9]+_[0-9]+)"));
     return m ? m[1] : null;
   };
+  // J, K, N, P, ? click a button; R and E move the cursor into a box. A press
+  // made while the page is still being drawn (a run in progress, or its buttons
+  // not painted yet: the first queue page after signing in paints them up to two
+  // seconds after the run ends) waits here, in order, and is applied once the
+  // page has settled; one that cannot be applied within WAIT_MS is reported on
+  // screen, never dropped in silence. After a click, the next waiting key waits
+  // for the page that click asked for.
+  const WAIT_MS = 6000;
+  const BUTTONS = {j: "nav_next", k: "nav_prev", n: "page_next", p: "page_prev", "?": "keys_help"};
+  const NAMES = {j: "J", k: "K", n: "N", p: "P", "?": "?", r: "R", e: "E"};
+  const settled = () => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    return !app || app.getAttribute("data-test-script-state") === "notRunning";
+  };
+  const reasonBox = () => document.querySelector('input[aria-label="Reason for rejecting"]');
+  const editToggle = () => [...document.querySelectorAll("summary")]
+    .find((s) => s.textContent.includes("Edit the draft"));
+  // Is the page still painting the button of widget `name`? The first queue page
+  // after signing in draws a widget's frame up to two seconds before its button.
+  const painting = (name) => document.querySelector(".st-key-" + name) !== null;
+  // "done", "clicked", "wait" (not there yet) or "none" (the page has settled
+  // without it: a disabled button, such as K on the first draft, does nothing, as
+  // a click would).
+  const apply = (key) => {
+    if (Object.hasOwn(BUTTONS, key)) {
+      // A button clicked during a run would act on the page before it.
+      if (!settled()) return "wait";
+      const button = document.querySelector(".st-key-" + BUTTONS[key] + " button");
+      if (!button) return painting(BUTTONS[key]) ? "wait" : "none";
+      if (button.disabled) return "none";
+      button.click();
+      return "clicked";
+    }
+    // R and E act at once when their box is there, even during a run: what the
+    // editor types next must land in the box, not be read as more keys.
+    if (key === "r") {
+      const box = reasonBox();
+      if (!box) return onScreen() !== null || !settled() ? "wait" : "none";
+      box.focus(); box.scrollIntoView({block: "center"});
+      return "done";
+    }
+    const edit = editToggle();  // key === "e"
+    if (!edit) return onScreen() !== null || !settled() ? "wait" : "none";
+    const area = () => edit.parentElement.querySelector('textarea[aria-label="Summary"]');
+    if (!edit.parentElement.open) edit.click();
+    focusSoon(area, 40);
+    return "done";
+  };
+  const waiting = [];  // [{key, at}], oldest first
+  let clickedAt = null, sawRun = false;  // the last click, and whether its run began
+  const flush = () => {
+    if (clickedAt !== null) {
+      if (!settled()) { sawRun = true; return; }
+      // The run a click asks for starts after a round trip; 1.5 s without one:
+      // the click asked for nothing (it happens with a button already gone).
+      if (!sawRun && performance.now() - clickedAt < 1500) return;
+      clickedAt = null;
+    }
+    while (waiting.length) {
+      const next = waiting[0];
+      const result = apply(next.key);
+      if (result === "wait") {
+        if (performance.now() - next.at < WAIT_MS) return;
+        waiting.length = 0;
+        say("Key " + NAMES[next.key] + " not applied: the page was still being drawn " +
+          "after " + WAIT_MS / 1000 + " s. Press it again.");
+        return;
+      }
+      waiting.shift();
+      if (result === "clicked") { clickedAt = performance.now(); sawRun = false; return; }
+    }
+  };
+  setInterval(() => {
+    if (waiting.length || clickedAt !== null) flush();
+    // Streamlit rewrites the address from what the server last said (a widget bound
+    // to it, such as the reason box, does): put the draft on screen back.
+    if (shown !== null) keepInAddress(shown.split("_")[0]);
+  }, 50);
   window.addEventListener("keydown", (event) => {
     if (event.ctrlKey || event.metaKey || event.altKey) return;
     const key = event.key;
@@ -148,30 +238,34 @@ _KEYS_TEMPLATE = """<script>
       event.preventDefault(); event.stopImmediatePropagation();
       if (event.repeat) return;
       const draft = shown;
-      const why = tooSoon(draft, event.timeStamp);
+      // Never ahead of a key still waiting for the page (R, say: the editor meant
+      // to reject, and is typing the reason).
+      const why = waiting.length ? "an earlier key is still waiting for the page" :
+        tooSoon(draft, event.timeStamp);
       if (why) { say("Not approved: " + itemOf(draft) + ": " + why + "."); return; }
       if (sent === draft) return;  // already sent for this draft: one decision each
       const button = document.querySelector(".st-key-approve_" + draft + " button");
-      if (!button || button.disabled) return;
+      if (!button) {
+        say("Not approved: " + itemOf(draft) + ": its buttons are still being drawn; " +
+          "press A again.");
+        return;
+      }
+      if (button.disabled) return;  // a blocked draft: the page says why
       sent = draft;
       button.click();
-    } else if (key === "?") {
-      const help = document.querySelector(".st-key-keys_help button");
-      if (help) { event.preventDefault(); event.stopImmediatePropagation(); help.click(); }
-    } else if ((key === "r" || key === "R") && !event.shiftKey) {
-      const box = document.querySelector('input[aria-label="Reason for rejecting"]');
-      if (!box) return;
-      event.preventDefault(); event.stopImmediatePropagation();
-      box.focus(); box.scrollIntoView({block: "center"});
-    } else if ((key === "e" || key === "E") && !event.shiftKey) {
-      const edit = [...document.querySelectorAll("summary")]
-        .find((s) => s.textContent.includes("Edit the draft"));
-      if (!edit) return;
-      const area = () => edit.parentElement.querySelector('textarea[aria-label="Summary"]');
-      event.preventDefault(); event.stopImmediatePropagation();
-      if (!edit.parentElement.open) edit.click();
-      focusSoon(area, 40);
+      return;
     }
+    const lower = key === "?" ? key : (event.shiftKey ? "" : key.toLowerCase());
+    if (!Object.hasOwn(NAMES, lower)) return;
+    // Only on the queue (its count line), or while a page is being drawn: the
+    // other views leave these keys to Streamlit (R is its "rerun").
+    if (settled() && !document.querySelector(".cd-count")) return;
+    // Ours, not Streamlit's: its own J/K/N/P handler would click a button that
+    // may not be painted yet, and lose the press.
+    event.preventDefault(); event.stopImmediatePropagation();
+    if (event.repeat) return;
+    waiting.push({key: lower, at: performance.now()});
+    flush();
   }, true);
 })();
 </script>"""

@@ -8,7 +8,7 @@
   `signed_in_page(...)` the same, signed in with the queue on screen.
 - `submit_sign_in` / `sign_in`: the sign-in form, without and with waiting for the queue.
 - Page helpers: `shows`, `said`, `on_screen`, `drawn`, `idle`, `focus_page`,
-  `press_until`, `inert`; `statuses(server)` reads the items' statuses back.
+  `inert`; `statuses(server)` reads the items' statuses back.
 - `websocket_rerun` / `read_until_quiet`: Streamlit's websocket protocol spoken by
   hand, as a stranger who never opened the page would.
 
@@ -323,23 +323,6 @@ def focus_page(page: Any) -> None:
     """Take the cursor out of any box, as an editor clicking the page does."""
     idle(page)
     page.locator(".cd-headline").first.click()
-
-
-def press_until(page: Any, key: str, shown: Any) -> None:
-    """Press a paging key until `shown` is visible. A press that lands while the page
-    is being redrawn can be dropped by the browser (a known weakness, in the closing
-    note of issue 12); a second press must then work."""
-    from playwright.sync_api import expect
-
-    for _ in range(3):
-        focus_page(page)
-        page.keyboard.press(key)
-        try:
-            expect(shown).to_be_visible(timeout=10_000)
-            return
-        except AssertionError:
-            continue
-    expect(shown).to_be_visible(timeout=WAIT_MS)
 
 
 def inert(page: Any) -> dict[str, int]:

@@ -1,6 +1,7 @@
 """The queue as a shared desk in a real headless Chromium (issue 12): two editors
 in two browser contexts do not get each other's draft and see each other's
-presence; the list follows the open item across pages; the draft, its checks
+presence; the list follows the open item across pages and a row picked with the
+mouse; the draft, its checks
 summary and the decision buttons fit a 1280x720 screen and nothing is cut off at
 1024 px; `?item=` links survive the sign-in form and a reload, with a typed
 reason kept. Needs /usr/bin/chromium (see tests/browser.py)."""
@@ -17,16 +18,21 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from store.db import open_store
-from store.models import DeskPresence
+from store.models import AuditEvent, DeskPresence
 from tests.browser import (
     ARTIFACTS,
     Seed,
     Server,
     chromium,
+    focus_page,
+    idle,
     new_page,
+    said,
     serve,
     shows,
     sign_in,
+    signed_in_page,
+    statuses,
 )
 from tests.review_seed import ARTICLES, seed_copies, seed_editor, seed_queue
 
@@ -193,10 +199,59 @@ def test_a_link_survives_sign_in_and_a_reload_keeps_the_item_and_the_reason(
         expect(page.get_by_label("Reason for rejecting")).to_have_value(
             "Same story as the Dunmere notice"
         )
-        # The address follows the editor: Next, then, from the next run of the page
-        # on that draft (here the edit box's Check), the next item's number.
+        # The address follows the editor as soon as the next draft is on screen, with
+        # no other run of the page, and a reload comes back to that draft.
         page.get_by_role("button", name=re.compile(r"^Next")).click()
         shows(page, "hostile")
-        page.get_by_text("Edit the draft").click()
-        page.get_by_role("button", name="Check", exact=True).click()
         expect(page).to_have_url(re.compile(rf"item={ids['hostile']}\b"))
+        idle(page)
+        page.wait_for_timeout(1_000)  # the server's own write, a run later, agrees
+        expect(page).to_have_url(re.compile(rf"item={ids['hostile']}\b"))
+        page.reload()
+        sign_in(page, "alice")
+        shows(page, "hostile")
+
+
+def test_a_row_picked_with_the_mouse_opens_is_marked_and_a_approves_exactly_it(
+    tmp_path: Path, sqlite_url: str
+) -> None:
+    from playwright.sync_api import expect
+
+    with serve(tmp_path, sqlite_url, _desk(), dwell_seconds=1) as server, chromium() as browser:
+        ids = server.ids
+        page = signed_in_page(browser, server)
+        shows(page, "bridge")
+        page.get_by_text("List of pending drafts").click()
+        grid = page.locator("[data-testid=stDataFrame]").first
+        marked = grid.locator("tr[aria-selected=true]")  # the grid's own accessible rows
+        expect(marked).to_contain_text(ARTICLES["bridge"].headline)
+        expect(page.locator("[data-testid=stSkeleton]")).to_have_count(0)
+        box = grid.bounding_box()
+        assert box is not None
+        # The row selector of the third row (oldest ingested first: the market story).
+        page.mouse.click(box["x"] + 12, box["y"] + 35 * 3 + 17)
+        shows(page, "market")
+        expect(page.locator(".cd-strip").first).to_contain_text(f"item #{ids['market']}")
+        expect(page).to_have_url(re.compile(rf"item={ids['market']}\b"))
+        page.get_by_text("List of pending drafts").click()
+        expect(marked).to_have_count(1)
+        expect(marked).to_contain_text(ARTICLES["market"].headline)
+        # A, once the picked draft has been read: that draft, and no other.
+        page.wait_for_timeout(1_300)
+        focus_page(page)
+        page.keyboard.press("a")
+        expect(said(page, f"Approved #{ids['market']}")).to_be_visible()
+        shows(page, "hostile")
+    decided = statuses(server)
+    assert {k: v for k, v in decided.items() if v != "draft"} == {"market": "approved"}
+    engine = open_store(server.db_url)
+    try:
+        with Session(engine) as session:
+            approvals = session.exec(
+                select(AuditEvent.item_id, AuditEvent.actor).where(
+                    AuditEvent.to_status == "approved"
+                )
+            ).all()
+    finally:
+        engine.dispose()
+    assert [tuple(a) for a in approvals] == [(ids["market"], "editor:alice")]

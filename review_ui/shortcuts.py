@@ -233,6 +233,18 @@ _KEYS_TEMPLATE = """<script>
       }
       return;
     }
+    // Esc closes an open dialog (the shortcuts list) wherever the cursor is. The
+    // dialog takes the cursor a moment after it appears (half a second on a busy
+    // machine), and until then its own Esc handler never sees the key.
+    if (key === "Escape") {
+      const dialog = document.querySelector('[role="dialog"]');
+      const close = dialog && dialog.querySelector('button[aria-label="Close"]');
+      if (close && !dialog.contains(event.target)) {
+        event.preventDefault(); event.stopImmediatePropagation();
+        close.click();
+      }
+      return;
+    }
     if (typing(event.target)) return;
     if ((key === "a" || key === "A") && !event.shiftKey) {
       event.preventDefault(); event.stopImmediatePropagation();

@@ -80,6 +80,14 @@ def plain(value: Any, style: str = "") -> Text:
     return Text(safe(value), style=style)
 
 
+def heading(console: Console, title: str) -> None:
+    """A section heading of `copydesk audit`'s text output (after a blank line),
+    shared with copydesk/audit_edits.py. The title is the program's own wording,
+    printed as Text (never markup); a count in it is the only data."""
+    console.print()
+    console.print(Text(title, style="bold underline"))
+
+
 def item_history(engine: Engine, key: str | int) -> ItemHistory | None:
     """`store.history.item_history`, with URLs matched also by their canonical form."""
     return history.item_history(engine, key, canonical=canonical_url)
@@ -277,7 +285,7 @@ def render_history(
         ],
     )
 
-    _heading(console, "Fetched and extracted")
+    heading(console, "Fetched and extracted")
     _fields(
         console,
         [
@@ -292,7 +300,7 @@ def render_history(
         console.print(Text("source text:", style="dim"))
         console.print(plain(item.source_text or "(none)"))
 
-    _heading(console, "Draft")
+    heading(console, "Draft")
     not_made = no_draft_reason(item, history.verdicts)
     if not_made:
         console.print(Text("  ") + plain(not_made, style="bold"))
@@ -305,7 +313,7 @@ def render_history(
         _fields(console, [("headline", item.headline), ("summary", item.summary)])
 
     if item.attempts or item.next_attempt_at or item.last_error:
-        _heading(console, "Retries")
+        heading(console, "Retries")
         _fields(
             console,
             [
@@ -315,7 +323,7 @@ def render_history(
             ],
         )
 
-    _heading(console, f"Gate verdicts ({len(history.verdicts)})")
+    heading(console, f"Gate verdicts ({len(history.verdicts)})")
     if history.verdicts:
         console.print(_verdicts_table(history.verdicts, utc_times))
         for v in history.verdicts:
@@ -328,10 +336,10 @@ def render_history(
         console.print(Text("  none recorded", style="dim"))
 
     checks = model_checks(history.verdicts)
-    _heading(console, f"Model checks, as the editor sees them ({len(checks)})")
+    heading(console, f"Model checks, as the editor sees them ({len(checks)})")
     render_model_checks(console, checks)
 
-    _heading(console, f"Model calls ({len(history.calls)})")
+    heading(console, f"Model calls ({len(history.calls)})")
     if history.calls:
         for number, call in enumerate(history.calls, 1):
             _render_call(console, number, call, full=full)
@@ -339,7 +347,7 @@ def render_history(
     else:
         console.print(Text("  none recorded", style="dim"))
 
-    _heading(console, f"Audit events ({len(history.events)})")
+    heading(console, f"Audit events ({len(history.events)})")
     console.print(_events_table(history.events, utc_times))
     audit_edits.render_edits(console, history)
     audit_edits.render_notes(console, history)
@@ -447,11 +455,6 @@ def _compact(value: Any) -> str:
     if isinstance(value, str):
         return value
     return json.dumps(value, ensure_ascii=False, default=str)
-
-
-def _heading(console: Console, title: str) -> None:
-    console.print()
-    console.print(Text(title, style="bold underline"))
 
 
 def _fields(console: Console, rows: Iterable[tuple[str, Any]]) -> None:

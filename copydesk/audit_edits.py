@@ -9,7 +9,10 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from copydesk import audit  # circular on purpose: audit.py imports this module; used at call time
+# Circular on purpose: audit.py imports this module, so whichever loads first sees
+# the other half-made; `audit.safe`, `audit.plain` and `audit.heading` are therefore
+# looked up at call time, never at import.
+from copydesk import audit
 from store.history import ItemHistory, edit_diffs, note_dict
 
 # Deletions struck through in red, insertions underlined in green; the git
@@ -33,7 +36,7 @@ def render_edits(console: Console, history: ItemHistory) -> None:
     edits = edit_diffs(history.events)
     if not edits:
         return
-    audit._heading(console, f"Edits, as word diffs against the pipeline's draft ({len(edits)})")
+    audit.heading(console, f"Edits, as word diffs against the pipeline's draft ({len(edits)})")
     for n, edit in enumerate(edits, 1):
         console.print(_edit_line(n, edit))
         if edit["words_deleted"] or edit["words_inserted"]:
@@ -55,7 +58,7 @@ def _edit_line(n: int, edit: dict[str, Any]) -> Text:
 def render_notes(console: Console, history: ItemHistory) -> None:
     if not history.notes:
         return
-    audit._heading(console, f"Notes ({len(history.notes)})")
+    audit.heading(console, f"Notes ({len(history.notes)})")
     for note in map(note_dict, history.notes):
         console.print(
             Text.assemble("  ", audit.plain(note["author"], "bold"), f" at {note['at']}: ")

@@ -236,6 +236,20 @@ def first_sentences_responder(sentences: int = 2) -> Callable[[Any], Step]:
     return respond
 
 
+def checks_responder(check: Callable[[str, str], Any]) -> Callable[[Any], Step]:
+    """Summaries from the article's first sentences (`first_sentences_responder`);
+    check calls answered by `check(article text, draft)`: a step."""
+    summary = first_sentences_responder()
+
+    def respond(request_json: Any) -> Step:
+        draft = draft_text(request_json)
+        if draft is None:
+            return summary(request_json)
+        return check(article_text(request_json), draft)
+
+    return respond
+
+
 # --- the fake -------------------------------------------------------------------------
 
 

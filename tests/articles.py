@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from html import escape
+from pathlib import Path
 
 FERRY = """\
 The Kestrel Sound ferry service will run a reduced timetable for 11 weeks from January while \
@@ -105,3 +106,39 @@ def rss(items: list[dict[str, str | None]], *, title: str = "Example Gazette") -
 <rss version="2.0" xmlns:content="http://purl.org/rss/1.0/modules/content/">
 <channel><title>{escape(title)}</title><link>https://gazette.example.org/</link>
 <description>Test feed</description>{"".join(parts)}</channel></rss>"""
+
+
+def long_articles(n: int) -> list[dict[str, str]]:
+    """n distinct full-text entries (the body varies so no two are the same story)."""
+    bodies = [FERRY, LIBRARY]
+    return [
+        {
+            "guid": f"g-{i}",
+            "title": f"Story number {i}",
+            "link": f"https://gazette.example.org/news/{i}",
+            "content": paragraphs_html(f"Report {i} from the council desk.\n\n" + bodies[i % 2]),
+        }
+        for i in range(n)
+    ]
+
+
+def local_feed(folder: Path, stories: int = 2) -> Path:
+    """feed.xml in the folder, as RSS with full text: the ferry story, then the
+    library one (the first `stories` of the two)."""
+    entries = [
+        {
+            "guid": "g1",
+            "title": TITLES["ferry"],
+            "link": "https://x.example.org/ferry",
+            "content": paragraphs_html(FERRY),
+        },
+        {
+            "guid": "g2",
+            "title": TITLES["library"],
+            "link": "https://x.example.org/lib",
+            "content": paragraphs_html(LIBRARY),
+        },
+    ]
+    feed = folder / "feed.xml"
+    feed.write_text(rss(entries[:stories]))
+    return feed

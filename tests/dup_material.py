@@ -7,12 +7,18 @@ story ("u": new figures, a paragraph added). Within a topic the two events share
 the topic's vocabulary and the town, so they are the hard negatives: different
 stories that must NOT group.
 
-`PAIRS` lists every labelled pair: (key, key, same event?).
+`PAIRS` lists every labelled pair: (key, key, same event?). `add_draft` stores
+one story as a draft, through the status machine (no pipeline run).
 """
 
 from __future__ import annotations
 
 from itertools import combinations, product
+
+from sqlmodel import Session
+
+from store import status as st
+from store.models import Item
 
 ARTICLES: dict[str, tuple[str, str]] = {
     # ---------------------------------------------------------------- council, Harrowby
@@ -276,3 +282,18 @@ def _pairs() -> list[tuple[str, str, bool]]:
 
 
 PAIRS = _pairs()
+
+
+def add_draft(session: Session, key: str, title: str, text: str) -> int:
+    """A submitted item moved straight to draft with `text` as its source (the
+    summary is its first 120 characters); its id."""
+    item = Item(dedup_key=f"https://dup.example.test/{key}", title=title)
+    st.create(session, item, actor="cli", reason="submitted")
+    st.move(
+        session,
+        item,
+        st.DRAFT,
+        actor="run:1",
+        changes={"source_text": text, "headline": title, "summary": text[:120]},
+    )
+    return item.id  # type: ignore[return-value]

@@ -402,7 +402,7 @@ def test_head_and_expect_head_on_the_command_line(sqlite_url: str, tmp_path: Pat
 
 @pytest.mark.audit_tampered
 def test_each_run_writes_the_anchor_file_that_verify_checks(tmp_path: Path) -> None:
-    from tests.test_cli_run import local_feed
+    from tests.articles import local_feed
 
     desk = tmp_path / "desk"
     desk.mkdir()

@@ -19,8 +19,7 @@ from store.assignments import NotAssignable, assign
 from store.db import open_store, session_scope
 from store.editors import add_editor
 from store.models import AuditEvent, Item
-from tests.dup_material import ARTICLES
-from tests.test_duplicates import add_draft
+from tests.dup_material import ARTICLES, add_draft
 
 ALICE = Reviewer("alice", "editor")
 BOB = Reviewer("bob", "editor")

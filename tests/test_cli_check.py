@@ -12,46 +12,8 @@ from typer.testing import CliRunner
 from copydesk import commands_check
 from copydesk.cli import app as cli_app
 from guards.registry import DEFAULT_MODES, DRAFT_GATES, SOURCE_GATES
+from tests.check_helpers import ARTICLE, GOOD, URL, pair, write_config
 
-# Invented article (Port Elsmere, the harbour authority and everyone in it do not exist).
-ARTICLE = "\n\n".join(
-    [
-        (
-            "The harbour authority in Port Elsmere said on Tuesday that 4,080 households had "
-            "signed up for its new flood-warning text service in the first month, well ahead "
-            "of the 2,500 it had forecast when the scheme was approved in the spring."
-        ),
-        (
-            "Harbourmaster Ines Kalloway told a meeting of the town council that the take-up "
-            'was "better than any of us dared hope" and that the authority would now extend '
-            "the service to the villages along the estuary. The messages warn residents when "
-            "tide gauges at the outer mole predict water above the quay walls, usually six to"
-            " eight hours ahead."
-        ),
-        (
-            "The service cost 38,000 pounds to set up, paid from the authority's reserves, "
-            "and will cost about 9,500 pounds a year to run. Councillor Tobias Renwick, who "
-            "chairs the finance committee, said the money had been well spent after last "
-            "winter, when 112 homes on Ferry Lane were flooded in a single night. He asked "
-            "the authority to publish how many warnings were sent and how many proved "
-            "accurate."
-        ),
-        (
-            "Ms Kalloway said a first report would be ready in March. Residents who have not "
-            "yet joined can sign up at the harbour office on Quay Street or through the "
-            "authority's website, she added, and the service will remain free of charge."
-        ),
-    ]
-)
-
-URL = "https://news.example.org/port-elsmere-flood-alerts"
-
-GOOD = (
-    "Port Elsmere flood alerts draw 4,080 households\n\n"
-    "The harbour authority says 4,080 households joined its flood-warning text service in its "
-    "first month, against a forecast of 2,500. Harbourmaster Ines Kalloway called the take-up "
-    '"better than any of us dared hope".'
-)
 WRONG_NUMBER = GOOD.replace("4,080", "4,800")
 WRONG_QUOTE = GOOD.replace("better than any of us dared hope", "a triumph for the whole town")
 
@@ -67,13 +29,6 @@ def app() -> typer.Typer:
     return cli_app
 
 
-def write_config(path: Path, modes: dict[str, str] | None = None, min_words: int = 150) -> Path:
-    lines = ["[gates]", f"min_source_words = {min_words}", "[gates.modes]"]
-    lines += [f'{gate} = "{mode}"' for gate, mode in (modes or {}).items()]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
-
-
 @pytest.fixture(autouse=True)
 def settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Every test runs in its own directory with its own config (all gates `discard`)."""
@@ -82,14 +37,6 @@ def settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     config = write_config(tmp_path / "config.toml")
     monkeypatch.setenv("COPYDESK_CONFIG", str(config))
     return config
-
-
-def pair(tmp_path: Path, draft: str, source: str = ARTICLE) -> tuple[str, str]:
-    src = tmp_path / "source.txt"
-    dft = tmp_path / "draft.txt"
-    src.write_text(source, encoding="utf-8")
-    dft.write_text(draft, encoding="utf-8")
-    return str(src), str(dft)
 
 
 # --- one pair ---------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from copydesk.cli import app
 from tests import anthropic_fake as fake_api
 from tests.anthropic_fake import FakeAnthropic
-from tests.test_cli_check import ARTICLE, GOOD, URL, pair, write_config
+from tests.check_helpers import ARTICLE, GOOD, URL, pair, write_config
 
 KEY = "sk-ant-api03-CLICHECK-a9b8c7d6e5"
 HEADLINE, _, SUMMARY = GOOD.partition("\n\n")

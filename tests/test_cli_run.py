@@ -4,7 +4,6 @@ confined to their item."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from sqlmodel import Session, select
 from typer.testing import CliRunner
@@ -16,30 +15,7 @@ from ingest.fetch import Fetcher
 from store.db import open_store
 from store.models import Item, Run
 from summarise.extractive import ExtractiveSummariser
-from tests.articles import FERRY, LIBRARY, TITLES, paragraphs_html, rss
-
-
-def local_feed(folder: Path) -> Path:
-    feed = folder / "feed.xml"
-    feed.write_text(
-        rss(
-            [
-                {
-                    "guid": "g1",
-                    "title": TITLES["ferry"],
-                    "link": "https://x.example.org/ferry",
-                    "content": paragraphs_html(FERRY),
-                },
-                {
-                    "guid": "g2",
-                    "title": TITLES["library"],
-                    "link": "https://x.example.org/lib",
-                    "content": paragraphs_html(LIBRARY),
-                },
-            ]
-        )
-    )
-    return feed
+from tests.articles import local_feed
 
 
 def test_relative_paths_in_config_mean_next_to_the_config(tmp_path, monkeypatch):

@@ -11,25 +11,9 @@ from typing import Any
 import pytest
 
 from store.db import open_store
-from tests.review_seed import ARTICLES, Article, seed_article, seed_editor, seed_queue
-from tests.test_desk_cli import _env, run
-
-TEASER = Article(
-    "teaser",
-    "Vell Valley council to vote on library hours",
-    "The Vell Valley council will vote on library opening hours next week.",  # too short
-    "Vell Valley library hours vote",
-    "The council votes next week.",
-)
-
-
-def seed_audit_desk(engine: Any) -> dict[str, int]:
-    """A source-gate discard (too short to summarise), a misquote that the quotes
-    gate discards, and a clean draft, through the real pipeline."""
-    ids = seed_queue(engine, ("bridge", "misquote"), modes={"quotes_verbatim": "discard"})
-    ids["teaser"] = seed_article(engine, TEASER)
-    seed_editor(engine, "alice")
-    return ids
+from tests.cli_helpers import cli_env, run
+from tests.desk_helpers import NO_DRAFT, seed_audit_desk
+from tests.review_seed import ARTICLES
 
 
 @pytest.fixture
@@ -37,11 +21,8 @@ def audit_desk(sqlite_url: str, tmp_path: Path) -> dict[str, Any]:
     engine = open_store(sqlite_url)
     ids = seed_audit_desk(engine)
     engine.dispose()
-    env = _env(tmp_path, COPYDESK_DATABASE_URL=sqlite_url, TZ="Asia/Kolkata")
+    env = cli_env(tmp_path, COPYDESK_DATABASE_URL=sqlite_url, TZ="Asia/Kolkata")
     return {"ids": ids, "env": env, "tmp": tmp_path, "url": sqlite_url}
-
-
-NO_DRAFT = "No draft was made: the source gate discarded this item before summarising"
 
 
 def test_copydesk_audit_says_a_source_gate_discard_made_no_draft(
@@ -71,8 +52,8 @@ def test_the_review_app_says_a_source_gate_discard_made_no_draft(
     from streamlit.testing.v1 import AppTest
 
     from review_ui.item_panel import draw_texts  # noqa: F401 - the code under test
+    from tests.review_app_helpers import APP, sign_in
     from tests.review_seed import write_config
-    from tests.test_review_app import APP, sign_in
 
     monkeypatch.chdir(audit_desk["tmp"])
     config = write_config(audit_desk["tmp"] / "c.toml", audit_desk["url"])
@@ -125,8 +106,8 @@ def test_the_review_apps_audit_trail_has_blank_cells_and_the_closest_quote(
 ) -> None:
     from streamlit.testing.v1 import AppTest
 
+    from tests.review_app_helpers import APP, sign_in
     from tests.review_seed import write_config
-    from tests.test_review_app import APP, sign_in
 
     monkeypatch.chdir(audit_desk["tmp"])
     config = write_config(audit_desk["tmp"] / "c.toml", audit_desk["url"])

@@ -13,7 +13,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy.engine import Engine
 
 from tests.browser import (
     ARTIFACTS,
@@ -28,7 +27,8 @@ from tests.browser import (
     submit_sign_in,
     websocket_rerun,
 )
-from tests.review_seed import PASSWORD, seed_editor, seed_queue
+from tests.desk_helpers import NO_DRAFT, seed_audit_desk, seed_decided_desk
+from tests.review_seed import PASSWORD
 
 pytestmark = pytest.mark.browser
 
@@ -118,21 +118,9 @@ def test_a_name_that_is_not_text_is_answered_not_crashed_on(small_server: Server
 # --------------------------------------------------------------------------- stats
 
 
-def _decided_desk(engine: Engine) -> dict[str, int]:
-    from tests.test_desk_stats import KEYS, _decide
-
-    ids = seed_queue(engine, KEYS)
-    for name in ("alice", "bob"):
-        seed_editor(engine, name)
-    _decide(engine, ids["bridge"], "alice", "approved")
-    _decide(engine, ids["school"], "alice", "approved")
-    _decide(engine, ids["market"], "bob", "rejected")
-    return ids
-
-
 @pytest.fixture
 def decided_server(tmp_path: Path, sqlite_url: str) -> Iterator[Server]:
-    with serve(tmp_path, sqlite_url, _decided_desk) as running:
+    with serve(tmp_path, sqlite_url, seed_decided_desk) as running:
         yield running
 
 
@@ -163,8 +151,6 @@ def test_the_stats_page_reads_right_in_chromium(decided_server: Server) -> None:
 
 @pytest.fixture
 def audit_server(tmp_path: Path, sqlite_url: str) -> Iterator[Server]:
-    from tests.test_desk_audit import seed_audit_desk
-
     with serve(
         tmp_path, sqlite_url, seed_audit_desk, modes={"quotes_verbatim": "discard"}
     ) as running:
@@ -186,8 +172,6 @@ def _pick_row(page, row: int) -> None:  # type: ignore[no-untyped-def]
 
 def test_a_source_gate_discard_says_no_draft_was_made_in_chromium(audit_server: Server) -> None:
     from playwright.sync_api import expect
-
-    from tests.test_desk_audit import NO_DRAFT
 
     with chromium() as browser:
         page = signed_in_page(browser, audit_server)

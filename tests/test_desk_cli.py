@@ -8,35 +8,14 @@ import os
 import pty
 import select
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-COPYDESK = str(Path(sys.executable).parent / "copydesk")  # the console script itself
+from tests.cli_helpers import COPYDESK, cli_env, run
+
 PASSWORD = "lantern-harbour-42"
-
-
-def run(
-    args: list[str], cwd: Path, env: dict[str, str] | None = None, stdin: str | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [COPYDESK, *args],
-        cwd=cwd,
-        env=env if env is not None else _env(cwd),
-        input=stdin,
-        stdin=None if stdin is not None else subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-
-
-def _env(home: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("COPYDESK_")}
-    env.update(HOME=str(home), COLUMNS="200", **extra)
-    return env
 
 
 def on_a_terminal(args: list[str], cwd: Path, answers: list[str]) -> tuple[str, int]:
@@ -46,7 +25,7 @@ def on_a_terminal(args: list[str], cwd: Path, answers: list[str]) -> tuple[str, 
     if pid == 0:  # the child: becomes copydesk, and never returns into pytest
         try:
             os.chdir(cwd)
-            os.execve(COPYDESK, [COPYDESK, *args], _env(cwd))  # noqa: S606 - no shell wanted
+            os.execve(COPYDESK, [COPYDESK, *args], cli_env(cwd))  # noqa: S606 - no shell wanted
         finally:
             os._exit(127)
     shown = b""
@@ -135,7 +114,7 @@ def test_demo_on_a_taken_port_says_so_before_any_url(tmp_path: Path) -> None:
 def test_review_on_a_taken_port_says_so_before_any_url(tmp_path: Path) -> None:
     import socket
 
-    env = _env(tmp_path, COPYDESK_DATABASE_URL=f"sqlite:///{tmp_path}/desk.db")
+    env = cli_env(tmp_path, COPYDESK_DATABASE_URL=f"sqlite:///{tmp_path}/desk.db")
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
@@ -187,5 +166,5 @@ def test_a_command_outside_the_project_folder_names_its_database(tmp_path: Path)
     (tmp_path / "config.toml").write_text('[database]\nurl = "sqlite:///copydesk.db"\n')
     assert run(["stats", "--json"], tmp_path).stderr == ""
     (tmp_path / "config.toml").unlink()
-    named = _env(tmp_path, COPYDESK_DATABASE_URL=f"sqlite:///{tmp_path}/copydesk.db")
+    named = cli_env(tmp_path, COPYDESK_DATABASE_URL=f"sqlite:///{tmp_path}/copydesk.db")
     assert run(["editor", "list"], tmp_path, env=named).stderr == ""

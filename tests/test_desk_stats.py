@@ -15,32 +15,18 @@ from sqlalchemy import select
 from sqlmodel import Session
 from streamlit.testing.v1 import AppTest
 
-from store import status
 from store.db import open_store, session_scope
 from store.desk_stats import duration_text, editor_throughput
-from store.models import AuditEvent, Item
-from tests.review_seed import PASSWORD, seed_editor, seed_queue, write_config
-
-APP = Path(__file__).resolve().parents[1] / "copydesk" / "review_app.py"
-KEYS = ("bridge", "school", "market", "hostile", "wrong_number")  # wrong_number: a discard
-
-
-def _decide(engine: Any, item_id: int, editor: str, to: str) -> None:
-    with session_scope(engine) as session:
-        item = session.get(Item, item_id)
-        reason = "duplicate story" if to == status.REJECTED else None
-        status.move(session, item, to, actor=f"editor:{editor}", reason=reason)
+from store.models import AuditEvent
+from tests.desk_helpers import seed_decided_desk
+from tests.review_app_helpers import APP
+from tests.review_seed import PASSWORD, write_config
 
 
 @pytest.fixture
 def desk(sqlite_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     engine = open_store(sqlite_url)
-    ids = seed_queue(engine, KEYS)
-    for name in ("alice", "bob"):
-        seed_editor(engine, name)
-    _decide(engine, ids["bridge"], "alice", status.APPROVED)
-    _decide(engine, ids["school"], "alice", status.APPROVED)
-    _decide(engine, ids["market"], "bob", status.REJECTED)
+    ids = seed_decided_desk(engine)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("COPYDESK_CONFIG", str(write_config(tmp_path / "c.toml", sqlite_url)))
     monkeypatch.setenv("COPYDESK_DATABASE_URL", sqlite_url)
@@ -181,9 +167,9 @@ def test_durations_read_as_a_person_would_say_them() -> None:
 
 
 def test_copydesk_stats_shows_decisions_per_editor_in_text_and_json(desk: dict[str, Any]) -> None:
-    from tests.test_desk_cli import _env, run
+    from tests.cli_helpers import cli_env, run
 
-    env = _env(desk["tmp"], COPYDESK_DATABASE_URL=desk["url"])
+    env = cli_env(desk["tmp"], COPYDESK_DATABASE_URL=desk["url"])
     result = run(["stats", "--json"], desk["tmp"], env=env)
     assert result.returncode == 0, result.stderr
     document = json.loads(result.stdout)  # stdout is JSON and nothing else

@@ -23,24 +23,11 @@ from store import duplicates
 from store import status as st
 from store.db import open_store, session_scope
 from store.models import DupBand, Item
-from tests.dup_material import ARTICLES, PAIRS
+from tests.dup_material import ARTICLES, PAIRS, add_draft
 
 MEASURED_PRECISION = 1.00
 MEASURED_RECALL = 0.95
 MARGIN = 0.10
-
-
-def add_draft(session: Session, key: str, title: str, text: str) -> int:
-    item = Item(dedup_key=f"https://dup.example.test/{key}", title=title)
-    st.create(session, item, actor="cli", reason="submitted")
-    st.move(
-        session,
-        item,
-        st.DRAFT,
-        actor="run:1",
-        changes={"source_text": text, "headline": title, "summary": text[:120]},
-    )
-    return item.id  # type: ignore[return-value]
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from copydesk.cli import app
 from store.db import open_store
 from store.models import Feed, Item
 from tests.articles import rss
-from tests.test_pipeline_e2e import write_config
+from tests.pipeline_helpers import write_config
 
 
 def big_feed(n: int) -> str:

@@ -623,7 +623,7 @@ def test_usual_interval_and_health_states():
 
 
 def test_feeds_list_marks_failing_and_stale_feeds(tmp_path, sqlite_engine, sqlite_url):
-    from tests.test_submit_extract import cli_app
+    from copydesk.cli import app
 
     now = utcnow()
     with Session(sqlite_engine) as session:
@@ -653,13 +653,13 @@ def test_feeds_list_marks_failing_and_stale_feeds(tmp_path, sqlite_engine, sqlit
     config = tmp_path / "config.toml"
     config.write_text(f'[database]\nurl = "{sqlite_url}"\n')
     runner = CliRunner()
-    table = runner.invoke(cli_app(), ["--config", str(config), "feeds", "list"])
+    table = runner.invoke(app, ["--config", str(config), "feeds", "list"])
     assert table.exit_code == 0, table.output
     assert "FAILING" in table.stdout and "STALE" in table.stdout
     assert "Brand [bold]new[/bold]" in table.stdout  # a name is text, not markup
     assert "needs a person: Failing, Silent" in table.stdout
 
-    as_json = runner.invoke(cli_app(), ["--config", str(config), "feeds", "list", "--json"])
+    as_json = runner.invoke(app, ["--config", str(config), "feeds", "list", "--json"])
     states = {row["name"]: row["state"] for row in json.loads(as_json.stdout)}
     assert states == {
         "Healthy": "ok",
@@ -667,7 +667,7 @@ def test_feeds_list_marks_failing_and_stale_feeds(tmp_path, sqlite_engine, sqlit
         "Silent": "stale",
         "Brand [bold]new[/bold]": "never fetched",
     }
-    check = runner.invoke(cli_app(), ["--config", str(config), "feeds", "list", "--check"])
+    check = runner.invoke(app, ["--config", str(config), "feeds", "list", "--check"])
     assert check.exit_code == 1
 
 

@@ -12,6 +12,11 @@ function and one by name through `importlib.import_module`.
 Every top-level folder holding Python code must have an entry in ALLOWED: a new
 package without one fails `test_every_package_has_a_layer` until someone
 decides where it sits.
+
+No module in tests/ or bench/ imports a test module (tests/test_*.py): what two
+test modules share lives in a helper module (tests/review_app_helpers.py,
+tests/cli_helpers.py, ...), so that changing, moving or deleting one test file
+cannot break another.
 """
 
 from __future__ import annotations
@@ -89,6 +94,28 @@ def violations(root: Path) -> list[str]:
     return found
 
 
+def imports_of_test_modules(root: Path) -> list[str]:
+    """Every import of a tests/test_* module from tests/ or bench/: absolute,
+    relative, `from tests import test_x`, or by name through `import_module`."""
+    found = []
+    for folder in ("tests", "bench"):
+        for path in sorted((root / folder).rglob("*.py")):
+            source = path.read_text(encoding="utf-8")
+            named = list(imported_names(source))
+            for node in ast.walk(ast.parse(source)):
+                if not isinstance(node, ast.ImportFrom):
+                    continue
+                if node.level == 1 and node.module and folder == "tests":
+                    named.append((node.lineno, f"tests.{node.module}"))
+                if node.module == "tests" or (node.level == 1 and not node.module):
+                    named += [(node.lineno, f"tests.{alias.name}") for alias in node.names]
+            for line, name in sorted(named):
+                parts = name.split(".")
+                if parts[0] == "tests" and len(parts) > 1 and parts[1].startswith("test_"):
+                    found.append(f"{path.relative_to(root)}:{line}: imports {name}")
+    return found
+
+
 def test_every_package_has_a_layer():
     missing = [p for p in packages(ROOT) if p not in ALLOWED]
     assert not missing, f"add these packages to ALLOWED in {__file__}: {missing}"
@@ -96,6 +123,11 @@ def test_every_package_has_a_layer():
 
 def test_no_package_imports_a_package_above_it():
     assert violations(ROOT) == []
+
+
+def test_no_module_imports_a_test_module():
+    """What two test modules share lives in a helper module (not named test_*)."""
+    assert imports_of_test_modules(ROOT) == []
 
 
 def test_every_layered_package_is_installed():
@@ -141,3 +173,35 @@ def test_a_new_package_needs_an_entry(tmp_path):
     _tree(tmp_path, {"evals2/run.py": "import copydesk\n"})
     assert "evals2" in packages(tmp_path)
     assert "evals2" not in ALLOWED
+
+
+def test_the_check_sees_every_kind_of_import_of_a_test_module(tmp_path):
+    root = _tree(
+        tmp_path,
+        {
+            "tests/__init__.py": "",
+            "tests/helpers.py": "import json\nfrom tests.articles import rss\n",
+            "tests/test_a.py": (
+                "from tests.test_b import helper\n"
+                "from tests.helpers import shared\n"
+                "def f():\n    import tests.test_c\n"
+            ),
+            "tests/test_b.py": "from .test_a import x\nfrom . import test_c, helpers\n",
+            "tests/test_c.py": (
+                "import importlib\nfrom tests import test_a\n"
+                "importlib.import_module('tests.test_b')\n"
+            ),
+            "tests/golden.py": "from tests.test_a import snapshot\n",
+            "bench/b.py": "from tests.test_c import data\nfrom tests.helpers import y\n",
+        },
+    )
+    assert imports_of_test_modules(root) == [
+        "tests/golden.py:1: imports tests.test_a",
+        "tests/test_a.py:1: imports tests.test_b",
+        "tests/test_a.py:4: imports tests.test_c",
+        "tests/test_b.py:1: imports tests.test_a",
+        "tests/test_b.py:2: imports tests.test_c",
+        "tests/test_c.py:2: imports tests.test_a",
+        "tests/test_c.py:3: imports tests.test_b",
+        "bench/b.py:1: imports tests.test_c",
+    ]

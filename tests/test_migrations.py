@@ -29,6 +29,7 @@ from store import search
 from store import status as st
 from store.db import StoreError, alembic_config, make_engine, migrate, open_store, session_scope
 from store.models import Item
+from tests.db_catalog import trigger_names
 
 ROOT = Path(__file__).resolve().parent.parent
 MODEL_TABLES = frozenset(SQLModel.metadata.tables)
@@ -49,15 +50,6 @@ def current_revisions(engine: Engine) -> list[str]:
         return [row[0] for row in conn.execute(text("SELECT version_num FROM alembic_version"))]
 
 
-def triggers(engine: Engine) -> set[str]:
-    if engine.dialect.name == "sqlite":
-        query = "SELECT name FROM sqlite_master WHERE type = 'trigger'"
-    else:
-        query = "SELECT tgname FROM pg_trigger WHERE NOT tgisinternal"
-    with engine.connect() as conn:
-        return {row[0] for row in conn.execute(text(query))}
-
-
 def schema_fingerprint(engine: Engine) -> dict[str, Any]:
     """Everything about the schema a migration could change, in comparable form."""
     inspector = inspect(engine)
@@ -76,7 +68,7 @@ def schema_fingerprint(engine: Engine) -> dict[str, Any]:
                 for f in inspector.get_foreign_keys(name)
             ),
         }
-    return {"tables": tables, "triggers": sorted(triggers(engine))}
+    return {"tables": tables, "triggers": sorted(trigger_names(engine))}
 
 
 @contextmanager
@@ -131,7 +123,7 @@ def test_open_store_on_a_fresh_database_creates_every_table(engine: Engine) -> N
     assert tables == MODEL_TABLES | {"alembic_version"}
     assert {"items", "audit_events", "feeds", "gate_verdicts", "model_calls", "runs"} <= tables
     assert current_revisions(engine) == [head_revision(engine)]
-    assert APPEND_ONLY_TRIGGERS[engine.dialect.name] <= triggers(engine)
+    assert APPEND_ONLY_TRIGGERS[engine.dialect.name] <= trigger_names(engine)
 
 
 def test_open_store_twice_is_a_no_op(db_url: str) -> None:
@@ -168,7 +160,7 @@ def test_downgrade_to_base_then_upgrade_again(engine: Engine) -> None:
     command.downgrade(config, "base")
     assert set(inspect(engine).get_table_names()) == {"alembic_version"}
     assert current_revisions(engine) == []
-    assert triggers(engine) == set()
+    assert trigger_names(engine) == set()
     if engine.dialect.name == "postgresql":
         with engine.connect() as conn:
             leftover = conn.scalar(
@@ -361,7 +353,7 @@ def test_audit_chain_migration_chains_the_events_already_there(db_url: str) -> N
         assert all(row.hash and len(row.hash) == 64 for row in rows)
         report = verify(engine)
         assert (report.ok, report.events, report.head) == (True, 6, rows[-1].hash)
-        assert APPEND_ONLY_TRIGGERS[engine.dialect.name] <= triggers(engine)
+        assert APPEND_ONLY_TRIGGERS[engine.dialect.name] <= trigger_names(engine)
         with pytest.raises(sa_exc.DBAPIError, match="append-only"):
             with engine.begin() as conn:
                 conn.execute(text("UPDATE audit_events SET reason = 'rewritten'"))

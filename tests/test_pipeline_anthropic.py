@@ -15,24 +15,8 @@ from copydesk.cli import app
 from store.db import open_store
 from store.models import GateVerdict, Item, ModelCall, Run
 from tests import anthropic_fake as fake_api
-from tests.articles import FERRY, LIBRARY, paragraphs_html, rss
-from tests.test_pipeline_e2e import write_config
-
-KEY = "sk-ant-test-0123456789abcdef"
-
-
-def long_articles(n: int) -> list[dict[str, str]]:
-    """n distinct full-text entries (the body varies so no two are the same story)."""
-    bodies = [FERRY, LIBRARY]
-    return [
-        {
-            "guid": f"g-{i}",
-            "title": f"Story number {i}",
-            "link": f"https://gazette.example.org/news/{i}",
-            "content": paragraphs_html(f"Report {i} from the council desk.\n\n" + bodies[i % 2]),
-        }
-        for i in range(n)
-    ]
+from tests.articles import long_articles, rss
+from tests.pipeline_helpers import KEY, config_for, invoke
 
 
 @pytest.fixture
@@ -41,24 +25,6 @@ def feed_url(httpserver):
         rss(long_articles(8)), content_type="application/rss+xml"
     )
     return httpserver.url_for("/feed.xml")
-
-
-def invoke(config, monkeypatch, base_url: str, *args: str):
-    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", base_url)
-    return CliRunner().invoke(app, ["--config", str(config), *args], catch_exceptions=False)
-
-
-def config_for(tmp_path, sqlite_url, feed_url, *extra: str):
-    config = write_config(tmp_path, sqlite_url, feed_url)
-    text = config.read_text().replace(
-        'backend = "extractive"', 'backend = "auto"\nmax_retries = 0\nmax_concurrency = 4'
-    )
-    text = text.replace("[summarise]", "[summarise]\n" + "\n".join(extra))
-    text += '\n\n[summarise.prices."claude-haiku-4-5"]\ninput = 1.0\noutput = 5.0\n'
-    text += "cache_write = 1.25\ncache_read = 0.1\n"
-    config.write_text(text)
-    return config
 
 
 class Concurrency:

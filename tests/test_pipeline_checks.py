@@ -15,8 +15,8 @@ from copydesk.cli import app
 from store.db import open_store
 from store.models import AuditEvent, GateVerdict, Item, ModelCall, Run
 from tests import anthropic_fake as fake_api
-from tests.articles import rss
-from tests.test_pipeline_anthropic import KEY, config_for, invoke, long_articles
+from tests.articles import long_articles, rss
+from tests.pipeline_helpers import KEY, config_for, invoke
 
 
 @pytest.fixture
@@ -27,26 +27,13 @@ def feed_url(httpserver):  # type: ignore[no-untyped-def]
     return httpserver.url_for("/feed.xml")
 
 
-def responder(check: Any) -> Any:
-    """Summaries from the article's first sentences; check calls answered by `check`."""
-    summary = fake_api.first_sentences_responder()
-
-    def respond(request_json: Any) -> Any:
-        draft = fake_api.draft_text(request_json)
-        if draft is None:
-            return summary(request_json)
-        return check(fake_api.article_text(request_json), draft)
-
-    return respond
-
-
 def with_checks(config, text: str):  # type: ignore[no-untyped-def]
     config.write_text(config.read_text() + f"\n[checks]\nmax_retries = 0\n{text}\n")
     return config
 
 
 def run(tmp_path, monkeypatch, sqlite_url, feed_url, check: Any, extra: str = ""):  # type: ignore[no-untyped-def]
-    fake = fake_api.FakeAnthropic(responder=responder(check), api_key=KEY)
+    fake = fake_api.FakeAnthropic(responder=fake_api.checks_responder(check), api_key=KEY)
     config = with_checks(config_for(tmp_path, sqlite_url, feed_url), extra)
     with fake.serve() as base_url:
         result = invoke(config, monkeypatch, base_url, "run", "--json")

@@ -12,7 +12,7 @@ from store import status as st
 from store.db import open_store, session_scope
 from store.models import AuditEvent, Item, ModelCall
 from summarise.base import Article, CallRecord, Draft
-from tests.articles import FERRY, TITLES, paragraphs_html, rss
+from tests.articles import local_feed
 
 
 class RacedSummariser:
@@ -33,19 +33,7 @@ class RacedSummariser:
 
 
 def test_a_lost_race_is_logged_not_fatal(tmp_path, sqlite_url, caplog):
-    feed = tmp_path / "feed.xml"
-    feed.write_text(
-        rss(
-            [
-                {
-                    "guid": "g1",
-                    "title": TITLES["ferry"],
-                    "link": "https://x.example.org/ferry",
-                    "content": paragraphs_html(FERRY),
-                }
-            ]
-        )
-    )
+    feed = local_feed(tmp_path, stories=1)  # the ferry story alone
     settings = Settings(feeds=[FeedSettings(url=str(feed), name="local")])
     engine = open_store(sqlite_url)
     with Fetcher(settings.ingest) as fetcher:

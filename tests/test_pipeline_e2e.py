@@ -14,21 +14,9 @@ from copydesk.cli import app
 from store.db import open_store
 from store.models import AuditEvent, GateVerdict, Item, Run
 from tests.articles import FERRY, LIBRARY, TITLES, page_html, paragraphs_html, rss
+from tests.pipeline_helpers import write_config
 
 TEASER = "<p>Full story on our website.</p>"
-
-
-def write_config(tmp_path: Path, db_url: str, feed_url: str, **extra: str) -> Path:
-    lines = [
-        f'[database]\nurl = "{db_url}"',
-        '[summarise]\nbackend = "extractive"\nretry_base_seconds = 0\nmax_attempts = 3',
-        '[ingest]\nallow_private = ["127.0.0.0/8", "::1/128"]\nrespect_robots = false',
-        f'[[feeds]]\nname = "Gazette"\nurl = "{feed_url}"',
-    ]
-    lines += [f"{k} = {v}" for k, v in extra.items()]
-    path = tmp_path / "config.toml"
-    path.write_text("\n\n".join(lines))
-    return path
 
 
 @pytest.fixture

@@ -24,9 +24,8 @@ from store.editors import add_editor
 from store.models import AuditEvent, GateVerdict, Item, ModelCall
 from summarise.checks import CheckOutcome
 from tests import anthropic_fake as fake_api
-from tests.articles import rss
-from tests.test_pipeline_anthropic import KEY, config_for, invoke, long_articles
-from tests.test_pipeline_checks import responder
+from tests.articles import long_articles, rss
+from tests.pipeline_helpers import KEY, config_for, invoke
 
 ANN = decisions.Reviewer("ann", "editor")
 
@@ -61,7 +60,8 @@ class Desk:
         self.config = config_for(tmp_path, sqlite_url, feed_url)
         self.config.write_text(self.config.read_text() + f"\n[checks]\nmax_retries = 0\n{extra}\n")
         self.fake = fake_api.FakeAnthropic(
-            responder=responder(lambda source, draft: self.check(source, draft)), api_key=KEY
+            responder=fake_api.checks_responder(lambda source, draft: self.check(source, draft)),
+            api_key=KEY,
         )
         self.monkeypatch = monkeypatch
         self.engine = open_store(sqlite_url)

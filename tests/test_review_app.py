@@ -20,8 +20,19 @@ from review_ui.queries import QueueFilter, discards_per_day, item_view, queue_co
 from review_ui.views_stats import feed_chart
 from store.db import open_store, session_scope
 from store.editors import REFUSED, disable_editor
-from store.models import AuditEvent, GateVerdict, Item, Run
+from store.models import GateVerdict, Item, Run
 from store.status import Conflict
+from tests.review_app_helpers import (
+    APP,
+    DESK_KEYS,
+    DESK_MODES,
+    Desk,
+    events,
+    make_desk,
+    open_item,
+    sign_in,
+    texts,
+)
 from tests.review_seed import (
     ARTICLES,
     IMG,
@@ -40,47 +51,10 @@ from tests.review_seed import (
     write_config,
 )
 
-APP = Path(__file__).resolve().parents[1] / "copydesk" / "review_app.py"
-MODES = {"quotes_verbatim": "flag"}
-KEYS = ("bridge", "school", "market", "hostile", "wrong_number", "misquote")
+MODES = DESK_MODES
+KEYS = DESK_KEYS
 MW = MIN_WORDS
 DECISION_KEYS = {"approve", "reject_submit", "edit_save", "edit_save_approve", "edit_check_btn"}
-
-
-class Desk:
-    """A seeded database with three accounts, and AppTests pointed at it."""
-
-    def __init__(self, engine: Engine, ids: dict[str, int]):
-        self.engine = engine
-        self.ids = ids
-
-    def app(self) -> AppTest:
-        at = AppTest.from_file(str(APP), default_timeout=60)
-        at.run()
-        assert not at.exception, at.exception
-        return at
-
-    def signed_in(self, name: str, password: str = PASSWORD) -> AppTest:
-        at = self.app()
-        sign_in(at, name, password)
-        assert not at.exception, at.exception
-        return at
-
-
-def sign_in(at: AppTest, name: str, password: str) -> None:
-    at.text_input(key="login_name").input(name)
-    at.text_input(key="login_password").input(password)
-    at.button(key="login_submit").click()
-    at.run()
-
-
-def texts(at: AppTest) -> str:
-    """Everything the page shows as text, joined (html bodies, markdown, alerts, tables)."""
-    parts: list[str] = []
-    for kind in ("html", "markdown", "caption", "error", "warning", "info", "success", "text"):
-        parts += [str(e.value) for e in getattr(at, kind)]
-    parts += [e.value.to_csv() for e in at.dataframe]
-    return "\n".join(parts)
 
 
 def decision_buttons(at: AppTest) -> set[str]:
@@ -88,41 +62,14 @@ def decision_buttons(at: AppTest) -> set[str]:
     return {re.sub(r"_\d+_\d+$", "", b.key) for b in at.button if b.key} & DECISION_KEYS
 
 
-def open_item(at: AppTest, item_id: int) -> None:
-    at.session_state["open_id"] = item_id
-    at.run()
-    assert not at.exception, at.exception
-
-
-def events(engine: Engine, item_id: int) -> list[AuditEvent]:
-    with Session(engine) as session:
-        return list(
-            session.scalars(
-                select(AuditEvent).where(AuditEvent.item_id == item_id).order_by(AuditEvent.id)
-            )
-        )
-
-
-def _desk(url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Desk:
-    engine = open_store(url)
-    ids = seed_queue(engine, KEYS, modes=MODES)
-    seed_editor(engine, "alice")
-    seed_editor(engine, "bob")
-    seed_editor(engine, "vera", role="viewer")
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("COPYDESK_CONFIG", str(write_config(tmp_path / "c.toml", url, modes=MODES)))
-    monkeypatch.setenv("COPYDESK_DATABASE_URL", url)
-    return Desk(engine, ids)
-
-
 @pytest.fixture
 def desk(sqlite_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Desk:
-    return _desk(sqlite_url, tmp_path, monkeypatch)
+    return make_desk(sqlite_url, tmp_path, monkeypatch)
 
 
 @pytest.fixture
 def any_desk(db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Desk:
-    return _desk(db_url, tmp_path, monkeypatch)
+    return make_desk(db_url, tmp_path, monkeypatch)
 
 
 # --------------------------------------------------------------------------- what the pipeline made
@@ -538,7 +485,7 @@ def test_every_view_renders(desk: Desk, view: str) -> None:
 
 @pytest.fixture
 def sso_desk(sqlite_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Desk:
-    desk = _desk(sqlite_url, tmp_path, monkeypatch)
+    desk = make_desk(sqlite_url, tmp_path, monkeypatch)
     seed_editor(desk.engine, "alice@example.org")
     config = write_config(tmp_path / "sso.toml", sqlite_url, modes=MODES, auth="oidc")
     monkeypatch.setenv("COPYDESK_CONFIG", str(config))

@@ -17,6 +17,8 @@ from review_ui.decisions import Blocked, Reviewer
 from review_ui.queries import QueueFilter, flagged_ids, item_view, queue_count, queue_page
 from store.db import open_store, session_scope
 from store.models import Item
+from tests.review_app_helpers import APP, open_item
+from tests.review_checks_material import BRIDGE, CHECK, P_COST, H
 from tests.review_seed import (
     ARTICLES,
     IMG,
@@ -29,53 +31,6 @@ from tests.review_seed import (
     write_config,
 )
 
-APP = Path(__file__).resolve().parents[1] / "copydesk" / "review_app.py"
-BRIDGE = ARTICLES["bridge"]
-H = BRIDGE.headline
-S1 = (
-    "Brinmoor County Council will close the Harlow Vale footbridge for 14 weeks from March "
-    "after corrosion was found in 38 steel hangers."
-)
-S2 = "The repairs will cost £1.9 million, and a temporary ferry will run every 20 minutes."
-P_CLOSE = (
-    "Repairs to the Harlow Vale footbridge will close the crossing for 14 weeks from March, "
-    "Brinmoor County Council said on Monday"
-)
-P_HANGERS = "Engineers found corrosion in 38 of the bridge's steel hangers"
-P_COST = "The work will cost £1.9 million and a temporary ferry will carry pedestrians across"
-HOSTILE_CLAIM = f"The ferry is free {SCRIPT} {IMG}"
-
-
-def judged(sentence: str, passage: str, *errors: str) -> dict[str, Any]:
-    return {
-        "sentence": sentence,
-        "errors": list(errors),
-        "wrong_fact": False,
-        "rewrite": f"REWRITE {sentence} {SCRIPT}" if errors else sentence,
-        "reader_draft": "the ferry is certain",
-        "reader_rewrite": "the ferry is planned" if errors else "the ferry is certain",
-        "material": bool(errors),
-        "passage": passage,
-    }
-
-
-CHECK = {
-    "claims": [
-        {
-            "claim": "The footbridge closes for 14 weeks from March.",
-            "passage": P_CLOSE,
-            "supports": True,
-        },
-        {
-            "claim": "Corrosion was found in 38 steel hangers.",
-            "passage": P_HANGERS,
-            "supports": True,
-        },
-        {"claim": HOSTILE_CLAIM, "passage": "The ferry is free of charge", "supports": True},
-    ],
-    "sentences": [judged(H, P_CLOSE), judged(S1, P_HANGERS), judged(S2, P_COST, "modality")],
-}
-
 
 def sign_in(at: AppTest) -> None:
     at.text_input(key="login_name").input("alice")
@@ -87,12 +42,6 @@ def sign_in(at: AppTest) -> None:
 
 def html(at: AppTest) -> str:
     return "\n".join(str(e.value) for e in at.html)
-
-
-def open_item(at: AppTest, item_id: int) -> None:
-    at.session_state["open_id"] = item_id
-    at.run()
-    assert not at.exception, at.exception
 
 
 @pytest.fixture

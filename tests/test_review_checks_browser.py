@@ -12,6 +12,7 @@ from sqlalchemy.engine import Engine
 
 from store.db import session_scope
 from tests.browser import Server, chromium, inert, serve, signed_in_page
+from tests.review_checks_material import CHECK
 from tests.review_seed import (
     ARTICLES,
     SCRIPT,
@@ -19,7 +20,6 @@ from tests.review_seed import (
     seed_editor,
     seed_queue,
 )
-from tests.test_review_checks import CHECK
 
 pytestmark = pytest.mark.browser
 

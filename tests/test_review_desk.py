@@ -18,6 +18,7 @@ from review_ui.decisions import Reviewer
 from review_ui.queries import QueueFilter, queue_count, queue_page
 from store.db import session_scope
 from store.models import DeskPresence, utcnow
+from tests.review_app_helpers import APP, Desk, make_desk, sign_in, texts
 from tests.review_seed import (
     ARTICLES,
     decision_button,
@@ -28,19 +29,18 @@ from tests.review_seed import (
     seed_model_verdict,
     variant,
 )
-from tests.test_review_app import Desk, _desk, texts
 
 MODES = {"quotes_verbatim": "flag"}
 
 
 @pytest.fixture
 def desk(sqlite_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Desk:
-    return _desk(sqlite_url, tmp_path, monkeypatch)
+    return make_desk(sqlite_url, tmp_path, monkeypatch)
 
 
 @pytest.fixture
 def any_desk(db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Desk:
-    return _desk(db_url, tmp_path, monkeypatch)
+    return make_desk(db_url, tmp_path, monkeypatch)
 
 
 def open_id(at: AppTest) -> int | None:
@@ -101,8 +101,6 @@ def test_presence_counts_minutes_and_expiry_frees_the_draft(any_desk: Desk) -> N
     bob = desk.app()
     bob.query_params["item"] = str(bridge)
     bob.run()
-    from tests.test_review_app import sign_in
-
     sign_in(bob, "bob", "correct horse battery")
     assert open_id(bob) == bridge
     assert "alice has had this open for 3 min" in texts(bob)
@@ -144,13 +142,11 @@ def test_a_viewer_takes_no_claim(desk: Desk) -> None:
 
 def test_a_link_to_an_item_opens_it_after_sign_in_and_follows_the_editor(desk: Desk) -> None:
     market = desk.ids["market"]
-    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "copydesk" / "review_app.py"))
+    at = AppTest.from_file(str(APP))
     at.default_timeout = 60
     at.query_params["item"] = str(market)
     at.run()
     assert "Sign in" in [b.label for b in at.button]  # the form first, nothing else
-    from tests.test_review_app import sign_in
-
     sign_in(at, "alice", "correct horse battery")
     assert open_id(at) == market
     assert at.query_params["item"] == str(market)

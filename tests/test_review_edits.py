@@ -18,8 +18,8 @@ from review_ui.decisions import NotAllowed, ReasonRequired, Reviewer
 from store import textdiff
 from store.db import session_scope
 from store.notes import MAX_NOTE_CHARS, NoteRefused, add_note, notes_for
+from tests.review_app_helpers import Desk, events, make_desk, open_item, texts
 from tests.review_seed import IMG, SCRIPT, decision_button, item_state
-from tests.test_review_app import Desk, _desk, events, open_item, texts
 
 ALICE = Reviewer("alice", "editor")
 GATES = {"modes": {}, "min": 40}
@@ -27,12 +27,12 @@ GATES = {"modes": {}, "min": 40}
 
 @pytest.fixture
 def desk(sqlite_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Desk:
-    return _desk(sqlite_url, tmp_path, monkeypatch)
+    return make_desk(sqlite_url, tmp_path, monkeypatch)
 
 
 @pytest.fixture
 def any_desk(db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Desk:
-    return _desk(db_url, tmp_path, monkeypatch)
+    return make_desk(db_url, tmp_path, monkeypatch)
 
 
 def _edit(desk: Desk, item_id: int, headline: str, summary: str) -> None:

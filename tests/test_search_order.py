@@ -32,6 +32,7 @@ from review_ui.queries import (
 from store.db import alembic_config, make_engine, migrate, open_store
 from store.models import Feed, GateVerdict, Item
 from store.search import STORY_ORDER_INDEX
+from tests.db_catalog import index_names
 
 ITEMS = 240
 START = datetime(2026, 11, 1, tzinfo=UTC)
@@ -196,23 +197,13 @@ def test_upgrade_from_0008_adds_the_story_index_and_keeps_the_order(db_url: str)
         command.upgrade(alembic_config(engine), "0008_search")
         seed(engine)  # data made at the previous head
         migrate(engine)
-        assert STORY_ORDER_INDEX in index_names(engine)
+        assert STORY_ORDER_INDEX in index_names(engine, "items")
         filt = QueueFilter(search="half", order="story")
         with Session(engine) as session:
             expected = reference(session, filt)
             assert [r.id for r in queue_page(session, filt, size=500)] == expected
     finally:
         engine.dispose()
-
-
-def index_names(engine: Engine) -> set[str]:
-    """From the catalog: SQLAlchemy does not reflect an expression index on SQLite."""
-    if engine.dialect.name == "sqlite":
-        sql = "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'items'"
-    else:
-        sql = "SELECT indexname FROM pg_indexes WHERE tablename = 'items'"
-    with engine.connect() as conn:
-        return set(conn.exec_driver_sql(sql).scalars())
 
 
 @pytest.mark.postgres

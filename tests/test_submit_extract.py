@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
-import typer
 from sqlmodel import Session, select
 from typer.testing import CliRunner
 
+from copydesk.cli import app
 from store.db import open_store
 from store.models import AuditEvent, Item, Run
 from tests.articles import FERRY, LIBRARY, TITLES, page_html
@@ -21,20 +21,6 @@ from tests.ingest_helpers import install_loopback_only, logging_restored
 def _loopback_only(monkeypatch):
     with logging_restored():
         yield install_loopback_only(monkeypatch)
-
-
-def cli_app() -> typer.Typer:
-    """The real `copydesk` app; until `commands_ingest` is in cli.py's module list,
-    the same app rebuilt with it (same global options, same other commands)."""
-    from copydesk import cli, commands_feeds, commands_ingest, commands_pipeline
-
-    if any(c.name == "submit" for c in cli.app.registered_commands):
-        return cli.app
-    app = typer.Typer(no_args_is_help=True, add_completion=False)
-    app.callback()(cli._global)
-    for module in (commands_pipeline, commands_feeds, commands_ingest):
-        module.register(app)
-    return app
 
 
 def write_config(tmp_path: Path, db_url: str, **ingest: str) -> Path:
@@ -50,7 +36,7 @@ def write_config(tmp_path: Path, db_url: str, **ingest: str) -> Path:
 
 
 def invoke(config: Path, *args: str):
-    return CliRunner().invoke(cli_app(), ["--config", str(config), *args], catch_exceptions=False)
+    return CliRunner().invoke(app, ["--config", str(config), *args], catch_exceptions=False)
 
 
 @pytest.fixture

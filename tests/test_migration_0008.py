@@ -11,7 +11,13 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import text
 from sqlmodel import Session, select
 
-from review_ui.queries import DiscardFilter, QueueFilter, decided_page, discard_page, queue_page
+from review_ui.desk.queries import (
+    DiscardFilter,
+    QueueFilter,
+    decided_page,
+    discard_page,
+    queue_page,
+)
 from store import duplicates
 from store.db import alembic_config, make_engine, migrate
 from store.models import Item

@@ -20,7 +20,20 @@ words"); SimHash's Hamming distance on short texts is a coarser proxy.
   (datasketch's own LSH index lives in memory or Redis/Cassandra; the bands
   are kept in the database instead so that every server and run sees them.)
 - Verdict: two drafts are near duplicates when their estimated Jaccard
-  similarity is at least `THRESHOLD`.
+  similarity is at least `THRESHOLD` **and** they tell the same facts: the
+  Jaccard similarity of their fact sets (`facts`: the figures, and the
+  capitalised words that do not start a sentence: names, places, days) is at
+  least `FACT_THRESHOLD`. Briefs written from one house template (planning
+  notices, match results) share most of their words, and the MinHash estimate
+  of two different notices reaches 0.62; what differs is who, where and how
+  many, so their facts overlap by 0.35 at most, while two outlets telling one
+  event share 0.57 or more (tests/template_material.py, tests/dup_material.py).
+  The fact sets are computed when a pair is compared, for the few pairs over
+  `THRESHOLD` only, from the stored title and source text.
+
+Calibration lives here, in one place (issue 25 for the desk, issue 22 for the
+scheduled job). Measured by tests/test_duplicates.py and
+tests/test_duplicates_templated.py through the database's band index.
 """
 
 from __future__ import annotations
@@ -41,6 +54,7 @@ BANDS = 32
 ROWS = NUM_PERM // BANDS
 SEED = 20261201
 THRESHOLD = 0.25  # estimated Jaccard; precision and recall: tests/test_duplicates.py
+FACT_THRESHOLD = 0.45  # Jaccard of the fact sets: tests/test_duplicates_templated.py
 MIN_SHINGLES = 20  # fewer distinct words than this: too little text to compare
 
 _WORD = re.compile(r"[^\W_]+")
@@ -51,11 +65,21 @@ STOP_WORDS = frozenset(
     these they this to up was we were what when which while who will with would you""".split()
 )
 
+# Where a draft's story may already be: pending, or told already (issue 25: the same
+# story approved three times).
+KNOWN = ("draft", "approved", "published")
+
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_CAPITALISED = re.compile(r"\b[A-Z][^\W\d_]+")
+_SENTENCE_END = frozenset(".!?:;\"'“‘(")
+
 _items = sa_table(
     "items",
     column("id", Integer),
     column("status", String),
     column("dup_signature", LargeBinary),
+    column("title", String),
+    column("source_text", String),
 )
 _bands = sa_table(
     "item_dup_bands",
@@ -68,6 +92,28 @@ _bands = sa_table(
 def shingles(title: str | None, text: str | None) -> set[str]:
     words = _WORD.findall(f"{title or ''}\n{text or ''}".lower())
     return {w for w in words if w not in STOP_WORDS and (len(w) > 2 or w.isdigit())}
+
+
+def facts(title: str | None, text: str | None) -> set[str]:
+    """What a story is about rather than how it is told: its figures ("4,500" and
+    "4500" alike) and the capitalised words that do not start a sentence (names,
+    places, days, lower-cased), without function words."""
+    body = f"{title or ''}. {text or ''}"
+    found = {n.replace(",", "") for n in _NUMBER.findall(body)}
+    for match in _CAPITALISED.finditer(body):
+        before = body[: match.start()].rstrip()
+        if not before or before[-1] in _SENTENCE_END:
+            continue  # a sentence's first word is capitalised whatever it is
+        word = match.group().lower()
+        if word not in STOP_WORDS:
+            found.add(word)
+    return found
+
+
+def fact_similarity(first: set[str], second: set[str]) -> float:
+    """Jaccard similarity of two fact sets (0 when both are empty)."""
+    union = first | second
+    return len(first & second) / len(union) if union else 0.0
 
 
 def signature(title: str | None, text: str | None) -> np.ndarray | None:
@@ -157,13 +203,29 @@ def similar_drafts(
             select(_items.c.id, _items.c.dup_signature).where(_items.c.id.in_(sorted(wanted)))
         )
     }
-    found: dict[int, list[tuple[int, float]]] = {}
+    close: list[tuple[int, int, float]] = []
     for mine_id, their_id in pairs:
         a, b = signatures.get(mine_id), signatures.get(their_id)
         if a is None or b is None:
             continue
         score = similarity(a, b)
         if score >= THRESHOLD:
+            close.append((mine_id, their_id, score))
+    if not close:
+        return {}
+    involved = sorted({i for pair in close for i in pair[:2]})
+    fact_sets = {
+        i: facts(title, text)
+        for i, title, text in session.execute(
+            select(_items.c.id, _items.c.title, _items.c.source_text).where(
+                _items.c.id.in_(involved)
+            )
+        )
+    }
+    found: dict[int, list[tuple[int, float]]] = {}
+    for mine_id, their_id, score in close:
+        same_facts = fact_similarity(fact_sets.get(mine_id, set()), fact_sets.get(their_id, set()))
+        if same_facts >= FACT_THRESHOLD:
             found.setdefault(mine_id, []).append((their_id, score))
     for rows in found.values():
         rows.sort(key=lambda r: (-r[1], r[0]))

@@ -7,7 +7,8 @@ the 52 labelled pairs (20 same-event, 32 same-topic different-event):
 precision 1.00, recall 0.95 (19 of 20; the one missed is the library story's
 update against the other outlet's version, Jaccard 0.29). At 0.30 recall was
 0.85, at 0.20 1.00 with precision still 1.00; the hard negatives' largest
-Jaccard is 0.14.
+Jaccard is 0.14. With the MinHash of store/duplicates.py's own (migration
+0011_minhash_own), on the same pairs: precision 1.00, recall 1.00.
 """
 
 from __future__ import annotations

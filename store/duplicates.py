@@ -1,9 +1,9 @@
 """Near-duplicate stories: the same event from two feeds, or two versions of one.
 
 The technique is MinHash over shingles with LSH banding (Broder 1997; Leskovec,
-Rajaraman & Ullman, "Mining of Massive Datasets", ch. 3), by the `datasketch`
-library's MinHash. Why MinHash rather than SimHash: MinHash estimates the
-Jaccard similarity of the two shingle sets directly, and a threshold on
+Rajaraman & Ullman, "Mining of Massive Datasets", ch. 3), computed here over
+`hashlib` (see "The MinHash" below). Why MinHash rather than SimHash: MinHash
+estimates the Jaccard similarity of the two shingle sets directly, and a threshold on
 Jaccard is something an editor can reason about ("they share half their
 words"); SimHash's Hamming distance on short texts is a coarser proxy.
 
@@ -17,8 +17,8 @@ words"); SimHash's Hamming distance on short texts is a coarser proxy.
 - Candidates: the signature cut into 32 bands of 2 values; each band's hash is
   a row of `item_dup_bands`, indexed, so the drafts similar to a page of the
   queue are found by an indexed join, not by comparing every pair.
-  (datasketch's own LSH index lives in memory or Redis/Cassandra; the bands
-  are kept in the database instead so that every server and run sees them.)
+  (The bands are kept in the database, not in an in-memory LSH index, so that
+  every server and run sees them.)
 - Verdict: two drafts are near duplicates when their estimated Jaccard
   similarity is at least `THRESHOLD` **and** they tell the same facts: the
   Jaccard similarity of their fact sets (`facts`: the figures, and the
@@ -34,17 +34,42 @@ words"); SimHash's Hamming distance on short texts is a coarser proxy.
 Calibration lives here, in one place (issue 25 for the desk, issue 22 for the
 scheduled job). Measured by tests/test_duplicates.py and
 tests/test_duplicates_templated.py through the database's band index.
+
+The MinHash (ours, not a library's, on purpose). Stored signatures are only
+comparable with signatures made by exactly the same hash functions, so the scheme
+must never change under us. It did: datasketch 2.0 changed its MinHash's default
+permutation scheme, so a text signed before the upgrade and the same text signed
+after it scored 0.0 and near-duplicate detection silently stopped for everything
+stored earlier; and datasketch pulled numpy and scipy (about 216 MB, and seconds
+of imports at every process start) for 64 hash values per draft. The scheme here
+is fixed by this file alone and pinned by tests/test_duplicates.py
+(`test_signature_values_are_pinned`); changing it means a new migration that signs
+every stored item again, as 0011_minhash_own did when it was introduced.
+
+- Each shingle (UTF-8) is hashed once: BLAKE2b (RFC 7693) with an 8-byte digest
+  (`digest_size=8`; the digest size is a parameter of BLAKE2b, not a truncation:
+  https://docs.python.org/3/library/hashlib.html#blake2), read little-endian
+  (`_shingle_hash`).
+- Permutation i is the affine map h -> ((a_i * h + b_i) mod P) & 0xFFFFFFFF with
+  P = 2**61 - 1 (a Mersenne prime), the classic universal family (Carter & Wegman
+  1979) that MinHash implementations use; a_i in [1, P-1] and b_i in [0, P-1]
+  come from BLAKE2b (16-byte digest) of "copydesk-minhash/<SEED>/<i>"
+  (`_permutations`), not from a random generator whose algorithm a Python
+  release could change.
+- Value i of the signature is the least image of the shingles under permutation i;
+  the share of values on which two signatures agree estimates the Jaccard
+  similarity of their shingle sets.
+- Stored as NUM_PERM unsigned 32-bit little-endian integers (`to_bytes`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+import struct
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-import numpy as np
-from datasketch import MinHash
 from sqlalchemy import BigInteger, Integer, LargeBinary, String, column, delete, insert, select
 from sqlalchemy import table as sa_table
 from sqlalchemy import update as sa_update
@@ -56,6 +81,12 @@ SEED = 20261201
 THRESHOLD = 0.25  # estimated Jaccard; precision and recall: tests/test_duplicates.py
 FACT_THRESHOLD = 0.45  # Jaccard of the fact sets: tests/test_duplicates_templated.py
 MIN_SHINGLES = 20  # fewer distinct words than this: too little text to compare
+
+_PRIME = (1 << 61) - 1
+_MASK = 0xFFFFFFFF
+_PACKED = struct.Struct(f"<{NUM_PERM}I")
+
+Signature = tuple[int, ...]
 
 _WORD = re.compile(r"[^\W_]+")
 STOP_WORDS = frozenset(
@@ -116,36 +147,61 @@ def fact_similarity(first: set[str], second: set[str]) -> float:
     return len(first & second) / len(union) if union else 0.0
 
 
-def signature(title: str | None, text: str | None) -> np.ndarray | None:
-    """The MinHash values (uint32) of the article, or None when it is too short."""
+def _permutations(seed: int, count: int) -> tuple[tuple[int, int], ...]:
+    """The (a, b) of each affine permutation, derived from the seed by BLAKE2b."""
+    out = []
+    for i in range(count):
+        digest = hashlib.blake2b(f"copydesk-minhash/{seed}/{i}".encode(), digest_size=16).digest()
+        a = int.from_bytes(digest[:8], "little") % (_PRIME - 1) + 1
+        b = int.from_bytes(digest[8:], "little") % _PRIME
+        out.append((a, b))
+    return tuple(out)
+
+
+_PERMUTATIONS = _permutations(SEED, NUM_PERM)
+
+
+def _shingle_hash(shingle: str) -> int:
+    return int.from_bytes(
+        hashlib.blake2b(shingle.encode("utf-8"), digest_size=8).digest(), "little"
+    )
+
+
+def signature(title: str | None, text: str | None) -> Signature | None:
+    """The NUM_PERM MinHash values (each below 2**32) of the article, or None when
+    it is too short."""
     found = shingles(title, text)
     if len(found) < MIN_SHINGLES:
         return None
-    minhash = MinHash(num_perm=NUM_PERM, seed=SEED)
-    minhash.update_batch([s.encode("utf-8") for s in sorted(found)])
-    return minhash.hashvalues.astype("<u4")
+    hashes = [_shingle_hash(s) for s in sorted(found)]
+    return tuple(min([((a * h + b) % _PRIME) & _MASK for h in hashes]) for a, b in _PERMUTATIONS)
 
 
-def similarity(first: np.ndarray, second: np.ndarray) -> float:
+def similarity(first: Signature, second: Signature) -> float:
     """Estimated Jaccard similarity: the share of MinHash values the two agree on."""
-    return float(np.count_nonzero(first == second)) / len(first)
+    return sum(x == y for x, y in zip(first, second, strict=True)) / len(first)
 
 
-def buckets(values: np.ndarray) -> list[int]:
+def buckets(values: Signature) -> list[int]:
     """One signed 64-bit bucket per band: two signatures share a bucket exactly
     when they agree on every value of that band."""
+    raw = to_bytes(values)
     out = []
     for band in range(BANDS):
-        chunk = values[band * ROWS : (band + 1) * ROWS].tobytes()
+        chunk = raw[band * ROWS * 4 : (band + 1) * ROWS * 4]
         digest = hashlib.blake2b(band.to_bytes(2, "little") + chunk, digest_size=8).digest()
         out.append(int.from_bytes(digest, "little", signed=True))
     return out
 
 
-def from_bytes(raw: bytes | None) -> np.ndarray | None:
-    if not raw or len(raw) != NUM_PERM * 4:
+def to_bytes(values: Signature) -> bytes:
+    return _PACKED.pack(*values)
+
+
+def from_bytes(raw: bytes | None) -> Signature | None:
+    if not raw or len(raw) != _PACKED.size:
         return None
-    return np.frombuffer(raw, dtype="<u4")
+    return _PACKED.unpack(raw)
 
 
 def write_signature(conn: Any, item_id: int, title: str | None, text: str | None) -> None:
@@ -156,7 +212,7 @@ def write_signature(conn: Any, item_id: int, title: str | None, text: str | None
     conn.execute(
         sa_update(_items)
         .where(_items.c.id == item_id)
-        .values(dup_signature=None if values is None else values.tobytes())
+        .values(dup_signature=None if values is None else to_bytes(values))
     )
     if values is not None:
         conn.execute(
@@ -166,6 +222,26 @@ def write_signature(conn: Any, item_id: int, title: str | None, text: str | None
                 for band, bucket in enumerate(buckets(values))
             ],
         )
+
+
+def sign_again(conn: Any, batch: int = 500) -> int:
+    """Sign again every item that has a stored signature, with this file's scheme
+    (a migration's work when the scheme changes); returns how many. Items without
+    one (never a draft, or too short) keep none."""
+    done, after = 0, 0
+    while True:
+        rows = conn.execute(
+            select(_items.c.id, _items.c.title, _items.c.source_text)
+            .where(_items.c.dup_signature.is_not(None), _items.c.id > after)
+            .order_by(_items.c.id)
+            .limit(batch)
+        ).all()
+        if not rows:
+            return done
+        for item_id, title, text in rows:
+            write_signature(conn, item_id, title, text)
+        done += len(rows)
+        after = rows[-1][0]
 
 
 def record(session: Any, item_id: int, title: str | None, text: str | None) -> None:

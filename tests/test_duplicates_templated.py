@@ -10,6 +10,12 @@ another outlet shares too few words with the template's version, MinHash 0.20
 and 0.22, under THRESHOLD). The fact sets of two different notices overlap by
 0.35 at most; those of one story told twice by 0.57 or more. On
 tests/dup_material.py precision and recall stay as they were (1.00, 0.95).
+
+Measured again when store/duplicates.py got its own MinHash (migration
+0011_minhash_own; the estimates of a pair move by a few hundredths with the hash
+functions): precision 1.00, recall 0.80 (4 of 5: plan-1 against plan-1-x, Jaccard
+0.29, is now estimated 0.25 where datasketch said 0.22); on tests/dup_material.py
+precision 1.00, recall 1.00.
 """
 
 from __future__ import annotations
@@ -67,9 +73,12 @@ def test_the_template_alone_groups_nothing(stored) -> None:
     plans = [ids[k] for k in ARTICLES if k.startswith("plan-") and k[-2:] not in ("-u", "-x")]
     with Session(engine) as session:
         groups = duplicates.similar_drafts(session, plans)
+    # Only versions of one notice group: plan-1 with its corrected re-issue and with
+    # another outlet's telling (plan-1-x: Jaccard 0.29, estimated 0.25 by the MinHash
+    # of store/duplicates.py; datasketch's estimate of the same pair was 0.22).
     assert {a: [b for b, _ in others] for a, others in groups.items()} == {
         ids["plan-6"]: [ids["plan-6-x"]],
-        ids["plan-1"]: [ids["plan-1-u"]],
+        ids["plan-1"]: [ids["plan-1-u"], ids["plan-1-x"]],
     }
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy.engine import Engine
 
-from review_ui.decisions import Reviewer, edit
+from review_ui.desk.decisions import Reviewer, edit
 from store.db import session_scope
 from store.models import Item
 from store.notes import add_note

@@ -25,7 +25,8 @@ from tests.dup_material import ARTICLES as STORIES
 from tests.dup_material import story
 from tests.review_seed import seed_article, seed_editor
 
-pytestmark = pytest.mark.browser
+# Not done yet: strict, so the day it passes the mark must go (issue 25 point 3).
+pytestmark = [pytest.mark.browser, pytest.mark.xfail(strict=True, reason="issue 25 point 3")]
 
 KEYS = ("warehouse-a", "warehouse-b", "warehouse-u", "closure-a", "closure-b", "ferry-a")
 BOB = Reviewer("bob", "editor")

@@ -14,7 +14,8 @@ from review_ui.settings import DEFAULT_REJECT_REASONS
 from tests.browser import chromium, focus_page, queue_of, said, serve, shows, signed_in_page
 from tests.desk_kit import item_status, last_reason, read
 
-pytestmark = pytest.mark.browser
+# Not done yet: strict, so the day it passes the mark must go (issue 25 point 6).
+pytestmark = [pytest.mark.browser, pytest.mark.xfail(strict=True, reason="issue 25 point 6")]
 
 
 def test_r_a_number_and_enter_reject_with_that_preset(tmp_path: Path, sqlite_url: str) -> None:

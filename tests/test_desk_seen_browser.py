@@ -26,7 +26,8 @@ from tests.browser import (
 from tests.desk_kit import item_status, on_screen_now, read
 from tests.review_seed import ARTICLES, seed_copies, seed_editor, seed_queue
 
-pytestmark = pytest.mark.browser
+# Not done yet: strict, so the day it passes the mark must go (issue 25 point 1).
+pytestmark = [pytest.mark.browser, pytest.mark.xfail(strict=True, reason="issue 25 point 1")]
 
 
 def _twelve(engine) -> dict[str, int]:  # type: ignore[no-untyped-def]

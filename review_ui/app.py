@@ -14,6 +14,7 @@ import streamlit as st
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
+from review_ui.desk.decisions import gates_off
 from review_ui.desk.highlight import escape_text
 from review_ui.desk.queries import QueueFilter, queue_count
 from review_ui.settings import ReviewAppSettings
@@ -25,7 +26,16 @@ from review_ui.views.stats import stats_view
 from review_ui.views.widgets import plain
 from store.db import StoreError, open_store
 
-VIEWS = ("Queue", "Discarded", "Approved", "Rejected", "Published", "Source changed", "Stats")
+VIEWS = (
+    "Queue",
+    "Discarded",
+    "Approved",
+    "Rejected",
+    "Published",
+    "Retracted",
+    "Source changed",
+    "Stats",
+)
 
 
 @st.cache_resource(show_spinner=False)
@@ -66,8 +76,11 @@ def main(settings: ReviewAppSettings) -> None:
         )
         sign_out = auth.sign_out_oidc if settings.review.auth == "oidc" else auth.sign_out
         st.button("Sign out", key="sign_out", on_click=_signing_out, args=(engine, sign_out))
+        # One pending count everywhere (issue 25): the queue's own count for this
+        # editor without filters (drafts other editors have open are offered apart).
+        mine = QueueFilter(editor=reviewer.name, gates_off=gates_off(settings.gates.all_modes()))
         with Session(engine) as session:
-            pending = queue_count(session, QueueFilter())
+            pending = queue_count(session, mine)
         # Fixed option labels: a label that changed after each decision ("Queue (4)"
         # then "Queue (3)") made the radio show nothing selected (issue 12). The
         # pending count is a line of its own.
@@ -84,7 +97,9 @@ def main(settings: ReviewAppSettings) -> None:
     elif view == "Approved":
         approved_view(engine, settings, reviewer)
     elif view == "Published":
-        published_view(engine, settings)
+        published_view(engine, settings, reviewer)
+    elif view == "Retracted":
+        decided_view(engine, settings, "retracted")
     elif view == "Source changed":
         source_changed_view(engine, reviewer)
     elif view == "Rejected":

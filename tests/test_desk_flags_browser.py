@@ -33,8 +33,7 @@ from tests.desk_kit import item_status, read
 from tests.review_checks_material import CHECK, S2
 from tests.review_seed import seed_checks, seed_editor, seed_queue
 
-# Not done yet: strict, so the day it passes the mark must go (issue 25 point 2).
-pytestmark = [pytest.mark.browser, pytest.mark.xfail(strict=True, reason="issue 25 point 2")]
+pytestmark = pytest.mark.browser
 
 
 def _flagged_desk(engine: Engine) -> dict[str, int]:

@@ -20,8 +20,7 @@ from tests.browser import chromium, said, serve, signed_in_page
 from tests.desk_kit import decide_as, item_status
 from tests.review_seed import seed_editor, seed_queue
 
-# Not done yet: strict, so the day it passes the mark must go (issue 25 point 5).
-pytestmark = [pytest.mark.browser, pytest.mark.xfail(strict=True, reason="issue 25 point 5")]
+pytestmark = pytest.mark.browser
 
 TARGETS = '[[publish.targets]]\nkind = "jsonl"\npath = "out/items.jsonl"\n'
 

@@ -23,8 +23,7 @@ from tests.browser import (
 )
 from tests.review_seed import ARTICLES
 
-# Not done yet: strict, so the day it passes the mark must go (issue 25 point 7).
-pytestmark = [pytest.mark.browser, pytest.mark.xfail(strict=True, reason="issue 25 point 7")]
+pytestmark = pytest.mark.browser
 
 
 def test_a_shared_link_never_carries_an_unsent_reason(tmp_path: Path, sqlite_url: str) -> None:

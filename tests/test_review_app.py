@@ -413,8 +413,9 @@ def test_discarded_published_and_stats_views(desk: Desk) -> None:
     assert list(listing["#"]) == [desk.ids["wrong_number"]]
     why = listing["why discarded"][0]
     assert "numbers_grounded" in why and "40" in why
-    # Why it was discarded is what this view is read for: it comes before the title.
-    assert list(listing.columns) == ["#", "why discarded", "title", "feed", "discarded"]
+    # Why it was discarded is what this view is read for: the gate leads (issue 25).
+    assert list(listing.columns) == ["gate", "why discarded", "#", "title", "feed", "discarded"]
+    assert listing["gate"][0] == "numbers_grounded"
 
     at.sidebar.radio(key="view").set_value("Approved")
     at.run()

@@ -3,6 +3,7 @@ an approval back (with a reason), the Published view's deliveries, Source change
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -73,8 +74,18 @@ def statuses(engine, ids):  # type: ignore[no-untyped-def]
 def test_an_editor_publishes_now_and_sees_the_deliveries(desk) -> None:  # type: ignore[no-untyped-def]
     folder, engine = desk
     ids = approve(engine, 2)
+    with session_scope(engine) as session:  # approved before the Undo window
+        for item_id in ids:
+            item = session.get(Item, item_id)
+            item.decided_at = item.decided_at - timedelta(minutes=5)
+            session.add(item)
     at = signed_in("ann", "Approved")
     at.button(key="publish_now").click()
+    at.run()
+    # It lists what it will publish, and sends nothing until confirmed.
+    assert all(f"#{i} " in shown(at) for i in ids)
+    assert statuses(engine, ids) == ["approved"] * 2
+    next(b for b in at.button if b.label == "Confirm: publish 2").click()
     at.run()
     assert not at.exception, at.exception
     assert statuses(engine, ids) == ["published"] * 2

@@ -22,10 +22,12 @@ from sqlmodel import Session
 
 from review_ui.desk import decisions
 from review_ui.desk.decisions import ReasonRequired, Reviewer
+from review_ui.desk.queries import first_edit
 from store import duplicates
 from store.assignments import assign
 from store.editors import list_editors
 from store.models import Feed, Item
+from store.notes import notes_for
 from store.status import DRAFT, Conflict, IllegalMove
 
 
@@ -33,6 +35,7 @@ from store.status import DRAFT, Conflict, IllegalMove
 class BulkReport:
     done: list[str] = field(default_factory=list)  # item labels
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (label, why)
+    versions: dict[int, int] = field(default_factory=dict)  # done: id -> version after
 
     def messages(self, verb: str) -> list[tuple[str, str]]:
         out = []
@@ -63,7 +66,7 @@ def reject_many(
     for item_id, version in seen.items():
         label = label_of(engine, item_id)
         try:
-            decisions.decide(
+            item = decisions.decide(
                 engine,
                 lambda s, i=item_id, v=version: decisions.reject(
                     s, reviewer, i, v, reason, details=details
@@ -75,7 +78,49 @@ def reject_many(
             report.skipped.append((label, str(exc)))
         else:
             report.done.append(label)
+            report.versions[item_id] = item.version
     return report
+
+
+def undo_many(engine: Engine, reviewer: Reviewer, done: Mapping[int, int], verb: str) -> BulkReport:
+    """Put a group decision back, item by item (each audited as undone), at the
+    version the decision left; an item someone changed since is named and skipped."""
+    report = BulkReport()
+    for item_id, version in done.items():
+        label = label_of(engine, item_id)
+        try:
+            item = decisions.decide(
+                engine,
+                lambda s, i=item_id, v=version: decisions.reopen(
+                    s, reviewer, i, v, "undone", details={"undo": verb}
+                ),
+            )
+        except Conflict as conflict:
+            report.skipped.append((label, _changed(conflict)))
+        except (IllegalMove, LookupError) as exc:
+            report.skipped.append((label, str(exc)))
+        else:
+            report.done.append(label)
+            report.versions[item_id] = item.version
+    return report
+
+
+def caveats(engine: Engine, item_ids: Sequence[int]) -> dict[int, str]:
+    """Why an item must not be swept into a group action without a look: an edit
+    or a note by an editor (issue 25: a rejection of 12 took one of each)."""
+    out = {}
+    with Session(engine) as session:
+        for item_id in item_ids:
+            why = []
+            edit = first_edit(session, item_id)
+            if edit is not None:
+                why.append(f"edited by {edit.actor.removeprefix('editor:')}")
+            authors = sorted({n.author for n in notes_for(session, item_id)})
+            if authors:
+                why.append(f"has a note by {', '.join(authors)}")
+            if why:
+                out[item_id] = " and ".join(why) + ": left out unless ticked"
+    return out
 
 
 def _changed(conflict: Conflict) -> str:
@@ -164,23 +209,28 @@ class Similar:
     title: str | None
     feed: str | None
     score: float
+    status: str = DRAFT
 
 
-def similar_drafts(engine: Engine, item_id: int) -> list[Similar]:
-    """The open draft's near duplicates, most alike first (store/duplicates.py)."""
+def similar_drafts(
+    engine: Engine, item_id: int, statuses: Sequence[str] = (DRAFT,)
+) -> list[Similar]:
+    """The open draft's near duplicates in `statuses` (pending drafts, or also the
+    stories already approved or published: `duplicates.KNOWN`), most alike first
+    (store/duplicates.py)."""
     with Session(engine) as session:
-        found = duplicates.similar_drafts(session, [item_id]).get(item_id, [])
+        found = duplicates.similar_drafts(session, [item_id], statuses).get(item_id, [])
         if not found:
             return []
         ids = [other for other, _ in found]
         rows = session.execute(
-            select(Item.id, Item.version, Item.headline, Item.title, Feed.name)
+            select(Item.id, Item.version, Item.headline, Item.title, Feed.name, Item.status)
             .outerjoin(Feed, Feed.id == Item.feed_id)
             .where(Item.id.in_(ids))  # type: ignore[union-attr]
         ).all()
     by_id = {r[0]: r for r in rows}
     return [
-        Similar(i, by_id[i][1], by_id[i][2], by_id[i][3], by_id[i][4], score)
+        Similar(i, by_id[i][1], by_id[i][2], by_id[i][3], by_id[i][4], score, by_id[i][5])
         for i, score in found
         if i in by_id
     ]

@@ -8,6 +8,7 @@ and every status change goes through `store.status` (via `publish.service`).
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -15,16 +16,24 @@ from typing import Any
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from publish.service import GateConfig, Publisher, PublishReport
+from publish.service import GateConfig, Publisher, PublishReport, retract
 from publish.targets import build_targets
 from review_ui.desk.decisions import Reviewer, decide, reopen, require_editor
+from review_ui.desk.queries import last_event, utc
 from review_ui.settings import ReviewAppSettings
 from store.models import Delivery, Item, SourceCheck, utcnow
+from store.status import Conflict
 
 
-def publish_now(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer) -> PublishReport:
-    """Deliver every approved item now, as this editor. Raises NotAllowed for a
-    viewer, ValueError when no target is configured or a secret is missing."""
+def publish_now(
+    engine: Engine,
+    settings: ReviewAppSettings,
+    reviewer: Reviewer,
+    item_ids: Sequence[int] | None = None,
+) -> PublishReport:
+    """Deliver the approved items named (every approved item when None) now, as this
+    editor. Raises NotAllowed for a viewer, ValueError when no target is configured
+    or a secret is missing."""
     with Session(engine) as session:
         require_editor(session, reviewer)
     if not settings.publish.targets:
@@ -38,7 +47,59 @@ def publish_now(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer)
         gates=gates,
         lease_seconds=settings.publish.lease_seconds,
     )
-    return publisher.publish()
+    return publisher.publish(None if item_ids is None else list(item_ids))
+
+
+@dataclass(frozen=True)
+class ToPublish:
+    """An approved item as the Publish now confirmation lists it."""
+
+    item_id: int
+    version: int
+    headline: str
+    decided_at: datetime | None
+    in_undo_window: bool  # approved less than `[review] undo_seconds` ago: not yet
+
+
+def approved_items(session: Session, undo_seconds: float) -> list[ToPublish]:
+    """Every approved item, oldest approval first; one approved within the Undo
+    window is marked: the editor may still take it back with one click."""
+    now = utcnow()
+    rows = session.scalars(
+        select(Item).where(Item.status == "approved").order_by(col(Item.decided_at))
+    ).all()
+    out = []
+    for item in rows:
+        at = utc(item.decided_at)
+        recent = at is not None and (now - at).total_seconds() < undo_seconds
+        headline = item.headline or item.title or f"item {item.id}"
+        out.append(ToPublish(item.id, item.version, headline, at, recent))  # type: ignore[arg-type]
+    return out
+
+
+def retract_now(
+    engine: Engine,
+    settings: ReviewAppSettings,
+    reviewer: Reviewer,
+    item_id: int,
+    version: int,
+    reason: str,
+) -> PublishReport | None:
+    """published -> retracted from the desk (an editor, a reason, the version the
+    list showed), then the retractions are sent to every target that has it.
+    Raises NotAllowed, NotPublishable (no reason, not published) or Conflict."""
+    with Session(engine) as session:
+        require_editor(session, reviewer)
+        item = session.get(Item, item_id)
+        if item is not None and item.version != version:
+            event = last_event(session, item_id)
+            raise Conflict(
+                item_id, item.status, event.actor if event else None, event.at if event else None
+            )
+    retract(engine, item_id, editor=reviewer.name, reason=reason)
+    if not settings.publish.targets:
+        return None
+    return publish_now(engine, settings, reviewer, [])
 
 
 def take_back(
@@ -105,7 +166,7 @@ def open_source_changes(session: Session) -> list[ChangedSource]:
     rows = session.exec(
         select(SourceCheck, Item)
         .join(Item, Item.id == SourceCheck.item_id)  # type: ignore[arg-type]
-        .where(SourceCheck.state == "open")
+        .where(SourceCheck.state == "open", Item.status != "retracted")  # retracted: dealt with
         .order_by(col(SourceCheck.checked_at).desc())
     ).all()
     return [

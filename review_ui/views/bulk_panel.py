@@ -3,15 +3,17 @@ draft: Streamlit widgets over review_ui/desk/bulk.py, which does the decisions."
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import streamlit as st
 from sqlalchemy.engine import Engine
 
 from review_ui.desk.bulk import (
+    Similar,
     assign_many,
     assignable_editors,
+    caveats,
     label_of,
     reject_duplicates,
     reject_many,
@@ -20,11 +22,13 @@ from review_ui.desk.bulk import (
     versions,
 )
 from review_ui.desk.decisions import NotAllowed, ReasonRequired, Reviewer
+from review_ui.settings import ReviewAppSettings
+from review_ui.views import forms
 from review_ui.views.widgets import flash, plain, table
+from store import duplicates
 from store.assignments import NotAssignable
 
 SEEN = "bulk_seen"  # {item id: version} of the list rows drawn last
-CONFIRM = "bulk_confirm"  # a bulk rejection waiting for its confirmation
 
 
 def remember_seen(engine: Engine, item_ids: Sequence[int]) -> dict[int, int]:
@@ -34,7 +38,9 @@ def remember_seen(engine: Engine, item_ids: Sequence[int]) -> dict[int, int]:
     return seen
 
 
-def bulk_panel(engine: Engine, reviewer: Reviewer, rows: Sequence[Any], key: str) -> None:
+def bulk_panel(
+    engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer, rows: Sequence[Any], key: str
+) -> None:
     """Select drafts of the list drawn above, then reject or assign them."""
     if not reviewer.can_decide or not rows:
         return
@@ -62,6 +68,8 @@ def bulk_panel(engine: Engine, reviewer: Reviewer, rows: Sequence[Any], key: str
             args=(engine, {i: seen[i] for i in picked if i in seen}),
             width="stretch",
         )
+        # The whole list, where the editor is looking, before anything is rejected.
+        forms.confirmation("bulk_reject", _reject_confirmed(engine, settings, reviewer))
         cols = st.columns([3, 1], vertical_alignment="bottom")
         cols[0].selectbox(
             "Assign to",
@@ -78,28 +86,6 @@ def bulk_panel(engine: Engine, reviewer: Reviewer, rows: Sequence[Any], key: str
         )
 
 
-def confirmation(engine: Engine, reviewer: Reviewer) -> None:
-    """The confirmation step of a bulk rejection, above the list."""
-    pending = st.session_state.get(CONFIRM)
-    if not pending:
-        return
-    count = len(pending["seen"])
-    plain(
-        f"Reject {count} draft{'' if count == 1 else 's'} with the reason "
-        f'"{pending["reason"]}"? ' + "; ".join(pending["labels"]),
-        kind="warning",
-    )
-    cols = st.columns([1, 1, 3])
-    cols[0].button(
-        f"Confirm: reject {count}",
-        key="bulk_confirm_yes",
-        type="primary",
-        on_click=_reject_confirmed,
-        args=(engine, reviewer),
-    )
-    cols[1].button("Cancel", key="bulk_confirm_no", on_click=st.session_state.pop, args=(CONFIRM,))
-
-
 def _ask_confirmation(engine: Engine, seen: dict[int, int]) -> None:
     reason = (st.session_state.get("bulk_reason") or "").strip()
     if not seen:
@@ -108,23 +94,36 @@ def _ask_confirmation(engine: Engine, seen: dict[int, int]) -> None:
     if not reason:
         flash("error", "A rejection needs a reason: type it, then Reject selected.")
         return
-    labels = [label_of(engine, i) for i in seen]
-    st.session_state[CONFIRM] = {"seen": seen, "reason": reason, "labels": labels}
+    count = len(seen)
+    forms.ask(
+        forms.Ask(
+            where="bulk_reject",
+            verb="reject",
+            question=f'Reject {count} draft{"" if count == 1 else "s"} with the reason "{reason}"?',
+            items=dict(seen),
+            labels={i: label_of(engine, i) for i in seen},
+            caveats=caveats(engine, list(seen)),
+            payload={"reason": reason},
+        )
+    )
 
 
-def _reject_confirmed(engine: Engine, reviewer: Reviewer) -> None:
-    pending = st.session_state.pop(CONFIRM, None)
-    if not pending:
-        return
-    try:
-        report = reject_many(engine, reviewer, pending["seen"], pending["reason"])
-    except (NotAllowed, ReasonRequired) as exc:
-        flash("error", f"Nothing rejected: {exc}")
-        return
-    for kind, text in report.messages("Rejected"):
-        flash(kind, text)
-    st.session_state.pop("bulk_reason", None)
-    _new_list()
+def _reject_confirmed(
+    engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer
+) -> Callable[[forms.Ask, dict[int, int]], None]:
+    def act(request: forms.Ask, chosen: dict[int, int]) -> None:
+        try:
+            report = reject_many(engine, reviewer, chosen, request.payload["reason"])
+        except (NotAllowed, ReasonRequired) as exc:
+            flash("error", f"Nothing rejected: {exc}")
+            return
+        for kind, text in report.messages("Rejected"):
+            flash(kind, text)
+        forms.offer_group_undo(report.versions, "rejected", settings.review.undo_seconds)
+        st.session_state.pop("bulk_reason", None)
+        _new_list()
+
+    return act
 
 
 def _assign(engine: Engine, reviewer: Reviewer, item_ids: list[int]) -> None:
@@ -148,43 +147,80 @@ def _new_list() -> None:
 # --------------------------------------------------------------------------- duplicates
 
 
-SIMILAR_SHOWN = 5  # similar drafts listed by name under the open draft
+SIMILAR_SHOWN = 5  # similar drafts named in the one line under the open draft's checks
 
 
-def similar_box(engine: Engine, reviewer: Reviewer, item_id: int) -> None:
-    """The open draft's near duplicates, and one action rejecting them all."""
-    found = similar_drafts(engine, item_id)
+def _ids(found: Sequence[Similar]) -> str:
+    shown = ", ".join(f"#{d.item_id}" for d in found[:SIMILAR_SHOWN])
+    more = len(found) - SIMILAR_SHOWN
+    return shown + (f" and {more:,} more" if more > 0 else "")
+
+
+def similar_box(
+    engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer, item_id: int
+) -> None:
+    """One line naming the open draft's near duplicates, pending and already told
+    (approved or published: the same story was approved three times), and one
+    action rejecting the pending ones, which first lists them all (below)."""
+    found = similar_drafts(engine, item_id, duplicates.KNOWN)
     if not found:
         return
-    plain(f"{similar_label(len(found))}: the same story from another feed or version", kind="info")
-    # Plain escaped lines, not a data grid: a grid on the open draft's page takes the
-    # keyboard from the queue's N/P shortcuts (tests/test_review_keys_browser.py).
-    lines = [
-        f"#{d.item_id} · {d.score:.0%} alike · {d.feed or '-'} · {d.headline or d.title or ''}"
-        for d in found[:SIMILAR_SHOWN]
-    ]
-    if len(found) > SIMILAR_SHOWN:
-        lines.append(f"and {len(found) - SIMILAR_SHOWN:,} more")
-    plain("\n".join(lines), style="white-space:pre-wrap;font-size:0.9rem;opacity:0.85")
-    if reviewer.can_decide:
-        others = {d.item_id: d.version for d in found}
-        st.button(
-            f"Reject the {len(others)} other{'' if len(others) == 1 else 's'} as duplicates "
-            f"of #{item_id}",
-            key="dup_reject",
-            on_click=_reject_duplicates,
-            args=(engine, reviewer, item_id, others),
+    pending = [d for d in found if d.status == "draft"]
+    told = [d for d in found if d.status != "draft"]
+    parts = []
+    if pending:
+        parts.append(f"{similar_label(len(pending))} pending: {_ids(pending)}")
+    for status in sorted({d.status for d in told}):
+        parts.append(f"already {status}: {_ids([d for d in told if d.status == status])}")
+    cols = st.columns([5, 2], vertical_alignment="center")
+    with cols[0]:
+        plain(
+            "Same story: " + "; ".join(parts),
+            kind="warning" if told else "info",
+            style="padding:0.3rem 0.7rem;font-size:0.9rem",
         )
+    if reviewer.can_decide and pending:
+        cols[1].button(
+            "Reject these…",
+            key="dup_reject",
+            on_click=_ask_duplicates,
+            args=(engine, item_id, pending),
+            width="stretch",
+        )
+        forms.confirmation("dup_reject", _reject_duplicates(engine, settings, reviewer, item_id))
+
+
+def _ask_duplicates(engine: Engine, kept: int, pending: Sequence[Similar]) -> None:
+    ids = [d.item_id for d in pending]
+    forms.ask(
+        forms.Ask(
+            where="dup_reject",
+            verb="reject",
+            question=f"Reject {len(ids)} draft{'' if len(ids) == 1 else 's'} as duplicates of "
+            f"#{kept}? Every one of them:",
+            items={d.item_id: d.version for d in pending},
+            labels={
+                d.item_id: f"#{d.item_id} · {d.score:.0%} alike · {d.feed or '-'} · "
+                f"{d.headline or d.title or ''}"
+                for d in pending
+            },
+            caveats=caveats(engine, ids),
+        )
+    )
 
 
 def _reject_duplicates(
-    engine: Engine, reviewer: Reviewer, kept: int, others: dict[int, int]
-) -> None:
-    try:
-        report = reject_duplicates(engine, reviewer, kept, others)
-    except NotAllowed as exc:
-        flash("error", f"Nothing rejected: {exc}")
-        return
-    for kind, text in report.messages(f"Rejected as duplicates of #{kept}"):
-        flash(kind, text)
-    _new_list()
+    engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer, kept: int
+) -> Callable[[forms.Ask, dict[int, int]], None]:
+    def act(request: forms.Ask, chosen: dict[int, int]) -> None:
+        try:
+            report = reject_duplicates(engine, reviewer, kept, chosen)
+        except NotAllowed as exc:
+            flash("error", f"Nothing rejected: {exc}")
+            return
+        for kind, text in report.messages(f"Rejected as duplicates of #{kept}"):
+            flash(kind, text)
+        forms.offer_group_undo(report.versions, "rejected", settings.review.undo_seconds)
+        _new_list()
+
+    return act

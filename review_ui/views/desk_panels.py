@@ -25,20 +25,25 @@ def reason_inputs(preset_col: Any, text_col: Any, settings: ReviewAppSettings, k
     """The reject box: a preset reason from `[review] reject_reasons`, free text, or
     both. R puts the cursor in the text box (review_ui/views/shortcuts.py)."""
     presets = settings.review.reject_reasons
+    # Labels hidden (each widget keeps its label for screen readers): the row of
+    # buttons stays one line high, so the draft below keeps its place on screen.
     if presets:
         preset_col.selectbox(
             "Preset reason",
             [None, *presets],
             key=f"{key}_preset",
-            format_func=lambda r: "(none: type one)" if r is None else r,
+            format_func=lambda r: "Preset reason (or type one)" if r is None else r,
+            label_visibility="collapsed",
         )
-    # Bound to the address: what the editor types is kept in the browser (in the
-    # URL), so a reload or a sign-in again brings it back.
+    # Not bound to the address: a shared link must never carry an editor's unsent
+    # reason (issue 25). The keyboard script keeps what is typed in this browser
+    # tab (sessionStorage, for this editor and this draft), so a reload brings it
+    # back and nobody else's browser ever has it.
     text_col.text_input(
         "Reason for rejecting",
         key=key,
-        placeholder="your own words, or details for the preset",
-        bind="query-params",
+        placeholder="Reason for rejecting: your own words, or a number 1-9 for a preset",
+        label_visibility="collapsed",
     )
 
 

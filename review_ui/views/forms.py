@@ -16,6 +16,7 @@ item numbers and counts only.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +26,7 @@ import streamlit as st
 from review_ui.desk.highlight import escape_text
 
 PENDING = "confirm_pending"  # the Ask waiting for its confirmation, if any
+GROUP_UNDO = "undo_group"  # ({id: version after}, verb, until): Undo of a group action
 
 
 def item_form(
@@ -140,3 +142,10 @@ def _confirmed(request: Ask, act: Callable[[Ask, dict[int, int]], None]) -> None
     cancel()
     if chosen:
         act(request, chosen)
+
+
+def offer_group_undo(done: Mapping[int, int], verb: str, seconds: float) -> None:
+    """Undo for a group action, like a single decision's (the queue draws it)."""
+    if done:
+        st.session_state[GROUP_UNDO] = (dict(done), verb, time.monotonic() + seconds)
+        st.session_state.pop("undo_offer", None)  # views.queue.UNDO: the newer one wins

@@ -11,6 +11,7 @@ from sqlalchemy.engine import Engine
 
 from guards.checks import RAN
 from guards.registry import CHECK_GATES
+from review_ui.desk import flags
 from review_ui.desk import highlight as hl
 from review_ui.desk.queries import (
     MODEL_GATE_LABELS,
@@ -48,13 +49,20 @@ def meta_line(view: ItemView) -> str:
     return " · ".join(parts)
 
 
-def draw_header(view: ItemView) -> None:
-    """Headline and the one line an editor needs: feed, age, item, version; and a
-    banner when the model checks did not run on this draft."""
+def draw_header(view: ItemView, *, banner: bool = True) -> None:
+    """Headline and the one line an editor needs: feed, age, item, version; and
+    (`banner`) a banner when the model checks did not run on this draft (the queue
+    says so in its checks summary instead)."""
     item = view.item
     heading(item.headline or item.title or "(no headline)")
-    plain(meta_line(view), style="font-size:0.85rem;opacity:0.8")
-    check_panel.draw_banner(view)
+    line = meta_line(view)  # one line: the whole of it on hover
+    st.html(
+        f'<div class="cd-text cd-meta" title="{hl.escape_text(line)}" style="font-size:0.8rem;'
+        'opacity:0.8;white-space:nowrap;overflow:hidden;text-overflow:ellipsis">'
+        f"{hl.escape_text(line)}</div>"
+    )
+    if banner:
+        check_panel.draw_banner(view)
 
 
 def draw_texts(view: ItemView) -> None:
@@ -64,6 +72,8 @@ def draw_texts(view: ItemView) -> None:
     draft = hl.draft_text(item.headline, item.summary)
     headline_end = len(item.headline or "")
     d_marks = hl.draft_marks(draft, infos)
+    # Flagged sentences are marked in the draft itself, with nothing green inside.
+    flagged = flags.spans(flags.flags_of(view, draft, d_marks))
     s_marks = hl.source_marks(item.source_text or "", infos)
     picked = selected_mark(view, item.source_text or "")
     if picked is not None:  # the claim picked in the claims table: its passage wins
@@ -78,11 +88,16 @@ def draw_texts(view: ItemView) -> None:
             with st.container(border=True):
                 st.html(
                     hl.block(
-                        hl.render(draft, d_marks, 0, headline_end),
+                        flags.render(draft, d_marks, flagged, 0, headline_end),
                         style="font-weight:650;font-size:1.05rem",
                     )
                 )
-                st.html(hl.block(hl.render(draft, d_marks, headline_end + 2)))
+                # The keyboard script watches .cd-draft-body: "seen" means in view.
+                st.html(
+                    '<div class="cd-draft-body">'
+                    + hl.block(flags.render(draft, d_marks, flagged, headline_end + 2))
+                    + "</div>"
+                )
             st.html(hl.legend())
         source_link(item.source_url or item.original_url, key=f"src_{item.id}_{item.version}")
     with right:
@@ -102,7 +117,9 @@ def draw_item(view: ItemView) -> None:
     draw_texts(view)
 
 
-def _result(passed: bool, mode: str, off: bool = False) -> str:
+def _result(passed: bool, mode: str, off: bool = False, ran: bool = True) -> str:
+    if not ran:  # a model check that never ran did not fail: nobody judged the draft
+        return "not run"
     if off:
         return ("passed" if passed else "failed") + " (gate now off: not counted)"
     if passed:
@@ -123,7 +140,7 @@ def draw_verdicts(view: ItemView, settings: ReviewAppSettings) -> None:
     rows = [
         {
             "check": v.gate,
-            "result": _result(v.passed, v.mode, not view.counts(v)),
+            "result": _result(v.passed, v.mode, not view.counts(v), v.check_state == RAN),
             "mode": v.mode if view.counts(v) else f"off now (was {v.mode})",
             "stage": v.stage,
             "reason": v.reason,
@@ -140,7 +157,7 @@ def draw_verdicts(view: ItemView, settings: ReviewAppSettings) -> None:
         if verdict is None:
             earlier = view.earlier_verdict(gate)
             if earlier is not None:
-                before = _result(earlier.passed, earlier.mode)
+                before = _result(earlier.passed, earlier.mode, ran=earlier.check_state == RAN)
                 plain(
                     f"{label}: not run on the edited text (it {before} on the pipeline's "
                     f"draft, which no longer applies: {earlier.reason})",

@@ -34,7 +34,7 @@ from store.status import Conflict, IllegalMove
 
 
 def _title(text: str) -> None:
-    st.html(f'<div style="font-size:1.6rem;font-weight:700">{text}</div>')
+    st.html(f'<h1 style="font-size:1.6rem;font-weight:700;margin:0;padding:0">{text}</h1>')
 
 
 def _count(count: int, search: str = "") -> None:
@@ -104,9 +104,11 @@ def discarded_view(engine: Engine, settings: ReviewAppSettings) -> None:
     event = table(
         [
             {
-                "#": r.id,
+                # The gate that discarded the item leads (issue 25), then why.
+                "gate": r.failed[0][0] if r.failed else "(no gate ran)",
                 "why discarded": "; ".join(f"{g}: {reason}" for g, _, reason in r.failed)
                 or (r.reason or ""),
+                "#": r.id,
                 "title": r.title,
                 "feed": r.feed,
                 "discarded": stamp(r.discarded_at),
@@ -118,10 +120,11 @@ def discarded_view(engine: Engine, settings: ReviewAppSettings) -> None:
         selection_mode="single-row",
         column_config={
             # Sized to fit the main column of a laptop screen: "why" gets the room.
-            "#": st.column_config.NumberColumn(width=50),
+            "gate": st.column_config.TextColumn(width=150, help="the gate that discarded it"),
             "why discarded": st.column_config.TextColumn(
-                width=400, help="failed gates with their reasons, or why no gate ran"
+                width=330, help="failed gates with their reasons, or why no gate ran"
             ),
+            "#": st.column_config.NumberColumn(width=50),
             "title": st.column_config.TextColumn(width=220),
             "feed": st.column_config.TextColumn(width=130),
             "discarded": st.column_config.TextColumn(width=150),
@@ -134,7 +137,12 @@ def discarded_view(engine: Engine, settings: ReviewAppSettings) -> None:
         _detail(engine, settings, picked)
 
 
-STATUS_TITLES = {"approved": "Approved", "rejected": "Rejected", "published": "Published"}
+STATUS_TITLES = {
+    "approved": "Approved",
+    "rejected": "Rejected",
+    "published": "Published",
+    "retracted": "Retracted",
+}
 
 
 def decided_view(

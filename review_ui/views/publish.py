@@ -4,10 +4,13 @@ grounds). Untrusted text goes through `plain` and `table`, never markdown."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import streamlit as st
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
+from publish.service import NotPublishable
 from review_ui.desk import publishing
 from review_ui.desk.decisions import NotAllowed, Reviewer, conflict_message
 from review_ui.desk.queries import decided_page, stamp
@@ -23,20 +26,63 @@ def approved_view(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewe
     show_flash()
     if reviewer.can_decide:
         st.button(
-            "Publish now",
+            "Publish now…",
             key="publish_now",
             type="primary",
-            on_click=_publish_now,
-            args=(engine, settings, reviewer),
-            help="deliver every approved item to the configured targets",
+            on_click=_ask_publish,
+            args=(engine, settings),
+            help="lists what would be delivered to the configured targets, then asks",
         )
+        # What it will publish, where the editor is looking, before anything is sent.
+        forms.confirmation("publish_now", _publish_confirmed(engine, settings, reviewer))
         _take_back_form(engine, reviewer)
     decided_view(engine, settings, "approved")
 
 
-def _publish_now(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer) -> None:
+def _ask_publish(engine: Engine, settings: ReviewAppSettings) -> None:
+    """Publish now lists the approved items first. One approved within its Undo
+    window is named and left for later: it is never shipped while Undo still
+    offers to take it back."""
+    window = settings.review.undo_seconds
+    with Session(engine) as session:
+        items = publishing.approved_items(session, window)
+    ready = [i for i in items if not i.in_undo_window]
+    waiting = [i for i in items if i.in_undo_window]
+    notes = [
+        f"Not now: #{i.item_id} {i.headline}: approved {stamp(i.decided_at)}, still inside "
+        f"its Undo window ({window:g} s); publish again after it."
+        for i in waiting
+    ]
+    if not ready:
+        flash("info", "Nothing to publish now." + (" " + " ".join(notes) if notes else ""))
+        return
+    forms.ask(
+        forms.Ask(
+            where="publish_now",
+            verb="publish",
+            question=f"Publish {len(ready)} approved item{'' if len(ready) == 1 else 's'} to "
+            f"{', '.join(t.name for t in settings.publish.targets) or 'no target'}?",
+            items={i.item_id: i.version for i in ready},
+            labels={i.item_id: f"#{i.item_id} {i.headline}" for i in ready},
+            notes=notes,
+        )
+    )
+
+
+def _publish_confirmed(
+    engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer
+) -> Callable[[forms.Ask, dict[int, int]], None]:
+    def act(request: forms.Ask, chosen: dict[int, int]) -> None:
+        _publish_now(engine, settings, reviewer, list(chosen))
+
+    return act
+
+
+def _publish_now(
+    engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer, item_ids: list[int]
+) -> None:
     try:
-        report = publishing.publish_now(engine, settings, reviewer)
+        report = publishing.publish_now(engine, settings, reviewer, item_ids)
     except NotAllowed as exc:
         flash("error", str(exc))
         return
@@ -84,7 +130,10 @@ def _take_back(engine: Engine, reviewer: Reviewer, item_id: int, version: int, r
     return False
 
 
-def published_view(engine: Engine, settings: ReviewAppSettings) -> None:
+def published_view(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer) -> None:
+    show_flash()
+    if reviewer.can_decide:
+        _retract_form(engine, settings, reviewer)
     decided_view(engine, settings, "published")
     with Session(engine) as session:
         rows = decided_page(session, "published", page=1)
@@ -120,9 +169,49 @@ def published_view(engine: Engine, settings: ReviewAppSettings) -> None:
     )
 
 
+def _retract_form(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer) -> None:
+    """Retract a published item from the desk: a reason is required, editors only."""
+    with Session(engine) as session:
+        rows = decided_page(session, "published", page=1)
+        items = {
+            r.id: (session.get(Item, r.id).version, f"#{r.id} {r.headline}")  # type: ignore[union-attr]
+            for r in rows
+        }
+    forms.item_form(
+        "retract",
+        "Retract a published item",
+        items,
+        "Retract",
+        lambda item_id, version, reason: _retract(
+            engine, settings, reviewer, item_id, version, reason
+        ),
+    )
+
+
+def _retract(
+    engine: Engine,
+    settings: ReviewAppSettings,
+    reviewer: Reviewer,
+    item_id: int,
+    version: int,
+    reason: str,
+) -> bool:
+    try:
+        report = publishing.retract_now(engine, settings, reviewer, item_id, version, reason)
+    except Conflict as exc:
+        flash("error", conflict_message(exc))
+    except (NotAllowed, NotPublishable, ValueError) as exc:
+        flash("error", f"Not retracted: #{item_id}: {exc}")
+    else:
+        sent = f"; retractions sent: {len(report.delivered)}" if report else ""
+        flash("success", f"Retracted #{item_id} (reason: {reason.strip()}){sent}.")
+        return True
+    return False
+
+
 def source_changed_view(engine: Engine, reviewer: Reviewer) -> None:
     show_flash()
-    st.html('<div style="font-size:1.6rem;font-weight:700">Source changed</div>')
+    st.html('<h1 style="font-size:1.6rem;font-weight:700;margin:0;padding:0">Source changed</h1>')
     with Session(engine) as session:
         changes = publishing.open_source_changes(session)
     if not changes:

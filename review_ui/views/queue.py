@@ -20,11 +20,13 @@ import streamlit as st
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
+from guards.checks import RAN
 from guards.registry import CHECK_GATES
-from review_ui.desk import bulk, claim_keeper, decisions
+from review_ui.desk import bulk, claim_keeper, decisions, flags
 from review_ui.desk import highlight as hl
 from review_ui.desk.decisions import Blocked, NotAllowed, ReasonRequired, Reviewer
 from review_ui.desk.queries import (
+    MODEL_GATE_LABELS,
     ORDERS,
     PAGE_SIZE,
     QueueFilter,
@@ -40,9 +42,10 @@ from review_ui.desk.queries import (
     queue_page,
     queue_position,
     stamp,
+    verdict_info,
 )
 from review_ui.settings import ReviewAppSettings
-from review_ui.views import bulk_panel, desk_panels, shortcuts
+from review_ui.views import bulk_panel, desk_panels, forms, shortcuts
 from review_ui.views.item_panel import draw_audit_trail, draw_header, draw_texts, draw_verdicts
 from review_ui.views.search import search_box
 from review_ui.views.widgets import flash, plain, show_flash, table
@@ -56,13 +59,15 @@ PICKED = "picked_row"
 SHOWN = "shown_item"  # (item id, version, when it was first drawn: time.monotonic())
 UNDO = "undo_offer"  # (item id, version after the decision, "approved"/"rejected", until)
 COMPACT_CSS = (
-    "<style>[data-testid=stMainBlockContainer]{padding-top:2.75rem;padding-bottom:2rem}</style>"
+    "<style>[data-testid=stMainBlockContainer]{padding-top:2.75rem;padding-bottom:2rem}"
+    "[data-testid=stMainBlockContainer] [data-testid=stVerticalBlock]{gap:0.45rem}</style>"
 )
 CLAIMED = "claimed"  # (item id, when this session last took or refreshed its claim)
 ADDRESS_MOVED = "address_moved"  # this run wrote a new ?item= to the address
 LINKED = "linked_item"  # the ?item= value last followed (a link is followed once)
 FOLLOWED = "q_followed"  # the open item the list last moved its page to
 PICKS = "q_picks"  # rows picked so far: a pick folds the list away again
+FLAG_ASK = "flag_ask"  # (item id, version): A was pressed on this flagged draft; Y approves
 
 
 def _editor() -> str | None:
@@ -232,6 +237,7 @@ def _not_seen(settings: ReviewAppSettings, item_id: int, version: int) -> str | 
 def _offer_undo(settings: ReviewAppSettings, item_id: int, version: int, verb: str) -> None:
     until = time.monotonic() + settings.review.undo_seconds
     st.session_state[UNDO] = (item_id, version, verb, until)
+    st.session_state.pop(forms.GROUP_UNDO, None)  # the newer offer wins
 
 
 def _report_conflict(engine: Engine, filt: QueueFilter, conflict: Conflict) -> None:
@@ -247,14 +253,20 @@ def _approve(
     item_id: int,
     version: int,
     written_here: bool = False,
+    anyway: bool = False,
 ) -> None:
     """`written_here`: the editor just typed this text ("Save and approve"), so it
-    needs no time on screen."""
+    needs no time on screen. `anyway`: the editor pressed Y (or "Approve anyway")
+    after A showed what the flags say; without it, A on a flagged draft only asks."""
     filt = current_filter(settings)
     unseen = None if written_here else _not_seen(settings, item_id, version)
     if unseen:
         flash("error", f"Not approved: {_label(engine, item_id)}: {unseen}.")
         return
+    if not written_here and not anyway and _flagged(engine, filt, item_id):
+        st.session_state[FLAG_ASK] = (item_id, version)
+        return
+    st.session_state.pop(FLAG_ASK, None)
     try:
         item = decisions.decide(
             engine,
@@ -275,6 +287,13 @@ def _approve(
         flash("success", f"Approved {_label(engine, item_id)}")
         _offer_undo(settings, item_id, item.version, "approved")
         _advance(engine, filt, item_id)
+
+
+def _flagged(engine: Engine, filt: QueueFilter, item_id: int) -> bool:
+    """Does a flag fire on the draft's current text (a second key approves it)?"""
+    with Session(engine) as session:
+        view = item_view(session, item_id, filt.gates_off)
+    return bool(view and view.flags)
 
 
 def _reject(
@@ -345,6 +364,20 @@ def _undo(
 
 
 def _undo_button(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer) -> None:
+    """Undo of the last decision, or of the last group action, while it lasts.
+    Only numbers and fixed words in the labels: widget labels parse markdown."""
+    group = st.session_state.get(forms.GROUP_UNDO)
+    if group and time.monotonic() <= group[2]:
+        st.button(
+            f"Undo {len(group[0])}",
+            key="undo_group",
+            help=f"put the {len(group[0])} {group[1]} back in the queue",
+            on_click=_undo_group,
+            args=(engine, reviewer),
+            width="stretch",
+        )
+        return
+    st.session_state.pop(forms.GROUP_UNDO, None)
     offer = st.session_state.get(UNDO)
     if not offer:
         return
@@ -352,13 +385,29 @@ def _undo_button(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer
     if time.monotonic() > until:
         st.session_state.pop(UNDO, None)
         return
-    # Only numbers and fixed words in the label: widget labels parse markdown.
     st.button(
-        f"Undo: {verb} #{item_id}",
+        f"Undo #{item_id}",
         key="undo",
+        help=f"put #{item_id} back in the queue ({verb} taken back)",
         on_click=_undo,
         args=(engine, settings, reviewer, item_id, version),
+        width="stretch",
     )
+
+
+def _undo_group(engine: Engine, reviewer: Reviewer) -> None:
+    group = st.session_state.pop(forms.GROUP_UNDO, None)
+    if not group or time.monotonic() > group[2]:
+        flash("error", "Not undone: the time to undo has passed.")
+        return
+    try:
+        report = bulk.undo_many(engine, reviewer, group[0], group[1])
+    except NotAllowed as exc:
+        flash("error", f"Not undone: {exc}")
+        return
+    for kind, text in report.messages(f"Undone ({group[1]} taken back), drafts again"):
+        flash(kind, text)
+    st.session_state[GEN] = st.session_state.get(GEN, 0) + 1
 
 
 def _edit_values(item_id: int, version: int) -> tuple[str, str]:
@@ -491,15 +540,19 @@ def queue_view(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer) 
     # Less empty space above the queue, so a draft, its checks and the buttons fit
     # a 1280x720 screen (tests/test_review_desk_browser.py). Fixed CSS, no text in it.
     st.html(COMPACT_CSS)
-    st.html(
-        '<div class="cd-count" style="opacity:0.8;font-size:0.9rem"><b>Review queue</b> · '
+    # The count and the page keys share one row, and messages are out of the flow
+    # (show_flash): however many decisions are made, the draft keeps its place.
+    head = st.columns([6, 3, 3, 3], vertical_alignment="center") if total else [st.container()]
+    head[0].html(
+        '<div class="cd-count" style="opacity:0.8;font-size:0.9rem"><h1 style="display:inline;'
+        'font-size:inherit;font-weight:700;padding:0;margin:0">Review queue</h1> · '
         f"{count_text(total, filt.search)} pending draft{'' if total == 1 else 's'}"
         f"{' (filtered)' if filtered else ''}, {ORDERS.get(filt.order, '')}</div>"
     )
     shortcuts.install(settings.review.dwell_seconds)
     show_flash(log=True)
-    bulk_panel.confirmation(engine, reviewer)
-    _undo_button(engine, settings, reviewer)
+    if st.session_state.get(OPEN) is None:
+        _undo_button(engine, settings, reviewer)
     if held:
         st.button(
             f"{held:,} more open by other editors: show them",
@@ -516,7 +569,7 @@ def queue_view(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer) 
         _keep_in_address(None)
         return
     if total:
-        shortcuts.toolbar(engine, filt, total)
+        shortcuts.toolbar(engine, filt, total, settings.review.reject_reasons, head[1:])
     if item_id is None:
         with Session(engine) as session:
             item_id = next_in_queue(session, filt)
@@ -537,10 +590,12 @@ def queue_view(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer) 
         if drawn is not None:
             # The keyboard script's "this draft is on screen", drawn after all of it.
             st.html(shortcuts.draft_marker(*drawn), width="content")
+            # The preset reasons the digits 1-9 put in the reason box (hidden, as text).
+            st.html(shortcuts.presets_html(settings.review.reject_reasons), width="content")
             _mark_shown(*drawn, recount=moved_before)
     # Below the open draft, so the draft, its checks and its buttons keep the top of a
     # 1280x720 screen (tests/test_review_desk_browser.py).
-    bulk_panel.bulk_panel(engine, reviewer, rows, key=str(st.session_state.get(GEN, 0)))
+    bulk_panel.bulk_panel(engine, settings, reviewer, rows, key=str(st.session_state.get(GEN, 0)))
 
 
 def _digest(rows: Iterable[Any]) -> str:
@@ -634,7 +689,7 @@ def _item(
         st.rerun()
     item = view.item
     # Wide enough for "◀ Previous K" at 1024 px with the sidebar open (issue 12).
-    nav = st.columns([3, 3, 8], vertical_alignment="center")
+    nav = st.columns([3, 3, 5, 3], vertical_alignment="center")
     nav[0].button(
         "◀ Previous",
         key="nav_prev",
@@ -667,12 +722,14 @@ def _item(
             f"This item left the queue: {item.status} by {who} at {stamp(when)}.",
             kind="warning",
         )
+    with nav[3]:
+        _undo_button(engine, settings, reviewer)
     if in_queue:
         _presence(engine, settings, reviewer, item.id)
-    draw_header(view)
+    draw_header(view, banner=False)  # the checks summary says what did not run
     _checks_summary(view)
     if in_queue:
-        bulk_panel.similar_box(engine, reviewer, item.id)
+        bulk_panel.similar_box(engine, settings, reviewer, item.id)
         _actions(engine, settings, reviewer, view, original)
     draw_texts(view)
     desk_panels.draw_changes(original, (item.headline or "", item.summary or ""))
@@ -686,23 +743,35 @@ def _item(
 
 
 def _checks_summary(view: Any) -> None:
-    """One line above the buttons: what the checks say, so the decision can be made
-    without scrolling to the Checks table (which has every reason)."""
+    """One line above the buttons: what the checks say, in words, so the decision
+    can be made without scrolling to the Checks table (which has every reason).
+    A model check that never ran is "not run", neither passed nor failed."""
     counted = [v for v in view.verdicts if view.counts(v)]
-    passed = sum(1 for v in counted if v.passed)
-    blocked = sorted({v.gate for v in view.hard_failures})
-    flagged = sorted({v.gate for v in view.flags})
-    parts = [f"{passed} of {len(counted)} passed"]
+    ran = [v for v in counted if v.check_state == RAN]
+    passed = sum(1 for v in ran if v.passed)
+    blocked = sorted({_check_name(v.gate) for v in view.hard_failures})
+    flagged = sorted({_check_name(v.gate) for v in view.flags})
+    not_run = sorted({_check_name(v.gate) for v in counted if v.check_state != RAN})
+    parts = [f"{passed} of {len(ran)} passed"]
     if blocked:
-        parts.append("blocked: " + ", ".join(blocked))
+        parts.append("blocked by the " + ", ".join(blocked))
     if flagged:
-        parts.append("flagged: " + ", ".join(flagged))
-    colour = "#c5221f" if blocked else "#b58100" if flagged else "#1e8e3e"
+        parts.append("flagged by the " + ", ".join(flagged))
+    if not_run:
+        parts.append("not run: " + ", ".join(not_run))
+    colour = "#c5221f" if blocked else "#b58100" if flagged or not_run else "#1e8e3e"
     st.html(
         f'<div class="cd-checks-summary" style="font-size:0.9rem;border-left:4px solid {colour};'
         f'padding:0.15rem 0.6rem">Checks: {hl.escape_text(" · ".join(parts))} (details '
         "below the draft)</div>"
     )
+
+
+def _check_name(gate: str) -> str:
+    """A check in words: "faithfulness judge", "numbers check"."""
+    if gate in MODEL_GATE_LABELS:
+        return MODEL_GATE_LABELS[gate]
+    return gate.removesuffix("_grounded").removesuffix("_verbatim").replace("_", " ") + " check"
 
 
 def _open_for(seconds: float) -> str:
@@ -815,6 +884,8 @@ def _actions(
     if blocked:
         reasons = "; ".join(blocked)
         plain(f"Approval blocked while a hard gate fails: {reasons}", kind="error")
+    else:
+        _flag_lines(engine, settings, reviewer, view)
     current = (item.headline or "", item.summary or "")
     if original is not None and original != current:
         st.button(
@@ -824,6 +895,43 @@ def _actions(
             "the audit keeps every text.",
             on_click=_revert,
             args=(engine, settings, reviewer, item.id, item.version),
+        )
+
+
+def _flag_lines(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer, view: Any) -> None:
+    """Beside the buttons: what is wrong with a flagged draft, one plain line per
+    problem; after A, the second key that approves it anyway (Y)."""
+    item = view.item
+    draft = hl.draft_text(item.headline, item.summary)
+    marks = hl.draft_marks(draft, [verdict_info(v) for v in view.verdicts])
+    lines = [f.line for f in flags.flags_of(view, draft, marks) if f.line]
+    if not lines:
+        return
+    text = "Flagged: " + " ".join(lines[:2])
+    if len(lines) > 2:
+        text += f" (and {len(lines) - 2} more: the checks below the draft)"
+    asked = st.session_state.get(FLAG_ASK) == (item.id, item.version)
+    # One row, so asking for Y moves nothing on the screen (the draft stays in view).
+    cols = st.columns([5, 1.4], vertical_alignment="center") if asked else [st.container()]
+    confirm = (
+        f'<div class="cd-flag-confirm" role="alert" style="font-weight:650;margin-top:0.2rem">'
+        f"#{int(item.id)} is flagged: press Y (or the button) to approve it anyway.</div>"
+        if asked
+        else ""
+    )
+    cols[0].html(
+        '<div class="cd-flag-why cd-text" style="background:#fff4d6;border-left:4px solid '
+        f'#b58100;padding:0.3rem 0.7rem;font-size:0.9rem">{hl.escape_text(text)}{confirm}</div>'
+    )
+    if asked:
+        cols[1].button(
+            "Approve anyway (Y)",
+            key=f"approve_flagged_{item.id}_{item.version}",
+            type="primary",
+            on_click=_approve,
+            args=(engine, settings, reviewer, item.id, item.version),
+            kwargs={"anyway": True},
+            width="stretch",
         )
 
 

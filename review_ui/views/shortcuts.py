@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Sequence
+from typing import Any
 
 import streamlit as st
 from sqlalchemy.engine import Engine
@@ -39,8 +41,10 @@ REFOCUS = "q_refocus"  # bumped by a filter change: the next run blurs the sideb
 SHORTCUTS: tuple[tuple[str, str], ...] = (
     ("J", "next draft in the queue"),
     ("K", "previous draft in the queue"),
-    ("A", "approve the draft on screen (once it has been on screen for a moment)"),
+    ("A", "approve the draft on screen (once it has been in view for a moment)"),
+    ("Y", "approve a flagged draft anyway, after A has shown what is wrong with it"),
     ("R", "reject: puts the cursor in the reason box; type or pick a reason, then Enter"),
+    ("1-9", "a preset reason (listed below) in the reason box: R, a number, Enter rejects"),
     ("E", "edit: opens the edit box with the cursor in the summary"),
     ("N", "next page of the list (opens its first draft)"),
     ("P", "previous page of the list (opens its first draft)"),
@@ -96,13 +100,44 @@ _KEYS_TEMPLATE = """<script>
     url.searchParams.set("item", id);
     window.history.replaceState(window.history.state, "", url);
   };
-  let shown = null, since = Infinity, sent = null;
+  // "Seen" means in view: the draft's text and its checks summary inside the
+  // viewport (an IntersectionObserver; a text taller than the screen counts when
+  // it fills half of it). `since` is when both last came into view, Infinity
+  // while either is out of view; `body[data-cd-seen]` names the draft once it has
+  // been in view for DWELL_MS (tests and the bench wait on it, never on a clock).
+  // A page run on the same draft (the address it writes costs one) counts the time
+  // again from its end, as the server does: `settledAt`.
+  let shown = null, since = Infinity, sent = null, settledAt = 0, running = false;
+  const inView = new Map();  // element -> in view
+  const visibility = new IntersectionObserver((entries) => {
+    for (const e of entries) {
+      const tall = e.intersectionRect.height >= 0.5 * window.innerHeight;
+      inView.set(e.target, e.isIntersecting && (e.intersectionRatio >= 0.98 || tall));
+    }
+    const all = inView.size > 0 && [...inView.values()].every((v) => v);
+    if (!all) since = Infinity;
+    else if (since === Infinity) since = performance.now();
+  }, {threshold: [0, 0.25, 0.5, 0.75, 0.98, 1]});
+  const watched = () => [...document.querySelectorAll(".cd-draft-body, .cd-checks-summary")];
+  // Streamlit may draw an element anew: the new one is taken as it was (the
+  // observer corrects it at once if it is out of view).
+  const observe = () => {
+    const now = watched();
+    if (now.length === inView.size && now.every((el) => inView.has(el))) return;
+    const was = since !== Infinity;
+    visibility.disconnect(); inView.clear();
+    for (const el of now) { inView.set(el, was); visibility.observe(el); }
+  };
+  const from = () => Math.max(since, settledAt);
+  const seenFor = () => since === Infinity || running ? -1 : performance.now() - from();
   const watch = () => {
     const now = onScreen();
-    if (now === shown) return;
+    if (now === null) return;  // mid-run: two markers or none; the draft is unchanged
+    if (now === shown) { observe(); return; }
     shown = now; since = Infinity; sent = null;
+    visibility.disconnect(); inView.clear();
     if (now !== null) {
-      requestAnimationFrame(() => { if (shown === now) since = performance.now(); });
+      observe();
       keepInAddress(now.split("_")[0]);
     }
   };
@@ -127,12 +162,19 @@ _KEYS_TEMPLATE = """<script>
     box.hideLater = setTimeout(() => box.remove(), 6000);
   };
   // Why a decision key pressed at `pressed` on draft `key` must not count, or null.
+  // With a dwell of 0 the rule is off, visibility included ([review] dwell_seconds).
   const tooSoon = (key, pressed) => {
-    if (key === null || key !== shown) return "the draft on screen is still being drawn";
-    const seen = pressed - since;
+    if (key === null || key !== shown || onScreen() === null) {
+      return "the draft on screen is still being drawn";
+    }
+    if (DWELL_MS <= 0) return null;
+    if (since === Infinity) {
+      return "its text and checks are not in view; scroll back to them and read them first";
+    }
+    const seen = running ? 0 : pressed - from();
     if (!(seen >= DWELL_MS)) {
       const s = Math.max(0, seen) / 1000;
-      return "it had been on screen for only " + s.toFixed(1) + " s (at least " +
+      return "it had been in view for only " + s.toFixed(1) + " s (at least " +
         DWELL_MS / 1000 + " s); read it first";
     }
     return null;
@@ -216,14 +258,65 @@ _KEYS_TEMPLATE = """<script>
     }
   };
   setInterval(() => {
+    const settledNow = settled();
+    if (running && settledNow) settledAt = performance.now();
+    running = !settledNow;
     if (waiting.length || clickedAt !== null) flush();
+    restore();
+    const seen = shown !== null && (DWELL_MS <= 0 || seenFor() >= DWELL_MS) ? shown : null;
+    if (seen === null) delete document.body.dataset.cdSeen;
+    else if (document.body.dataset.cdSeen !== seen) document.body.dataset.cdSeen = seen;
     // Streamlit rewrites the address from what the server last said (a widget bound
     // to it, such as the reason box, does): put the draft on screen back.
     if (shown !== null) keepInAddress(shown.split("_")[0]);
   }, 50);
+  // The preset reasons, from a hidden list the page draws (escaped text, read
+  // here as text): a digit puts preset N into the reason box, as typed text.
+  const presets = () =>
+    [...document.querySelectorAll("ol.cd-presets li")].map((li) => li.textContent);
+  const fill = (box, text) => {
+    const set = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value").set;
+    set.call(box, text);
+    box.dispatchEvent(new Event("input", {bubbles: true}));
+  };
+  const preset = (digit, box) => {
+    const text = presets()[Number(digit) - 1];
+    if (text === undefined || !box) return false;
+    box.focus(); fill(box, text);
+    return true;
+  };
+  // An unsent reason stays in this browser tab only (sessionStorage), for this
+  // editor and this draft: a reload brings it back; a shared link never carries it.
+  const who = () => {
+    const b = document.querySelector(".cd-who b");
+    return b ? b.textContent : "";
+  };
+  const kept = (draft) => "cd-reason:" + who() + ":" + draft;
+  document.addEventListener("input", (event) => {
+    const box = event.target;
+    if (!box.matches || !box.matches('input[aria-label="Reason for rejecting"]')) return;
+    const draft = keyIn(box, "reason_");
+    if (!draft) return;
+    if (box.value) sessionStorage.setItem(kept(draft), box.value);
+    else sessionStorage.removeItem(kept(draft));
+  }, true);
+  const restore = () => {
+    const box = reasonBox();
+    if (!box || box.dataset.cdRestored) return;
+    box.dataset.cdRestored = "1";
+    const draft = keyIn(box, "reason_");
+    const value = draft && sessionStorage.getItem(kept(draft));
+    if (value && box.value === "") fill(box, value);
+  };
   window.addEventListener("keydown", (event) => {
     if (event.ctrlKey || event.metaKey || event.altKey) return;
     const key = event.key;
+    const digit = /^[1-9]$/.test(key);
+    if (digit && event.target.matches('input[aria-label="Reason for rejecting"]') &&
+        event.target.value === "") {
+      if (preset(key, event.target)) { event.preventDefault(); event.stopImmediatePropagation(); }
+      return;
+    }
     if (key === "Enter" && event.target.matches('input[aria-label="Reason for rejecting"]')) {
       const draft = keyIn(event.target, "reason_");
       const why = tooSoon(draft, event.timeStamp);
@@ -255,7 +348,16 @@ _KEYS_TEMPLATE = """<script>
       const why = waiting.length ? "an earlier key is still waiting for the page" :
         tooSoon(draft, event.timeStamp);
       if (why) { say("Not approved: " + itemOf(draft) + ": " + why + "."); return; }
-      if (sent === draft) return;  // already sent for this draft: one decision each
+      if (document.querySelector(".st-key-approve_flagged_" + draft + " button")) {
+        say("Not approved: " + itemOf(draft) + " is flagged: read what is wrong beside the " +
+          "buttons, then press Y to approve it anyway.");
+        return;
+      }
+      if (sent === draft) {  // already sent for this draft: one decision each
+        say("Not approved again: " + itemOf(draft) + ": A was already pressed for it; " +
+          "the next draft is on its way.");
+        return;
+      }
       const button = document.querySelector(".st-key-approve_" + draft + " button");
       if (!button) {
         say("Not approved: " + itemOf(draft) + ": its buttons are still being drawn; " +
@@ -265,6 +367,23 @@ _KEYS_TEMPLATE = """<script>
       if (button.disabled) return;  // a blocked draft: the page says why
       sent = draft;
       button.click();
+      return;
+    }
+    // Y: approve a flagged draft anyway, once A has asked (its button is there).
+    if ((key === "y" || key === "Y") && !event.shiftKey && shown !== null) {
+      const button = document.querySelector(".st-key-approve_flagged_" + shown + " button");
+      if (!button) return;
+      event.preventDefault(); event.stopImmediatePropagation();
+      if (event.repeat) return;
+      // The draft was read before A asked: Y is the acknowledgement, not a new
+      // reading (the server still checks the draft is the one on screen).
+      button.click();
+      return;
+    }
+    // A digit outside a text box: the reason box, with that preset in it.
+    if (digit && !event.shiftKey && settled() && reasonBox() &&
+        document.querySelector(".cd-count")) {
+      if (preset(key, reasonBox())) { event.preventDefault(); event.stopImmediatePropagation(); }
       return;
     }
     const lower = key === "?" ? key : (event.shiftKey ? "" : key.toLowerCase());
@@ -328,19 +447,27 @@ def install(dwell_seconds: float) -> None:
         st.html(_REFOCUS_SCRIPT % pending, unsafe_allow_javascript=True, width="content")
 
 
-def help_html() -> str:
-    """The shortcuts as an HTML table (our own text, escaped all the same)."""
+def help_html(presets: Sequence[str] = ()) -> str:
+    """The shortcuts as an HTML table, then the preset reasons by number (our own
+    text and config.toml's reasons, escaped)."""
+    keys = [*SHORTCUTS, *((str(n), f"reason: {r}") for n, r in enumerate(presets[:9], 1))]
     rows = "".join(
         f'<tr><td style="padding:2px 12px 2px 0"><kbd>{html.escape(key)}</kbd></td>'
         f"<td>{html.escape(what)}</td></tr>"
-        for key, what in SHORTCUTS
+        for key, what in keys
     )
     return f'<table class="cd-keys">{rows}</table>'
 
 
+def presets_html(presets: Sequence[str]) -> str:
+    """The preset reasons as a hidden list the keyboard script reads as text."""
+    items = "".join(f"<li>{html.escape(r)}</li>" for r in presets[:9])
+    return f'<ol class="cd-presets" hidden>{items}</ol>'
+
+
 @st.dialog("Keyboard shortcuts")
-def _help() -> None:
-    st.html(help_html())
+def _help(presets: Sequence[str]) -> None:
+    st.html(help_html(presets))
 
 
 def _page_first(engine: Engine, filt: QueueFilter, step: int) -> None:
@@ -355,11 +482,13 @@ def _page_first(engine: Engine, filt: QueueFilter, step: int) -> None:
     st.session_state[OPEN] = rows[0].id  # the list follows the open item to its page
 
 
-def toolbar(engine: Engine, filt: QueueFilter, total: int) -> None:
-    """Previous page (P), next page (N) and the shortcuts help (?) above the queue."""
+def toolbar(
+    engine: Engine, filt: QueueFilter, total: int, presets: Sequence[str], cols: Sequence[Any]
+) -> None:
+    """Previous page (P), next page (N) and the shortcuts help (?) in three columns
+    of the queue's top row (each wide enough for its label at 1024 px with the
+    sidebar open, issue 12)."""
     pages = max(1, -(-total // PAGE_SIZE))
-    # Wide enough for each label at 1024 px with the sidebar open (issue 12).
-    cols = st.columns([4, 4, 5, 3], vertical_alignment="center")
     cols[0].button(
         "◀◀ Page",
         key="page_prev",
@@ -379,4 +508,4 @@ def toolbar(engine: Engine, filt: QueueFilter, total: int) -> None:
         width="stretch",
     )
     if cols[2].button("Shortcuts (?)", key="keys_help", width="stretch"):
-        _help()
+        _help(presets)

@@ -141,7 +141,7 @@ KIND_LABELS = {"refused": "refused link", "internal": "internal failure"}
 
 
 def stats_view(engine: Engine) -> None:
-    st.html('<div style="font-size:1.6rem;font-weight:700">Stats</div>')
+    st.html('<h1 style="font-size:1.6rem;font-weight:700;margin:0;padding:0">Stats</h1>')
     period = st.segmented_control("Period", list(PERIODS), default="30 days", key="s_period")
     days = PERIODS.get(period or "30 days", 30)
     since = since_days(days)

@@ -43,10 +43,11 @@ def plain(text: str, *, kind: str | None = None, style: str = "") -> None:
 
 
 def heading(text: str, *, size: str = "1.45rem") -> None:
-    """A headline that may come from a model or a feed."""
+    """A headline that may come from a model or a feed: the page's second-level
+    heading, under the view's own (screen readers move between headings)."""
     st.html(
-        f'<div class="cd-headline" style="font-size:{size};font-weight:650;line-height:1.3">'
-        f"{escape_text(text)}</div>"
+        f'<h2 class="cd-headline" style="font-size:{size};font-weight:650;line-height:1.3;'
+        f'margin:0;padding:0">{escape_text(text)}</h2>'
     )
 
 
@@ -89,6 +90,13 @@ def table(rows: Iterable[Mapping[str, Any]], **kwargs: Any) -> Any:
 LOG = "flash_log"  # the last few messages, newest last: (kind, text, time.time())
 LOG_SIZE = 5
 LOG_FRESH_SECONDS = 20  # messages older than this are drawn faded
+# The newest message: fixed at the top of the screen, over the page's empty top
+# margin, one line (the whole text on hover and in the sidebar); clicks go through.
+_STRIP = (
+    "position:fixed;top:0.45rem;right:4.5rem;z-index:1000001;max-width:min(46rem,62vw);"
+    "padding:0.3rem 0.8rem;border-radius:6px;white-space:nowrap;overflow:hidden;"
+    "text-overflow:ellipsis;pointer-events:none;box-shadow:0 1px 4px rgba(0,0,0,0.15)"
+)
 
 
 def flash(kind: str, text: str) -> None:
@@ -102,15 +110,25 @@ def flash(kind: str, text: str) -> None:
 
 def show_flash(*, log: bool = False) -> None:
     """The messages queued since the last run; with `log`, the last few messages
-    instead, newest first (each names its item). The queue uses the log: two quick
-    decisions each leave their message, even when the first run that would have
-    shown it was cut short by the second key press (issue 12)."""
+    instead (each names its item), out of the page's flow so they never push the
+    draft down (issue 25): the newest, while fresh, in a fixed strip at the top of
+    the screen, where the editor is looking; all of them, newest first, in the
+    sidebar. Two quick decisions each leave their message, even when the first run
+    that would have shown it was cut short by the second key press (issue 12)."""
     fresh = st.session_state.pop("flash", [])
     if not log:
         for kind, text in fresh:
             plain(text, kind=kind)
         return
     now = time.time()
-    for kind, text, at in reversed(st.session_state.get(LOG, [])):
+    messages = st.session_state.get(LOG, [])
+    if messages and now - messages[-1][2] <= LOG_FRESH_SECONDS:
+        kind, text, _ = messages[-1]
+        st.html(
+            f'<div class="cd-text cd-message" role="status" title="{escape_text(text)}" '
+            f'style="{_BOXES.get(kind, "")};{_STRIP}">{escape_text(text)}</div>'
+        )
+    for kind, text, at in reversed(messages):
         faded = now - at > LOG_FRESH_SECONDS
-        plain(text, kind=kind, style="opacity:0.6;font-size:0.85rem" if faded else "")
+        with st.sidebar:
+            plain(text, kind=kind, style="font-size:0.8rem" + (";opacity:0.6" if faded else ""))

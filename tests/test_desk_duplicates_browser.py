@@ -54,7 +54,7 @@ def _desk(engine: Engine) -> dict[str, int]:
 
 @pytest.fixture
 def server(tmp_path: Path, sqlite_url: str) -> Iterator[Server]:
-    with serve(tmp_path, sqlite_url, _desk) as running:
+    with serve(tmp_path, sqlite_url, _desk, undo_seconds=300) as running:
         yield running
 
 
@@ -83,7 +83,9 @@ def test_duplicates_are_listed_confirmed_and_undone(server: Server) -> None:
         )
         page.get_by_text(f"Include #{noted}").click()
         page.get_by_role("button", name="Confirm: reject 1").click()
-        expect(said(page, f"#{noted}").first).to_be_visible()
+        expect(page.locator(".cd-message")).to_contain_text(
+            f"Rejected as duplicates of #{kept} 1: #{noted}"
+        )
         assert item_status(server, noted) == "rejected"
         assert item_status(server, edited) == "draft"
         # Undo, like a single decision.

@@ -102,6 +102,7 @@ def test_retract_from_the_desk(tmp_path: Path, sqlite_url: str) -> None:
         _view(page, "Source changed")
         expect(page.locator("[data-testid=stMain]")).to_contain_text(f"#{bridge}")
         _view(page, "Published")
+        page.locator("summary").filter(has_text="Retract a published item").click()
         form = page.locator("[data-testid=stForm]").filter(has_text="Retract")
         form.get_by_role("button", name="Retract").click()
         expect(said(page, "Not retracted")).to_contain_text("reason")

@@ -370,7 +370,7 @@ def _undo_button(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer
     if group and time.monotonic() <= group[2]:
         st.button(
             f"Undo {len(group[0])}",
-            key="undo_group",
+            key="undo_many",
             help=f"put the {len(group[0])} {group[1]} back in the queue",
             on_click=_undo_group,
             args=(engine, reviewer),
@@ -551,8 +551,6 @@ def queue_view(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer) 
     )
     shortcuts.install(settings.review.dwell_seconds)
     show_flash(log=True)
-    if st.session_state.get(OPEN) is None:
-        _undo_button(engine, settings, reviewer)
     if held:
         st.button(
             f"{held:,} more open by other editors: show them",
@@ -566,6 +564,7 @@ def queue_view(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer) 
             "Nothing to review." if not filtered else "No pending draft matches the filters.",
             kind="success",
         )
+        _undo_button(engine, settings, reviewer)  # no draft: no strip to hold it
         _keep_in_address(None)
         return
     if total:

@@ -267,7 +267,7 @@ def test_preset_reject_reasons_from_config_are_offered_and_stored(
     bridge, school, market = (desk.ids[k] for k in ("bridge", "school", "market"))
     box = at.selectbox(key=f"reason_{bridge}_{item_state(desk.engine, bridge).version}_preset")
     assert box.options == [
-        "(none: type one)",
+        "Preset reason (or type one)",
         "Duplicate of item in print",
         "Embargoed until Friday",
     ]

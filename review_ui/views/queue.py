@@ -725,7 +725,7 @@ def _item(
         _undo_button(engine, settings, reviewer)
     if in_queue:
         _presence(engine, settings, reviewer, item.id)
-    draw_header(view, banner=False)  # the checks summary says what did not run
+    draw_header(view)
     _checks_summary(view)
     if in_queue:
         bulk_panel.similar_box(engine, settings, reviewer, item.id)

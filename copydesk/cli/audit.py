@@ -6,14 +6,21 @@ them); this module only turns options into calls and results into exit codes.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import typer
 from sqlmodel import Session
 
-from copydesk.cli.context import EXIT_FAILED, EXIT_USAGE, context, err, fail, out
+from copydesk.cli.context import (
+    EXIT_FAILED,
+    EXIT_USAGE,
+    context,
+    emit_json,
+    err,
+    fail,
+    out,
+)
 from copydesk.render import audit_checks
 from copydesk.render.audit import render_discards, render_history, render_unchecked
 from copydesk.services import audit
@@ -236,4 +243,4 @@ def _verify_chain(
 
 def _print_json(document: Any) -> None:
     """JSON straight to stdout: not through rich, which would wrap or highlight it."""
-    typer.echo(json.dumps(document, ensure_ascii=False, indent=2, default=str))
+    emit_json(document)

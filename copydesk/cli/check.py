@@ -130,7 +130,7 @@ def check_command(
     passed = not any(r.hard_fail for r in results)
     if as_json:
         document = {"passed": passed, "verdicts": [verdict_json(r) for r in results]}
-        typer.echo(json.dumps(document, ensure_ascii=False, indent=2, default=str))
+        cx.emit_json(document)
     else:
         _print_results(results, passed)
     if not passed:

@@ -16,6 +16,7 @@ the callback set up for --log-format (a plain line, or a JSON record).
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import os
 import sys
@@ -29,9 +30,11 @@ from rich.console import Console
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Engine
 
+# The exit codes, re-exported for the commands; each command's: copydesk/cli/exits.py.
+from copydesk.cli.exits import EXIT_FAILED, EXIT_OK, EXIT_UNABLE, EXIT_USAGE  # noqa: F401
 from copydesk.config import ConfigError, Settings, load_settings
 from copydesk.logs import TERMINAL
-from store.db import StoreError, open_store
+from store.db import StoreError, explain, open_store, where
 
 # Results go to stdout; logs, progress and errors to stderr.
 out = Console(soft_wrap=True, highlight=False)
@@ -39,11 +42,6 @@ err = Console(stderr=True, soft_wrap=True, highlight=False)
 for _console in (out, err):
     if not _console.is_terminal and "COLUMNS" not in os.environ:
         _console.width = 140  # pipes and logs: wide enough that tables stay readable
-
-EXIT_OK = 0
-EXIT_FAILED = 1  # the command ran and found something that needs a person (e.g. a hard gate)
-EXIT_USAGE = 2
-EXIT_UNABLE = 3  # the command could not do its job: bad config, database unreachable
 
 
 lines = logging.getLogger(TERMINAL)  # what fail() and note() write; see copydesk/logs.py
@@ -88,11 +86,16 @@ def load(cli: typer.Context) -> Settings:
         fail(str(exc))
 
 
-def connect(settings: Settings) -> Engine:
+def connect(settings: Settings, *, create: bool = False) -> Engine:
+    """The store, up to date. Creates no database unless `create` (the demo's fresh
+    one): a mistyped path is exit 3 naming it; `init` and `migrate` make one."""
     try:
-        engine = open_store(settings.database.url)
+        engine = open_store(settings.database.url, create=create)
     except StoreError as exc:
         fail(str(exc).splitlines()[0])
+    logging.getLogger("copydesk").debug(
+        "database %s (%s), config %s", where(engine), engine.dialect.name, settings.source
+    )
     note_database(settings, engine)
     return engine
 
@@ -157,10 +160,18 @@ def _one_line(command: Callable[..., Any]) -> Callable[..., Any]:
 
 def database_problem(exc: sa_exc.DBAPIError) -> str:
     """The driver's own first line ("attempt to write a readonly database"),
-    without SQLAlchemy's statement and parameters (they may hold article text)."""
+    without SQLAlchemy's statement and parameters (they may hold article text);
+    PostgreSQL's "permission denied" with the fix (`copydesk migrate`)."""
     original = exc.orig if exc.orig is not None else exc
-    lines = str(original).strip().splitlines()
-    return lines[0] if lines else type(original).__name__
+    return explain(original) or type(original).__name__
+
+
+def emit_json(document: Any) -> None:
+    """The one JSON document of a --json invocation: compact, on one line of stdout,
+    nothing else there (a scheduler reads it with one json.loads per line)."""
+    out.file.write(json.dumps(document, separators=(",", ":"), ensure_ascii=False, default=str))
+    out.file.write("\n")
+    out.file.flush()
 
 
 def is_tty() -> bool:

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -68,7 +67,7 @@ def submit(
         "run_id": report.run_id,
     }
     if as_json:
-        cx.out.print(json.dumps(outcome, indent=2), markup=False)
+        cx.emit_json(outcome)
     else:
         known = "" if created else " (already known: not processed again)"
         cx.out.print(f"item {item_id}: {item.status}{known}", markup=False)
@@ -127,7 +126,7 @@ def extract(
     extracted = extract_page(content, url)
     minimum = settings.gates.min_source_words
     if as_json:
-        cx.out.print(json.dumps(_as_dict(extracted, fetched, minimum), indent=2), markup=False)
+        cx.emit_json(_as_dict(extracted, fetched, minimum))
         return
     for line in _summary_lines(extracted, fetched, minimum):
         cx.out.print(printable(line), markup=False)

@@ -7,7 +7,6 @@ work (no targets configured, missing webhook secret, database).
 
 from __future__ import annotations
 
-import json
 import os
 from datetime import UTC, datetime
 from typing import Any
@@ -59,21 +58,27 @@ def publish_command(
     Exactly once per target: a target that fails keeps the item pending for it and
     the next publish tries again; the item is published once every target has it."""
     ctx = cx.context(cli)
-    run_publish(ctx, "cli:publish", item or None, as_json)
+    report = deliver(ctx, "cli:publish", item or None)
+    if as_json:
+        cx.emit_json(report_dict(report))
+    else:
+        print_report(report)
+    finish(report)
 
 
-def run_publish(
-    ctx: cx.Context, actor: str, items: list[int] | None, as_json: bool
-) -> PublishReport:
+def deliver(ctx: cx.Context, actor: str, items: list[int] | None) -> PublishReport:
+    """Publish (all approved items, or `items`); exit 3 when publishing cannot start."""
     publisher = make_publisher(ctx, actor)
     try:
-        report = publisher.publish(items)
+        return publisher.publish(items)
     except NotPublishable as exc:
         cx.fail(str(exc))
-    print_report(report, as_json)
+
+
+def finish(report: PublishReport) -> None:
+    """Exit 1 when a delivery is pending, failed or blocked: a person should know."""
     if not report.clean:
         raise typer.Exit(cx.EXIT_FAILED)
-    return report
 
 
 def report_dict(report: PublishReport) -> dict[str, Any]:
@@ -87,10 +92,7 @@ def report_dict(report: PublishReport) -> dict[str, Any]:
     }
 
 
-def print_report(report: PublishReport, as_json: bool) -> None:
-    if as_json:
-        cx.out.print(json.dumps(report_dict(report)), markup=False)
-        return
+def print_report(report: PublishReport) -> None:
     cx.out.print(
         f"published {len(report.published)} item(s), retracted {len(report.retracted)};"
         f" {len(report.delivered)} deliveries made",
@@ -111,6 +113,7 @@ def retract_command(
     item_id: int = typer.Argument(..., help="the published item to withdraw"),
     reason: str = typer.Option(..., "--reason", help="why: readers see it"),
     editor: str = typer.Option(..., "--editor", help="the editor withdrawing it (an account)"),
+    as_json: bool = typer.Option(False, "--json", help="print the report as JSON"),
 ) -> None:
     """Withdraw a published item: every target that has it is told, exactly once."""
     ctx = cx.context(cli)
@@ -123,8 +126,14 @@ def retract_command(
     except NotPublishable as exc:
         cx.fail(str(exc), cx.EXIT_FAILED)
     cx.note(f"item {item_id} retracted; telling {', '.join(targets) or 'no target'}")
-    if targets:
-        run_publish(ctx, "cli:retract", [item_id], as_json=False)
+    report = deliver(ctx, "cli:retract", [item_id]) if targets else None
+    if as_json:
+        told = report_dict(report) if report else None
+        cx.emit_json({"item": item_id, "retracted": True, "targets": targets, "publish": told})
+    elif report:
+        print_report(report)
+    if report:
+        finish(report)
 
 
 def watch_command(
@@ -160,7 +169,7 @@ def watch_command(
         "errors": [{"item": i, "why": w} for i, w in report.errors],
     }
     if as_json:
-        cx.out.print(json.dumps(summary), markup=False)
+        cx.emit_json(summary)
     else:
         cx.out.print(
             f"checked {report.checked} source(s): {report.unchanged} unchanged,"
@@ -214,7 +223,7 @@ def replay_command(
             "flips": [f.to_dict() for f in report.flips],
             "discarded": report.discarded,
         }
-        cx.out.print(json.dumps(data), markup=False)
+        cx.emit_json(data)
     else:
         cx.out.print(
             f"replayed {report.examined} item(s): {len(report.flips)} would flip",

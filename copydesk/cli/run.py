@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import shlex
@@ -27,7 +26,7 @@ from copydesk.services.reports import RunReport
 from ingest.fetch import Fetcher
 from ingest.settings import FeedSettings
 from ingest.urls import canonical_url
-from store.db import StoreError, migrate_as_owner, session_scope
+from store.db import StoreError, migrate_as_owner, session_scope, where
 from store.editors import ensure_demo_editor
 from store.models import Feed, Run, utcnow
 from summarise.base import Summariser
@@ -61,7 +60,8 @@ def init(cli: typer.Context) -> None:
     schema), migrates as that role and grants the role of the database URL (the
     runtime role) only what it needs: no ownership, and only SELECT and INSERT on
     the audit log. Without it, migrates with the database URL; other commands also
-    do that on first use when their role may."""
+    bring an existing schema up to date on first use when their role may, and never
+    create one."""
     settings = cx.load(cli)
     owner_url = os.environ.get(MIGRATE_URL_ENV) or settings.database.url
     try:
@@ -106,13 +106,22 @@ def run(
     except Exception as exc:  # recorded on the run row; a person reads one line
         log.debug("run crashed", exc_info=True)
         cx.fail(f"run crashed: {type(exc).__name__}: {str(exc).splitlines()[0]}")
-    _print_report(report, as_json)
     if report.fatal:
+        _print_report(report, as_json)
         cx.fail(f"run stopped: {report.fatal}")
-    if publish:
-        from copydesk.cli.publish import run_publish
+    if not publish:
+        _print_report(report, as_json)
+        return
+    from copydesk.cli.publish import deliver, finish, print_report, report_dict
 
-        run_publish(ctx, f"run:{report.run_id}", None, as_json)
+    if not as_json:
+        _print_report(report, as_json=False)
+    delivered = deliver(ctx, f"run:{report.run_id}", None)
+    if as_json:  # one document: the run's report with the publication's inside
+        cx.emit_json(report.to_dict() | {"publish": report_dict(delivered)})
+    else:
+        print_report(delivered)
+    finish(delivered)
 
 
 def recheck(
@@ -134,7 +143,7 @@ def recheck(
         report = pipeline.recheck_only()
     done = report.rechecks or {}
     if as_json:
-        cx.out.print(json.dumps({"run_id": report.run_id, "rechecks": done}), markup=False)
+        cx.emit_json({"run_id": report.run_id, "rechecks": done})
     elif done:
         cx.out.print(_rechecks_line(done), markup=False)
     else:
@@ -180,7 +189,10 @@ def announced_summariser(
         if ctx is not None:
             _record_refused_run(ctx, command, backend, str(exc))
         cx.fail(str(exc))
-    cx.note(f"summariser: {summariser.name}{why}")
+    # Said first, so that a run's log shows which newsroom it worked on and how: a
+    # missing environment file (the default database, the offline summariser) shows.
+    database = f"database: {where(ctx.engine)}; " if ctx is not None else ""
+    cx.note(f"{database}summariser: {summariser.name}{why}")
     return summariser
 
 
@@ -257,7 +269,7 @@ def _run_pipeline(
 
 def _print_report(report: RunReport, as_json: bool) -> None:
     if as_json:
-        cx.out.print(json.dumps(report.to_dict(), indent=2), markup=False)
+        cx.emit_json(report.to_dict())
         return
     table = Table(title=f"run {report.run_id} — summariser {report.backend}", title_justify="left")
     columns = (
@@ -350,7 +362,7 @@ def demo(
     settings.database.url = f"sqlite:///{db}"
     settings.feeds = [FeedSettings(url=str(SAMPLE_FEED), name="Sample: The Vellmouth Courier")]
     settings.summarise.backend = "extractive"
-    ctx = cx.Context(settings, cx.connect(settings))
+    ctx = cx.Context(settings, cx.connect(settings, create=True))
     _name_sample_feed(ctx)
     summariser = RecordedSummariser(
         load_replies(SAMPLE_REPLIES, key=canonical_url),  # the dedup key of a linked item

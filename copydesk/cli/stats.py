@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -137,7 +136,7 @@ def stats(
             "model_checks": checks,
             "editors": {"days": days, "decisions": [e.to_dict() for e in editors]},
         }
-        cx.out.print(json.dumps(document, indent=2), markup=False)
+        cx.emit_json(document)
         return
     cx.out.print(
         "items: " + (", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "none"),

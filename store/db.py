@@ -113,22 +113,77 @@ def safe_url(engine: Engine) -> str:
     return engine.url.render_as_string(hide_password=True)
 
 
-def open_store(url: str) -> Engine:
+# Where a relative SQLite path points (copydesk/config.py anchors it): said in every
+# message about a database file that is not there.
+RELATIVE_SQLITE_RULE = (
+    "a relative SQLite path in config.toml is relative to the folder of config.toml; "
+    "in COPYDESK_DATABASE_URL, to the current folder"
+)
+CREATE_HINT = "create it with `copydesk init` (or `copydesk migrate`)"
+
+
+def open_store(url: str, *, create: bool = True) -> Engine:
+    """An engine on an up-to-date schema.
+
+    `create=False` (every command but `init` and `migrate`): a database that does not
+    exist, or has no copydesk schema, is an error naming it, not a new empty
+    newsroom (a mistyped path), and on PostgreSQL no table is made by a role that
+    has not granted the runtime role its rights. A schema behind the code's is
+    brought up to date when this role may (see `may_migrate`); on PostgreSQL the
+    roles `copydesk migrate` gave rights to get them on the new tables too."""
     engine = make_engine(url)
     try:
-        behind = schema_revision(engine) != head_revision(engine)
+        if not create:
+            _refuse_missing_file(engine)
+        revision = schema_revision(engine)
+        if revision is None and not create:
+            raise StoreError(
+                f"database {where(engine)} has no copydesk tables (a mistyped path?): {CREATE_HINT}"
+            )
+        behind = revision != head_revision(engine)
         if behind and not may_migrate(engine):
             raise StoreError(
                 f"database {safe_url(engine)} needs its schema brought up to date, and this "
                 "role does not own it: run `copydesk migrate` with "
                 "COPYDESK_MIGRATE_DATABASE_URL set to the owner's URL"
             )
+        if behind:
+            migrate(engine)
+            if revision is not None and engine.dialect.name == "postgresql":
+                for role in runtime_roles(engine):
+                    grant_runtime_rights(engine, role)
     except StoreError:
         engine.dispose()
         raise
-    if behind:
-        migrate(engine)
     return engine
+
+
+def sqlite_path(engine: Engine) -> Path | None:
+    """The SQLite database file, absolute; None for PostgreSQL or an in-memory one."""
+    database = engine.url.database
+    if engine.dialect.name != "sqlite" or not database or database == ":memory:":
+        return None
+    if engine.url.query.get("uri") == "true":
+        if not database.startswith("file:"):
+            return None
+        database = database.removeprefix("file:")
+    return Path(database).expanduser().resolve()
+
+
+def where(engine: Engine) -> str:
+    """The database for a message: a SQLite file's absolute path, else the URL
+    without its password."""
+    path = sqlite_path(engine)
+    return str(path) if path is not None else safe_url(engine)
+
+
+def _refuse_missing_file(engine: Engine) -> None:
+    path = sqlite_path(engine)
+    if path is not None and not path.exists():
+        raise StoreError(
+            f"database file {path} does not exist ({RELATIVE_SQLITE_RULE}): check the "
+            f"path, or {CREATE_HINT}"
+        )
 
 
 def check_writable(engine: Engine) -> None:
@@ -148,8 +203,7 @@ def check_writable(engine: Engine) -> None:
                 return
             read_only = conn.execute(text("SHOW transaction_read_only")).scalar()
     except Exception as exc:  # noqa: BLE001 - reported as one line to the user
-        first = str(getattr(exc, "orig", None) or exc).splitlines()[0]
-        raise StoreError(f"database {safe_url(engine)} cannot be written: {first}") from None
+        raise StoreError(f"database {safe_url(engine)} cannot be written: {explain(exc)}") from None
     if read_only == "on":
         raise StoreError(f"database {safe_url(engine)} cannot be written: it is read-only")
 
@@ -171,7 +225,22 @@ def schema_revision(engine: Engine) -> str | None:
         with engine.connect() as conn:
             return MigrationContext.configure(conn).get_current_revision()
     except Exception as exc:  # noqa: BLE001 - unreachable server, unreadable file...
-        raise StoreError(f"database {safe_url(engine)} cannot be opened: {exc}") from None
+        raise StoreError(f"database {safe_url(engine)} cannot be opened: {explain(exc)}") from None
+
+
+def explain(exc: BaseException) -> str:
+    """The first line of a database error, with the fix when it is one copydesk knows:
+    PostgreSQL's "permission denied" for a role that was never granted its rights."""
+    first = (str(getattr(exc, "orig", None) or exc).splitlines() or [""])[0]
+    if "permission denied" in first.lower():
+        first += f" ({GRANT_HINT})"
+    return first
+
+
+GRANT_HINT = (
+    "this role has not been given its rights: run `copydesk migrate` with "
+    "COPYDESK_MIGRATE_DATABASE_URL set to the owner's URL and COPYDESK_DATABASE_URL to this one"
+)
 
 
 def may_migrate(engine: Engine) -> bool:
@@ -226,6 +295,25 @@ def migrate_as_owner(owner_url: str, runtime_url: str | None = None) -> str | No
         return runtime
     finally:
         engine.dispose()
+
+
+def runtime_roles(engine: Engine) -> list[str]:
+    """The roles `copydesk migrate` gave rights to (SELECT on alembic_version, which
+    they do not own): a schema upgraded by another path must grant them the new
+    tables too. PostgreSQL only: pg_class.relacl read with aclexplode ("System
+    Information Functions and Operators",
+    https://www.postgresql.org/docs/current/functions-info.html)."""
+    with engine.connect() as conn:
+        return list(
+            conn.execute(
+                text(
+                    "SELECT DISTINCT r.rolname FROM pg_class c, aclexplode(c.relacl) a "
+                    "JOIN pg_roles r ON r.oid = a.grantee "
+                    "WHERE c.oid = to_regclass('alembic_version') AND a.grantee <> c.relowner "
+                    "ORDER BY r.rolname"
+                )
+            ).scalars()
+        )
 
 
 def grant_runtime_rights(engine: Engine, role: str) -> None:

@@ -1,9 +1,9 @@
 """Near-duplicate stories: the same event from two feeds, or two versions of one.
 
 The technique is MinHash over shingles with LSH banding (Broder 1997; Leskovec,
-Rajaraman & Ullman, "Mining of Massive Datasets", ch. 3), by the `datasketch`
-library's MinHash. Why MinHash rather than SimHash: MinHash estimates the
-Jaccard similarity of the two shingle sets directly, and a threshold on
+Rajaraman & Ullman, "Mining of Massive Datasets", ch. 3), computed here over
+`hashlib` (see "The MinHash" below). Why MinHash rather than SimHash: MinHash
+estimates the Jaccard similarity of the two shingle sets directly, and a threshold on
 Jaccard is something an editor can reason about ("they share half their
 words"); SimHash's Hamming distance on short texts is a coarser proxy.
 
@@ -17,21 +17,59 @@ words"); SimHash's Hamming distance on short texts is a coarser proxy.
 - Candidates: the signature cut into 32 bands of 2 values; each band's hash is
   a row of `item_dup_bands`, indexed, so the drafts similar to a page of the
   queue are found by an indexed join, not by comparing every pair.
-  (datasketch's own LSH index lives in memory or Redis/Cassandra; the bands
-  are kept in the database instead so that every server and run sees them.)
+  (The bands are kept in the database, not in an in-memory LSH index, so that
+  every server and run sees them.)
 - Verdict: two drafts are near duplicates when their estimated Jaccard
-  similarity is at least `THRESHOLD`.
+  similarity is at least `THRESHOLD` **and** they tell the same facts: the
+  Jaccard similarity of their fact sets (`facts`: the figures, and the
+  capitalised words that do not start a sentence: names, places, days) is at
+  least `FACT_THRESHOLD`. Briefs written from one house template (planning
+  notices, match results) share most of their words, and the MinHash estimate
+  of two different notices reaches 0.62; what differs is who, where and how
+  many, so their facts overlap by 0.35 at most, while two outlets telling one
+  event share 0.57 or more (tests/template_material.py, tests/dup_material.py).
+  The fact sets are computed when a pair is compared, for the few pairs over
+  `THRESHOLD` only, from the stored title and source text.
+
+Calibration lives here, in one place (issue 25 for the desk, issue 22 for the
+scheduled job). Measured by tests/test_duplicates.py and
+tests/test_duplicates_templated.py through the database's band index.
+
+The MinHash (ours, not a library's, on purpose). Stored signatures are only
+comparable with signatures made by exactly the same hash functions, so the scheme
+must never change under us. It did: datasketch 2.0 changed its MinHash's default
+permutation scheme, so a text signed before the upgrade and the same text signed
+after it scored 0.0 and near-duplicate detection silently stopped for everything
+stored earlier; and datasketch pulled numpy and scipy (about 216 MB, and seconds
+of imports at every process start) for 64 hash values per draft. The scheme here
+is fixed by this file alone and pinned by tests/test_duplicates.py
+(`test_signature_values_are_pinned`); changing it means a new migration that signs
+every stored item again, as 0011_minhash_own did when it was introduced.
+
+- Each shingle (UTF-8) is hashed once: BLAKE2b (RFC 7693) with an 8-byte digest
+  (`digest_size=8`; the digest size is a parameter of BLAKE2b, not a truncation:
+  https://docs.python.org/3/library/hashlib.html#blake2), read little-endian
+  (`_shingle_hash`).
+- Permutation i is the affine map h -> ((a_i * h + b_i) mod P) & 0xFFFFFFFF with
+  P = 2**61 - 1 (a Mersenne prime), the classic universal family (Carter & Wegman
+  1979) that MinHash implementations use; a_i in [1, P-1] and b_i in [0, P-1]
+  come from BLAKE2b (16-byte digest) of "copydesk-minhash/<SEED>/<i>"
+  (`_permutations`), not from a random generator whose algorithm a Python
+  release could change.
+- Value i of the signature is the least image of the shingles under permutation i;
+  the share of values on which two signatures agree estimates the Jaccard
+  similarity of their shingle sets.
+- Stored as NUM_PERM unsigned 32-bit little-endian integers (`to_bytes`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+import struct
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-import numpy as np
-from datasketch import MinHash
 from sqlalchemy import BigInteger, Integer, LargeBinary, String, column, delete, insert, select
 from sqlalchemy import table as sa_table
 from sqlalchemy import update as sa_update
@@ -41,7 +79,14 @@ BANDS = 32
 ROWS = NUM_PERM // BANDS
 SEED = 20261201
 THRESHOLD = 0.25  # estimated Jaccard; precision and recall: tests/test_duplicates.py
+FACT_THRESHOLD = 0.45  # Jaccard of the fact sets: tests/test_duplicates_templated.py
 MIN_SHINGLES = 20  # fewer distinct words than this: too little text to compare
+
+_PRIME = (1 << 61) - 1
+_MASK = 0xFFFFFFFF
+_PACKED = struct.Struct(f"<{NUM_PERM}I")
+
+Signature = tuple[int, ...]
 
 _WORD = re.compile(r"[^\W_]+")
 STOP_WORDS = frozenset(
@@ -51,11 +96,21 @@ STOP_WORDS = frozenset(
     these they this to up was we were what when which while who will with would you""".split()
 )
 
+# Where a draft's story may already be: pending, or told already (issue 25: the same
+# story approved three times).
+KNOWN = ("draft", "approved", "published")
+
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_CAPITALISED = re.compile(r"\b[A-Z][^\W\d_]+")
+_SENTENCE_END = frozenset(".!?:;\"'“‘(")
+
 _items = sa_table(
     "items",
     column("id", Integer),
     column("status", String),
     column("dup_signature", LargeBinary),
+    column("title", String),
+    column("source_text", String),
 )
 _bands = sa_table(
     "item_dup_bands",
@@ -70,36 +125,83 @@ def shingles(title: str | None, text: str | None) -> set[str]:
     return {w for w in words if w not in STOP_WORDS and (len(w) > 2 or w.isdigit())}
 
 
-def signature(title: str | None, text: str | None) -> np.ndarray | None:
-    """The MinHash values (uint32) of the article, or None when it is too short."""
+def facts(title: str | None, text: str | None) -> set[str]:
+    """What a story is about rather than how it is told: its figures ("4,500" and
+    "4500" alike) and the capitalised words that do not start a sentence (names,
+    places, days, lower-cased), without function words."""
+    body = f"{title or ''}. {text or ''}"
+    found = {n.replace(",", "") for n in _NUMBER.findall(body)}
+    for match in _CAPITALISED.finditer(body):
+        before = body[: match.start()].rstrip()
+        if not before or before[-1] in _SENTENCE_END:
+            continue  # a sentence's first word is capitalised whatever it is
+        word = match.group().lower()
+        if word not in STOP_WORDS:
+            found.add(word)
+    return found
+
+
+def fact_similarity(first: set[str], second: set[str]) -> float:
+    """Jaccard similarity of two fact sets (0 when both are empty)."""
+    union = first | second
+    return len(first & second) / len(union) if union else 0.0
+
+
+def _permutations(seed: int, count: int) -> tuple[tuple[int, int], ...]:
+    """The (a, b) of each affine permutation, derived from the seed by BLAKE2b."""
+    out = []
+    for i in range(count):
+        digest = hashlib.blake2b(f"copydesk-minhash/{seed}/{i}".encode(), digest_size=16).digest()
+        a = int.from_bytes(digest[:8], "little") % (_PRIME - 1) + 1
+        b = int.from_bytes(digest[8:], "little") % _PRIME
+        out.append((a, b))
+    return tuple(out)
+
+
+_PERMUTATIONS = _permutations(SEED, NUM_PERM)
+
+
+def _shingle_hash(shingle: str) -> int:
+    return int.from_bytes(
+        hashlib.blake2b(shingle.encode("utf-8"), digest_size=8).digest(), "little"
+    )
+
+
+def signature(title: str | None, text: str | None) -> Signature | None:
+    """The NUM_PERM MinHash values (each below 2**32) of the article, or None when
+    it is too short."""
     found = shingles(title, text)
     if len(found) < MIN_SHINGLES:
         return None
-    minhash = MinHash(num_perm=NUM_PERM, seed=SEED)
-    minhash.update_batch([s.encode("utf-8") for s in sorted(found)])
-    return minhash.hashvalues.astype("<u4")
+    hashes = [_shingle_hash(s) for s in sorted(found)]
+    return tuple(min([((a * h + b) % _PRIME) & _MASK for h in hashes]) for a, b in _PERMUTATIONS)
 
 
-def similarity(first: np.ndarray, second: np.ndarray) -> float:
+def similarity(first: Signature, second: Signature) -> float:
     """Estimated Jaccard similarity: the share of MinHash values the two agree on."""
-    return float(np.count_nonzero(first == second)) / len(first)
+    return sum(x == y for x, y in zip(first, second, strict=True)) / len(first)
 
 
-def buckets(values: np.ndarray) -> list[int]:
+def buckets(values: Signature) -> list[int]:
     """One signed 64-bit bucket per band: two signatures share a bucket exactly
     when they agree on every value of that band."""
+    raw = to_bytes(values)
     out = []
     for band in range(BANDS):
-        chunk = values[band * ROWS : (band + 1) * ROWS].tobytes()
+        chunk = raw[band * ROWS * 4 : (band + 1) * ROWS * 4]
         digest = hashlib.blake2b(band.to_bytes(2, "little") + chunk, digest_size=8).digest()
         out.append(int.from_bytes(digest, "little", signed=True))
     return out
 
 
-def from_bytes(raw: bytes | None) -> np.ndarray | None:
-    if not raw or len(raw) != NUM_PERM * 4:
+def to_bytes(values: Signature) -> bytes:
+    return _PACKED.pack(*values)
+
+
+def from_bytes(raw: bytes | None) -> Signature | None:
+    if not raw or len(raw) != _PACKED.size:
         return None
-    return np.frombuffer(raw, dtype="<u4")
+    return _PACKED.unpack(raw)
 
 
 def write_signature(conn: Any, item_id: int, title: str | None, text: str | None) -> None:
@@ -110,7 +212,7 @@ def write_signature(conn: Any, item_id: int, title: str | None, text: str | None
     conn.execute(
         sa_update(_items)
         .where(_items.c.id == item_id)
-        .values(dup_signature=None if values is None else values.tobytes())
+        .values(dup_signature=None if values is None else to_bytes(values))
     )
     if values is not None:
         conn.execute(
@@ -120,6 +222,26 @@ def write_signature(conn: Any, item_id: int, title: str | None, text: str | None
                 for band, bucket in enumerate(buckets(values))
             ],
         )
+
+
+def sign_again(conn: Any, batch: int = 500) -> int:
+    """Sign again every item that has a stored signature, with this file's scheme
+    (a migration's work when the scheme changes); returns how many. Items without
+    one (never a draft, or too short) keep none."""
+    done, after = 0, 0
+    while True:
+        rows = conn.execute(
+            select(_items.c.id, _items.c.title, _items.c.source_text)
+            .where(_items.c.dup_signature.is_not(None), _items.c.id > after)
+            .order_by(_items.c.id)
+            .limit(batch)
+        ).all()
+        if not rows:
+            return done
+        for item_id, title, text in rows:
+            write_signature(conn, item_id, title, text)
+        done += len(rows)
+        after = rows[-1][0]
 
 
 def record(session: Any, item_id: int, title: str | None, text: str | None) -> None:
@@ -157,13 +279,29 @@ def similar_drafts(
             select(_items.c.id, _items.c.dup_signature).where(_items.c.id.in_(sorted(wanted)))
         )
     }
-    found: dict[int, list[tuple[int, float]]] = {}
+    close: list[tuple[int, int, float]] = []
     for mine_id, their_id in pairs:
         a, b = signatures.get(mine_id), signatures.get(their_id)
         if a is None or b is None:
             continue
         score = similarity(a, b)
         if score >= THRESHOLD:
+            close.append((mine_id, their_id, score))
+    if not close:
+        return {}
+    involved = sorted({i for pair in close for i in pair[:2]})
+    fact_sets = {
+        i: facts(title, text)
+        for i, title, text in session.execute(
+            select(_items.c.id, _items.c.title, _items.c.source_text).where(
+                _items.c.id.in_(involved)
+            )
+        )
+    }
+    found: dict[int, list[tuple[int, float]]] = {}
+    for mine_id, their_id, score in close:
+        same_facts = fact_similarity(fact_sets.get(mine_id, set()), fact_sets.get(their_id, set()))
+        if same_facts >= FACT_THRESHOLD:
             found.setdefault(mine_id, []).append((their_id, score))
     for rows in found.values():
         rows.sort(key=lambda r: (-r[1], r[0]))

@@ -381,7 +381,7 @@ class Delivery(SQLModel, table=True):
 
 
 class Installation(SQLModel, table=True):
-    """One row: this database's id, made with its schema (migration 0011). Published
+    """One row: this database's id, made with its schema (migration 0012). Published
     ids and webhook keys carry it, so they are unique across installations."""
 
     __tablename__ = "installation"

@@ -4,18 +4,14 @@ near-duplicate signatures of its drafts filled in, and nobody assigned."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from alembic import command
-from alembic.script import ScriptDirectory
-from sqlalchemy import text
 from sqlmodel import Session, select
 
 from review_ui.queries import DiscardFilter, QueueFilter, decided_page, discard_page, queue_page
 from store import duplicates
-from store.db import alembic_config, make_engine, migrate
+from store.db import migrate
 from store.models import Item
 from tests.dup_material import ARTICLES
+from tests.migration_helpers import at_previous_revision, insert_article
 
 REVISION = "0008_search"
 
@@ -29,33 +25,10 @@ ROWS: list[tuple[str, str, str, str]] = [
 ]
 
 
-def _add(conn: Any, n: int, status: str, title: str, source: str, url: str) -> int:
-    return conn.execute(
-        text(
-            "INSERT INTO items (dedup_key, source_url, original_url, title, source_text, "
-            "headline, summary, status, version, attempts, recorded_reply, seen_at, "
-            "created_at, updated_at) VALUES (:url, :url, :url, :title, :source, :title, "
-            ":summary, :status, 1, 0, false, CURRENT_TIMESTAMP, CURRENT_TIMESTAMP, "
-            "CURRENT_TIMESTAMP) RETURNING id"
-        ),
-        {
-            "url": url,
-            "title": title,
-            "source": source,
-            "summary": f"Summary {n}.",
-            "status": status,
-        },
-    ).scalar_one()
-
-
 def test_upgrade_indexes_what_is_there(db_url: str) -> None:
-    engine = make_engine(db_url)
-    config = alembic_config(engine)
-    previous = ScriptDirectory.from_config(config).get_revision(REVISION).down_revision
-    assert isinstance(previous, str)
-    command.upgrade(config, previous)
+    engine = at_previous_revision(db_url, REVISION)
     with engine.begin() as conn:
-        ids = [_add(conn, n, *row) for n, row in enumerate(ROWS)]
+        ids = [insert_article(conn, n, *row) for n, row in enumerate(ROWS)]
     migrate(engine)
     library_a, library_b, depot, ferry, strike = ids
     with Session(engine) as session:
@@ -80,7 +53,9 @@ def test_upgrade_indexes_what_is_there(db_url: str) -> None:
         assert depot not in similar
     # New rows after the upgrade are indexed by the triggers / generated column.
     with engine.begin() as conn:
-        late = _add(conn, 99, "draft", "Late story", "Quillon harbour reopens.", "https://x.test/q")
+        late = insert_article(
+            conn, 99, "draft", "Late story", "Quillon harbour reopens.", "https://x.test/q"
+        )
     with Session(engine) as session:
         assert [r.id for r in queue_page(session, QueueFilter(search="Quillon"))] == [late]
     engine.dispose()

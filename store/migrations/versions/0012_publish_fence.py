@@ -1,7 +1,7 @@
 """publishing: claim tokens, retry times, the installation's id
 
-Revision ID: 0011_publish_fence
-Revises: 0010_story_order
+Revision ID: 0012_publish_fence
+Revises: 0011_minhash_own
 Create Date: 2026-12-03
 
 - deliveries.claim_token: the claim a worker holds on a delivery row; recording
@@ -24,8 +24,8 @@ import sqlalchemy as sa
 import sqlmodel
 from alembic import op
 
-revision = "0011_publish_fence"
-down_revision = "0010_story_order"
+revision = "0012_publish_fence"
+down_revision = "0011_minhash_own"
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,106 @@
+"""Opening the store from a command (issue 22): only `init` and `migrate` create a
+database; a mistyped path is an error naming it; on PostgreSQL no command leaves
+tables the runtime role cannot use, and the runtime role's "permission denied"
+names `copydesk migrate`."""
+
+from __future__ import annotations
+
+import pytest
+from alembic import command
+from sqlalchemy import text
+
+from store.db import (
+    StoreError,
+    alembic_config,
+    grant_runtime_rights,
+    make_engine,
+    migrate_as_owner,
+    open_store,
+)
+
+
+def tables(url: str) -> set[str]:
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            if engine.dialect.name == "sqlite":
+                query = "SELECT name FROM sqlite_master WHERE type = 'table'"
+            else:
+                query = "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
+            return set(conn.execute(text(query)).scalars())
+    finally:
+        engine.dispose()
+
+
+def test_a_missing_sqlite_file_is_named_and_not_created(tmp_path) -> None:
+    path = tmp_path / "copydesk.bd"  # a typo
+    with pytest.raises(StoreError) as caught:
+        open_store(f"sqlite:///{path}", create=False)
+    message = str(caught.value)
+    assert str(path) in message
+    assert "relative to the folder of config.toml" in message  # the rule for relative paths
+    assert "copydesk init" in message
+    assert not path.exists()
+
+
+def test_a_relative_sqlite_path_is_named_absolute(tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(StoreError, match=str(tmp_path / "missing.db")):
+        open_store("sqlite:///missing.db", create=False)
+
+
+def test_a_database_without_copydesk_tables_is_refused_and_left_empty(db_url: str) -> None:
+    if db_url.startswith("sqlite"):
+        make_engine(db_url).dispose()
+        path = db_url.removeprefix("sqlite:///")
+        open(path, "wb").close()  # an empty file: a database, but not copydesk's
+    with pytest.raises(StoreError, match="has no copydesk tables.*copydesk init"):
+        open_store(db_url, create=False)
+    assert tables(db_url) == set()
+
+
+def test_init_and_library_callers_still_create(db_url: str) -> None:
+    open_store(db_url).dispose()  # create=True, as `init` and the tests' fixtures do
+    open_store(db_url, create=False).dispose()
+    assert "items" in tables(db_url)
+
+
+@pytest.mark.postgres
+def test_runtime_role_without_rights_is_told_to_run_migrate(
+    pg_url: str, pg_runtime_url: str
+) -> None:
+    migrate_as_owner(pg_url)  # the owner migrated, but granted the runtime role nothing
+    with pytest.raises(StoreError) as caught:
+        open_store(pg_runtime_url, create=False)
+    message = str(caught.value)
+    assert "permission denied" in message
+    assert "copydesk migrate" in message and "COPYDESK_MIGRATE_DATABASE_URL" in message
+
+
+@pytest.mark.postgres
+def test_an_upgrade_by_the_owners_url_grants_the_runtime_role_the_new_tables(
+    pg_url: str, pg_runtime_url: str
+) -> None:
+    """A command run with the owner's URL after an upgrade of copydesk migrates on
+    first use: the runtime role `copydesk migrate` set up can use what it made."""
+    owner = make_engine(pg_url)
+    try:
+        command.upgrade(alembic_config(owner), "0009_notes")  # before desk_presence
+        grant_runtime_rights(owner, make_engine(pg_runtime_url).url.username)
+    finally:
+        owner.dispose()
+    assert "desk_presence" not in tables(pg_url)
+
+    open_store(pg_url, create=False).dispose()  # e.g. `copydesk run` with the owner's URL
+
+    runtime = open_store(pg_runtime_url, create=False)
+    try:
+        with runtime.connect() as conn:
+            assert conn.execute(text("SELECT count(*) FROM desk_presence")).scalar() == 0
+            assert conn.execute(text("SELECT count(*) FROM audit_events")).scalar() == 0
+            owns = conn.execute(
+                text("SELECT count(*) FROM pg_tables WHERE tableowner = current_user")
+            ).scalar()
+        assert owns == 0
+    finally:
+        runtime.dispose()

@@ -3,16 +3,28 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# The exact versions (with their hashes) of everything `setup` installs: the
+# application and its `test` extra. pyproject.toml keeps the ranges; `make lock`
+# resolves them again to the newest releases inside them and writes this file.
+LOCK := requirements.lock
 
-.PHONY: setup demo test bench lint docs clean
+.PHONY: setup demo test bench lint docs lock clean
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(LOCK)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[test]"
+	$(BIN)/python -m pip install --quiet --require-hashes -r $(LOCK)
+	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $(STAMP)
+
+# uv resolves for every platform (markers) on Python 3.11, the version CI runs.
+lock:
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet "uv>=0.9"
+	$(BIN)/uv pip compile pyproject.toml --extra test --universal --python-version 3.11 \
+		--generate-hashes --upgrade --custom-compile-command "make lock" --quiet -o $(LOCK)
 
 demo: setup
 	$(BIN)/copydesk demo

@@ -15,6 +15,10 @@ is the heart of the gate; its rules, in order of precedence:
    "in 2019 20 people" stays 2019 and 20 (2019 has four digits), "aged 31, 45"
    stays 31 and 45 (comma then space is a list), but "1,250" and "1.250" are
    1250, never 1.25. Indian grouping (12,50,000) is also read as one number.
+   In a German, French, Spanish, Italian or Dutch text (the language given
+   by the page or feed, else detected from the text: guards.units) a comma
+   before three digits is a decimal mark (1,125 is 1.125) and a space groups
+   digits without ambiguity (85 000 is 85000; rule 6 is for English).
 3. A decimal mark is `.` or `,` followed by digits that are not a thousands
    group (and not the grouping separator already used): 8.7 million is not
    87 million, 3,5 Prozent is not 35 Prozent, 1.45m is not 14.5m, 1.250,75
@@ -25,8 +29,10 @@ is the heart of the gate; its rules, in order of precedence:
    ranges 1990-91 are 1990 and 91. Two dotted forms are read as several
    numbers too: a clock time before am/pm (10.30am is 10 and 30) and a dotted
    date d.m.yyyy or d.m.yy (30.11.2026 is 30, 11 and 2026); without am/pm,
-   10.30 is the decimal 10.3. A decimal written without its zero is a
-   decimal: .5 is 0.5, not 5, and is checked (it counts its zero).
+   10.30 is the decimal 10.3 (10.30 Uhr is a time). A decimal written without
+   its zero is a decimal: .5 is 0.5, not 5, and is checked (it counts its zero).
+   A vulgar fraction after digits is their decimal part: 2½ is 2.5 (NFKC
+   would make it "21⁄2"), 1¾ is 1.75.
 5. Letters, currency and units around a number do not change it: 61st is
    61, 1890s is 1890, £45,000 is 45000, 12% is 12, 20-year-old is 20.
 6. A plain space groups digits only ambiguously when it joins exactly two
@@ -41,16 +47,33 @@ is the heart of the gate; its rules, in order of precedence:
    sign (10-12 and 10–14 are ranges, COVID-19 is 19); "+12" is 12.
 8. Scale words are part of the value, compared exactly (decimal arithmetic):
    1.2bn = 1.2 billion = 1,200m = 1,200,000,000, never 1.2 million. Full words
-   (hundred, thousand, million, billion, trillion, lakh, crore) follow a space
-   or hyphen; bn, mn, mln, tn may follow a space; k and m only glued (45k, £3.45m;
-   "5 m" is five metres and stays 5).
+   (hundred, thousand, million, billion, trillion, lakh, crore; Millionen,
+   Milliarden, Mio., Mrd., Tsd., millions, milliards, millones, mil millones,
+   milioni, miliardi, miljoen, miljard; billón, Billion, biljoen are 10^12, and
+   so is "billion" in a text of those languages) follow a space, a hyphen or a
+   line break (a hard-wrapped "14.6<newline>million"); bn, mn, mln, tn may
+   follow a space; k and m only glued (45k, £3.45m; "5 m" is five metres).
+   A number with one group before a scale word is a decimal: "1.125 million"
+   is 1,125,000 (in English; "1,125 Millionen" in German).
 9. Number words are numbers, parsed by text2num: "forty-two", "Twenty boats",
    "three hundred", "two thousand and twenty-four", "one point five million".
    "a million" is 1,000,000 and "half a million" 500,000; plurals (hundreds,
    millions) are not numbers; any other phrase ending in a scale word
    ("several million", "a third of a million") grounds only the same words.
-   "a dozen" is not read. A year in words ("nineteen eighty-four") reads as
-   19 and 84, so it does not ground 1984: the safe direction.
+   "a dozen" is 12 ("two dozen" 24, "half a dozen" 6), "a score of" 20, "two
+   and a half" 2.5. A year in words ("nineteen eighty-four", "twenty
+   twenty-four") is the year: a number from eleven to twenty, a space, and a
+   number from ten to ninety-nine.
+10. A number is a value with a unit (guards.units): percent or percentage
+   points, a currency by symbol or code (£, €, $, US$, EUR, "Millionen Euro",
+   "millions d'euros"), a unit of measure or time (km, miles, metres, tonnes,
+   minutes...), a frequency ("every 15 minutes") apart from a duration, the
+   hour and minute of a clock time, or a count tied to its noun ("31 votes",
+   and "31 votes to 17": the other end of a range shares its unit). A draft
+   number is grounded only by a source number of the same value whose unit is
+   compatible: the same, or either one unstated. "46m" is 46 million or 46
+   metres and grounds both readings ("£46m" is money only). The 00 of
+   "10.00am" is not asked of the source; "10.30pm" is grounded by 22.30.
 
 Before any of this both texts are read in Unicode NFKC with invisible
 characters (category Cf and other default-ignorable code points) dropped:
@@ -75,7 +98,16 @@ from typing import Any, NamedTuple
 
 from text_to_num import find_numbers
 
-from guards.text import Folded, ascii_digits, compat_fold, non_ascii
+from guards.text import VULGAR_FRACTIONS, Folded, ascii_digits, compat_fold, non_ascii
+from guards.units import (
+    compatible,
+    currency_before,
+    describe,
+    detect_language,
+    european,
+    kind,
+    unit_after,
+)
 from guards.verdict import Verdict, all_found
 
 GATE = "numbers_grounded"
@@ -85,7 +117,7 @@ _NUMBER = re.compile(
     (?<![0-9])
     (?:
         # A clock time written with a dot: 10.30am, 7.15 p.m.
-        (?P<hour>[0-9]{1,2})\.(?P<minute>[0-5][0-9])(?=\s?[AaPp]\.?[Mm]\b)
+        (?P<hour>[0-9]{1,2})\.(?P<minute>[0-5][0-9])(?=\s?(?:[AaPp]\.?[Mm]\b|Uhr\b))
       | # A date written with dots: 30.11.2026, 1.5.26
         (?P<day>[0-9]{1,2})\.(?P<month>[0-9]{1,2})\.(?P<year>[0-9]{4}|[0-9]{2})
         (?![0-9]|[.,][0-9])
@@ -136,22 +168,22 @@ def _digits_of(integer: str) -> str:
     return integer if integer.isdigit() else _NOT_DIGIT.sub("", integer)
 
 
-def _raw_tokens(text: str) -> Iterator[NumberToken]:
+def _raw_tokens(text: str, lang: str | None = None) -> Iterator[NumberToken]:
     """`_scan`, lazily. A text with digits of another script is read through
     `ascii_digits` (same offsets); converting costs a pass over the text that
     most texts do not need, and finding out costs a few microseconds."""
     other = not text.isascii() and any(ch.isdecimal() for ch in non_ascii(text))
-    return _scan(ascii_digits(text) if other else text, text)
+    return _scan(ascii_digits(text) if other else text, text, lang)
 
 
-def _digit_tokens(text: str) -> Iterator[NumberToken]:
+def _digit_tokens(text: str, lang: str | None = None) -> Iterator[NumberToken]:
     """The numbers written in digits (`_scan`), with their signs and scale words."""
-    return (_decorate(t, text) for t in list(_raw_tokens(text)))
+    return (_decorate(t, text, lang) for t in list(_raw_tokens(text, lang)))
 
 
-def _folded_tokens(folded: str) -> list[NumberToken]:
-    tokens = list(_digit_tokens(folded))
-    words = list(_word_numbers(folded))
+def _folded_tokens(folded: str, lang: str | None = None) -> list[NumberToken]:
+    tokens = list(_digit_tokens(folded, lang))
+    words = list(_word_numbers(folded, lang))
     return sorted(tokens + words) if words else tokens
 
 
@@ -162,13 +194,16 @@ def _to_original(token: NumberToken, folded: Folded, text: str) -> NumberToken:
     return token._replace(start=start, end=end, text=text[start:end])
 
 
-def tokenise(text: str) -> list[NumberToken]:
+def tokenise(text: str, language: str | None = None) -> list[NumberToken]:
     """Every number in `text`, in order, with offsets into `text` itself.
 
     The text is read in Unicode NFKC without invisible characters (`compat_fold`):
-    "4<U+200B>2" is 42 and a fullwidth or superscript digit is a digit."""
+    "4<U+200B>2" is 42 and a fullwidth or superscript digit is a digit.
+    `language` (en, de, fr, es, it, nl) decides what a comma before three digits
+    and "billion" mean; by default it is detected from the text."""
     folded = compat_fold(text)
-    return [_to_original(t, folded, text) for t in _folded_tokens(folded.text)]
+    lang = language or detect_language(folded.text)
+    return [_to_original(t, folded, text) for t in _folded_tokens(folded.text, lang)]
 
 
 # A run of digits is a whole number by itself unless it follows a dot (.45) or
@@ -189,7 +224,7 @@ def _digit_runs(digits: str) -> Iterator[re.Match[bytes]]:
     return _ZERO_RUN.finditer(digits.encode("ascii", "replace").translate(_DIGIT_AS_ZERO))
 
 
-def _scan(digits: str, text: str) -> Iterator[NumberToken]:
+def _scan(digits: str, text: str, lang: str | None = None) -> Iterator[NumberToken]:
     """The numbers of `digits`, lazily, with written forms taken from `text`.
 
     Two steps for speed: a simple scan finds the runs of digits (`_digit_runs`),
@@ -211,6 +246,14 @@ def _scan(digits: str, text: str) -> Iterator[NumberToken]:
             and digits[run_end + 1].isdigit()
         )
         if before != "." and not joins:
+            fraction = VULGAR_FRACTIONS.get(digits[run_end : run_end + 1])
+            if fraction:  # 2½ is 2.5 (NFKC would make it 21⁄2)
+                value = canonical(raw, fraction)
+                yield NumberToken(
+                    start, run_end + 1, text[start : run_end + 1], value, len(raw) + 1
+                )
+                end = run_end + 1
+                continue
             written = raw if digits is text else text[start:run_end]
             yield NumberToken(start, run_end, written, raw.lstrip("0") or "0", len(raw))
             end = run_end
@@ -218,11 +261,11 @@ def _scan(digits: str, text: str) -> Iterator[NumberToken]:
         m = _NUMBER.match(digits, start - 1) if before == "." else None  # .45
         m = m or _NUMBER.match(digits, start)
         assert m is not None  # a run of digits is always a number
-        yield from _tokens(m, text)
+        yield from _tokens(m, text, lang)
         end = m.end()
 
 
-def _tokens(m: re.Match[str], text: str) -> list[NumberToken]:
+def _tokens(m: re.Match[str], text: str, lang: str | None = None) -> list[NumberToken]:
     """The number(s) of one `_NUMBER` match: a time or a dotted date is several."""
     if m.group("hour") is not None:
         return [_part(text, m, "hour"), _part(text, m, "minute")]
@@ -235,9 +278,13 @@ def _tokens(m: re.Match[str], text: str) -> list[NumberToken]:
         return [NumberToken(start, end, text[start:end], canonical("0", bare), len(bare) + 1)]
     integer = _digits_of(m.group("int"))
     fraction = m.group("frac") or ""
+    if m.group("sep") == "," and not fraction and european(lang) and _ONE_GROUP.match(m.group()):
+        integer, _, fraction = m.group("int").partition(",")  # 1,125 is 1.125 in Europe
     value = canonical(integer, fraction)
-    # Rule 6: two groups joined by a plain space may be two numbers ("May 15 200 people").
+    # Rule 6: two groups joined by a plain space may be two numbers ("May 15 200 people");
+    # in the other European languages a space is how digits are grouped.
     ambiguous = m.group("sep") == " " and not fraction and m.group("int").count(" ") == 1
+    ambiguous = ambiguous and not european(lang)
     return [
         NumberToken(start, end, text[start:end], value, len(integer) + len(fraction), ambiguous)
     ]
@@ -251,22 +298,39 @@ def _part(text: str, match: re.Match[str], group: str) -> NumberToken:
 
 # --- signs, scale words, number words ------------------------------------------
 
+_ONE_GROUP = re.compile(r"[1-9][0-9]{0,2}[.,][0-9]{3}$")
+
 _SIGNS = "-\u2212\u2013\u2012+"  # hyphen-minus, minus, en dash, figure dash, plus
 _MINUS_WORD = re.compile(r"(?:^|(?<=[^\w]))(?:minus|negative)\s+$", re.IGNORECASE)
 # Scale words: full words after a space or hyphen, bn/mn/tn after an optional
 # space, k and m only glued to the number (5 m is five metres, 5m is five million).
+# European scale words (German, French, Spanish, Italian, Dutch) and their powers;
+# "billion" is a thousand million in English, a million million elsewhere.
+_EUROPEAN_SCALES = {
+    "millionen": 6, "milliarden": 9, "milliarde": 9, "milliards": 9, "milliard": 9,
+    "millones": 6, "millón": 6, "mil millones": 9, "milioni": 6, "milione": 6,
+    "miliardi": 9, "miliardo": 9, "miljoen": 6, "miljard": 9, "miljarden": 9,
+    "billones": 12, "billón": 12, "biljoen": 12, "billionen": 12, "mio.": 6, "mio": 6,
+    "mrd.": 9, "mrd": 9, "tsd.": 3, "tsd": 3,
+}  # fmt: skip
+_EUROPEAN_WORDS = "|".join(
+    re.escape(w).replace(" ", r"\s+") for w in sorted(_EUROPEAN_SCALES, key=len, reverse=True)
+)
+# A scale word may follow after a line break: a hard-wrapped "14.6<newline>million".
 _SCALE = re.compile(
-    r"""(?:[ \u00a0\u2009\u202f-](?P<word>hundred|thousand|million|billion|trillion|lakh|crore)s?
+    rf"""(?:(?:[ \u00a0\u2009\u202f-]|[^\S\n]*\n[^\S\n]*)
+            (?:(?P<word>hundred|thousand|million|billion|trillion|lakh|crore)s?
+              |(?P<euro>{_EUROPEAN_WORDS}))
          |[ \u00a0\u2009\u202f]?(?P<abbr>bn|mn|mln|tn|trn)
          |(?P<glued>k|m)(?!-)
         )(?!\w)""",
     re.IGNORECASE | re.VERBOSE,
 )
-_SCALE_START = frozenset(" \u00a0\u2009\u202f-kKmMbBtT")
+_SCALE_START = frozenset(" \u00a0\u2009\u202f\n\t\r-kKmMbBtT")
 _POWERS = {
     "hundred": 2, "thousand": 3, "k": 3, "lakh": 5, "million": 6, "m": 6, "mn": 6, "mln": 6,
     "crore": 7, "billion": 9, "bn": 9, "trillion": 12, "tn": 12, "trn": 12,
-}  # fmt: skip
+} | _EUROPEAN_SCALES  # fmt: skip
 
 
 def _decimal(value: str) -> Decimal:
@@ -297,34 +361,57 @@ def _signed_start(text: str, start: int) -> tuple[int, bool]:
     return start, False
 
 
-def _scale_at(text: str, end: int) -> tuple[int, int]:
-    """(power of ten, new end) of a scale word right after a number: 1.2bn, 45k, 3 million."""
+def _scale_at(text: str, end: int, lang: str | None = None) -> tuple[int, int]:
+    """(power of ten, new end) of a scale word right after a number: 1.2bn, 45k, 3 million,
+    2,3 Mrd., 4,2 milliards."""
     if end >= len(text) or text[end] not in _SCALE_START:
         return 0, end
     m = _SCALE.match(text, end)
     if m is None:
         return 0, end
-    word = (m.group("word") or m.group("abbr") or m.group("glued")).lower()
+    word = (m.group("word") or m.group("euro") or m.group("abbr") or m.group("glued")).lower()
+    word = " ".join(word.split())
+    if word == "billion" and european(lang):
+        return 12, m.end()  # un billion, eine Billion: a million million
     return _POWERS[word], m.end()
 
 
-def _decorate(token: NumberToken, text: str) -> NumberToken:
+def _decimal_before_scale(token: NumberToken, text: str, lang: str | None) -> str | None:
+    """The value of "1.125" read as a decimal before a scale word ("1.125 million" is
+    1,125,000): a dot in English (or an unknown language); a comma before a European
+    scale word ("1,125 Millionen") when the language is unknown."""
+    written = token.text
+    if not _ONE_GROUP.match(written):
+        return None
+    mark = written[-4]
+    after = _SCALE.match(text, token.end)
+    english = lang is None or lang == "en"
+    if mark == "." and english:
+        return canonical(written[:-4], written[-3:])
+    if mark == "," and lang is None and after is not None and after.group("euro"):
+        return canonical(written[:-4], written[-3:])
+    return None
+
+
+def _decorate(token: NumberToken, text: str, lang: str | None = None) -> NumberToken:
     """A token of `_scan` with its sign and scale word (offsets still in `text`)."""
-    power, end = _scale_at(text, token.end)
+    power, end = _scale_at(text, token.end, lang)
     start, negative = _signed_start(text, token.start)
     if not power and not negative:
         return token
-    value = _decimal(token.value).scaleb(power)
+    base = (_decimal_before_scale(token, text, lang) if power else None) or token.value
+    value = _decimal(base).scaleb(power)
     value = format_value(-value if negative else value)
     return token._replace(start=start, end=end, text=text[start:end], value=value)
 
 
-def _split_ambiguous(raw: NumberToken, text: str) -> list[NumberToken]:
+def _split_ambiguous(raw: NumberToken, text: str, lang: str | None = None) -> list[NumberToken]:
     """The two numbers a plain-space run "15 200" may also be (before `_decorate`)."""
     head = raw.text.index(" ")
     parts = [(raw.start, raw.start + head), (raw.end - 3, raw.end)]
     return [
-        _decorate(NumberToken(s, e, text[s:e], canonical(text[s:e]), e - s), text) for s, e in parts
+        _decorate(NumberToken(s, e, text[s:e], canonical(text[s:e]), e - s), text, lang)
+        for s, e in parts
     ]
 
 
@@ -445,9 +532,77 @@ def _word_runs(text: str) -> Iterator[re.Match[str]]:
             end = run.end()
 
 
-def _word_numbers(text: str) -> Iterator[NumberToken]:
+def _word_numbers(text: str, lang: str | None = None) -> Iterator[NumberToken]:
     """Numbers written in words: "forty-two", "Twenty boats", "three hundred",
-    "one point five million", "a million", "minus twelve", "two trillion"."""
+    "one point five million", "a million", "minus twelve", "two trillion",
+    "two and a half", "nineteen forty-four" (a year), "a dozen", "a score of"."""
+    dozens = list(_dozens(text))
+    if dozens:
+        yield from sorted([*_run_numbers(text, lang), *dozens])
+    else:
+        yield from _run_numbers(text, lang)
+
+
+_DOZEN = re.compile(
+    r"\b(?:(?P<n>a|an|one|two|three|four|five|six|seven|eight|nine|ten|half\s+a)\s+dozen"
+    r"|(?P<score>a\s+score)\s+of)\b",
+    re.IGNORECASE,
+)
+_DOZEN_OF = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
+_DOZEN_OF |= {"six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
+
+
+def _dozens(text: str) -> Iterator[NumberToken]:
+    """ "a dozen" (12), "two dozen" (24), "half a dozen" (6), "a score of" (20)."""
+    if "dozen" not in text and "score" not in text.lower():
+        return
+    for m in _DOZEN.finditer(text):
+        if m.group("score"):
+            value, end = "20", m.end("score")
+        else:
+            n = " ".join(m.group("n").lower().split())
+            value = "6" if n == "half a" else str(12 * _DOZEN_OF[n])
+            end = m.end()
+        yield NumberToken(m.start(), end, text[m.start() : end], value, len(value))
+
+
+_AND_A_FRACTION = re.compile(
+    r"[^\S\n]+and[^\S\n]+(?:(?P<half>a[^\S\n]+half)|(?P<quarter>a[^\S\n]+quarter)"
+    r"|(?P<three>three[^\S\n]+quarters))\b",
+    re.IGNORECASE,
+)
+
+
+def _run_numbers(text: str, lang: str | None) -> Iterator[NumberToken]:
+    previous: NumberToken | None = None
+    for token in _plain_word_numbers(text, lang):
+        year = _year_in_words(previous, token, text)
+        if year is not None:
+            previous = year
+            continue
+        if previous is not None:
+            yield previous
+        previous = token
+    if previous is not None:
+        yield previous
+
+
+def _year_in_words(first: NumberToken | None, second: NumberToken, text: str) -> NumberToken | None:
+    """ "nineteen forty-four" is 1944 and "twenty twenty-four" 2024: a number from
+    eleven to twenty then one from ten to ninety-nine, one space apart."""
+    if first is None or first.value.startswith("words:") or second.value.startswith("words:"):
+        return None
+    if not (first.value.isdigit() and second.value.isdigit()):
+        return None
+    if not (11 <= int(first.value) <= 20 and 10 <= int(second.value) <= 99):
+        return None
+    if text[first.end : second.start] != " " or "-" in first.text:
+        return None
+    value = str(int(first.value) * 100 + int(second.value))
+    return NumberToken(first.start, second.end, text[first.start : second.end], value, 4)
+
+
+def _plain_word_numbers(text: str, lang: str | None) -> Iterator[NumberToken]:
     for run in _word_runs(text):
         parsed = _parse_run(text[run.start() : run.end()])
         base = run.start()
@@ -464,10 +619,25 @@ def _word_numbers(text: str) -> Iterator[NumberToken]:
                 continue  # "one point five million"
             merged.append([s, e, value, lone])
         for s, e, value, lone in merged:
-            yield from _word_token(text, base + s, base + e, value, lone)
+            for token in _word_token(text, base + s, base + e, value, lone, lang):
+                yield _with_fraction(token, text)
 
 
-def _word_token(text: str, start: int, end: int, value: str, lone: bool) -> Iterator[NumberToken]:
+def _with_fraction(token: NumberToken, text: str) -> NumberToken:
+    """ "two and a half" is 2.5, "three and three quarters" 3.75."""
+    if token.value.startswith("words:") or "." in token.value:
+        return token
+    m = _AND_A_FRACTION.match(text, token.end)
+    if m is None:
+        return token
+    part = ".5" if m.group("half") else ".25" if m.group("quarter") else ".75"
+    value = format_value(_decimal(token.value) + _decimal("0" + part))
+    return token._replace(end=m.end(), text=text[token.start : m.end()], value=value)
+
+
+def _word_token(
+    text: str, start: int, end: int, value: str, lone: bool, lang: str | None = None
+) -> Iterator[NumberToken]:
     if lone:
         if text[max(0, start - 2) : start].rstrip()[-1:].isdigit():
             return  # "1.5 million": the scale of a number in digits, read with it
@@ -482,7 +652,7 @@ def _word_token(text: str, start: int, end: int, value: str, lone: bool) -> Iter
             value = "words:" + " ".join(text[start:end].lower().split())
             yield NumberToken(start, end, text[start:end], value, 9)
             return
-    power, end = _scale_at(text, end)  # "two trillion" (text2num stops at trillion)
+    power, end = _scale_at(text, end, lang)  # "two trillion" (text2num stops at trillion)
     if power and not value.startswith("words:"):
         value = format_value(_decimal(value).scaleb(power))
     new_start, negative = _signed_start(text, start)
@@ -506,16 +676,97 @@ def is_checked(token: NumberToken) -> bool:
     return abs(_decimal(token.value)) >= 10
 
 
-def _keys(token: NumberToken) -> tuple[str, ...]:
-    """Index keys a source token grounds: its value; an ambiguous run only the
+def _keys(token: NumberToken, value: str) -> tuple[str, ...]:
+    """Index keys a source reading grounds: its value; an ambiguous run only the
     same ambiguous run (key "~value"), its parts are indexed on their own."""
-    return ("~" + token.value,) if token.ambiguous else (token.value,)
+    return ("~" + value,) if token.ambiguous else (value,)
 
 
-def _wanted(token: NumberToken) -> tuple[str, ...]:
-    """Keys that ground a draft token: a plain-space run "2 145" is read as 2145
-    and grounded by 2145 in any unambiguous form or by the same run."""
-    return (token.value, "~" + token.value) if token.ambiguous else (token.value,)
+_TYPOGRAPHIC_PAIR = re.compile(r"[1-9][0-9]{0,2}[\u00a0\u2007\u2009\u202f][0-9]{3}$")
+
+
+def _wanted(token: NumberToken, value: str) -> tuple[str, ...]:
+    """Keys that ground a draft reading: a plain-space run "2 145" is read as 2145
+    and grounded by 2145 in any unambiguous form or by the same run; so is a run
+    grouped by another space ("85 000" with a no-break space)."""
+    if token.ambiguous or _TYPOGRAPHIC_PAIR.match(token.text):
+        return (value, "~" + value)
+    return (value,)
+
+
+# --- units ------------------------------------------------------------------------
+
+Reading = tuple[str, "str | None"]  # (value, unit): see guards.units
+
+_CLOCK_AFTER = re.compile(
+    r"(?:[.:h][0-5][0-9])?[^\S\n]?(?:(?P<ap>[ap])\.?m\b\.?|uhr\b)|:[0-5][0-9](?![0-9])|h[0-5][0-9]\b",
+    re.IGNORECASE,
+)
+_CLOCK_BEFORE = re.compile(r"(?<![0-9.,])[0-9]{1,2}[:h.]$")
+_RANGE_NEXT = re.compile(
+    r"[^\S\n]*(?:to|and|or|-|\u2013|bis|à|et|y|e|tot|en)[^\S\n]*[£€$]?[0-9][0-9.,]*(?:[.,][0-9]+)?",
+    re.IGNORECASE,
+)
+_RANGE_PREV = re.compile(
+    r"(?<![0-9.,])[0-9][0-9.,]*(?P<n>)(?:%|[^\S\n]?[^\W\d_]+)?[^\S\n]+"
+    r"(?:to|and|-|\u2013|bis|à|et|y|e|tot|en)[^\S\n]*$",
+    re.IGNORECASE,
+)
+_WORD_NEXT = re.compile(r"[^\S\n]*[^\W\d_]")
+
+
+def _readings(token: NumberToken, text: str) -> list[Reading]:
+    """What a number may be, as (value, unit) (see guards.units): one reading, or
+    several for an ambiguous form ("46m": 46 million or 46 metres; "10pm": 22)."""
+    value = token.value
+    if value.startswith("words:"):
+        return [(value, None)]
+    digit_at = token.start + next((i for i, c in enumerate(token.text) if c.isdigit()), 0)
+    clock = _clock(token, text, digit_at)
+    if clock:
+        return clock
+    currency = currency_before(text, digit_at)
+    glued_m = currency is None and token.text[-1:] in "mM" and token.text[-2:-1].isdigit()
+    unit = "cur:" + currency if currency else unit_after(text, token.end, glued_m)
+    if unit is None and not glued_m:
+        unit = _range_unit(token, text)
+    if glued_m and unit is None:  # 46m: 46 million (a count or a sum) or 46 metres
+        metres = format_value(_decimal(value).scaleb(-6))
+        return [(value, "scaled"), (metres, "len:m")]
+    return [(value, kind(text, token.start, unit))]
+
+
+def _clock(token: NumberToken, text: str, digit_at: int) -> list[Reading]:
+    """The readings of the hour or minute of a clock time (10.30am, 22h30, 10:30,
+    10.30 Uhr): the hour as on a 24-hour clock (10pm may be written 22:00)."""
+    after = _CLOCK_AFTER.match(text, token.end)
+    if token.text.isdigit() and len(token.text) == 2 and _CLOCK_BEFORE.search(text, 0, digit_at):
+        if text[digit_at - 1] != "." or _ampm_after(text, token.end):
+            return [(token.value, "clock:min")]
+    if after and token.text.isdigit() and int(token.value) <= 24:
+        hour = int(token.value)
+        if after.group("ap") and after.group("ap").lower() == "p" and hour < 12:
+            return [(str(hour + 12), "clock"), (token.value, "clock")]
+        return [(token.value, "clock")]
+    return []
+
+
+def _ampm_after(text: str, end: int) -> bool:
+    return bool(re.match(r"[^\S\n]?(?:[ap]\.?m\b|uhr\b)", text[end : end + 6], re.IGNORECASE))
+
+
+def _range_unit(token: NumberToken, text: str) -> str | None:
+    """The unit a number shares with the other end of its range: "between 12 and
+    17 per cent" (12 is a percentage), "31 votes to 17" (17 is a count of votes)."""
+    nxt = _RANGE_NEXT.match(text, token.end)
+    if nxt:
+        return unit_after(text, nxt.end())
+    if _WORD_NEXT.match(text, token.end):
+        return None  # "4% and 17 were": 17 says what it is (or not), it does not inherit
+    prev = _RANGE_PREV.search(text, max(0, token.start - 40), token.start)
+    if prev:
+        return unit_after(text, prev.start("n"))
+    return None
 
 
 class _Undecorated(NumberToken):
@@ -531,48 +782,83 @@ def _significant(value: str) -> str:
     return value.lstrip("~-").replace(".", "").strip("0")
 
 
-def _source_digits(folded: str, digits: set[str] | None = None) -> Iterator[NumberToken]:
+def _source_digits(
+    folded: str, digits: set[str] | None = None, lang: str | None = None
+) -> Iterator[NumberToken]:
     """The source's numbers in digits, lazily; an ambiguous run also as its parts.
     With `digits`, a token whose significant digits are not among them is given
     undecorated (its sign and scale cannot make it match: reading them is the
     costly part of a long source)."""
-    for raw in _raw_tokens(folded):
+    for raw in _raw_tokens(folded, lang):
         if digits is None or raw.ambiguous or _significant(raw.value) in digits:
-            yield _decorate(raw, folded)
+            yield _decorate(raw, folded, lang)
         else:
             yield _Undecorated(*raw)
         if raw.ambiguous:
-            yield from _split_ambiguous(raw, folded)
+            yield from _split_ambiguous(raw, folded, lang)
 
 
-def _index(folded: str, wanted: set[str], seen: list[NumberToken]) -> dict[str, NumberToken]:
-    """Where the source first writes each wanted key. Reading stops once every
-    wanted key is found: a faithful draft's numbers are usually near the top.
-    Numbers in words are read only when the digits did not ground them all.
-    `seen` collects the tokens in digits read (all of them when one is missing)."""
-    digits = {_significant(k) for k in wanted}
-    found = _first(_source_digits(folded, digits), wanted, {}, seen)
-    if len(found) < len(wanted):
-        found = _first(_word_numbers(folded), wanted, found, [])
-    return found
+class _Wanted(NamedTuple):
+    index: int  # which checked draft number
+    unit: str | None
 
 
-def _first(
-    tokens: Iterator[NumberToken],
-    wanted: set[str],
-    found: dict[str, NumberToken],
-    seen: list[NumberToken],
-) -> dict[str, NumberToken]:
-    for token in tokens:
+@dataclass
+class _Search:
+    """What the source is searched for: per key, the draft readings it may ground;
+    per draft number, the source token that grounds it, or one with its value in
+    another unit."""
+
+    wanted: dict[str, list[_Wanted]]
+    hits: dict[int, NumberToken]
+    clashes: dict[int, tuple[NumberToken, str | None]]
+    total: int
+
+    def offer(self, token: NumberToken, text: str) -> bool:
+        """Try a source token; True once every draft number is grounded."""
+        readings = None
+        for value in _candidate_values(token):
+            for key in _keys(token, value):
+                if key not in self.wanted:
+                    continue
+                if readings is None:
+                    readings = _readings(token, text)
+                for want in self.wanted[key]:
+                    if want.index in self.hits:
+                        continue
+                    units = [u for v, u in readings if v == value]
+                    if not units:
+                        continue  # "£46m" is money: it has no reading as 46 (metres)
+                    unit = units[0]
+                    if compatible(want.unit, unit):
+                        self.hits[want.index] = token
+                    elif want.index not in self.clashes:
+                        self.clashes[want.index] = (token, unit)
+        return len(self.hits) == self.total
+
+
+def _candidate_values(token: NumberToken) -> tuple[str, ...]:
+    """The values a source token may be read as, before its unit is read: a glued
+    "46m" is also 46 (metres)."""
+    if token.text[-1:] in "mM" and token.text[-2:-1].isdigit():
+        return (token.value, format_value(_decimal(token.value).scaleb(-6)))
+    return (token.value,)
+
+
+def _search_source(folded: str, search: _Search, lang: str | None, seen: list[NumberToken]) -> None:
+    """Read the source until every draft number is grounded. Numbers in words are
+    read only when the digits did not ground them all. `seen` collects the tokens
+    in digits read (all of them when one is missing)."""
+    digits = {_significant(k) for k in search.wanted}
+    for token in _source_digits(folded, digits, lang):
         seen.append(token)
         if type(token) is _Undecorated:
             continue  # none of the wanted digits (see `_source_digits`): it cannot match
-        for key in _keys(token):
-            if key in wanted and key not in found:
-                found[key] = token
-        if len(found) == len(wanted):
-            break
-    return found
+        if search.offer(token, folded):
+            return
+    for token in _word_numbers(folded, lang):
+        if search.offer(token, folded):
+            return
 
 
 @dataclass(frozen=True)
@@ -587,20 +873,38 @@ class NumbersCheck:
         return not self.missing
 
 
-def ground_numbers(passage: str, text: str) -> NumbersCheck:
-    """Ground every checked number of `text` in `passage`, by value, with the
-    rules of `numbers_grounded` (module docstring). Other gates use it to ask
-    whether a claim's numbers are all in the passage that supports it."""
-    checked = [t for t in tokenise(text or "") if is_checked(t)]
+def ground_numbers(passage: str, text: str, language: str | None = None) -> NumbersCheck:
+    """Ground every checked number of `text` in `passage`, by value and unit, with
+    the rules of `numbers_grounded` (module docstring). Other gates use it to ask
+    whether a claim's numbers are all in the passage that supports it.
+    `language` is the passage's (detected from it when None)."""
+    text = text or ""
+    checked: list[NumberToken] = []
+    readings: list[list[Reading]] = []
+    for token in tokenise(text):
+        if not is_checked(token):
+            continue
+        own = _readings(token, text)
+        if own == [("0", "clock:min")]:
+            continue  # the 00 of 10.00am is not a number the source must write
+        checked.append(token)
+        readings.append(own)
     passage = passage or ""
     folded = compat_fold(passage)
-    wanted = {k for t in checked for k in _wanted(t)}
+    wanted: dict[str, list[_Wanted]] = {}
+    for i, (token, own) in enumerate(zip(checked, readings, strict=True)):
+        for value, unit in own:
+            for key in _wanted(token, value):
+                wanted.setdefault(key, []).append(_Wanted(i, unit))
+    search = _Search(wanted, {}, {}, len(checked))
     seen: list[NumberToken] = []
-    index = _index(folded.text, wanted, seen) if checked else {}
+    if checked:
+        lang = language or detect_language(folded.text)
+        _search_source(folded.text, search, lang, seen)
     evidence: list[dict[str, Any]] = []
     missing: list[str] = []
-    for token in checked:
-        hit = next((index[k] for k in _wanted(token) if k in index), None)
+    for i, token in enumerate(checked):
+        hit = search.hits.get(i)
         entry: dict[str, Any] = {
             "number": token.text,
             "value": token.value,
@@ -609,13 +913,31 @@ def ground_numbers(passage: str, text: str) -> NumbersCheck:
             "source_span": None,
             "source_text": None,
         }
+        unit = readings[i][0][1]
+        if unit is not None and len(readings[i]) == 1:
+            entry["unit"] = describe(unit)
         if hit is not None:
             start, end = folded.span(hit.start, hit.end)
             entry |= {"source_span": [start, end], "source_text": passage[start:end]}
         else:
             entry["closest_in_source"] = _closest(token, seen, folded, passage)
-            if token.text not in missing:
-                missing.append(token.text)
+            written = token.text
+            clash = search.clashes.get(i)
+            if clash is not None:
+                start, end = folded.span(clash[0].start, clash[0].end)
+                if start and unicodedata.category(passage[start - 1]) == "Sc":
+                    start -= 1  # show the currency: £48m
+                entry["unit_mismatch"] = {
+                    "number": passage[start:end],
+                    "unit": describe(clash[1]),
+                    "source_span": [start, end],
+                }
+                written = (
+                    f"{token.text} (unit: {describe(unit)}; the source has "
+                    f"{passage[start:end]}, {describe(clash[1])})"
+                )
+            if written not in missing:
+                missing.append(written)
         evidence.append(entry)
     return NumbersCheck(evidence, missing)
 
@@ -646,9 +968,13 @@ def _closest(
     return {"number": passage[start:end], "value": hit.value, "source_span": [start, end]}
 
 
-def numbers_grounded(source: str, url: str | None, draft: str) -> Verdict:
-    """Fail when the draft writes a number (two or more digits) the source does not."""
-    check = ground_numbers(source or "", draft or "")
+def numbers_grounded(
+    source: str, url: str | None, draft: str, *, language: str | None = None
+) -> Verdict:
+    """Fail when the draft writes a number (two or more digits) the source does not,
+    or writes it with another unit (see guards.units). `language` is the source's
+    (from the page or the feed); detected from the source text when None."""
+    check = ground_numbers(source or "", draft or "", language)
     evidence, missing = check.evidence, check.missing
     if not evidence:
         return Verdict(GATE, True, "no numbers of two or more digits in the draft", evidence)

@@ -193,7 +193,14 @@ _DEFAULT_IGNORABLE = [
     (0x2065, 0x2065), (0x3164, 0x3164), (0xFE00, 0xFE0F), (0xFFA0, 0xFFA0),
     (0xFFF0, 0xFFF8), (0xE0000, 0xE0FFF),
 ]  # fmt: skip
-_KEEP = frozenset("\u00a0\u2007\u2009\u202f")
+# Vulgar fractions are kept too: NFKC writes "2½" as "21⁄2", which reads 21
+# (the numbers gate reads ½ ¼ ¾ ⅓ ... itself).
+VULGAR_FRACTIONS = {
+    "\u00bd": "5", "\u00bc": "25", "\u00be": "75", "\u215b": "125", "\u215c": "375",
+    "\u215d": "625", "\u215e": "875", "\u2155": "2", "\u2156": "4", "\u2157": "6",
+    "\u2158": "8",
+}  # fmt: skip
+_KEEP = frozenset("\u00a0\u2007\u2009\u202f") | frozenset(VULGAR_FRACTIONS)
 _NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")
 
 

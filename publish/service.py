@@ -37,7 +37,7 @@ from guards.registry import CHECK_GATES, DRAFT_GATES, SOURCE_GATES, GateResult, 
 from publish import evidence
 from publish.payload import Publication, retraction, source_digest
 from publish.targets import DELIVERED, FAILED, Event, Sent, Target
-from store import locks
+from store import approvals, locks
 from store import status as st
 from store.db import session_scope
 from store.deliveries import PENDING, PUBLISH, RETRACT
@@ -184,6 +184,10 @@ class Publisher:
             ).scalar_one_or_none()
             if item is None or item.status != st.APPROVED:
                 return None
+            changed = approvals.refusal(session, item_id, item.headline, item.summary)
+            if changed:
+                report.blocked.append((item_id, changed))
+                return None
             results = self.recheck(item)
             failing = [r for r in results if r.hard_fail]
             if failing:
@@ -280,6 +284,10 @@ class Publisher:
                 self._send(target, events, kind, report)
 
     def _send(self, target: Target, events: list[Event], kind: str, report: PublishReport) -> None:
+        if kind == PUBLISH:
+            events = self._approved_text_only(events, target.name, report)
+            if not events:
+                return
         if getattr(target, "window", None):
             self._send_whole(target, events, kind, report)
             return
@@ -342,6 +350,31 @@ class Publisher:
             what = str(event.item_id) if event else "none (a rebuild)"
             log.exception("publish target %s failed on item(s) %s", target.name, what)
             return Sent("retry", f"{type(exc).__name__}: {exc}"[:300])
+
+    def _approved_text_only(
+        self, events: list[Event], target: str, report: PublishReport
+    ) -> list[Event]:
+        """The events whose payload carries the text the editor approved (its hash is
+        in the approval's audit event, store/approvals.py); the others are recorded
+        as failed, never sent."""
+        with Session(self.engine) as session:
+            refused = {
+                e.item_id: why
+                for e in events
+                if (
+                    why := approvals.refusal(
+                        session, e.item_id, e.payload.get("headline"), e.payload.get("summary")
+                    )
+                )
+            }
+        if refused:
+            with session_scope(self.engine) as session:
+                for e in events:
+                    if e.item_id in refused:
+                        log.error("publish refused: %s", refused[e.item_id])
+                        sent = Sent(FAILED, refused[e.item_id])
+                        self._record(session, [e], PUBLISH, target, sent, report)
+        return [e for e in events if e.item_id not in refused]
 
     def _claim(self, item_ids: list[int], kind: str, target: str) -> list[Event]:
         """Take the items' pending rows for a while (a lease, and a token that the

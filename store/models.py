@@ -139,7 +139,7 @@ class Item(SQLModel, table=True):
     # The run working on a `new` item and until when (store/claims.py).
     claimed_by: int | None = None
     claim_until: datetime | None = _ts(nullable=True)
-    # The editor a draft is assigned to (review_ui/bulk.py; audited), or None.
+    # The editor a draft is assigned to (review_ui/desk/bulk.py; audited), or None.
     assigned_to: str | None = Field(default=None, index=True)
     # MinHash of the source's shingles (store/duplicates.py), set when it became a draft.
     dup_signature: bytes | None = Field(

@@ -16,7 +16,7 @@ from sqlalchemy import update
 from sqlalchemy.orm.attributes import set_committed_value
 from sqlmodel import Session
 
-from store import audit_chain, deliveries, duplicates, locks
+from store import approvals, audit_chain, deliveries, duplicates, locks
 from store.changes import ItemChanges
 from store.discard_kinds import OTHER, check_kind
 from store.models import AuditEvent, Item, utcnow
@@ -169,6 +169,13 @@ def move(
     values.update(status=to_status, version=version + 1, updated_at=now)
     if (from_status, to_status) in DECISIONS:
         values.update(decided_by=actor.removeprefix("editor:"), decided_at=now)
+    if (from_status, to_status) == (DRAFT, APPROVED):
+        # The exact text approved, and its version (store/approvals.py): the
+        # compare-and-set below proves the row still holds this version's text.
+        text = {"headline": item.headline, "summary": item.summary} | columns
+        details = (details or {}) | approvals.approval_details(
+            text["headline"], text["summary"], version + 1
+        )
     elif (from_status, to_status) in REOPENS:
         values.update(decided_by=None, decided_at=None)
     if (from_status, to_status) == (APPROVED, DRAFT):

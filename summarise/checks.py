@@ -226,18 +226,6 @@ class RecordedChecker:
         )
 
 
-def make_checker(settings: CheckSettings, env: Mapping[str, str], **client_options: Any) -> Checker:
-    """The checker `[checks]` asks for: Anthropic with a key, else none (not run)."""
-    if settings.backend == "off":
-        return NoChecker("off in config.toml")
-    key = (env.get("ANTHROPIC_API_KEY") or "").strip()
-    if not key:
-        return NoChecker("no model")
-    from summarise.anthropic_checker import AnthropicChecker
-
-    return AnthropicChecker(settings, api_key=key, **client_options)
-
-
 __all__ = [
     "FAILED",
     "NOT_RUN",
@@ -249,7 +237,6 @@ __all__ = [
     "Checker",
     "NoChecker",
     "RecordedChecker",
-    "make_checker",
     "parse_check",
     "parse_check_input",
 ]

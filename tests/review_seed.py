@@ -26,7 +26,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from copydesk.config import Settings
-from copydesk.pipeline import Pipeline
+from copydesk.services.pipeline import Pipeline
 from ingest.fetch import Fetcher
 from ingest.urls import canonical_url
 from store import status

@@ -24,9 +24,9 @@ from summarise.checks import (
     CheckOutcome,
     CheckSettings,
     RecordedChecker,
-    make_checker,
     parse_check_input,
 )
+from summarise.factory import make_checker
 from tests import anthropic_fake as fake_api
 from tests.anthropic_fake import TIMEOUT, FakeAnthropic, Reply
 

@@ -34,7 +34,8 @@ CASES = [
     ("a levy of 12 per cent", "a levy of \u2460\u2461 per cent", True, "circled digits are 12"),
     ("a levy of 21 per cent", "a levy of \u2460\u2461 per cent", False, "and 12 is not 21"),
     # --- scale words are part of the value
-    ("a budget of 1.2 billion kronor", "a $1.2bn budget", True, "1.2bn = 1.2 billion"),
+    ("a budget of 1.2 billion kronor", "a budget of 1.2bn kronor", True, "1.2bn = 1.2 billion"),
+    ("a budget of 1.2 billion kronor", "a $1.2bn budget", False, "kronor are not dollars"),
     ("a budget of $1,200m", "a $1.2bn budget", True, "1,200m = 1.2bn"),
     ("a budget of 1.2 million kronor", "a $1.2bn budget", False, "a 1,000-fold error"),
     ("a budget of 1.2 million kronor", "a budget of 1,200,000 kronor", True, "same value"),

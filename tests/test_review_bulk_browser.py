@@ -18,7 +18,7 @@ from sqlalchemy import select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from review_ui.decisions import Reviewer, approve, reject
+from review_ui.desk.decisions import Reviewer, approve, reject
 from store.db import open_store, session_scope
 from store.models import AuditEvent, Item
 from tests.browser import Server, chromium, said, serve, signed_in_page

@@ -19,6 +19,7 @@ from sqlalchemy import func, select, text
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
+from store import approvals
 from store import status as st
 from store.db import open_store, session_scope
 from store.models import AuditEvent, Item
@@ -223,7 +224,12 @@ def test_legal_move_writes_exactly_one_audit_event(
     event = events_after[-1]
     assert (event["actor"], event["from_status"], event["to_status"]) == (actor, *pair)
     assert event["reason"] == reason
-    assert event["details"] == {"case": "table"}
+    if pair == ("draft", "approved"):  # the text approved, and its version (issue 26)
+        assert event["details"] == {"case": "table"} | approvals.approval_details(
+            item_after["headline"], item_after["summary"], item_after["version"]
+        )
+    else:
+        assert event["details"] == {"case": "table"}
     assert utc(event["at"]) == utc(item_after["updated_at"])
 
     if pair in DECISIONS:

@@ -176,7 +176,7 @@ class Publisher:
 
     def _prepare_once(self, item_id: int, report: PublishReport) -> dict[str, Any] | None:
         """Under the item's lock (as a take-back takes it): the rows are written, and
-        any row not tried yet gets the payload of the text as it is now."""
+        a row not tried yet that an earlier approval left gets the current payload."""
         with session_scope(self.engine) as session:
             locks.write_transaction(session)
             item = session.execute(
@@ -203,7 +203,7 @@ class Publisher:
             }
             for target in self.targets:
                 row = existing.get(target.name)
-                if row is not None and row.state == PENDING and not row.attempts:
+                if row is not None and _from_an_earlier_approval(row, payload):
                     row.payload = payload  # untried: built again from the current text
                 if target.name not in existing:
                     session.add(
@@ -577,6 +577,15 @@ class Publisher:
                 )
             )
         return not left
+
+
+def _from_an_earlier_approval(row: Delivery, payload: dict[str, Any]) -> bool:
+    """An untried row built for an earlier approval of the item (taken back since,
+    edited, approved again) gets the payload of the current one. A row of this
+    approval is left as it is: if its text was changed behind the status machine,
+    the approval check refuses it at sending (store/approvals.py)."""
+    untried = row.state == PENDING and not row.attempts
+    return untried and (row.payload or {}).get("approved_at") != payload.get("approved_at")
 
 
 def retract(engine: Engine, item_id: int, *, editor: str, reason: str) -> list[str]:

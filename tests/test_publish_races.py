@@ -205,8 +205,10 @@ def test_a_take_back_during_preparation_leaves_no_old_text_to_ship(world, monkey
 
 
 def test_an_untried_payload_is_rebuilt_from_the_current_text(world) -> None:  # type: ignore[no-untyped-def]
-    """A pending row nobody tried yet carries whatever text it was built from (an
-    older copydesk, a crossing): publishing builds it again from the item as it is."""
+    """A pending row nobody tried yet, left by an earlier approval (an older copydesk,
+    a crossing), carries that approval's text: publishing builds it again from the
+    item as it is. (A row of the current approval whose text was changed behind the
+    status machine is refused instead: tests/test_approved_text.py.)"""
     folder, engine = world
     [item_id] = approve(engine, 1)
     pub = publisher(engine, folder)
@@ -215,7 +217,14 @@ def test_an_untried_payload_is_rebuilt_from_the_current_text(world) -> None:  # 
         session.execute(
             update(Delivery)
             .where(Delivery.item_id == item_id)
-            .values(payload={"id": "stale", "event": "published", "summary": "Old text."})
+            .values(
+                payload={
+                    "id": "stale",
+                    "event": "published",
+                    "summary": "Old text.",
+                    "approved_at": "2026-01-02T03:04:05Z",
+                }
+            )
         )
         current = session.get(Item, item_id).summary
     publisher(engine, folder).publish()

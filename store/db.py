@@ -275,8 +275,9 @@ RUNTIME_TABLE_RIGHTS = {
     "notes": "SELECT, INSERT",
     "alembic_version": "SELECT",
     "runtime_roles": "SELECT",
+    "installation": "SELECT",
 }
-WORKER, REVIEW = "worker", "review"  # runtime_roles.kind (migration 0012)
+WORKER, REVIEW = "worker", "review"  # runtime_roles.kind (migration 0013)
 
 
 def migrate_as_owner(
@@ -288,7 +289,7 @@ def migrate_as_owner(
 
     With `review_role` (the review server's role, PostgreSQL), the runtime role is
     registered as the workers' role: the database refuses its decisions and its
-    changes to approved text (migration 0012), and `review_role` gets the same
+    changes to approved text (migration 0013), and `review_role` gets the same
     table rights and may decide. Without it, a runtime role not registered yet
     may decide (one role for workers and review server, as before)."""
     engine = make_engine(owner_url)

@@ -1,7 +1,7 @@
-"""0012_runtime_roles: a database made at the revision before it, with items and their
-audit events in it, upgrades to one with the runtime_roles registry; the items and
-events are untouched and the status machine still moves them (on PostgreSQL the
-owner, who migrated, may decide)."""
+"""0012_publish_fence: a database made at the revision before it, with an item and
+its delivery rows in it, upgrades to one whose deliveries keep every value (no claim
+token, no retry time) and which has exactly one installation id; a second database
+gets a different one."""
 
 from __future__ import annotations
 
@@ -10,34 +10,54 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import text
 from sqlmodel import Session, select
 
-from store import audit_chain
-from store import status as st
-from store.db import alembic_config, make_engine, migrate, role_kinds, session_scope
-from store.models import AuditEvent, Item
+from store.db import alembic_config, make_engine, migrate
+from store.models import Delivery, Installation, Item
 
-REVISION = "0012_runtime_roles"
+REVISION = "0012_publish_fence"
 
 
-def test_upgrade_adds_the_registry_and_keeps_items(db_url: str) -> None:
-    engine = make_engine(db_url)
+def _at_previous_head(url: str):  # type: ignore[no-untyped-def]
+    engine = make_engine(url)
     config = alembic_config(engine)
     previous = ScriptDirectory.from_config(config).get_revision(REVISION).down_revision
     assert isinstance(previous, str)
     command.upgrade(config, previous)
-    with session_scope(engine) as session:
-        item = Item(dedup_key="https://x.example.test/1", headline="Harrowby ferry fares rise")
-        st.create(session, item, actor="run:1", reason="found in a feed")
-        st.move(session, item, st.DRAFT, actor="run:1", changes={"summary": "Fares rose."})
+    return engine
+
+
+def test_upgrade_keeps_deliveries_and_makes_one_installation_id(db_url: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    engine = _at_previous_head(db_url)
+    with engine.begin() as conn:
+        conn.execute(
+            text(
+                "INSERT INTO items (dedup_key, status, version, attempts, recorded_reply, "
+                "headline, seen_at, created_at, updated_at) VALUES ('https://x.example.test/1', "
+                "'approved', 4, 0, false, 'Harrowby ferry fares rise', CURRENT_TIMESTAMP, "
+                "CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)"
+            )
+        )
+        conn.execute(
+            text(
+                "INSERT INTO deliveries (item_id, target, kind, state, idempotency_key, "
+                "attempts, payload, created_at, updated_at) SELECT id, 'webhook', 'publish', "
+                "'pending', 'copydesk-item-1-publish-webhook', 2, '{\"summary\": \"Fares up.\"}', "
+                "CURRENT_TIMESTAMP, CURRENT_TIMESTAMP FROM items"
+            )
+        )
     migrate(engine)
-    with engine.connect() as conn:
-        assert conn.execute(text("SELECT count(*) FROM runtime_roles")).scalar() == 0
-    assert role_kinds(engine) == {}
-    with session_scope(engine) as session:
-        (item,) = session.exec(select(Item)).all()
-        assert (item.status, item.version, item.summary) == ("draft", 1, "Fares rose.")
-        st.move(session, item, st.APPROVED, actor="editor:ann")
     with Session(engine) as session:
-        moves = [e.to_status for e in session.exec(select(AuditEvent).order_by(AuditEvent.id))]
-    assert moves == ["new", "draft", "approved"]
-    assert audit_chain.verify(engine).ok
+        (item,) = session.exec(select(Item)).all()
+        assert (item.status, item.version) == ("approved", 4)
+        (row,) = session.exec(select(Delivery)).all()
+        assert (row.state, row.attempts, row.payload) == ("pending", 2, {"summary": "Fares up."})
+        assert (row.claim_token, row.next_attempt_at) == (None, None)
+        (installation,) = session.exec(select(Installation)).all()
+        assert len(installation.installation_id) == 32
     engine.dispose()
+    other = make_engine(f"sqlite:///{tmp_path / 'other.db'}")
+    migrate(other)
+    with Session(other) as session:
+        assert session.exec(select(Installation)).one().installation_id != (
+            installation.installation_id
+        )
+    other.dispose()

@@ -1,5 +1,5 @@
 """Least privilege on PostgreSQL (issue 26): the workers and the review server run as
-different roles, and the database itself (migration 0012's triggers) refuses the
+different roles, and the database itself (migration 0013's triggers) refuses the
 workers' role an editor's decision and any change to approved text, whatever SQL
 it sends with the credentials every cron worker holds.
 
@@ -209,16 +209,16 @@ def test_one_runtime_role_without_a_review_role_may_still_decide(
         owner.dispose()
 
 
-def test_upgrade_from_0011_keeps_the_runtime_role_deciding_until_split(
+def test_upgrade_from_0012_keeps_the_runtime_role_deciding_until_split(
     pg_url: str, pg_runtime_url: str, pg_review_url: str
 ) -> None:
-    """A database at 0011 with a runtime role that had rights and data: after the
+    """A database at 0012 with a runtime role that had rights and data: after the
     upgrade the role is registered as review (nothing breaks), the data is as it
     was; `migrate --review-role` then makes it the workers' role."""
     owner = make_engine(pg_url)
     runtime = make_engine(pg_runtime_url)
     try:
-        command.upgrade(alembic_config(owner), "0011_minhash_own")
+        command.upgrade(alembic_config(owner), "0012_publish_fence")
         grant_runtime_rights(owner, role(pg_runtime_url))
         first = new_draft(runtime)
         second = new_draft(runtime)

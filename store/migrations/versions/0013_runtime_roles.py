@@ -1,7 +1,7 @@
 """runtime roles: workers cannot decide (PostgreSQL)
 
-Revision ID: 0012_runtime_roles
-Revises: 0011_minhash_own
+Revision ID: 0013_runtime_roles
+Revises: 0012_publish_fence
 Create Date: 2026-12-03
 
 - runtime_roles (role_name, kind "worker" or "review"): which database role the
@@ -31,8 +31,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0012_runtime_roles"
-down_revision = "0011_minhash_own"
+revision = "0013_runtime_roles"
+down_revision = "0012_publish_fence"
 branch_labels = None
 depends_on = None
 

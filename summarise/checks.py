@@ -56,6 +56,7 @@ class CheckSettings(BaseModel):
     max_tokens: int = Field(default=8192, gt=0)
     max_retries: int = Field(default=2, ge=0, le=10)
     timeout_seconds: float = Field(default=120, gt=0)
+    retry_after_cap_seconds: float = Field(default=60, ge=0)  # longer waits: retried later
     # true: a draft whose checks did not run cannot be approved; false (default):
     # the editor may approve it and sees a warning, because a person is reading it.
     require: bool = False

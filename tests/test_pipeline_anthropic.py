@@ -255,4 +255,4 @@ def test_a_request_shape_error_stops_the_run_after_one_call_and_keeps_the_backlo
         statuses = [i.status for i in session.exec(select(Item))]
         run = session.exec(select(Run)).one()
     assert len(statuses) == 8 and set(statuses) == {"new"}
-    assert run.exit_status == 3 and "shape" in run.error
+    assert run.exit_status == 3 and "rejected the request" in run.error

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from copydesk.cli import app
-from copydesk.cli.exits import codes
+from copydesk.cli.exits import SPECIFIC, codes
 from docs import gen_cli
 
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -71,6 +71,7 @@ def test_a_missing_row_or_a_wrong_code_is_caught():
 
 @pytest.mark.parametrize("name", commands())
 def test_help_ends_with_every_exit_code(name):
+    assert name in SPECIFIC, f"add {name!r} and its exit codes to copydesk/cli/exits.py"
     done = CliRunner().invoke(app, [*name.split(), "--help"], terminal_width=400)
     assert done.exit_code == 0, done.output
     epilog = " ".join(done.output.split("Exit codes:")[1].split())

@@ -48,6 +48,10 @@ COMMAND_ARGS: dict[str, list[str]] = {
     "replay": [],
     "feeds add": ["https://news.example.test/feed.xml"],
     "feeds list": [],
+    "feeds rename": ["wire", "agency"],
+    "feeds disable": ["wire"],
+    "feeds enable": ["wire"],
+    "feeds remove": ["wire"],
     "editor add": ["bea", "--password-stdin"],
     "editor password": ["ann", "--password-stdin"],
     "editor list": [],
@@ -87,6 +91,10 @@ NOT_AFFECTED |= {
     )
 }
 NOT_AFFECTED[("retract", "sqlite-read-only")] = 1  # no item 1 to retract: found before writing
+# No feed "wire" to change: found before writing.
+NOT_AFFECTED |= {
+    (f"feeds {verb}", "sqlite-read-only"): 1 for verb in ("rename", "disable", "enable", "remove")
+}
 
 
 def all_commands() -> list[str]:

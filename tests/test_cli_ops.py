@@ -115,24 +115,6 @@ def test_a_run_says_which_database_and_backend_it_uses(tmp_path):
     assert str(tmp_path / "desk.db") in first and "extractive" in first
 
 
-@pytest.mark.parametrize(
-    "args",
-    [["run"], ["feeds", "list"], ["stats"], ["editor", "list"], ["audit", "--verify"], ["review"]],
-    ids=lambda args: "-".join(args),
-)
-def test_a_mistyped_database_path_is_exit_3_naming_it(tmp_path, args):
-    env = make_desk(tmp_path, init=False)
-    env["COPYDESK_DATABASE_URL"] = f"sqlite:///{tmp_path}/dsek.db"
-    done = run(args, tmp_path, env=env)
-    assert done.returncode == 3, done.stderr
-    (line,) = done.stderr.splitlines()
-    assert f"{tmp_path}/dsek.db does not exist" in line
-    assert "relative to the folder of config.toml" in line and "copydesk init" in line
-    assert not (tmp_path / "dsek.db").exists()
-    made = run(["init"], tmp_path, env=env)
-    assert made.returncode == 0 and (tmp_path / "dsek.db").exists()
-
-
 def test_anthropic_backend_without_a_key_is_exit_3(tmp_path):
     env = make_desk(tmp_path, backend="anthropic")
     env.pop("ANTHROPIC_API_KEY", None)

@@ -85,9 +85,9 @@ def load(cli: typer.Context) -> Settings:
         fail(str(exc))
 
 
-def connect(settings: Settings, *, create: bool = False) -> Engine:
-    """The store, up to date. Creates no database unless `create` (the demo's fresh
-    one): a mistyped path is exit 3 naming it; `init` and `migrate` make one."""
+def connect(settings: Settings, *, create: bool = True) -> Engine:
+    """The store, up to date. With `create=False` a database that does not exist is
+    exit 3 naming it (a mistyped path), not a new empty one."""
     try:
         engine = open_store(settings.database.url, create=create)
     except StoreError as exc:

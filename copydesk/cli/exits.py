@@ -18,10 +18,7 @@ EXIT_USAGE = 2
 EXIT_UNABLE = 3  # the command could not do its job: bad config, database unreachable
 
 USAGE = "bad usage (an unknown option, a missing or malformed argument)"
-UNABLE = (
-    "could not work: bad configuration; the database missing (a mistyped path), "
-    "unreachable or behind (copydesk migrate)"
-)
+UNABLE = "could not work: bad configuration; the database unreachable or behind (copydesk migrate)"
 
 # Command path -> what 0 and 1 mean for it, and what else can make it exit 3;
 # every command can also exit 2 and 3 (`codes`).

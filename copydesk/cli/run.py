@@ -59,8 +59,7 @@ def init(cli: typer.Context) -> None:
     schema), migrates as that role and grants the role of the database URL (the
     runtime role) only what it needs: no ownership, and only SELECT and INSERT on
     the audit log. Without it, migrates with the database URL; other commands also
-    bring an existing schema up to date on first use when their role may, and never
-    create one."""
+    bring an existing schema up to date on first use when their role may."""
     settings = cx.load(cli)
     owner_url = os.environ.get(MIGRATE_URL_ENV) or settings.database.url
     try:

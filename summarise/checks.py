@@ -37,7 +37,15 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
 
-from guards.checks import FAILED, NOT_RUN, RAN, CheckReply, Claim, SentenceJudgement
+from guards.checks import (
+    FAILED,
+    NOT_RUN,
+    RAN,
+    CheckReply,
+    Claim,
+    SentenceJudgement,
+    single_call,
+)
 from summarise import prompt, reply
 from summarise.base import Article, BackendUnavailable, CallRecord
 
@@ -56,6 +64,7 @@ class CheckSettings(BaseModel):
     max_tokens: int = Field(default=8192, gt=0)
     max_retries: int = Field(default=2, ge=0, le=10)
     timeout_seconds: float = Field(default=120, gt=0)
+    retry_after_cap_seconds: float = Field(default=60, ge=0)  # longer waits: retried later
     # true: a draft whose checks did not run cannot be approved; false (default):
     # the editor may approve it and sees a warning, because a person is reading it.
     require: bool = False
@@ -135,10 +144,16 @@ def parse_check_input(value: Any) -> CheckReply:
 
 
 def parse_check(response: Any) -> CheckReply:
-    """The check in a Messages API reply: the last `record_checks` call, else the
-    last JSON object in the text that has claims and sentences."""
+    """The check in a Messages API reply: its one `record_checks` call, else the
+    last JSON object in the text that has claims and sentences. Two calls of the
+    tool fail closed (`guards.checks.single_call`): which answer counts is not
+    the model's to choose."""
     blocks = reply.content_blocks(response)
     tool = prompt.CHECK_TOOL_NAME
+    calls = [str(b.get("name")) for b in blocks if b.get("type") == "tool_use"]
+    twice = single_call(calls, tool)
+    if twice:
+        raise CheckReplyError(twice, "schema")
     inputs = [
         b.get("input") for b in blocks if b.get("type") == "tool_use" and b.get("name") == tool
     ]
@@ -153,7 +168,11 @@ def parse_check(response: Any) -> CheckReply:
         ]
     if not inputs:
         raise CheckReplyError(f"the reply has no {tool} call and no check in its text", "unparsed")
-    return parse_check_input(inputs[-1])
+    if len(inputs) > 1:
+        raise CheckReplyError(
+            f"the text holds {len(inputs)} checks; exactly one is accepted", "schema"
+        )
+    return parse_check_input(inputs[0])
 
 
 # --------------------------------------------------------------------------- checkers

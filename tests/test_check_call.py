@@ -97,9 +97,9 @@ def sentence(
 
 
 def clean_check(draft_sentences: list[tuple[str, str]]) -> dict[str, Any]:
-    """Every sentence faithful and every claim supported by its own passage."""
+    """Every sentence faithful and covered by a claim supported by its own passage."""
     return {
-        "claims": [claim(s, p) for s, p in draft_sentences[1:]],
+        "claims": [claim(s, p) for s, p in draft_sentences],  # the headline too
         "sentences": [sentence(s, p) for s, p in draft_sentences],
     }
 
@@ -152,7 +152,9 @@ def test_check_request_shares_the_summary_prefix_and_carries_the_draft() -> None
     [call] = outcome.calls
     assert (call.purpose, call.ok, call.cache_read_tokens) == ("checks", True, 1200)
     assert call.prompt_version == prompt.CHECK_PROMPT_VERSION
-    assert call.prompt_hash == prompt.prompt_hash(prompt.check_purpose("another draft"))
+    assert call.prompt_hash == prompt.prompt_hash(
+        prompt.check_purpose("another draft"), strict=True
+    )
     assert call.cost_usd == pytest.approx((1500 * 1.0 + 900 * 5.0 + 1200 * 0.1) / 1e6)
     results = by_gate(run_checks(SOURCE, DRAFT, outcome.reply, modes={}))
     assert results["claims_supported"].verdict.passed
@@ -234,7 +236,7 @@ def test_reversed_claim_the_model_calls_supported_is_still_caught_by_the_judge()
     s = "The water board has guaranteed funding for the repairs through 2027."
     draft = f"{HEADLINE}\n\n{s}"
     reply = {
-        "claims": [claim(s, P_FUND, supports=True)],
+        "claims": [claim(HEADLINE, P_FUND), claim(s, P_FUND, supports=True)],
         "sentences": [sentence(HEADLINE, P_FUND), sentence(s, P_FUND, "factual", wrong_fact=True)],
     }
     _, results = run(draft, fake_api.check_reply(reply))
@@ -408,7 +410,7 @@ def test_homes_figure_in_another_script_is_grounded() -> None:
     s = "Last year the reservoir supplied \u0661\u0668,\u0664\u0660\u0660 homes."
     draft = f"{HEADLINE}\n\n{s}"
     reply = {
-        "claims": [claim(s, P_HOMES)],
+        "claims": [claim(HEADLINE, P_FUND), claim(s, P_HOMES)],
         "sentences": [sentence(HEADLINE, P_FUND), sentence(s, P_HOMES)],
     }
     _, results = run(draft, fake_api.check_reply(reply))
@@ -437,5 +439,5 @@ def test_recorded_checker_replays_by_canonical_url_and_is_labelled() -> None:
 
 def test_parse_check_input_is_the_documented_format() -> None:
     parsed = parse_check_input(clean_check(BASE))
-    assert [c.claim for c in parsed.claims] == [S_FUND, S_COST]
+    assert [c.claim for c in parsed.claims] == [HEADLINE, S_FUND, S_COST]
     assert parsed.sentences[0].sentence == HEADLINE

@@ -25,6 +25,7 @@ from review_ui.desk.queries import (
     stamp,
 )
 from review_ui.settings import ReviewAppSettings
+from review_ui.views import forms
 from review_ui.views.item_panel import draw_audit_trail, draw_item, draw_verdicts
 from review_ui.views.search import search_box
 from review_ui.views.widgets import flash, plain, show_flash, table
@@ -180,24 +181,20 @@ def _reopen_form(engine: Engine, reviewer: Reviewer) -> None:
     """A rejected item back to the queue, with a reason (audited as rejected -> draft)."""
     with Session(engine) as session:
         rows = decided_page(session, "rejected", page=1)
-        versions = {r.id: session.get(Item, r.id).version for r in rows}  # type: ignore[union-attr]
-    if not rows:
-        return
-    with st.expander("Reopen a rejected item"):
-        with st.form("reopen", clear_on_submit=True):
-            # Item numbers only in the options: widget options parse markdown.
-            item_id = st.selectbox("Item number", list(versions), key="reopen_item")
-            reason = st.text_input("Reason (required)", key="reopen_reason")
-            if st.form_submit_button("Reopen as a draft"):
-                _reopen(engine, reviewer, item_id, versions.get(item_id or -1, -1), reason)
-                st.rerun()
+        items = {
+            r.id: (session.get(Item, r.id).version, f"#{r.id} {r.headline}")  # type: ignore[union-attr]
+            for r in rows
+        }
+    forms.item_form(
+        "reopen",
+        "Reopen a rejected item",
+        items,
+        "Reopen as a draft",
+        lambda item_id, version, reason: _reopen(engine, reviewer, item_id, version, reason),
+    )
 
 
-def _reopen(
-    engine: Engine, reviewer: Reviewer, item_id: int | None, version: int, reason: str
-) -> None:
-    if item_id is None:
-        return
+def _reopen(engine: Engine, reviewer: Reviewer, item_id: int, version: int, reason: str) -> bool:
     with Session(engine) as session:
         label = decisions.item_label(session, item_id)
     try:
@@ -213,3 +210,5 @@ def _reopen(
         flash("error", f"Not reopened: {label}: {exc}")
     else:
         flash("success", f"Reopened {label}: it is back in the queue.")
+        return True
+    return False

@@ -12,6 +12,7 @@ from review_ui.desk import publishing
 from review_ui.desk.decisions import NotAllowed, Reviewer, conflict_message
 from review_ui.desk.queries import decided_page, stamp
 from review_ui.settings import ReviewAppSettings
+from review_ui.views import forms
 from review_ui.views.lists import decided_view
 from review_ui.views.widgets import flash, plain, show_flash, table
 from store.models import Item
@@ -57,32 +58,30 @@ def _publish_now(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer
 def _take_back_form(engine: Engine, reviewer: Reviewer) -> None:
     with Session(engine) as session:
         rows = decided_page(session, "approved", page=1)
-        versions = {r.id: session.get(Item, r.id).version for r in rows}  # type: ignore[union-attr]
-    if not rows:
-        return
-    with st.expander("Take an approval back"):
-        with st.form("take_back", clear_on_submit=True):
-            labels = {r.id: f"#{r.id} {r.headline}" for r in rows}
-            item_id = st.selectbox("Item", list(labels), format_func=lambda i: labels[i])
-            reason = st.text_input("Reason (required)", key="take_back_reason")
-            if st.form_submit_button("Take back to draft"):
-                _take_back(engine, reviewer, item_id, versions.get(item_id, -1), reason)
-                st.rerun()
+        items = {
+            r.id: (session.get(Item, r.id).version, f"#{r.id} {r.headline}")  # type: ignore[union-attr]
+            for r in rows
+        }
+    forms.item_form(
+        "take_back",
+        "Take an approval back",
+        items,
+        "Take back to draft",
+        lambda item_id, version, reason: _take_back(engine, reviewer, item_id, version, reason),
+    )
 
 
-def _take_back(
-    engine: Engine, reviewer: Reviewer, item_id: int | None, version: int, reason: str
-) -> None:
-    if item_id is None:
-        return
+def _take_back(engine: Engine, reviewer: Reviewer, item_id: int, version: int, reason: str) -> bool:
     try:
         publishing.take_back(engine, reviewer, item_id, version, reason)
     except Conflict as exc:
         flash("error", conflict_message(exc))
     except (NotAllowed, IllegalMove, ValueError, LookupError) as exc:
-        flash("error", f"Not taken back: {exc}")
+        flash("error", f"Not taken back: #{item_id}: {exc}")
     else:
-        flash("success", f"Item {item_id} is a draft again.")
+        flash("success", f"Item #{item_id} is a draft again.")
+        return True
+    return False
 
 
 def published_view(engine: Engine, settings: ReviewAppSettings) -> None:

@@ -27,7 +27,7 @@ import sys
 import time
 from pathlib import Path
 
-from copydesk.commands_check import Gates, check_jsonl
+from copydesk.cli.check import Gates, check_jsonl
 from guards.dates import dates_grounded
 from guards.names import names_grounded
 from guards.numbers import numbers_grounded

@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from copydesk.config import Settings  # noqa: E402
-from copydesk.pipeline import Pipeline  # noqa: E402
+from copydesk.services.pipeline import Pipeline  # noqa: E402
 from ingest.fetch import Fetcher  # noqa: E402
 from store.db import open_store  # noqa: E402
 from store.models import Feed  # noqa: E402

@@ -19,7 +19,7 @@ from html import escape
 from pathlib import Path
 
 from copydesk.config import FeedSettings, Settings
-from copydesk.pipeline import Pipeline
+from copydesk.services.pipeline import Pipeline
 from guards.registry import DRAFT_GATES, SOURCE_GATES, run_gates
 from ingest.fetch import Fetcher
 from store.db import open_store

@@ -35,7 +35,7 @@ import sqlalchemy
 from sqlalchemy import func, or_, select
 from sqlmodel import Session
 
-from review_ui.queries import (
+from review_ui.desk.queries import (
     SEARCH_COUNT_CAP,
     QueueFilter,
     next_in_queue,

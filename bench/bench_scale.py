@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from copydesk.config import FeedSettings, Settings  # noqa: E402
-from copydesk.pipeline import COMMIT_BATCH, Pipeline  # noqa: E402
+from copydesk.services.pipeline import COMMIT_BATCH, Pipeline  # noqa: E402
 from ingest.fetch import Fetcher  # noqa: E402
 from store.db import open_store  # noqa: E402
 from summarise.base import Article, Draft  # noqa: E402
@@ -173,7 +173,7 @@ def one_run(settings: Settings, latency: float = LATENCY) -> dict[str, int]:
 def concurrency(articles: int, levels: list[int], batches: list[int]) -> None:
     """Each level once per commit batch size (`pipeline.COMMIT_BATCH`; 1: one
     transaction per item, as before batching), in the same run."""
-    import copydesk.pipeline
+    import copydesk.services.pipeline
 
     server, feed_url = start_server(articles)
     print(f"{articles} articles, scripted model {LATENCY * 1000:.0f} ms per call, SQLite")
@@ -185,7 +185,7 @@ def concurrency(articles: int, levels: list[int], batches: list[int]) -> None:
     try:
         for level in levels:
             for batch in batches:
-                copydesk.pipeline.COMMIT_BATCH = batch
+                copydesk.services.pipeline.COMMIT_BATCH = batch
                 spent[0] = 0.0
                 with tempfile.TemporaryDirectory() as tmp:
                     settings = settings_for(f"sqlite:///{tmp}/b.db", feed_url, level)
@@ -199,7 +199,7 @@ def concurrency(articles: int, levels: list[int], batches: list[int]) -> None:
                 )
     finally:
         server.terminate()
-        copydesk.pipeline.COMMIT_BATCH = COMMIT_BATCH
+        copydesk.services.pipeline.COMMIT_BATCH = COMMIT_BATCH
     print("commit ms: time the run's one writer thread spent committing, per article.")
 
 

@@ -5,7 +5,7 @@
     python evals/verify.py --selftest RUN_DIR [--pack DIR]
 
 Standard library only, and on purpose sharing no code with the scorer
-(`copydesk/evaluation.py`): it reads the pack's TOML files itself (its own copy
+(`copydesk/evaluation/score.py`): it reads the pack's TOML files itself (its own copy
 of every key and evidence string), reads the run log line by line, decides each
 verdict's outcome with its own matching, adds up with its own arithmetic, and
 compares the result with the facts file. Exit 0 when every figure agrees,

@@ -13,14 +13,35 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class AtomTargetSettings(_Section):
+class _FileTarget(_Section):
+    # Permission bits of the written file, as octal digits: the default lets a web
+    # server running as another user read it ("0640" with a shared group, say).
+    file_mode: str = "0644"
+
+    @field_validator("file_mode")
+    @classmethod
+    def _octal(cls, value: str) -> str:
+        try:
+            bits = int(value, 8)
+        except ValueError:
+            bits = -1
+        if not 0 <= bits <= 0o777:
+            raise ValueError(f"file_mode {value!r} is not permission bits in octal, like 0644")
+        return value
+
+    @property
+    def mode(self) -> int:
+        return int(self.file_mode, 8)
+
+
+class AtomTargetSettings(_FileTarget):
     kind: Literal["atom"] = "atom"
     name: str = "atom"
     path: Path = Path("published/feed.xml")
@@ -31,7 +52,7 @@ class AtomTargetSettings(_Section):
     max_entries: int = Field(default=50, ge=1)
 
 
-class JsonlTargetSettings(_Section):
+class JsonlTargetSettings(_FileTarget):
     kind: Literal["jsonl"] = "jsonl"
     name: str = "jsonl"
     path: Path = Path("published/items.jsonl")

@@ -16,7 +16,6 @@ import hmac
 import json
 import logging
 import os
-import tempfile
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -36,6 +35,9 @@ from publish.settings import (
     TargetSettings,
     WebhookTargetSettings,
 )
+from store.files import write_atomically
+
+__all__ = ["write_atomically"]  # the crash tests write the feed the way the target does
 
 log = logging.getLogger("copydesk.publish")
 
@@ -60,43 +62,20 @@ class Event:
     key: str
     payload: dict[str, Any]
     attempt: int = 1  # 1: no earlier attempt can have reached the target
+    claim: str | None = None  # the worker's claim token on the delivery row
 
 
 class Target(Protocol):
     """`send` gets the event and, for a target rebuilt whole (one with a `window`:
     how many recent deliveries to read), every entry it should carry. Such a
     target may also have a `batch`: a publish run then sends up to that many items
-    in one call (`event` is the last of them; `feed` carries them all)."""
+    in one call (`event` is the last of them; `feed` carries them all), and is
+    sent `event=None` to rebuild the file from the delivered rows alone."""
 
     name: str
     kind: str
 
     def send(self, event: Event, feed: list[dict[str, Any]]) -> Sent: ...
-
-
-def fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def write_atomically(path: Path, data: bytes) -> None:
-    """Temporary file in the same folder, fsync, rename: a reader (or a crash) sees
-    the old file or the new one, never half of one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    fsync_dir(path.parent)
 
 
 # --------------------------------------------------------------------------- Atom
@@ -168,10 +147,10 @@ class AtomTarget:
         # not once per item, and every item is in the file at least once.
         self.batch = settings.max_entries
 
-    def send(self, event: Event, feed: list[dict[str, Any]]) -> Sent:
+    def send(self, event: Event | None, feed: list[dict[str, Any]]) -> Sent:
         """`feed` is every entry this target carries, newest state of each item."""
         try:
-            write_atomically(self.settings.path, self.render(feed))
+            write_atomically(self.settings.path, self.render(feed), self.settings.mode)
         except OSError as exc:
             return Sent(RETRY, f"cannot write {self.settings.path}: {exc.strerror or exc}")
         return Sent(DELIVERED, str(self.settings.path))
@@ -233,7 +212,10 @@ class JsonlTarget:
                 return Sent(DELIVERED, f"{path} already had it")
             path.parent.mkdir(parents=True, exist_ok=True)
             line = to_bytes(event.payload) + b"\n"
-            with open(path, "ab") as handle:
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, self.settings.mode)
+            with os.fdopen(fd, "ab") as handle:
+                if not os.fstat(fd).st_size:
+                    os.fchmod(fd, self.settings.mode)  # a new file: file_mode, not the umask
                 # A crash mid-write can leave a partial last line; start after it.
                 if handle.tell() and not _ends_with_newline(path):
                     handle.write(b"\n")

@@ -14,15 +14,15 @@ import streamlit as st
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from review_ui import auth
-from review_ui.highlight import escape_text
-from review_ui.queries import QueueFilter, queue_count
+from review_ui.desk.highlight import escape_text
+from review_ui.desk.queries import QueueFilter, queue_count
 from review_ui.settings import ReviewAppSettings
-from review_ui.views_lists import decided_view, discarded_view
-from review_ui.views_publish import approved_view, published_view, source_changed_view
-from review_ui.views_queue import open_from_link, queue_view, release_claim, sidebar_filters
-from review_ui.views_stats import stats_view
-from review_ui.widgets import plain
+from review_ui.views import auth
+from review_ui.views.lists import decided_view, discarded_view
+from review_ui.views.publish import approved_view, published_view, source_changed_view
+from review_ui.views.queue import open_from_link, queue_view, release_claim, sidebar_filters
+from review_ui.views.stats import stats_view
+from review_ui.views.widgets import plain
 from store.db import StoreError, open_store
 
 VIEWS = ("Queue", "Discarded", "Approved", "Rejected", "Published", "Source changed", "Stats")

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -40,6 +39,7 @@ from sqlalchemy import select, text
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
+from store import files
 from store.models import AuditEvent
 
 GENESIS = "0" * 64  # the "previous hash" of the first event
@@ -148,11 +148,10 @@ def head(engine: Engine) -> Anchor:
 
 
 def write_anchor(path: Path, anchor: Anchor) -> None:
-    """Replace the anchor file in one step (a reader never sees half of it)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    partial.write_text(f"{anchor}\n", encoding="utf-8")
-    os.replace(partial, path)
+    """Replace the anchor file in one step, durably: written to a temporary file,
+    fsynced, renamed over the old one, and the folder fsynced (a reader never sees
+    half of it; a power cut leaves the old anchor or the new one)."""
+    files.write_atomically(path, f"{anchor}\n".encode())
 
 
 def read_anchor(path: Path) -> Anchor | None:

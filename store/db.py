@@ -271,6 +271,7 @@ RUNTIME_TABLE_RIGHTS = {
     "audit_events": "SELECT, INSERT",
     "notes": "SELECT, INSERT",
     "alembic_version": "SELECT",
+    "installation": "SELECT",
 }
 
 

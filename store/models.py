@@ -139,7 +139,7 @@ class Item(SQLModel, table=True):
     # The run working on a `new` item and until when (store/claims.py).
     claimed_by: int | None = None
     claim_until: datetime | None = _ts(nullable=True)
-    # The editor a draft is assigned to (review_ui/bulk.py; audited), or None.
+    # The editor a draft is assigned to (review_ui/desk/bulk.py; audited), or None.
     assigned_to: str | None = Field(default=None, index=True)
     # MinHash of the source's shingles (store/duplicates.py), set when it became a draft.
     dup_signature: bytes | None = Field(
@@ -367,11 +367,28 @@ class Delivery(SQLModel, table=True):
     last_error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     payload: Any = Field(default=None, sa_column=Column(JSON, nullable=True))
     claimed_until: datetime | None = _ts(nullable=True)
+    # The worker's claim: its outcome is recorded only while the row still holds it.
+    claim_token: str | None = None
+    # When a delivery that failed for a passing reason is tried again (None: now).
+    next_attempt_at: datetime | None = _ts(nullable=True)
     delivered_at: datetime | None = _ts(nullable=True)
     created_at: datetime = Field(
         default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
     )
     updated_at: datetime = Field(
+        default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
+    )
+
+
+class Installation(SQLModel, table=True):
+    """One row: this database's id, made with its schema (migration 0012). Published
+    ids and webhook keys carry it, so they are unique across installations."""
+
+    __tablename__ = "installation"
+
+    id: int | None = Field(default=1, primary_key=True)
+    installation_id: str
+    created_at: datetime = Field(
         default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
     )
 

@@ -55,7 +55,7 @@ SQLITE_TABLES = frozenset(
 PG_COLUMN = "search_doc"
 PG_INDEX = "ix_items_search_doc"
 # Migration 0010_story_order: an expression index (the queue's story order), also
-# kept beside the models (review_ui/queries.py `_story_time` writes the expression).
+# kept beside the models (review_ui/desk/queries.py `_story_time` writes the expression).
 STORY_ORDER_INDEX = "ix_items_story_order"
 SOURCE_CHARS = 100_000  # PostgreSQL indexes this much of the source text
 

@@ -9,9 +9,19 @@ starts, and an API answer saying the same stops the run: temperature 0 is
 never silently dropped.
 
 Failures come back in two kinds. `BackendUnavailable` means no item can be
-summarised (bad key, unknown model, temperature refused): the run must stop and
-move no item. `SummaryFailed` is about one item; `transient` says whether a
-later run should try again.
+summarised (bad key, unknown model, temperature refused, the spend cap): the run
+must stop and move no item. `SummaryFailed` is about one item; `transient` says
+whether a later run should try again, `kind` what the failure is about.
+
+Errors are classified by HTTP status, the documented `error.type` and
+`error.details.error_code`, never by the words of the message (docs: "Errors":
+400 invalid_request_error, 401 authentication_error, 402 billing_error, 403
+permission_error, 404 not_found_error, 413 request_too_large, 429
+rate_limit_error, 500 api_error, 529 overloaded_error; the monthly spend cap is a
+429 rate_limit_error whose `error.details.error_code` is
+`enforced_spend_limit_reached`, with no retry-after, and retrying fails until the
+next month). A 400/413/422 is `REJECTED`: whether it is this article's fault or
+every request's is for the caller to tell (other items succeeding, or not).
 
 The SDK retries 429, 529 and 5xx by itself. A client middleware sees each HTTP
 attempt, so each one becomes a `CallRecord`: an auditor sees the 529 that
@@ -22,7 +32,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import threading
 import time
 from collections.abc import Iterator
@@ -35,11 +44,28 @@ import httpx2
 from anthropic import Middleware
 
 from summarise import prompt, reply
-from summarise.base import Article, BackendUnavailable, CallRecord, Draft, SummaryFailed
+from summarise.base import (
+    CONFIG,
+    CONTENT,
+    REJECTED,
+    SPEND_CAP,
+    TRANSIENT,
+    Article,
+    BackendUnavailable,
+    CallRecord,
+    Draft,
+    SummaryFailed,
+)
+from summarise.capabilities import (
+    ModelCapabilities,
+    Price,
+    capabilities,
+    cost_usd,
+    rejects_sampling_parameters,
+)
 from summarise.settings import SummariseSettings
 
 __all__ = ["AnthropicSummariser", "BackendUnavailable", "rejects_sampling_parameters"]
-from summarise.pricing import cost_usd, price_for
 
 log = logging.getLogger(__name__)
 
@@ -47,52 +73,48 @@ API_VERSION = "2023-06-01"  # the last API version that accepts sampling paramet
 DEFAULT_MAX_RETRIES = 2
 MAX_RECORDED_TEXT = 20_000  # a non-JSON response body is kept up to this many characters
 
-# Words an API 400 uses when it refuses a sampling parameter.
-_SAMPLING_WORDS = re.compile(r"\b(temperature|top_p|top_k|sampling)\b", re.IGNORECASE)
-_BILLING_WORDS = re.compile(r"credit balance|billing|spend limit", re.IGNORECASE)
-# Words of a 400/422 that blames the item itself (its length, its content): only
-# these discard the item. Any other rejection is about the request's shape (a
-# field the API no longer accepts, a malformed tool): every item would fail the
-# same way, so the run stops and the backlog waits for a fixed configuration.
-_ITEM_WORDS = re.compile(
-    r"too long|too large|too many tokens|context (window|length)|maximum context|exceed"
-    r"|must be non-empty|content (filter|policy)|blocked|utf-?8|unicode|surrogate",
-    re.IGNORECASE,
-)
-# claude-<family>-<major>[-<minor>] and the older claude-<major>[-<minor>]-<family>.
-_MODEL_NAME = re.compile(
-    r"claude-(?:(?P<family>[a-z]+)-)?(?P<major>\d+)(?:[-.](?P<minor>\d{1,2})(?!\d))?"
-    r"(?:-(?P<family_after>[a-z]+))?",
-    re.IGNORECASE,
-)
-
-
+SPEND_CAP_CODE = "enforced_spend_limit_reached"  # error.details.error_code of the 429
+DEFAULT_RETRY_AFTER_CAP = 60.0  # seconds: a longer retry-after releases the item instead
 _DEFINITIVE = frozenset({401, 402, 403, 404})  # answers about the key or model, not the load
+_TRANSIENT_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 
 
-def _is_billing(error: anthropic.APIStatusError) -> bool:
-    _kind, message = reply.error_summary(error.body)
-    return error.status_code == 400 and bool(_BILLING_WORDS.search(message or ""))
+def error_code(body: Any) -> str | None:
+    """`error.details.error_code` of an API error body, when it has one."""
+    error = body.get("error") if isinstance(body, dict) else None
+    details = error.get("details") if isinstance(error, dict) else None
+    code = details.get("error_code") if isinstance(details, dict) else None
+    return code if isinstance(code, str) else None
 
 
-def rejects_sampling_parameters(model: str) -> bool:
-    """The static rule: generation-5 models and Opus 4.7 and later refuse
-    `temperature` on every API version. Unknown name shapes are given the benefit
-    of the doubt; the API's own 400 then stops the run."""
-    match = _MODEL_NAME.search(model)
-    if not match:
-        return False
-    family = (match["family"] or match["family_after"] or "").lower()
-    version = (int(match["major"]), int(match["minor"] or 0))
-    return version[0] >= 5 or (family == "opus" and version >= (4, 7))
+def is_spend_cap(status: int | None, body: Any) -> bool:
+    return status == 429 and error_code(body) == SPEND_CAP_CODE
 
 
-def temperature_refused_message(model: str, temperature: float, api_said: str | None = None) -> str:
+def retry_after_seconds(headers: Any) -> float | None:
+    """The wait the API asked for: `retry-after-ms`, else `retry-after` in seconds
+    (docs: "Rate limits": a 429 carries retry-after, seconds to wait)."""
+    if headers is None:
+        return None
+    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            return max(0.0, float(value) / scale)
+        except (TypeError, ValueError):
+            continue
+    return None
+
+
+def temperature_refused_message(
+    model: str, temperature: float, api_said: str | None = None, section: str = "summarise"
+) -> str:
     said = f" (the API said: {api_said})" if api_said else ""
     return (
         f"model {model} does not accept temperature {temperature:g}{said}. Either choose a "
-        f"model that accepts temperature 0 ([summarise] model in config.toml), or set "
-        f'temperature = "model-default" in config.toml to accept the model\'s own sampling '
+        f"model that accepts temperature 0 ([{section}] model in config.toml), or set "
+        f'temperature = "model-default" in [{section}] to accept the model\'s own sampling '
         f"knowingly."
     )
 
@@ -130,8 +152,9 @@ class _AttemptRecorder(Middleware):
     so one client can serve many threads and each call gets its own attempts.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, retry_after_cap: float = DEFAULT_RETRY_AFTER_CAP) -> None:
         self._local = threading.local()
+        self.retry_after_cap = retry_after_cap
 
     @contextmanager
     def collect(self) -> Iterator[list[_Attempt]]:
@@ -153,8 +176,10 @@ class _AttemptRecorder(Middleware):
                 cause = type(exc.__cause__).__name__ if exc.__cause__ else type(exc).__name__
                 sink.append(_Attempt(None, None, _ms_since(started), None, f"{kind}: {cause}"))
             raise
+        http = response.http_response
+        if not http.is_success:
+            self._stop_futile_retries(http)
         if sink is not None:
-            http = response.http_response
             body = _decode_body(http)
             error = None if http.is_success else f"HTTP {_describe_status(http.status_code, body)}"
             request_id = http.headers.get("request-id")
@@ -162,6 +187,22 @@ class _AttemptRecorder(Middleware):
                 request_id = body.get("request_id") or body.get("id")
             sink.append(_Attempt(http.status_code, request_id, _ms_since(started), body, error))
         return response
+
+    def _stop_futile_retries(self, http: httpx2.Response) -> None:
+        """Tell the SDK not to retry (its documented `x-should-retry: false`) when
+        a retry cannot help or would hold a worker too long: the spend cap (usage
+        stops until next month), or a retry-after longer than the cap (the SDK
+        would otherwise sleep as long as the server asks). The item goes back to
+        the queue with the wait recorded instead."""
+        try:
+            body = http.json()
+        except ValueError:
+            body = None
+        wait = retry_after_seconds(http.headers)
+        if is_spend_cap(http.status_code, body) or (
+            wait is not None and wait > self.retry_after_cap
+        ):
+            http.headers["x-should-retry"] = "false"
 
 
 def _ms_since(started: float) -> int:
@@ -186,14 +227,22 @@ class AnthropicSummariser:
         self.temperature: float | None = (
             None if settings.temperature == "model-default" else float(settings.temperature)
         )
+        self.caps: ModelCapabilities = capabilities(settings.model, config_prices=settings.prices)
         self.purpose = self.base_purpose()
-        self.prompt_hash = prompt.prompt_hash(self.purpose)
+        self.prompt_hash = prompt.prompt_hash(
+            self.purpose,
+            forced_tool=self.caps.forced_tool_choice,
+            strict=self.caps.structured_outputs,
+        )
         self.model_max_tokens: int | None = None  # learnt in preflight, caps the retry budget
+        self.retry_after_cap = float(
+            getattr(settings, "retry_after_cap_seconds", DEFAULT_RETRY_AFTER_CAP)
+        )
         self._api_key = (api_key or "").strip()
         if max_retries is None:
             max_retries = getattr(settings, "max_retries", DEFAULT_MAX_RETRIES)
         self.max_retries = max_retries
-        self._recorder = _AttemptRecorder()
+        self._recorder = _AttemptRecorder(self.retry_after_cap)
         self._client: anthropic.Anthropic | None = None
         if self._api_key:
             self._client = anthropic.Anthropic(
@@ -206,9 +255,22 @@ class AnthropicSummariser:
                 middleware=[self._recorder],
             )
 
+    section = "summarise"  # the config.toml section that configures this backend
+
     def base_purpose(self) -> prompt.Purpose:
         """The purpose recorded on this backend's ledger rows (its hash is fixed)."""
         return prompt.summary_purpose(self.settings.summary_sentences)
+
+    def temperature_note(self) -> str:
+        """What this backend does with temperature, in words (doctor, models, audit)."""
+        if self.temperature_in_force:
+            return f"temperature {self.temperature:g} sent"
+        why = (
+            "the model refuses sampling parameters"
+            if not self.caps.sampling
+            else "accepted knowingly in config.toml"
+        )
+        return f'not sent: temperature = "model-default" ({why})'
 
     @property
     def temperature_in_force(self) -> bool:
@@ -223,12 +285,16 @@ class AnthropicSummariser:
         an unknown or retired model, or a model that refuses temperature 0.
         """
         client = self._require_client()
-        if self.temperature_in_force and rejects_sampling_parameters(self.model):
-            raise BackendUnavailable(temperature_refused_message(self.model, self.temperature))
+        if self.temperature_in_force and not self.caps.sampling:
+            raise BackendUnavailable(
+                temperature_refused_message(
+                    self.model, self.temperature or 0.0, section=self.section
+                )
+            )
         try:
             raw = client.models.with_raw_response.retrieve(self.model)
         except anthropic.APIStatusError as exc:
-            if exc.status_code in _DEFINITIVE or _is_billing(exc):
+            if exc.status_code in _DEFINITIVE or is_spend_cap(exc.status_code, exc.body):
                 raise self._unavailable_from_status(exc) from None
             # An outage (429, 5xx, 529) is not a verdict on the configuration: the run
             # goes on, feeds are still polled, and items wait in `error` for a retry.
@@ -244,18 +310,31 @@ class AnthropicSummariser:
         info = _decode_body(raw.http_response)
         if not isinstance(info, dict):
             return
-        if info.get("lifecycle") == "retired":
+        self.learn(info)
+        if self.caps.lifecycle == "retired":
             raise BackendUnavailable(
-                f"model {self.model} is retired: choose another [summarise] model in config.toml"
+                f"model {self.model} is retired: choose another [{self.section}] model "
+                "in config.toml"
             )
-        limit = info.get("max_tokens")
+        limit = self.caps.max_output_tokens if "max_tokens" in info else None
         if isinstance(limit, int) and limit > 0:
             self.model_max_tokens = limit
             if self.settings.max_tokens > limit:
                 raise BackendUnavailable(
                     f"max_tokens = {self.settings.max_tokens} is more than model {self.model} "
-                    f"can write ({limit}): lower [summarise] max_tokens in config.toml"
+                    f"can write ({limit}): lower [{self.section}] max_tokens in config.toml"
                 )
+
+    def learn(self, models_api: dict[str, Any]) -> None:
+        """Take what the Models API reported for this model into its capabilities."""
+        self.caps = capabilities(
+            self.model, models_api=models_api, config_prices=self.settings.prices
+        )
+        self.prompt_hash = prompt.prompt_hash(
+            self.purpose,
+            forced_tool=self.caps.forced_tool_choice,
+            strict=self.caps.structured_outputs,
+        )
 
     # -- one article --------------------------------------------------------
 
@@ -308,12 +387,27 @@ class AnthropicSummariser:
         """Exactly what goes to POST /v1/messages (the key travels in a header, never
         here). Built by `prompt.request_for`, so it shares its cached prefix (tools,
         system, article block) with every other purpose's request for this item."""
+        return self.build_request(self.purpose, article, max_tokens)
+
+    def build_request(
+        self, purpose: prompt.Purpose, article: Article, max_tokens: int
+    ) -> dict[str, Any]:
+        """A request for `purpose` built from the model's capabilities: temperature
+        only where accepted (never silently dropped: refused in preflight unless
+        "model-default"), the forced tool choice where accepted, strict tool
+        schemas where the model offers structured outputs, and a cache breakpoint
+        only where the prefix can reach the model's minimum."""
         return prompt.request_for(
-            self.purpose,
+            purpose,
             article,
             model=self.model,
             max_tokens=max_tokens,
+            # Sent whenever configured: preflight refuses a model that refuses it, and
+            # the API's own 400 stops the run; it is never dropped silently.
             temperature=self.temperature,
+            forced_tool=self.caps.forced_tool_choice,
+            strict=self.caps.structured_outputs,
+            cache=prompt.wants_cache(article, self.caps.min_cacheable_tokens),
         )
 
     # -- the call -----------------------------------------------------------
@@ -347,14 +441,14 @@ class AnthropicSummariser:
             answered.get("model") if ok and isinstance(answered.get("model"), str) else None
         )
         used = reply.usage(attempt.body) if ok else reply.Usage()
-        price = price_for(self.settings.prices, self.model, served_model)
+        price = self._price(served_model)
         record = CallRecord(
             purpose=self.purpose.name,
             backend=self.name,
             model=served_model or self.model,
             api_version=API_VERSION,
-            temperature=self.temperature,
-            temperature_in_force=self.temperature_in_force,
+            temperature=body.get("temperature"),
+            temperature_in_force="temperature" in body,
             prompt_version=self.purpose.version,
             prompt_hash=self.prompt_hash,
             request_id=attempt.request_id,
@@ -379,83 +473,113 @@ class AnthropicSummariser:
         )
         return record
 
+    def _price(self, served_model: str | None) -> Price | None:
+        """The price of this call: config.toml's for the exact id the API served,
+        else this model's (config, then the shipped table); None when unknown."""
+        if served_model and served_model in self.settings.prices:
+            exact = Price.from_mapping(self.settings.prices[served_model])
+            if exact is not None:
+                return exact
+        return self.caps.price
+
     # -- failures -----------------------------------------------------------
 
     def _failure(
         self, error: anthropic.APIError, tries: int, calls: list[CallRecord]
     ) -> BackendUnavailable | SummaryFailed:
-        """What the SDK's final error (after `tries` HTTP attempts) means: for the
-        whole run, or for this item only. When in doubt, transient: a wrong
-        "transient" costs a retry, a wrong "permanent" loses an item."""
+        """What the SDK's final error (after `tries` HTTP attempts) means, read
+        from the status, `error.type` and `error.details.error_code` only (see the
+        module). When in doubt, transient: a wrong "transient" costs a retry, a
+        wrong "permanent" loses an item."""
         if isinstance(error, anthropic.APIStatusError):
             status = error.status_code
-            kind, message = reply.error_summary(error.body)
-            if (
-                status == 400
-                and self.temperature_in_force
-                and _SAMPLING_WORDS.search(message or "")
-            ):
-                return BackendUnavailable(
-                    temperature_refused_message(self.model, self.temperature or 0.0, message),
-                    calls=calls,
-                )
-            if status in (401, 402, 403, 404) or (
-                status == 400 and _BILLING_WORDS.search(message or "")
-            ):
+            detail = _describe_status(status, error.body)
+            if is_spend_cap(status, error.body) or status in _DEFINITIVE:
                 unavailable = self._unavailable_from_status(error)
                 unavailable.calls = calls
                 return unavailable
-            detail = _describe_status(status, error.body)
-            if status == 413 or (status in (400, 422) and _ITEM_WORDS.search(message or "")):
-                return self._item_failed(f"model API rejected the request ({detail})", False, calls)
-            if status in (400, 422):
-                return BackendUnavailable(
-                    self._scrub(
-                        f"the model API rejects the shape of copydesk's requests ({detail}); "
-                        "every item would fail the same way, so none was discarded: check "
-                        "[summarise] in config.toml or upgrade copydesk"
-                    ),
-                    calls=calls,
+            wait = retry_after_seconds(getattr(error.response, "headers", None))
+            if status in _TRANSIENT_STATUS or status >= 500:
+                failed = self._item_failed(
+                    f"model API failed after {tries} attempt(s) ({detail})",
+                    True,
+                    calls,
+                    kind=TRANSIENT,
                 )
-            return self._item_failed(
-                f"model API failed after {tries} attempt(s) ({detail})", True, calls
+                failed.retry_after = wait
+                return failed
+            # 400, 413, 422 and any other 4xx: the API refused this request. Whether
+            # the article provoked it or every request would is the caller's to tell.
+            hint = ""
+            if self.temperature_in_force:
+                hint = (
+                    f"; if the model refuses temperature, set temperature = "
+                    f'"model-default" in [{self.section}]'
+                )
+            # Until the caller can tell, the run stops and nothing is discarded: one
+            # discarded backlog for a request shape every item shares is worse than a
+            # stopped cron run.
+            return BackendUnavailable(
+                self._scrub(
+                    f"model API rejected the request ({detail}){hint}; nothing was "
+                    f"discarded: check [{self.section}] in config.toml"
+                ),
+                calls=calls,
+                kind=REJECTED,
             )
         if isinstance(error, anthropic.APITimeoutError):
             reason = (
                 f"model API timed out after {tries} attempt(s) "
                 f"({self.settings.timeout_seconds:g} s each)"
             )
-            return self._item_failed(reason, True, calls)
+            return self._item_failed(reason, True, calls, kind=TRANSIENT)
         if isinstance(error, anthropic.APIConnectionError):
             cause = type(error.__cause__).__name__ if error.__cause__ else "connection error"
             return self._item_failed(
-                f"could not reach the model API after {tries} attempt(s) ({cause})", True, calls
+                f"could not reach the model API after {tries} attempt(s) ({cause})",
+                True,
+                calls,
+                kind=TRANSIENT,
             )
-        return self._item_failed(f"model API error ({type(error).__name__})", True, calls)
+        return self._item_failed(
+            f"model API error ({type(error).__name__})", True, calls, kind=TRANSIENT
+        )
 
     def _unavailable_from_status(self, error: anthropic.APIStatusError) -> BackendUnavailable:
         status = error.status_code
         kind, message = reply.error_summary(error.body)
+        if is_spend_cap(status, error.body):
+            return BackendUnavailable(
+                self._scrub(
+                    f"the Anthropic spend cap is reached (429 {SPEND_CAP_CODE}): API usage "
+                    "stops until the cap resets (the first of next month) or the tier is "
+                    "raised; nothing was discarded"
+                ),
+                kind=SPEND_CAP,
+            )
         if status in (401, 403):
             text = f"ANTHROPIC_API_KEY was refused by the API ({status}): check the key"
         elif status == 404:
             text = (
                 f"model {self.model} is unknown to the API (404): "
-                "check [summarise] model in config.toml"
+                f"check [{self.section}] model in config.toml"
             )
-        elif status == 402 or _BILLING_WORDS.search(message or ""):
+        elif status == 402:
             text = (
                 f"the API will not bill this key ({status}: {message or kind}): check the account"
             )
         else:
             detail = _describe_status(status, error.body)
             text = f"the Anthropic API is not usable right now ({detail})"
-        return BackendUnavailable(self._scrub(text))
+        return BackendUnavailable(self._scrub(text), kind=CONFIG)
 
-    def _item_failed(self, reason: str, transient: bool, calls: list[CallRecord]) -> SummaryFailed:
+    def _item_failed(
+        self, reason: str, transient: bool, calls: list[CallRecord], *, kind: str | None = None
+    ) -> SummaryFailed:
         reason = self._scrub(reason)
         _mark_failed(calls, reason)
-        return SummaryFailed(reason, transient=transient, calls=calls)
+        kind = kind or (TRANSIENT if transient else CONTENT)
+        return SummaryFailed(reason, transient=transient, calls=calls, kind=kind)
 
     # -- helpers ------------------------------------------------------------
 

@@ -17,6 +17,8 @@ class AnthropicChecker(AnthropicSummariser):
     def __init__(self, settings: CheckSettings, *, api_key: str, **client_options: Any):
         super().__init__(settings, api_key=api_key, **client_options)  # type: ignore[arg-type]
 
+    section = "checks"
+
     def base_purpose(self) -> prompt.Purpose:
         return prompt.check_purpose("")  # the template: the same hash for every draft
 
@@ -26,13 +28,7 @@ class AnthropicChecker(AnthropicSummariser):
         calls: list[CallRecord] = []
         budget = self.settings.max_tokens
         for round_ in (1, 2):
-            body = prompt.request_for(
-                prompt.check_purpose(draft),
-                article,
-                model=self.model,
-                max_tokens=budget,
-                temperature=self.temperature,
-            )
+            body = self.build_request(prompt.check_purpose(draft), article, budget)
             try:
                 response, error, tries = self._send(body, calls)
             except BackendUnavailable as exc:  # no client: cannot happen with a key

@@ -13,7 +13,19 @@ from typing import Protocol
 
 from store.models import CallRecord  # the ledger's one definition of a call
 
-__all__ = ["Article", "BackendUnavailable", "CallRecord", "Draft", "Summariser", "SummaryFailed"]
+__all__ = [
+    "CONFIG",
+    "CONTENT",
+    "REJECTED",
+    "SPEND_CAP",
+    "TRANSIENT",
+    "Article",
+    "BackendUnavailable",
+    "CallRecord",
+    "Draft",
+    "Summariser",
+    "SummaryFailed",
+]
 
 
 @dataclass(frozen=True)
@@ -40,15 +52,36 @@ class Draft:
         return f"{self.headline}\n\n{self.summary}" if self.headline else self.summary
 
 
+# What a failure is about, from the API's status, error type and documented
+# fields (never from the words of its message): see summarise.anthropic_backend.
+TRANSIENT = "transient"  # an outage, a timeout, a rate limit: wait and retry, never discard
+CONTENT = "content"  # this article's reply is unusable (refusal, truncation, no summary)
+REJECTED = "rejected"  # the API refused this request (400/413/422): the item, or every item?
+CONFIG = "config"  # key, model, billing, settings: no item can work until it is fixed
+SPEND_CAP = "spend_cap"  # the organisation's monthly spend cap: stop at once
+
+
 class SummaryFailed(Exception):
     """No draft. `transient` failures (timeouts, overload) are retried on a later
-    run; the others discard the item with `reason`."""
+    run; the others discard the item with `reason`. `kind` says what the failure
+    is about (the constants above); `retry_after` is the wait in seconds the API
+    asked for, when it asked for one."""
 
-    def __init__(self, reason: str, *, transient: bool, calls: list[CallRecord] | None = None):
+    def __init__(
+        self,
+        reason: str,
+        *,
+        transient: bool,
+        calls: list[CallRecord] | None = None,
+        kind: str | None = None,
+        retry_after: float | None = None,
+    ):
         super().__init__(reason)
         self.reason = reason
         self.transient = transient
         self.calls = calls or []
+        self.kind = kind or (TRANSIENT if transient else CONTENT)
+        self.retry_after = retry_after
 
 
 class BackendUnavailable(RuntimeError):
@@ -56,9 +89,10 @@ class BackendUnavailable(RuntimeError):
     unknown model, temperature 0 rejected): the run stops without moving any item.
     `calls` holds the failed call(s), which still belong in the ledger."""
 
-    def __init__(self, message: str, *, calls: list[CallRecord] | None = None):
+    def __init__(self, message: str, *, calls: list[CallRecord] | None = None, kind: str = CONFIG):
         super().__init__(message)
         self.calls = calls or []
+        self.kind = kind  # CONFIG, SPEND_CAP or REJECTED (a request shape every item shares)
 
 
 class Summariser(Protocol):

@@ -56,6 +56,7 @@ class CheckSettings(BaseModel):
     max_tokens: int = Field(default=8192, gt=0)
     max_retries: int = Field(default=2, ge=0, le=10)
     timeout_seconds: float = Field(default=120, gt=0)
+    retry_after_cap_seconds: float = Field(default=60, ge=0)  # longer waits: retried later
     # true: a draft whose checks did not run cannot be approved; false (default):
     # the editor may approve it and sees a warning, because a person is reading it.
     require: bool = False
@@ -226,18 +227,6 @@ class RecordedChecker:
         )
 
 
-def make_checker(settings: CheckSettings, env: Mapping[str, str], **client_options: Any) -> Checker:
-    """The checker `[checks]` asks for: Anthropic with a key, else none (not run)."""
-    if settings.backend == "off":
-        return NoChecker("off in config.toml")
-    key = (env.get("ANTHROPIC_API_KEY") or "").strip()
-    if not key:
-        return NoChecker("no model")
-    from summarise.anthropic_checker import AnthropicChecker
-
-    return AnthropicChecker(settings, api_key=key, **client_options)
-
-
 __all__ = [
     "FAILED",
     "NOT_RUN",
@@ -249,7 +238,6 @@ __all__ = [
     "Checker",
     "NoChecker",
     "RecordedChecker",
-    "make_checker",
     "parse_check",
     "parse_check_input",
 ]

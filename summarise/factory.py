@@ -1,11 +1,13 @@
-"""Choosing the summariser a run uses, and saying which."""
+"""Choosing the summariser and the model checker a run uses, and saying which."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from typing import Any
 
 from summarise.base import Summariser
+from summarise.checks import Checker, CheckSettings, NoChecker
 from summarise.extractive import ExtractiveSummariser
 from summarise.settings import SummariseSettings
 
@@ -44,3 +46,15 @@ def make_summariser(
     except BackendUnavailable as exc:
         raise BackendChoiceError(str(exc)) from None
     return summariser
+
+
+def make_checker(settings: CheckSettings, env: Mapping[str, str], **client_options: Any) -> Checker:
+    """The checker `[checks]` asks for: Anthropic with a key, else none (not run)."""
+    if settings.backend == "off":
+        return NoChecker("off in config.toml")
+    key = (env.get("ANTHROPIC_API_KEY") or "").strip()
+    if not key:
+        return NoChecker("no model")
+    from summarise.anthropic_checker import AnthropicChecker  # the SDK only when used
+
+    return AnthropicChecker(settings, api_key=key, **client_options)

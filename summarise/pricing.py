@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from summarise import capabilities
 from summarise.reply import Usage
-
-PER_TOKENS = 1_000_000
 
 # usage field -> price key
 _PRICED = {
@@ -39,12 +38,4 @@ def cost_usd(usage: Usage, price: Mapping[str, float] | None) -> float | None:
     kind the price entry does not cover (a partial sum would understate the cost)."""
     if price is None:
         return None
-    total = 0.0
-    for field, key in _PRICED.items():
-        tokens = getattr(usage, field) or 0
-        if not tokens:
-            continue
-        if key not in price:
-            return None
-        total += tokens * float(price[key]) / PER_TOKENS
-    return round(total, 8)
+    return capabilities.cost_usd(usage, capabilities.Price.from_mapping(price))

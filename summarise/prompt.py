@@ -179,8 +179,18 @@ _CHECK_TOOL: dict[str, Any] = {
 TOOLS: tuple[dict[str, Any], ...] = (_SUMMARY_TOOL, _CHECK_TOOL)
 
 # Shared by every purpose, for the same reason (see the module docstring): "any"
-# requires one tool call without naming which; the instruction names it.
+# requires one tool call without naming which; the instruction names it. A named
+# tool ({"type": "tool", "name": ...}) would force the right tool, but it differs
+# per purpose, and the docs ("Prompt caching", what invalidates the cache) list a
+# tool_choice change as invalidating the messages cache, where the article lives:
+# the check call would re-read the article at the full price. The reply parser
+# takes only the purpose's own tool, exactly once, so "any" loses nothing.
 TOOL_CHOICE: dict[str, Any] = {"type": "any", "disable_parallel_tool_use": True}
+# For models that refuse a forced tool choice with a 400 (Opus 5.5, Fable 5.1 and
+# the 5.5 generation: "What's new in Claude Opus 5.5", forced tool use is not
+# supported): "auto" is the form they accept; the instruction and rule 6 ask for
+# the tool, and a reply without exactly one call of it fails closed.
+TOOL_CHOICE_AUTO: dict[str, Any] = {"type": "auto", "disable_parallel_tool_use": True}
 
 CACHE_CONTROL: dict[str, str] = {"type": "ephemeral"}
 
@@ -261,8 +271,15 @@ def _copy(value: Any) -> Any:
     return json.loads(json.dumps(value))
 
 
-def tools() -> list[dict[str, Any]]:
-    return _copy(list(TOOLS))
+def tools(strict: bool = False) -> list[dict[str, Any]]:
+    """The shared tool list; with `strict`, each tool asks the API to enforce its
+    input schema (docs: "Strict tool use", `tools[].strict: true`; offered by
+    the models with structured outputs)."""
+    listed = _copy(list(TOOLS))
+    if strict:
+        for tool in listed:
+            tool["strict"] = True
+    return listed
 
 
 def tool_names() -> list[str]:
@@ -280,18 +297,37 @@ def article_block(title: str | None, text: str) -> str:
     return f"<article>\n{title_line}{defuse(text.strip())}\n</article>"
 
 
-def cached_prefix(article: Article) -> dict[str, Any]:
+def cached_prefix(article: Article, *, strict: bool = False, cache: bool = True) -> dict[str, Any]:
     """Everything up to and including the cache breakpoint, identical for every
-    purpose: `tools`, `system`, and the first user content block (the article)."""
-    return {
-        "tools": tools(),
-        "system": SYSTEM_PROMPT,
-        "article_block": {
-            "type": "text",
-            "text": article_block(article.title, article.text),
-            "cache_control": dict(CACHE_CONTROL),
-        },
-    }
+    purpose: `tools`, `system`, and the first user content block (the article).
+    Without `cache` the article block carries no breakpoint (a prefix shorter
+    than the model's minimum cacheable length caches nothing; see `wants_cache`)."""
+    block: dict[str, Any] = {"type": "text", "text": article_block(article.title, article.text)}
+    if cache:
+        block["cache_control"] = dict(CACHE_CONTROL)
+    return {"tools": tools(strict), "system": SYSTEM_PROMPT, "article_block": block}
+
+
+# Bytes per token at the many-tokens end: English prose runs about 3.5 to 4.5
+# bytes a token on Claude's tokenizers, and no offline tokenizer exists (see
+# bench/bench_checks.py), so the estimate errs towards "long enough".
+_BYTES_PER_TOKEN_HIGH = 2.5
+
+
+def prefix_tokens_estimate(article: Article) -> int:
+    """The cached prefix's length in tokens, estimated at the many-tokens end."""
+    fixed = json.dumps(list(TOOLS)) + SYSTEM_PROMPT + article_block(article.title, article.text)
+    return int(len(fixed.encode("utf-8")) / _BYTES_PER_TOKEN_HIGH)
+
+
+def wants_cache(article: Article, min_cacheable_tokens: int | None) -> bool:
+    """Whether a cache breakpoint can pay: the prefix may reach the model's minimum
+    cacheable length (docs: "Prompt caching", minimum cacheable prompt length; a
+    shorter prefix is not cached, and the write's 1.25x buys nothing). Unknown
+    minimum: a breakpoint (a prefix below the minimum is billed as plain input)."""
+    if min_cacheable_tokens is None:
+        return True
+    return prefix_tokens_estimate(article) >= min_cacheable_tokens
 
 
 def request_for(
@@ -301,21 +337,27 @@ def request_for(
     model: str,
     max_tokens: int,
     temperature: float | None = None,
+    forced_tool: bool = True,
+    strict: bool = False,
+    cache: bool = True,
 ) -> dict[str, Any]:
     """The Messages API body for one purpose over one article: the shared cached
     prefix, then the purpose's instruction as a second, uncached content block.
-    `temperature` is left out when None (the model's own sampling)."""
+    `temperature` is left out when None (the model's own sampling); `forced_tool`
+    False sends the "auto" tool choice (models that refuse a forced one);
+    `strict` asks the API to enforce the tool schemas; `cache` False leaves the
+    breakpoint out (see `wants_cache`)."""
     if purpose.tool not in tool_names():
         raise ValueError(
             f"purpose {purpose.name!r} answers through {purpose.tool!r}, which is not in "
             "prompt.TOOLS: append it there so every purpose keeps sending the same tools"
         )
-    prefix = cached_prefix(article)
+    prefix = cached_prefix(article, strict=strict, cache=cache)
     body: dict[str, Any] = {
         "model": model,
         "max_tokens": max_tokens,
         "tools": prefix["tools"],
-        "tool_choice": dict(TOOL_CHOICE),
+        "tool_choice": dict(TOOL_CHOICE if forced_tool else TOOL_CHOICE_AUTO),
         "system": prefix["system"],
         "messages": [
             {
@@ -332,15 +374,15 @@ def request_for(
     return body
 
 
-def prompt_hash(purpose: Purpose) -> str:
+def prompt_hash(purpose: Purpose, *, forced_tool: bool = True, strict: bool = False) -> str:
     """sha256 over everything fixed in a purpose's request: the shared system
     prompt, tools and tool choice, and the purpose's own version, tool and
     instruction. A change to any of them shows in the ledger."""
     fixed = {
         "version": purpose.version,
         "system": SYSTEM_PROMPT,
-        "tools": list(TOOLS),
-        "tool_choice": TOOL_CHOICE,
+        "tools": tools(strict) if strict else list(TOOLS),
+        "tool_choice": TOOL_CHOICE if forced_tool else TOOL_CHOICE_AUTO,
         "cache_control": CACHE_CONTROL,
         "purpose": purpose.name,
         "tool": purpose.tool,

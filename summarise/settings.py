@@ -22,6 +22,9 @@ class SummariseSettings(BaseModel):
     max_retries: int = Field(default=2, ge=0, le=10)  # the SDK's own retries of 429/529/5xx
     retry_base_seconds: float = Field(default=300, ge=0)  # backoff between runs: base * 2^n
     timeout_seconds: float = Field(default=60, gt=0)  # per HTTP attempt
+    # A 429/529 asking to wait longer than this releases the item back to the queue
+    # (it waits in `error`) instead of holding a worker asleep.
+    retry_after_cap_seconds: float = Field(default=60, ge=0)
     summary_sentences: int = Field(default=3, ge=1, le=10)
     # USD per million tokens, per model: input, output, cache_write, cache_read.
     prices: dict[str, dict[str, float]] = Field(default_factory=dict)

@@ -17,6 +17,15 @@ connection without answering). GET /v1/models/<id> answers a model card, or
 
 Errors carry `retry-after-ms: 1`, because the SDK waits as long as the server
 asks, without a cap. Every request is kept in `fake.requests` for assertions.
+
+Like the API, the fake refuses what a model refuses, before any script step:
+`temperature`/`top_p`/`top_k` on the 4.7 generation and later (400
+invalid_request_error "`temperature` is deprecated for this model."), a forced
+`tool_choice` ("any" or a named tool) on the models that refuse it (Opus 5.5,
+Fable 5.1, the 5.5 generation), and `strict` tools on a model without structured
+outputs. Its model cards carry `capabilities` and `max_tokens` as the Models
+API documents them (`MODELS` below is the fake's own knowledge, deliberately
+not copydesk's table).
 """
 
 from __future__ import annotations
@@ -33,6 +42,20 @@ from typing import Any
 import httpx2
 
 MODEL = "claude-haiku-4-5"
+
+# What the fake API knows of each model: refuses sampling, refuses forced tool
+# choice, offers structured outputs, max output tokens.
+MODELS: dict[str, dict[str, Any]] = {
+    "claude-haiku-4-5": {"sampling": True, "forced": True, "structured": True, "max": 64_000},
+    "claude-sonnet-4-5": {"sampling": True, "forced": True, "structured": True, "max": 64_000},
+    "claude-opus-4-7": {"sampling": False, "forced": True, "structured": True, "max": 128_000},
+    "claude-sonnet-5": {"sampling": False, "forced": True, "structured": True, "max": 128_000},
+    "claude-opus-5": {"sampling": False, "forced": True, "structured": True, "max": 128_000},
+    "claude-opus-5-5": {"sampling": False, "forced": False, "structured": True, "max": 128_000},
+    "claude-sonnet-5-5": {"sampling": False, "forced": False, "structured": True, "max": 128_000},
+    "claude-haiku-5-5": {"sampling": False, "forced": False, "structured": True, "max": 64_000},
+    "claude-fable-5-1": {"sampling": False, "forced": False, "structured": True, "max": 128_000},
+}
 SERVED_MODEL = "claude-haiku-4-5-20251001"
 TOOL_NAME = "write_summary"
 
@@ -183,6 +206,57 @@ def temperature_deprecated() -> Reply:
     return bad_request("temperature is deprecated for this model.")
 
 
+def spend_cap() -> Reply:
+    """The monthly spend cap: a 429 rate_limit_error whose error.details.error_code is
+    enforced_spend_limit_reached, with no retry-after (usage resumes next month)."""
+    reply = error(
+        429,
+        "rate_limit_error",
+        "Your organization has reached its monthly spend limit for its usage tier.",
+        retry_after_ms=None,
+    )
+    reply.body["error"]["details"] = {"error_code": "enforced_spend_limit_reached"}
+    return reply
+
+
+def rate_limited_for(seconds: int) -> Reply:
+    """A 429 that asks for a long wait (`retry-after` in seconds, no -ms header)."""
+    reply = error(
+        429,
+        "rate_limit_error",
+        "Number of request tokens has exceeded your limit",
+        retry_after_ms=None,
+    )
+    reply.headers["retry-after"] = str(seconds)
+    return reply
+
+
+def forced_tool_refused() -> Reply:
+    return bad_request(
+        "tool_choice: forced tool use is not supported for this model; "
+        'use tool_choice {"type": "auto"}'
+    )
+
+
+def refusal_for(request_json: Any) -> Reply | None:
+    """The 400 the API gives this model for this request, if any (see the module)."""
+    if not isinstance(request_json, dict):
+        return None
+    model = re.sub(r"-\d{8}$", "", str(request_json.get("model", "")))
+    known = MODELS.get(model)
+    if known is None:
+        return None
+    for name in ("temperature", "top_p", "top_k"):
+        if name in request_json and not known["sampling"]:
+            return bad_request(f"`{name}` is deprecated for this model.")
+    choice = request_json.get("tool_choice") or {}
+    if choice.get("type") in ("any", "tool") and not known["forced"]:
+        return forced_tool_refused()
+    if not known["structured"] and any(t.get("strict") for t in request_json.get("tools", [])):
+        return bad_request("tools.0.strict: structured outputs are not supported for this model")
+    return None
+
+
 def unauthorized() -> Reply:
     return error(401, "authentication_error", "invalid x-api-key", retry_after_ms=None)
 
@@ -191,7 +265,21 @@ def not_found(model: str) -> Reply:
     return error(404, "not_found_error", f"model: {model}", retry_after_ms=None)
 
 
-def model_card(model_id: str, *, lifecycle: str = "active", max_tokens: int = 64_000) -> Reply:
+def model_card(
+    model_id: str,
+    *,
+    lifecycle: str = "active",
+    max_tokens: int | None = None,
+    structured_outputs: bool | None = None,
+    **extra: Any,
+) -> Reply:
+    """GET /v1/models/{id} as the API reference ("Get a Model") documents it:
+    id, display_name, created_at, max_input_tokens, max_tokens and
+    `capabilities` (each `{"supported": bool}`)."""
+    known = MODELS.get(re.sub(r"-\d{8}$", "", model_id), {})
+    structured = (
+        known.get("structured", False) if structured_outputs is None else structured_outputs
+    )
     body = {
         "type": "model",
         "id": model_id,
@@ -199,7 +287,13 @@ def model_card(model_id: str, *, lifecycle: str = "active", max_tokens: int = 64
         "created_at": "2025-10-01T00:00:00Z",
         "lifecycle": lifecycle,
         "max_input_tokens": 200_000,
-        "max_tokens": max_tokens,
+        "max_tokens": max_tokens if max_tokens is not None else known.get("max", 64_000),
+        "capabilities": {
+            "batch": {"supported": True},
+            "citations": {"supported": True},
+            "structured_outputs": {"supported": structured},
+        },
+        **extra,
     }
     return Reply(200, body, {"request-id": f"req_fakemodel{_next_id():06d}"})
 
@@ -290,6 +384,9 @@ class FakeAnthropic:
                 return error(
                     404, "not_found_error", f"fake: no route {method} {path}", retry_after_ms=None
                 )
+            refused = refusal_for(parsed)
+            if refused is not None:
+                return refused
             if self.steps:
                 return self.steps.pop(0)
         if self.responder is not None:

@@ -89,7 +89,7 @@ def require_review_command() -> None:
 
     if "review" not in typer.main.get_command(app).commands:  # type: ignore[attr-defined]
         pytest.fail(
-            "copydesk.cli does not register copydesk.commands_review "
+            "copydesk.cli does not register copydesk.cli.review "
             "(add it to the modules whose register(app) cli.py calls)",
             pytrace=False,
         )
@@ -294,7 +294,7 @@ def said(page: Any, text: str) -> Any:
 
 def on_screen(page: Any, item_id: int) -> None:
     """Wait until the page run that draws this draft has finished drawing it: its
-    marker (review_ui/shortcuts.py draft_marker) is the only one on the page."""
+    marker (review_ui/views/shortcuts.py draft_marker) is the only one on the page."""
     from playwright.sync_api import expect
 
     expect(page.locator(f'span.cd-draft[class*="cd-draft-{item_id}-"]')).to_have_count(1)

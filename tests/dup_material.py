@@ -19,6 +19,7 @@ from sqlmodel import Session
 
 from store import status as st
 from store.models import Item
+from tests.review_seed import Article
 
 ARTICLES: dict[str, tuple[str, str]] = {
     # ---------------------------------------------------------------- council, Harrowby
@@ -297,3 +298,12 @@ def add_draft(session: Session, key: str, title: str, text: str) -> int:
         changes={"source_text": text, "headline": title, "summary": text[:120]},
     )
     return item.id  # type: ignore[return-value]
+
+
+def story(key: str) -> Article:
+    """A story of ARTICLES as a feed entry with a recorded, faithful reply: its
+    first sentence, word for word (the gates pass it), for tests/review_seed.py's
+    `seed_article`."""
+    title, text = ARTICLES[key]
+    first = text.split(". ")[0] + "."
+    return Article(key, title, text, title, first)

@@ -26,7 +26,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from copydesk.config import Settings
-from copydesk.pipeline import Pipeline
+from copydesk.services.pipeline import Pipeline
 from ingest.fetch import Fetcher
 from ingest.urls import canonical_url
 from store import status
@@ -167,9 +167,12 @@ def write_config(
     dwell_seconds: float | None = 0,
     claim_seconds: float | None = None,
     claim_idle_seconds: float | None = None,
+    undo_seconds: float | None = None,
+    extra: str = "",
 ) -> Path:
     """A config.toml for a test: database, gate modes and review settings
-    (`claim_seconds`, `claim_idle_seconds`: the shipped defaults unless given).
+    (`claim_seconds`, `claim_idle_seconds`, `undo_seconds`: the shipped defaults
+    unless given); `extra` is appended as it is (publish targets, say).
 
     `dwell_seconds` is 0 unless a test is about it (AppTest clicks the moment a
     page is drawn); None leaves it out, so the default (1 s) applies."""
@@ -185,6 +188,8 @@ def write_config(
         *([f"dwell_seconds = {dwell_seconds}"] if dwell_seconds is not None else []),
         *([f"claim_seconds = {claim_seconds}"] if claim_seconds is not None else []),
         *([f"claim_idle_seconds = {claim_idle_seconds}"] if claim_idle_seconds is not None else []),
+        *([f"undo_seconds = {undo_seconds}"] if undo_seconds is not None else []),
+        extra,
     ]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path

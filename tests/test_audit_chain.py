@@ -444,3 +444,26 @@ def test_each_run_writes_the_anchor_file_that_verify_checks(tmp_path: Path) -> N
         f"copydesk: error: audit anchor file {anchor_file}: 'garbage' is not an anchor: "
         "expected ID:HASH (64 hex)"
     ]
+
+
+def test_the_anchor_file_is_written_durably_and_replaced_in_one_step(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """fsync of the file before the rename, and of its folder after: a power cut
+    leaves the old anchor or the new one, never an empty file."""
+    import os
+
+    synced: list[str] = []
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    path = tmp_path / "anchors" / "audit.anchor"
+    audit_chain.write_anchor(path, audit_chain.Anchor(1, "a" * 64))
+    audit_chain.write_anchor(path, audit_chain.Anchor(2, "b" * 64))
+    assert audit_chain.read_anchor(path) == audit_chain.Anchor(2, "b" * 64)
+    files = [p for p in synced if Path(p).name.startswith(".audit.anchor.")]
+    folders = [p for p in synced if p == str(path.parent)]
+    assert len(files) == 2 and len(folders) == 2, synced
+    assert list(path.parent.iterdir()) == [path]  # no temporary file left behind

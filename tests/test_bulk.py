@@ -1,4 +1,4 @@
-"""Bulk decisions (review_ui/bulk.py) and assignment (store/assignments.py) on both
+"""Bulk decisions (review_ui/desk/bulk.py) and assignment (store/assignments.py) on both
 backends: each item through the status machine, a changed item named and
 skipped, assignments audited and never mistaken for edits."""
 
@@ -11,9 +11,9 @@ from sqlalchemy import select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from review_ui import bulk
-from review_ui.decisions import NotAllowed, ReasonRequired, Reviewer, approve
-from review_ui.queries import QueueFilter, current_verdicts, queue_count, queue_page
+from review_ui.desk import bulk
+from review_ui.desk.decisions import NotAllowed, ReasonRequired, Reviewer, approve
+from review_ui.desk.queries import QueueFilter, current_verdicts, queue_count, queue_page
 from store import status as st
 from store.assignments import NotAssignable, assign
 from store.db import open_store, session_scope

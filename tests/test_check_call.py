@@ -24,9 +24,9 @@ from summarise.checks import (
     CheckOutcome,
     CheckSettings,
     RecordedChecker,
-    make_checker,
     parse_check_input,
 )
+from summarise.factory import make_checker
 from tests import anthropic_fake as fake_api
 from tests.anthropic_fake import TIMEOUT, FakeAnthropic, Reply
 
@@ -152,7 +152,9 @@ def test_check_request_shares_the_summary_prefix_and_carries_the_draft() -> None
     [call] = outcome.calls
     assert (call.purpose, call.ok, call.cache_read_tokens) == ("checks", True, 1200)
     assert call.prompt_version == prompt.CHECK_PROMPT_VERSION
-    assert call.prompt_hash == prompt.prompt_hash(prompt.check_purpose("another draft"))
+    assert call.prompt_hash == prompt.prompt_hash(
+        prompt.check_purpose("another draft"), strict=True
+    )
     assert call.cost_usd == pytest.approx((1500 * 1.0 + 900 * 5.0 + 1200 * 0.1) / 1e6)
     results = by_gate(run_checks(SOURCE, DRAFT, outcome.reply, modes={}))
     assert results["claims_supported"].verdict.passed

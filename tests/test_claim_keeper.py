@@ -1,4 +1,4 @@
-"""The claim keeper (review_ui/claim_keeper.py): while an editor's browser session
+"""The claim keeper (review_ui/desk/claim_keeper.py): while an editor's browser session
 is connected with a draft open, a thread of its own keeps their soft claim fresh;
 it stops on a disconnect, another draft, a decision, the idle cap, and releases
 nothing when it stops. On SQLite and PostgreSQL, with items made by the real
@@ -20,8 +20,8 @@ from sqlalchemy import select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from review_ui import claim_keeper
-from review_ui.claim_keeper import THREAD_PREFIX, ClaimKeeper
+from review_ui.desk import claim_keeper
+from review_ui.desk.claim_keeper import THREAD_PREFIX, ClaimKeeper
 from store import presence
 from store.db import session_scope
 from store.editors import disable_editor

@@ -17,8 +17,8 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 from typer.testing import CliRunner
 
-from copydesk import audit
 from copydesk.cli import app as cli_app
+from copydesk.services import audit
 from guards.registry import DRAFT_GATES, SOURCE_GATES, run_gates
 from guards.source import count_words
 from store import status

@@ -9,8 +9,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from copydesk import commands_check
 from copydesk.cli import app as cli_app
+from copydesk.cli import check as check_commands
 from guards.registry import DEFAULT_MODES, DRAFT_GATES, SOURCE_GATES
 from tests.check_helpers import ARTICLE, GOOD, URL, pair, write_config
 
@@ -278,10 +278,10 @@ def test_check_jsonl_function_streams_without_a_terminal():
     lines, expected = generated_pairs(10)
     source = io.BytesIO("".join(json.dumps(line) + "\n" for line in lines).encode())
     output = io.StringIO()
-    gates = commands_check.Gates(
+    gates = check_commands.Gates(
         {g: "discard" for g in SOURCE_GATES + DRAFT_GATES}, min_source_words=150
     )
-    code = commands_check.check_jsonl(source, output, gates)
+    code = check_commands.check_jsonl(source, output, gates)
     docs = [json.loads(raw) for raw in output.getvalue().splitlines()]
     assert code == 1
     assert {json.dumps(d["id"]): d["passed"] for d in docs} == expected

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from copydesk.cli import app
 from copydesk.config import FeedSettings, Settings, load_settings
-from copydesk.pipeline import Pipeline
+from copydesk.services.pipeline import Pipeline
 from ingest.fetch import Fetcher
 from store.db import open_store
 from store.models import Item, Run

@@ -26,7 +26,7 @@ from sqlmodel import Session, select
 from werkzeug.wrappers import Request, Response
 
 from copydesk.config import Settings
-from copydesk.pipeline import Pipeline
+from copydesk.services.pipeline import Pipeline
 from ingest.dedup import item_keys
 from ingest.feeds import feed_headers, to_entry
 from ingest.fetch import Fetcher, FetchResult

@@ -167,7 +167,7 @@ def test_audit_shows_the_model_checks_as_the_editor_sees_them(tmp_path, monkeypa
 def test_audit_model_checks_print_model_text_literally():
     from rich.console import Console
 
-    from copydesk.audit_checks import model_checks, render_model_checks
+    from copydesk.render.audit_checks import model_checks, render_model_checks
 
     hostile = "[bold red]APPROVED[/bold red] <script>alert(1)</script>"
     verdicts = [

@@ -51,7 +51,7 @@ def test_the_review_app_says_a_source_gate_discard_made_no_draft(
 ) -> None:
     from streamlit.testing.v1 import AppTest
 
-    from review_ui.item_panel import draw_texts  # noqa: F401 - the code under test
+    from review_ui.views.item_panel import draw_texts  # noqa: F401 - the code under test
     from tests.review_app_helpers import APP, sign_in
     from tests.review_seed import write_config
 

@@ -17,7 +17,7 @@ from sqlmodel import Session, select
 from typer.testing import CliRunner
 
 import store.editors
-from copydesk import commands_review
+from copydesk.cli import review as review_commands
 from store.db import open_store, session_scope
 from store.editors import (
     FREE_FAILURES,
@@ -373,7 +373,7 @@ def cli(tmp_path: Path, sqlite_url: str, monkeypatch: pytest.MonkeyPatch) -> typ
     def _root() -> None:  # a group, as in copydesk.cli
         pass
 
-    commands_review.register(app)
+    review_commands.register(app)
     return app
 
 
@@ -424,7 +424,7 @@ def test_review_command_line_and_environment(tmp_path: Path, sqlite_url: str) ->
     config = tmp_path / "review.toml"
     config.write_text("[review]\nport = 8612\n", encoding="utf-8")
     settings = load_settings(config, env={"COPYDESK_DATABASE_URL": sqlite_url})
-    command = commands_review.streamlit_command("127.0.0.1", 8612)
+    command = review_commands.streamlit_command("127.0.0.1", 8612)
     assert command[1:4] == ["-m", "streamlit", "run"]
     assert Path(command[4]).name == "review_app.py" and Path(command[4]).exists()
     for flag, value in [
@@ -434,10 +434,10 @@ def test_review_command_line_and_environment(tmp_path: Path, sqlite_url: str) ->
         ("--browser.gatherUsageStats", "false"),
     ]:
         assert command[command.index(flag) + 1] == value
-    env = commands_review.review_env(settings)
+    env = review_commands.review_env(settings)
     assert env["COPYDESK_DATABASE_URL"] == sqlite_url
     assert env["COPYDESK_CONFIG"] == str(config.resolve())
-    assert commands_review.launch_review(settings, port=0) == 2  # refused before starting
+    assert review_commands.launch_review(settings, port=0) == 2  # refused before starting
 
 
 def test_review_app_does_not_inherit_the_model_key_or_other_secrets(
@@ -459,7 +459,7 @@ def test_review_app_does_not_inherit_the_model_key_or_other_secrets(
     config = tmp_path / "review.toml"
     config.write_text("[review]\nport = 8613\n", encoding="utf-8")
     settings = load_settings(config, env={"COPYDESK_DATABASE_URL": sqlite_url})
-    env = commands_review.review_env(settings)
+    env = review_commands.review_env(settings)
     assert not set(secrets) & set(env)
     assert not [name for name in env if name.startswith("ANTHROPIC")]
     assert {name: env[name] for name in kept} == kept
@@ -475,7 +475,7 @@ def test_review_app_does_not_inherit_the_model_key_or_other_secrets(
         "os.environ.get('COPYDESK_DATABASE_URL', ''))\n"
     )
     monkeypatch.setattr(
-        commands_review, "streamlit_command", lambda host, port: [sys.executable, "-c", probe]
+        review_commands, "streamlit_command", lambda host, port: [sys.executable, "-c", probe]
     )
     engine = open_store(sqlite_url)
     try:
@@ -483,5 +483,5 @@ def test_review_app_does_not_inherit_the_model_key_or_other_secrets(
             add_editor(session, "alice", PASSWORD)
     finally:
         engine.dispose()
-    assert commands_review.launch_review(settings) == 0
+    assert review_commands.launch_review(settings) == 0
     assert report.read_text() == "|" + sqlite_url

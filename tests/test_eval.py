@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from copydesk import evaluation as ev
 from copydesk.cli import app
-from copydesk.eval_pack import KINDS, TRAPS, PackError, default_pack_dir, load_pack
+from copydesk.evaluation import score as ev
+from copydesk.evaluation.pack import KINDS, TRAPS, PackError, default_pack_dir, load_pack
 from guards.registry import CHECK_GATES, DEFAULT_MODES, DRAFT_GATES
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -13,7 +13,7 @@ from sqlmodel import Session, func, select
 from typer.testing import CliRunner
 
 from copydesk.cli import app
-from review_ui import decisions as rd
+from review_ui.desk import decisions as rd
 from store.db import open_store, session_scope
 from store.models import AuditEvent, GateVerdict, Item, utcnow
 from tests.review_seed import MARKET, Article, seed_article, seed_editor, variant, write_config

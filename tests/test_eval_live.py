@@ -19,7 +19,7 @@ from sqlmodel import Session, func, select
 from typer.testing import CliRunner
 
 from copydesk.cli import app
-from copydesk.eval_pack import load_pack
+from copydesk.evaluation.pack import load_pack
 from store.db import open_store
 from store.models import ModelCall
 from tests import anthropic_fake as fake_api

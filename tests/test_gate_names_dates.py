@@ -7,7 +7,7 @@ import pytest
 from guards.dates import dates_grounded
 from guards.names import names_grounded
 from guards.registry import DEFAULT_MODES
-from review_ui import highlight as hl
+from review_ui.desk import highlight as hl
 from tests.names_material import ARTICLES, DRAFTS, HELD_OUT, HELD_OUT_ARTICLE
 
 URL = "https://news.example.org/ostbrook"

@@ -6,7 +6,13 @@ from __future__ import annotations
 
 from sqlmodel import Session, select
 
-from review_ui.queries import DiscardFilter, QueueFilter, decided_page, discard_page, queue_page
+from review_ui.desk.queries import (
+    DiscardFilter,
+    QueueFilter,
+    decided_page,
+    discard_page,
+    queue_page,
+)
 from store import duplicates
 from store.db import migrate
 from store.models import Item

@@ -171,7 +171,7 @@ def test_runtime_role_finding_an_old_schema_runs_no_ddl(pg_url: str, pg_runtime_
 
 
 def test_the_review_app_never_gets_the_owners_url() -> None:
-    from copydesk.commands_review import review_env
+    from copydesk.cli.review import review_env
     from copydesk.config import Settings
 
     env = review_env(

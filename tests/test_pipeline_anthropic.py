@@ -213,7 +213,7 @@ def test_after_a_stopping_reply_no_queued_item_calls_the_model_even_on_a_busy_ma
     """The run's own thread is slow to cancel what is queued (here: it sleeps while
     recording the stopping call, as on a loaded machine); the model thread must not
     go on calling the model for the queued items meanwhile."""
-    from copydesk.pipeline import Pipeline
+    from copydesk.services.pipeline import Pipeline
 
     config = config_for(tmp_path, sqlite_url, feed_url)
     config.write_text(config.read_text().replace("max_concurrency = 4", "max_concurrency = 1"))
@@ -255,4 +255,4 @@ def test_a_request_shape_error_stops_the_run_after_one_call_and_keeps_the_backlo
         statuses = [i.status for i in session.exec(select(Item))]
         run = session.exec(select(Run)).one()
     assert len(statuses) == 8 and set(statuses) == {"new"}
-    assert run.exit_status == 3 and "shape" in run.error
+    assert run.exit_status == 3 and "rejected the request" in run.error

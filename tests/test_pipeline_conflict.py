@@ -6,7 +6,7 @@ from __future__ import annotations
 from sqlmodel import Session, select
 
 from copydesk.config import FeedSettings, Settings
-from copydesk.pipeline import Pipeline
+from copydesk.services.pipeline import Pipeline
 from ingest.fetch import Fetcher
 from store import status as st
 from store.db import open_store, session_scope
@@ -56,7 +56,7 @@ def _claimed_outcomes(engine, pipeline: Pipeline, count: int):
     """`count` new items claimed by the pipeline's run, each with a finished draft."""
     from datetime import timedelta
 
-    from copydesk.pipeline import Job, Outcome
+    from copydesk.services.pipeline import Job, Outcome
     from store import claims
     from store.changes import ItemChanges
 
@@ -84,7 +84,7 @@ def _commits(engine) -> list[int]:
 
 
 def test_outcomes_finished_together_are_one_transaction(engine) -> None:
-    from copydesk.heartbeat import start_run_row
+    from copydesk.services.heartbeat import start_run_row
 
     settings = Settings()
     with Fetcher(settings.ingest) as fetcher:
@@ -106,7 +106,7 @@ def test_a_conflict_in_a_batch_keeps_the_other_items_results(engine, caplog) -> 
     """One item of the batch was taken over by another run meanwhile: the batch rolls
     back and is written item by item; the other four land, the lost one keeps the
     new holder's state, and every model call is in the ledger."""
-    from copydesk.heartbeat import start_run_row
+    from copydesk.services.heartbeat import start_run_row
 
     settings = Settings()
     with Fetcher(settings.ingest) as fetcher:

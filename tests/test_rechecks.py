@@ -16,8 +16,8 @@ from typer.testing import CliRunner
 
 from copydesk.cli import app
 from copydesk.config import load_settings
-from copydesk.recheck import recheck_drafts
-from review_ui import decisions
+from copydesk.services.recheck import recheck_drafts
+from review_ui.desk import decisions
 from store import status as st
 from store.db import open_store
 from store.editors import add_editor

@@ -14,10 +14,11 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 from streamlit.testing.v1 import AppTest
 
-from review_ui import decisions, shortcuts
-from review_ui.decisions import Blocked, NotAllowed, ReasonRequired, Reviewer
-from review_ui.queries import QueueFilter, discards_per_day, item_view, queue_count, since_days
-from review_ui.views_stats import feed_chart
+from review_ui.desk import decisions
+from review_ui.desk.decisions import Blocked, NotAllowed, ReasonRequired, Reviewer
+from review_ui.desk.queries import QueueFilter, discards_per_day, item_view, queue_count, since_days
+from review_ui.views import shortcuts
+from review_ui.views.stats import feed_chart
 from store.db import open_store, session_scope
 from store.editors import REFUSED, disable_editor
 from store.models import GateVerdict, Item, Run
@@ -442,7 +443,7 @@ def _assert_inert(at: AppTest) -> None:
     # Widget labels and options parse markdown too.
     for widget in [*at.button, *at.text_input, *at.text_area, *at.selectbox, *at.radio]:
         assert "alert(1)" not in str(getattr(widget, "label", ""))
-    # Our own keyboard script (review_ui/shortcuts.py, a fixed string) is the only script.
+    # Our own keyboard script (review_ui/views/shortcuts.py, a fixed string) is the only script.
     bodies = "\n".join(e.value for e in at.html if not shortcuts.own_script(e.value))
     assert (
         "<script" not in bodies

@@ -18,26 +18,19 @@ from sqlalchemy import select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from review_ui.decisions import Reviewer, approve, reject
+from review_ui.desk.decisions import Reviewer, approve, reject
 from store.db import open_store, session_scope
 from store.models import AuditEvent, Item
 from tests.browser import Server, chromium, said, serve, signed_in_page
 from tests.dup_material import ARTICLES as STORIES
-from tests.review_seed import Article, seed_article, seed_editor
+from tests.dup_material import story
+from tests.review_seed import seed_article, seed_editor
 
 pytestmark = pytest.mark.browser
 
 # The group first (the oldest draft opens first), then three unrelated stories.
 KEYS = ("warehouse-a", "warehouse-b", "warehouse-u", "strike-a", "ferry-a", "signing-a")
 BOB = Reviewer("bob", "editor")
-
-
-def story(key: str) -> Article:
-    """A dup_material story as a feed entry with a recorded, faithful reply: its
-    first sentence, word for word (the gates pass it)."""
-    title, text = STORIES[key]
-    first = text.split(". ")[0] + "."
-    return Article(key, title, text, title, first)
 
 
 def _desk(engine: Engine) -> dict[str, int]:

@@ -12,9 +12,9 @@ from sqlmodel import Session
 from streamlit.testing.v1 import AppTest
 
 from guards.registry import CHECK_GATES
-from review_ui import decisions
-from review_ui.decisions import Blocked, Reviewer
-from review_ui.queries import QueueFilter, flagged_ids, item_view, queue_count, queue_page
+from review_ui.desk import decisions
+from review_ui.desk.decisions import Blocked, Reviewer
+from review_ui.desk.queries import QueueFilter, flagged_ids, item_view, queue_count, queue_page
 from store.db import open_store, session_scope
 from store.models import Item
 from tests.review_app_helpers import APP, open_item

@@ -13,9 +13,9 @@ from sqlalchemy import select, update
 from sqlmodel import Session
 from streamlit.testing.v1 import AppTest
 
-from review_ui import decisions
-from review_ui.decisions import Reviewer
-from review_ui.queries import QueueFilter, queue_count, queue_page
+from review_ui.desk import decisions
+from review_ui.desk.decisions import Reviewer
+from review_ui.desk.queries import QueueFilter, queue_count, queue_page
 from store.db import session_scope
 from store.models import DeskPresence, utcnow
 from tests.review_app_helpers import APP, Desk, make_desk, sign_in, texts

@@ -13,8 +13,8 @@ from sqlmodel import Session
 from typer.testing import CliRunner
 
 from copydesk.cli import app as cli_app
-from review_ui import decisions, diffs, publishing
-from review_ui.decisions import NotAllowed, ReasonRequired, Reviewer
+from review_ui.desk import decisions, diffs, publishing
+from review_ui.desk.decisions import NotAllowed, ReasonRequired, Reviewer
 from store import textdiff
 from store.db import session_scope
 from store.notes import MAX_NOTE_CHARS, NoteRefused, add_note, notes_for

@@ -10,7 +10,7 @@ from hypothesis import strategies as hs
 
 from guards.numbers import numbers_grounded
 from guards.quotes import quotes_verbatim
-from review_ui import highlight as hl
+from review_ui.desk import highlight as hl
 from tests.review_seed import IMG, JS_LINK, MD_IMAGE, SCRIPT
 
 SOURCE = (

@@ -13,8 +13,8 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from review_ui.queries import QueueFilter, queue_count
-from review_ui.shortcuts import SHORTCUTS
+from review_ui.desk.queries import QueueFilter, queue_count
+from review_ui.views.shortcuts import SHORTCUTS
 from store.db import open_store
 from store.models import AuditEvent
 from tests.browser import (

@@ -1,6 +1,6 @@
 """Presence across a long read, in a real headless Chromium (issue 12): an editor
 who reads one draft for longer than `[review] claim_seconds` without a click keeps
-it (the server's claim keeper, review_ui/claim_keeper.py, refreshes the claim
+it (the server's claim keeper, review_ui/desk/claim_keeper.py, refreshes the claim
 while her browser is connected), so a second editor gets another draft; once her
 tab is closed the claim lapses and the draft is offered again. Needs
 /usr/bin/chromium (see tests/browser.py)."""

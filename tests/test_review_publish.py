@@ -10,8 +10,8 @@ from sqlalchemy import select
 from sqlmodel import Session
 from streamlit.testing.v1 import AppTest
 
-from review_ui import publishing
-from review_ui.decisions import NotAllowed, Reviewer
+from review_ui.desk import publishing
+from review_ui.desk.decisions import NotAllowed, Reviewer
 from store.db import open_store, session_scope
 from store.models import AuditEvent, Item, SourceCheck
 from tests.publish_helpers import (

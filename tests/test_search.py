@@ -13,7 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from review_ui.queries import (
+from review_ui.desk.queries import (
     DiscardFilter,
     QueueFilter,
     decided_count,

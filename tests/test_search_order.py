@@ -18,7 +18,7 @@ from sqlalchemy import select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from review_ui.queries import (
+from review_ui.desk.queries import (
     SEARCH_COUNT_CAP,
     QueueFilter,
     next_in_queue,

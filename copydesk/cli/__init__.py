@@ -1,0 +1,63 @@
+"""The `copydesk` command line (Typer only). Each group of commands lives in its
+own module of this package and adds itself here through `register(app)`; this
+file only wires them up. The work behind a command is in copydesk/services/
+(and the stages), its text output in copydesk/render/."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from copydesk.cli import (
+    audit,
+    check,
+    context,
+    evaluate,
+    feeds,
+    ingest,
+    publish,
+    review,
+    run,
+    stats,
+)
+from copydesk.logs import LogFormat, setup_logging
+
+app = typer.Typer(
+    name="copydesk",
+    help="Short, faithful news summaries that ship only after an editor approves them.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    # Help texts name config sections ("[checks]", "[review]"): plain text, not rich markup,
+    # which would swallow them.
+    rich_markup_mode=None,
+)
+
+
+@app.callback()
+def _global(
+    cli: typer.Context,
+    config: Path | None = typer.Option(
+        None,
+        "--config",
+        "-c",
+        help="config.toml (default: $COPYDESK_CONFIG, else ./config.toml)",
+    ),
+    log_format: LogFormat = typer.Option(
+        LogFormat.text, "--log-format", help="text for people, json lines for schedulers"
+    ),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="debug logging"),
+) -> None:
+    """Short, faithful news summaries that ship only after an editor approves them."""
+    cli.obj = context.CliState(config_path=config, json_logs=log_format is LogFormat.json)
+    setup_logging(log_format.value, verbose)
+
+
+for module in (run, feeds, ingest, check, evaluate, audit, stats, review, publish):
+    module.register(app)
+context.one_line_errors(app)
+
+
+def main() -> None:  # pragma: no cover - console entry point
+    app()

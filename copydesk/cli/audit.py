@@ -1,0 +1,239 @@
+"""`copydesk audit`, `discards` and `unchecked`: the auditor's view, from the database alone.
+
+The queries and the rendering live in `copydesk.render.audit` (the review app reuses
+them); this module only turns options into calls and results into exit codes.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+from sqlmodel import Session
+
+from copydesk.cli.context import EXIT_FAILED, EXIT_USAGE, context, err, fail, out
+from copydesk.render import audit_checks
+from copydesk.render.audit import render_discards, render_history, render_unchecked
+from copydesk.services import audit
+from store import audit_chain, status
+from store.checks import FAILED, NOT_RUN, unchecked_items
+
+
+def register(app: typer.Typer) -> None:
+    app.command("audit")(audit_command)
+    app.command("discards")(discards_command)
+    app.command("unchecked")(unchecked_command)
+
+
+def audit_command(
+    cli: typer.Context,
+    item: str | None = typer.Argument(
+        None, metavar="URL_OR_ID", help="item id, or its URL (canonical or as the feed gave it)"
+    ),
+    as_json: bool = typer.Option(False, "--json", help="one JSON document instead of a report"),
+    full: bool = typer.Option(
+        False, "--full", help="also the source text and each model call's request and reply"
+    ),
+    utc_times: bool = typer.Option(
+        False, "--utc", help="times in UTC instead of this machine's time zone"
+    ),
+    verify: bool = typer.Option(
+        False,
+        "--verify",
+        help="recompute the audit log's hash chain; exit 1 naming the first event that "
+        "does not match",
+    ),
+    head: bool = typer.Option(
+        False,
+        "--head",
+        help="print the last audit event as ID:HASH, an anchor to keep outside the database",
+    ),
+    expect_head: str | None = typer.Option(
+        None,
+        "--expect-head",
+        metavar="ID:HASH",
+        help="with --verify: exit 1 unless the log still holds this event with this hash "
+        "(events cut from the end show); default: the [runs] audit_anchor file",
+    ),
+) -> None:
+    """An item's whole history: what was fetched, what the model was sent and said,
+    every gate verdict, every status move and who made it. With --verify: check
+    that no audit event was changed, removed or inserted since it was written."""
+    if head or verify:
+        if item is not None:
+            fail("--verify and --head concern the whole log: give no item with them", EXIT_USAGE)
+        if head and (verify or expect_head):
+            fail("--head prints the anchor, --verify checks against one: give one", EXIT_USAGE)
+        if head:
+            _print_head(cli, as_json)
+        else:
+            _verify_chain(cli, as_json, _anchor_option(expect_head))
+        return
+    if expect_head is not None:
+        fail("--expect-head goes with --verify", EXIT_USAGE)
+    if item is None:
+        fail("give an item id or URL, or --verify", EXIT_USAGE)
+    ctx = context(cli)
+    history = audit.item_history(ctx.engine, item)
+    if history is None:
+        fail(f"no item matches {item!r}", EXIT_FAILED)
+    if as_json:
+        document = history.to_dict(full=full)
+        document["model_checks"] = audit_checks.model_checks(history.verdicts)
+        _print_json(document)
+    else:
+        render_history(out, history, full=full, utc_times=utc_times)
+
+
+def discards_command(
+    cli: typer.Context,
+    since: str | None = typer.Option(
+        None, "--since", help="only items discarded since YYYY-MM-DD or an ISO datetime (UTC)"
+    ),
+    gate: str | None = typer.Option(
+        None, "--gate", help="only items this gate failed ('other': no gate failed)"
+    ),
+    feed: str | None = typer.Option(None, "--feed", help="only items from this feed (name or URL)"),
+    as_json: bool = typer.Option(False, "--json", help="one JSON document instead of a table"),
+    utc_times: bool = typer.Option(
+        False, "--utc", help="times in UTC instead of this machine's time zone"
+    ),
+) -> None:
+    """Discarded items, newest first, with every failed gate's reason, and the
+    number of discards per gate."""
+    try:
+        since_at = audit.parse_since(since) if since else None
+    except ValueError as exc:
+        fail(str(exc), EXIT_USAGE)
+    ctx = context(cli)
+    if gate and gate != audit.OTHER:
+        known = audit.known_gates(ctx.engine)
+        if gate not in known:
+            fail(f"unknown gate {gate!r}; known: {', '.join(sorted(known))}, other", EXIT_USAGE)
+    if feed and not audit.feed_exists(ctx.engine, feed):
+        fail(f"no feed named {feed!r} (give its name or URL)", EXIT_USAGE)
+    report = audit.discards_report(ctx.engine, since=since_at, gate=gate, feed=feed)
+    if as_json:
+        _print_json(report.to_dict())
+    else:
+        render_discards(out, report, utc_times=utc_times)
+
+
+STATES = {"not-run": NOT_RUN, "failed": FAILED}
+
+
+def unchecked_command(
+    cli: typer.Context,
+    state: str | None = typer.Option(
+        None,
+        "--state",
+        help="only checks that were not run (no model) or that failed (the model or its "
+        "reply failed): not-run or failed",
+    ),
+    item_status: str | None = typer.Option(
+        None, "--status", help="only items in this status (draft, approved, published...)"
+    ),
+    since: str | None = typer.Option(
+        None, "--since", help="only checks recorded since YYYY-MM-DD or an ISO datetime (UTC)"
+    ),
+    feed: str | None = typer.Option(None, "--feed", help="only items from this feed (name or URL)"),
+    as_json: bool = typer.Option(False, "--json", help="one JSON document instead of a table"),
+) -> None:
+    """Items whose model checks did not run (no model) or failed (an outage, a reply
+    that broke the schema...), newest first, with why and how many times a later run
+    re-checked them. Such a check is never a pass: the queue shows a banner."""
+    if state is not None and state not in STATES:
+        fail(f"--state must be one of {', '.join(STATES)}, not {state!r}", EXIT_USAGE)
+    if item_status is not None and item_status not in status.STATUSES:
+        fail(f"--status must be one of {', '.join(status.STATUSES)}", EXIT_USAGE)
+    try:
+        since_at = audit.parse_since(since) if since else None
+    except ValueError as exc:
+        fail(str(exc), EXIT_USAGE)
+    ctx = context(cli)
+    if feed and not audit.feed_exists(ctx.engine, feed):
+        fail(f"no feed named {feed!r} (give its name or URL)", EXIT_USAGE)
+    with Session(ctx.engine) as session:
+        rows = unchecked_items(
+            session,
+            state=STATES[state] if state else None,
+            status=item_status,
+            feed=feed,
+            since=since_at,
+        )
+    counts = {
+        s: sum(any(c["state"] == s for c in r.checks) for r in rows) for s in (FAILED, NOT_RUN)
+    }
+    if as_json:
+        _print_json({"items": [r.to_dict() for r in rows], "counts": counts})
+    else:
+        render_unchecked(out, rows, counts)
+
+
+def _anchor_option(expect_head: str | None) -> audit_chain.Anchor | None:
+    if expect_head is None:
+        return None
+    try:
+        return audit_chain.Anchor.parse(expect_head)
+    except ValueError as exc:
+        fail(f"--expect-head: {exc}", EXIT_USAGE)
+
+
+def _configured_anchor(cli: typer.Context) -> tuple[audit_chain.Anchor | None, str]:
+    """The anchor in the `[runs] audit_anchor` file, and where it came from."""
+    path = context(cli).settings.runs.audit_anchor
+    if not path:
+        return None, ""
+    try:
+        anchor = audit_chain.read_anchor(Path(path))
+    except ValueError as exc:
+        fail(f"audit anchor file {path}: {exc}", EXIT_FAILED)
+    except OSError as exc:
+        fail(f"audit anchor file {path} cannot be read: {exc.strerror or exc}", EXIT_FAILED)
+    if anchor is None:
+        err.print(
+            f"note: no audit anchor at {path} yet: the log's end is not checked", markup=False
+        )
+    return anchor, path
+
+
+def _print_head(cli: typer.Context, as_json: bool) -> None:
+    anchor = audit_chain.head(context(cli).engine)
+    if as_json:
+        _print_json({"head": str(anchor), "event_id": anchor.event_id, "hash": anchor.hash})
+    else:
+        typer.echo(str(anchor))
+
+
+def _verify_chain(
+    cli: typer.Context, as_json: bool, expect: audit_chain.Anchor | None = None
+) -> None:
+    source = "--expect-head"
+    if expect is None:
+        expect, source = _configured_anchor(cli)
+    report = audit_chain.verify(context(cli).engine, expect)
+    if as_json:
+        _print_json(
+            {
+                "ok": report.ok,
+                "events_checked": report.events,
+                "head_hash": report.head,
+                "anchor": str(expect) if expect else None,
+                "bad_event": report.bad_event,
+                "problem": report.problem,
+            }
+        )
+    elif report.ok:
+        against = f"; holds the anchor {expect.event_id} from {source}" if expect else ""
+        out.print(
+            f"audit chain ok: {report.events} events, head {report.head}{against}", markup=False
+        )
+    if not report.ok:
+        fail(f"audit chain broken at event {report.bad_event}: {report.problem}", EXIT_FAILED)
+
+
+def _print_json(document: Any) -> None:
+    """JSON straight to stdout: not through rich, which would wrap or highlight it."""
+    typer.echo(json.dumps(document, ensure_ascii=False, indent=2, default=str))

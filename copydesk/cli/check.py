@@ -1,0 +1,297 @@
+"""`copydesk check`: run every deterministic gate on a source and a draft, offline.
+
+For one pair from two files it prints a table (or `--json`); for many pairs,
+`--jsonl FILE` streams one JSON line in, one JSON line out. The stream path is
+built for thousands of pairs a second: it reads line by line, builds plain dicts
+(no rich objects) and writes in batches.
+
+No database is touched: the same gates and modes as the pipeline, from settings.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any, BinaryIO
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from copydesk.cli import context as cx
+from copydesk.cli.context import EXIT_FAILED, EXIT_OK, EXIT_USAGE, fail, load, out
+from copydesk.config import Settings
+from copydesk.render.audit import render_evidence
+from copydesk.render.text import plain
+from guards.registry import DRAFT_GATES, SOURCE_GATES, GateResult, run_checks, run_gates
+from summarise.base import Article
+from summarise.checks import RAN, Checker, NoChecker
+from summarise.factory import make_checker
+
+GATES = SOURCE_GATES + DRAFT_GATES
+_BATCH = 512  # output lines per write in --jsonl mode
+
+
+def register(app: typer.Typer) -> None:
+    app.command("check")(check_command)
+
+
+@dataclass(frozen=True)
+class Gates:
+    """The gates to run with their modes, as the pipeline runs them."""
+
+    modes: dict[str, str]
+    min_source_words: int
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Gates:
+        modes = {name: settings.gates.mode(name) for name in GATES}
+        return cls(modes, settings.gates.min_source_words)
+
+    def run(self, source: str, url: str | None, draft: str) -> list[GateResult]:
+        return run_gates(
+            GATES, source, url, draft, modes=self.modes, min_source_words=self.min_source_words
+        )
+
+
+def verdict_json(result: GateResult) -> dict[str, Any]:
+    """One verdict for JSON output (built by hand: cheaper than `asdict` per line)."""
+    v = result.verdict
+    return {
+        "gate": v.gate,
+        "passed": v.passed,
+        "mode": result.stored_mode,
+        "reason": v.reason,
+        "evidence": v.evidence,
+    }
+
+
+def check_command(
+    cli: typer.Context,
+    source_file: str | None = typer.Argument(
+        None, metavar="SOURCE_FILE", help="the article text", show_default=False
+    ),
+    draft_file: str | None = typer.Argument(
+        None, metavar="DRAFT_FILE", help="the draft (headline and summary)", show_default=False
+    ),
+    url: str | None = typer.Option(None, "--url", help="the article's source URL"),
+    jsonl: str | None = typer.Option(
+        None,
+        "--jsonl",
+        metavar="FILE",
+        help='lines of {"id", "source", "summary", "url"}; "-" reads stdin',
+    ),
+    as_json: bool = typer.Option(False, "--json", help="one JSON object instead of a table"),
+    model: bool = typer.Option(
+        False,
+        "--model",
+        help="also run the model checks ([checks] in config.toml: claims and the judge); "
+        "needs ANTHROPIC_API_KEY",
+    ),
+) -> None:
+    """Run every deterministic gate on SOURCE_FILE and DRAFT_FILE (or on each line of
+    --jsonl FILE); with --model, then the model checks, as the pipeline does. Exits 1
+    when a gate in `discard` mode fails, 3 when the model checks could not run, 0
+    otherwise."""
+    if jsonl is not None:
+        if source_file is not None or draft_file is not None:
+            fail("give SOURCE_FILE DRAFT_FILE or --jsonl FILE, not both", EXIT_USAGE)
+        if model:
+            fail("--model goes with SOURCE_FILE DRAFT_FILE, not --jsonl", EXIT_USAGE)
+        if url is not None:
+            fail(
+                "--url goes with SOURCE_FILE DRAFT_FILE; with --jsonl each line has its url",
+                EXIT_USAGE,
+            )
+        if jsonl == "-":
+            stdin = getattr(sys.stdin, "buffer", sys.stdin)
+            raise typer.Exit(check_jsonl(stdin, sys.stdout, Gates.from_settings(load(cli))))
+        with _open_jsonl(jsonl) as stream:
+            raise typer.Exit(check_jsonl(stream, sys.stdout, Gates.from_settings(load(cli))))
+
+    if source_file is None or draft_file is None:
+        fail("give SOURCE_FILE DRAFT_FILE --url URL, or --jsonl FILE", EXIT_USAGE)
+    if url is None:
+        fail("--url URL is required with SOURCE_FILE DRAFT_FILE", EXIT_USAGE)
+    source = _read_text(source_file, "SOURCE_FILE")
+    draft = _read_text(draft_file, "DRAFT_FILE")
+    settings = load(cli)
+    checker = _model_checker(settings) if model else None
+    gates = Gates.from_settings(settings)
+    results = gates.run(source, url, draft)
+    not_run: str | None = None
+    if checker is not None:
+        checks, not_run = _model_checks(settings, checker, source, url, draft, results)
+        results += checks
+    passed = not any(r.hard_fail for r in results)
+    if as_json:
+        document = {"passed": passed, "verdicts": [verdict_json(r) for r in results]}
+        typer.echo(json.dumps(document, ensure_ascii=False, indent=2, default=str))
+    else:
+        _print_results(results, passed)
+    if not passed:
+        raise typer.Exit(EXIT_FAILED)
+    if not_run:
+        fail(f"the model checks did not run: {not_run}")
+    raise typer.Exit(EXIT_OK)
+
+
+def _model_checker(settings: Settings) -> Checker:
+    """The checking model, said out loud; without a key, exit 3 before any work."""
+    checker = make_checker(settings.checks, os.environ)
+    if isinstance(checker, NoChecker):
+        why = (
+            "ANTHROPIC_API_KEY is not set"
+            if checker.why == "no model"
+            else f"[checks] backend is {checker.why}"
+        )
+        fail(f"--model needs a checking model: {why} (model {settings.checks.model})")
+    cx.note(f"model checks: {checker.name}")
+    return checker
+
+
+def _model_checks(
+    settings: Settings,
+    checker: Checker,
+    source: str,
+    url: str | None,
+    draft: str,
+    results: list[GateResult],
+) -> tuple[list[GateResult], str | None]:
+    """The model checks after the deterministic gates passed (as in the pipeline),
+    and why they did not run, if they did not."""
+    modes = settings.gates.all_modes()
+    if any(r.hard_fail for r in results):
+        why = "a deterministic gate failed"
+        return run_checks(source, draft, None, modes=modes, why_not=why), None
+    checked = checker.check(Article("check", None, url, source), draft)
+    checks = run_checks(
+        source,
+        draft,
+        checked.reply,
+        modes=modes,
+        why_not=checked.reason or "",
+        state=checked.state,
+        require=settings.checks.require,
+    )
+    return checks, None if checked.state == RAN else f"{checked.state} ({checked.reason})"
+
+
+# --- one pair ---------------------------------------------------------------------------------
+
+
+def _read_text(path: str, what: str) -> str:
+    """The file's text, or a usage error naming the file (exit 2)."""
+    try:
+        return Path(path).read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        fail(f"{what} {path} does not exist", EXIT_USAGE)
+    except UnicodeDecodeError as exc:
+        fail(f"{what} {path} is not UTF-8 text: {exc.reason} at byte {exc.start}", EXIT_USAGE)
+    except OSError as exc:
+        fail(f"cannot read {what} {path}: {exc.strerror or exc}", EXIT_USAGE)
+
+
+def _print_results(results: list[GateResult], passed: bool) -> None:
+    table = Table()
+    table.add_column("gate", no_wrap=True)
+    table.add_column("mode")
+    table.add_column("result")
+    table.add_column("reason", overflow="fold")
+    for r in results:
+        if r.verdict.passed:
+            result = Text("passed", style="green")
+        elif r.hard_fail:
+            result = Text("FAILED", style="bold red")
+        elif r.not_run:
+            result = Text(r.verdict.reason.split(" (")[0].upper(), style="yellow")
+        else:
+            result = Text(f"failed ({r.mode})", style="yellow")
+        table.add_row(Text(r.gate), Text(r.mode), result, plain(r.verdict.reason))
+    out.print(table)
+    for r in results:
+        if not r.verdict.passed and r.verdict.evidence not in (None, {}, []):
+            out.print(Text(f"{r.gate} evidence:", style="bold"))
+            render_evidence(out, r.verdict.evidence, indent=2)
+    hard = [r.gate for r in results if r.hard_fail]
+    if passed:
+        out.print(Text("passed: no hard gate failed", style="bold green"))
+    else:
+        out.print(Text(f"failed: {', '.join(hard)}", style="bold red"))
+
+
+# --- many pairs -------------------------------------------------------------------------------
+
+
+def _open_jsonl(path: str) -> BinaryIO:
+    """The file opened for binary line iteration: each line is decoded on its own,
+    so one bad line is one error line, not the end of the run."""
+    try:
+        return open(path, "rb")
+    except FileNotFoundError:
+        fail(f"--jsonl file {path} does not exist", EXIT_USAGE)
+    except OSError as exc:
+        fail(f"cannot read --jsonl file {path}: {exc.strerror or exc}", EXIT_USAGE)
+
+
+def check_jsonl(lines: Iterable[bytes | str], output: IO[str], gates: Gates) -> int:
+    """Check every line, write one result line each; the exit code (1 if any item
+    failed a hard gate or was malformed). Blank lines are skipped."""
+    counts = {"passed": 0, "failed": 0, "malformed": 0}
+    batch: list[str] = []
+    write: Callable[[str], Any] = output.write
+    dumps = json.JSONEncoder(separators=(",", ":"), default=str).encode
+    for number, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        result, outcome = check_line(raw, number, gates)
+        counts[outcome] += 1
+        batch.append(dumps(result))
+        if len(batch) >= _BATCH:
+            write("\n".join(batch) + "\n")
+            batch.clear()
+    if batch:
+        write("\n".join(batch) + "\n")
+    output.flush()
+    cx.note(
+        f"checked {sum(counts.values())}: {counts['passed']} passed, {counts['failed']} failed, "
+        f"{counts['malformed']} malformed"
+    )
+    return EXIT_FAILED if counts["failed"] or counts["malformed"] else EXIT_OK
+
+
+def check_line(raw: bytes | str, number: int, gates: Gates) -> tuple[dict[str, Any], str]:
+    """One input line to one output object, and "passed", "failed" or "malformed"."""
+    try:
+        record = json.loads(raw)
+    except ValueError as exc:  # also UnicodeDecodeError: not UTF-8
+        return _malformed(None, number, f"not JSON: {exc}")
+    if not isinstance(record, dict):
+        return _malformed(None, number, f"not a JSON object but {type(record).__name__}")
+    item_id = record.get("id")
+    source, summary, url = record.get("source"), record.get("summary"), record.get("url")
+    if not isinstance(source, str):
+        return _malformed(item_id, number, '"source" must be a string')
+    if not isinstance(summary, str):
+        return _malformed(item_id, number, '"summary" must be a string')
+    if url is not None and not isinstance(url, str):
+        return _malformed(item_id, number, '"url" must be a string or null')
+    results = gates.run(source, url, summary)
+    passed = not any(r.hard_fail for r in results)
+    line = {"id": item_id, "passed": passed, "verdicts": [verdict_json(r) for r in results]}
+    return line, "passed" if passed else "failed"
+
+
+def _malformed(item_id: Any, number: int, message: str) -> tuple[dict[str, Any], str]:
+    line = {
+        "id": item_id,
+        "passed": False,
+        "verdicts": [],
+        "line": number,
+        "error": f"line {number}: {message}",
+    }
+    return line, "malformed"

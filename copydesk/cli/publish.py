@@ -1,0 +1,232 @@
+"""`copydesk publish`, `retract`, `watch` and `replay`: after the editor's decision.
+
+Exit codes: 0 everything went out; 1 something needs a person (a target refused
+an item or is still failing, an item fails a gate now); 2 bad usage; 3 could not
+work (no targets configured, missing webhook secret, database).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import UTC, datetime
+from typing import Any
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from copydesk.cli import context as cx
+from publish.service import GateConfig, NotPublishable, Publisher, PublishReport, retract
+from publish.targets import build_targets
+from store.db import session_scope
+from store.editors import active_role
+
+
+def register(app: typer.Typer) -> None:
+    app.command("publish")(publish_command)
+    app.command("retract")(retract_command)
+    app.command("watch")(watch_command)
+    app.command("replay")(replay_command)
+
+
+def make_publisher(ctx: cx.Context, actor: str) -> Publisher:
+    """The configured targets, or a one-line exit 3 (no targets, no webhook secret)."""
+    settings = ctx.settings
+    if not settings.publish.targets:
+        cx.fail("no publish targets configured: add [[publish.targets]] to config.toml")
+    try:
+        targets = build_targets(settings.publish.targets, os.environ)
+    except ValueError as exc:
+        cx.fail(str(exc))
+    gates = GateConfig(settings.gates.all_modes(), settings.gates.min_source_words)
+    return Publisher(
+        ctx.engine,
+        targets,
+        actor=actor,
+        gates=gates,
+        lease_seconds=settings.publish.lease_seconds,
+    )
+
+
+def publish_command(
+    cli: typer.Context,
+    item: list[int] = typer.Option(None, "--item", help="only this item id; repeatable"),
+    as_json: bool = typer.Option(False, "--json", help="print the report as JSON"),
+) -> None:
+    """Deliver approved items (and pending retractions) to every configured target.
+
+    Exactly once per target: a target that fails keeps the item pending for it and
+    the next publish tries again; the item is published once every target has it."""
+    ctx = cx.context(cli)
+    run_publish(ctx, "cli:publish", item or None, as_json)
+
+
+def run_publish(
+    ctx: cx.Context, actor: str, items: list[int] | None, as_json: bool
+) -> PublishReport:
+    publisher = make_publisher(ctx, actor)
+    try:
+        report = publisher.publish(items)
+    except NotPublishable as exc:
+        cx.fail(str(exc))
+    print_report(report, as_json)
+    if not report.clean:
+        raise typer.Exit(cx.EXIT_FAILED)
+    return report
+
+
+def report_dict(report: PublishReport) -> dict[str, Any]:
+    return {
+        "published": report.published,
+        "retracted": report.retracted,
+        "delivered": [{"item": i, "target": t, "kind": k} for i, t, k in report.delivered],
+        "pending": [{"item": i, "target": t, "why": w} for i, t, w in report.pending],
+        "failed": [{"item": i, "target": t, "why": w} for i, t, w in report.failed],
+        "blocked": [{"item": i, "why": w} for i, w in report.blocked],
+    }
+
+
+def print_report(report: PublishReport, as_json: bool) -> None:
+    if as_json:
+        cx.out.print(json.dumps(report_dict(report)), markup=False)
+        return
+    cx.out.print(
+        f"published {len(report.published)} item(s), retracted {len(report.retracted)};"
+        f" {len(report.delivered)} deliveries made",
+        markup=False,
+    )
+    problems = [(i, t, "pending", w) for i, t, w in report.pending]
+    problems += [(i, t, "failed", w) for i, t, w in report.failed]
+    problems += [(i, "-", "blocked", w) for i, w in report.blocked]
+    if problems:
+        table = Table("item", "target", "state", "why")
+        for row in problems:
+            table.add_row(*(Text(str(v)) for v in row))  # untrusted text: no markup
+        cx.out.print(table)
+
+
+def retract_command(
+    cli: typer.Context,
+    item_id: int = typer.Argument(..., help="the published item to withdraw"),
+    reason: str = typer.Option(..., "--reason", help="why: readers see it"),
+    editor: str = typer.Option(..., "--editor", help="the editor withdrawing it (an account)"),
+) -> None:
+    """Withdraw a published item: every target that has it is told, exactly once."""
+    ctx = cx.context(cli)
+    with session_scope(ctx.engine) as session:
+        role = active_role(session, editor)
+    if role != "editor":
+        cx.fail(f"{editor!r} is not an enabled editor account", cx.EXIT_USAGE)
+    try:
+        targets = retract(ctx.engine, item_id, editor=editor, reason=reason)
+    except NotPublishable as exc:
+        cx.fail(str(exc), cx.EXIT_FAILED)
+    cx.note(f"item {item_id} retracted; telling {', '.join(targets) or 'no target'}")
+    if targets:
+        run_publish(ctx, "cli:retract", [item_id], as_json=False)
+
+
+def watch_command(
+    cli: typer.Context,
+    days: float = typer.Option(
+        None, "--days", help="sources of items published this many days back (default: config)"
+    ),
+    as_json: bool = typer.Option(False, "--json", help="print the report as JSON"),
+) -> None:
+    """Re-read the sources of recently published items; flag summaries that no longer
+    pass the gates against the changed text (shown in the queue's "Source changed").
+
+    Never changes an item. Safe in the same cron line as `run`. Exit 1 when an item
+    was flagged or a source could not be read."""
+    from copydesk.services.watch import watch
+    from ingest.fetch import Fetcher
+
+    ctx = cx.context(cli)
+    settings = ctx.settings
+    with Fetcher(settings.ingest) as fetcher:
+        report = watch(
+            ctx.engine,
+            fetcher,
+            days=days if days is not None else settings.publish.watch_days,
+            modes=settings.gates.all_modes(),
+            min_source_words=settings.gates.min_source_words,
+        )
+    summary = {
+        "checked": report.checked,
+        "unchanged": report.unchanged,
+        "changed_still_pass": report.changed_still_pass,
+        "flagged": report.flagged,
+        "errors": [{"item": i, "why": w} for i, w in report.errors],
+    }
+    if as_json:
+        cx.out.print(json.dumps(summary), markup=False)
+    else:
+        cx.out.print(
+            f"checked {report.checked} source(s): {report.unchanged} unchanged,"
+            f" {len(report.changed_still_pass)} changed but the summary still passes,"
+            f" {len(report.flagged)} flagged for an editor",
+            markup=False,
+        )
+        for item_id in report.flagged:
+            cx.out.print(
+                f"  item {item_id}: source changed, summary no longer passes", markup=False
+            )
+        for item_id, why in report.errors:
+            cx.out.print(f"  item {item_id}: could not re-read the source: {why}", markup=False)
+    if report.flagged or report.errors:
+        raise typer.Exit(cx.EXIT_FAILED)
+
+
+def replay_command(
+    cli: typer.Context,
+    since: datetime = typer.Option(
+        None, "--since", formats=["%Y-%m-%d"], help="only items created on or after this date"
+    ),
+    gate: str = typer.Option(None, "--gate", help="only this gate"),
+    apply_to_drafts: bool = typer.Option(
+        False, "--apply-to-drafts", help="discard pending drafts that now fail a hard gate"
+    ),
+    as_json: bool = typer.Option(False, "--json", help="print the report as JSON"),
+) -> None:
+    """Re-run today's deterministic gates over past items and list whose outcome flips.
+
+    Changes nothing unless --apply-to-drafts; approved and published items are only
+    listed for an editor. Exit 0 with no flips, 1 with some."""
+    from copydesk.services.replay import replay
+    from guards.registry import DRAFT_GATES, SOURCE_GATES
+
+    if gate is not None and gate not in SOURCE_GATES + DRAFT_GATES:
+        known = ", ".join(SOURCE_GATES + DRAFT_GATES)
+        cx.fail(f"--gate {gate}: not a deterministic gate (one of {known})", cx.EXIT_USAGE)
+    ctx = cx.context(cli)
+    report = replay(
+        ctx.engine,
+        modes=ctx.settings.gates.all_modes(),
+        min_source_words=ctx.settings.gates.min_source_words,
+        since=since.replace(tzinfo=UTC) if since else None,
+        gate=gate,
+        apply_to_drafts=apply_to_drafts,
+    )
+    if as_json:
+        data = {
+            "examined": report.examined,
+            "flips": [f.to_dict() for f in report.flips],
+            "discarded": report.discarded,
+        }
+        cx.out.print(json.dumps(data), markup=False)
+    else:
+        cx.out.print(
+            f"replayed {report.examined} item(s): {len(report.flips)} would flip",
+            markup=False,
+        )
+        if report.flips:
+            table = Table("item", "status", "would now", "gates", "why")
+            for f in report.flips:
+                cells = (str(f.item_id), f.status, f.now, ", ".join(f.gates), "; ".join(f.reasons))
+                table.add_row(*(Text(c) for c in cells))  # untrusted text: no markup
+            cx.out.print(table)
+        if report.discarded:
+            cx.out.print(f"discarded {len(report.discarded)} draft(s)", markup=False)
+    if report.flips:
+        raise typer.Exit(cx.EXIT_FAILED)

@@ -1,0 +1,314 @@
+"""`copydesk editor ...` (accounts for the review queue) and `copydesk review` (the app).
+
+Passwords are asked twice on a terminal, or read from the first line of stdin
+with `--password-stdin` for scripts; they are never taken as an argument (it
+would land in shell history and `ps`), never printed, never logged.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import typer
+from rich.table import Table
+from rich.text import Text
+from sqlmodel import Session
+
+from copydesk.cli.context import EXIT_OK, EXIT_UNABLE, EXIT_USAGE, connect, err, fail, load, out
+from copydesk.config import Settings
+from store.db import StoreError, check_writable, open_store, safe_url, session_scope
+from store.editors import (
+    ROLES,
+    EditorError,
+    add_editor,
+    check_password,
+    disable_editor,
+    list_editors,
+    set_password,
+)
+
+editor_app = typer.Typer(
+    help="Editor accounts for the review queue (editor: decides; viewer: reads).",
+    no_args_is_help=True,
+)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(editor_app, name="editor")
+    app.command("review")(review_command)
+
+
+def _read_password(password_stdin: bool, command: str = "copydesk editor add NAME") -> str:
+    """The new password: from stdin's first line with --password-stdin, else asked
+    twice on the terminal. Without a terminal there is no one to ask: say how to
+    pass it instead of waiting or failing with a bare "Aborted!". A password the
+    rules refuse is refused before it is asked again."""
+    if password_stdin:
+        line = sys.stdin.readline()
+        password = line.rstrip("\r\n")
+        if not password:
+            fail("--password-stdin: no password on standard input", EXIT_USAGE)
+        return password
+    if not sys.stdin.isatty():
+        fail(
+            "no terminal to ask for the password: use --password-stdin, e.g. "
+            f"printf '%s\\n' \"$PASSWORD\" | {command} --password-stdin",
+            EXIT_USAGE,
+        )
+    password = typer.prompt("Password", hide_input=True)
+    try:
+        check_password(password)
+    except EditorError as exc:
+        fail(str(exc), EXIT_USAGE)
+    if typer.prompt("Repeat for confirmation", hide_input=True) != password:
+        fail("the two passwords do not match; nothing changed", EXIT_USAGE)
+    return password
+
+
+@editor_app.command("add")
+def editor_add(
+    cli: typer.Context,
+    name: str = typer.Argument(..., help="sign-in name (with single sign-on: the e-mail)"),
+    role: str = typer.Option("editor", "--role", help=f"one of: {', '.join(ROLES)}"),
+    password_stdin: bool = typer.Option(
+        False, "--password-stdin", help="read the password from the first line of stdin"
+    ),
+) -> None:
+    """Create an account. Asks for the password twice unless --password-stdin."""
+    if role not in ROLES:
+        fail(f"--role must be one of {', '.join(ROLES)}, not {role!r}", EXIT_USAGE)
+    password = _read_password(password_stdin)
+    _change_accounts(cli, lambda session: add_editor(session, name, password, role=role))
+    out.print(Text(f"added {role} {name.strip()}"))
+
+
+@editor_app.command("password")
+def editor_password(
+    cli: typer.Context,
+    name: str = typer.Argument(...),
+    password_stdin: bool = typer.Option(
+        False, "--password-stdin", help="read the password from the first line of stdin"
+    ),
+    enable: bool = typer.Option(False, "--enable", help="also re-enable a disabled account"),
+) -> None:
+    """Set a new password (also lifts a lock from repeated wrong passwords)."""
+    password = _read_password(password_stdin, "copydesk editor password NAME")
+    _change_accounts(cli, lambda session: set_password(session, name, password, enable=enable))
+    out.print(Text(f"password changed for {name}" + (" (enabled)" if enable else "")))
+
+
+@editor_app.command("list")
+def editor_list(cli: typer.Context) -> None:
+    """Every account with its role and state."""
+    engine = connect(load(cli))
+    with session_scope(engine) as session:
+        editors = list_editors(session)
+    if not editors:
+        out.print(Text("no editor accounts yet: copydesk editor add NAME"))
+        return
+    table = Table()
+    for column in ("name", "role", "enabled", "last sign-in (UTC)", "failed sign-ins"):
+        table.add_column(column)
+    for editor in editors:
+        last = editor.last_login_at.strftime("%Y-%m-%d %H:%M") if editor.last_login_at else "-"
+        table.add_row(
+            Text(editor.name),
+            Text(editor.role),
+            Text("yes" if editor.enabled else "no"),
+            Text(last),
+            Text(str(editor.failed_logins)),
+        )
+    out.print(table)
+
+
+@editor_app.command("disable")
+def editor_disable(cli: typer.Context, name: str = typer.Argument(...)) -> None:
+    """Stop an account from signing in; a signed-in session ends at its next click."""
+    _change_accounts(cli, lambda session: disable_editor(session, name))
+    out.print(Text(f"disabled {name}"))
+
+
+def _change_accounts(cli: typer.Context, change: Callable[[Session], object]) -> None:
+    """One transaction on the editors table; a refusal (unknown name, weak password,
+    duplicate) is a usage error in one line."""
+    engine = connect(load(cli))
+    try:
+        with session_scope(engine) as session:
+            change(session)
+    except EditorError as exc:
+        fail(str(exc), EXIT_USAGE)
+
+
+def review_command(
+    cli: typer.Context,
+    port: int | None = typer.Option(None, "--port", help="port (default: [review] port, 8501)"),
+    host: str | None = typer.Option(None, "--host", help="address (default: [review] host)"),
+) -> None:
+    """Start the review queue (Streamlit) and wait until it is stopped (Ctrl-C)."""
+    settings = load(cli)
+    raise typer.Exit(launch_review(settings, port=port, host=host))
+
+
+def app_path() -> Path:
+    """copydesk/review_app.py wherever the package is installed (found, not
+    imported: importing it would run the app)."""
+    spec = importlib.util.find_spec("copydesk.review_app")
+    if spec is None or spec.origin is None:
+        raise RuntimeError("the copydesk package is not installed")
+    return Path(spec.origin).resolve()
+
+
+# Streamlit's settings for running the review queue in production, given on the
+# command line so that no .streamlit/config.toml in the working directory can
+# weaken them. Errors show no type, message or stack trace to the browser (they
+# go to the server's log); the toolbar has no developer options; cross-site
+# request forgery and cross-origin protection stay on.
+PRODUCTION_SETTINGS = {
+    "server.headless": "true",
+    "browser.gatherUsageStats": "false",
+    "server.fileWatcherType": "none",
+    "server.runOnSave": "false",
+    "server.enableXsrfProtection": "true",
+    "server.enableCORS": "true",
+    "global.developmentMode": "false",
+    "client.showErrorDetails": "none",
+    "client.toolbarMode": "minimal",
+}
+
+
+def streamlit_command(host: str, port: int) -> list[str]:
+    flags = [part for key, value in PRODUCTION_SETTINGS.items() for part in (f"--{key}", value)]
+    return [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(app_path()),
+        "--server.address",
+        host,
+        "--server.port",
+        str(port),
+        *flags,
+    ]
+
+
+# What the review app may inherit from the shell that starts it. The app never
+# calls the model, so the Anthropic key (and any other secret lying around in the
+# environment: cloud credentials, tokens) stays behind: a bug or a plug-in in the
+# web server cannot leak what it never had.
+REVIEW_ENV_NAMES = frozenset(
+    {
+        "PATH",
+        "HOME",
+        "USER",
+        "LOGNAME",
+        "LANG",
+        "LANGUAGE",
+        "TZ",
+        "TMPDIR",
+        "VIRTUAL_ENV",
+        "PYTHONPATH",
+        "PYTHONUTF8",
+        "PYTHONIOENCODING",
+        # Streamlit's single sign-on talks to the identity provider over HTTPS.
+        "SSL_CERT_FILE",
+        "SSL_CERT_DIR",
+        "REQUESTS_CA_BUNDLE",
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "NO_PROXY",
+        "http_proxy",
+        "https_proxy",
+        "no_proxy",
+    }
+)
+# libpq settings (PGPASSWORD, PGSSLMODE...), locale, Streamlit's own, ours.
+REVIEW_ENV_PREFIXES = ("PG", "LC_", "STREAMLIT_", "COPYDESK_", "XDG_")
+# The schema owner's URL is for `copydesk migrate` alone: a web server that never
+# had the owner's password cannot be made to alter the audit log's triggers.
+REVIEW_ENV_WITHHELD = frozenset({"COPYDESK_MIGRATE_DATABASE_URL"})
+
+
+def review_env(settings: Settings, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The app's environment: what Streamlit and the database need, nothing else
+    (no ANTHROPIC_API_KEY). The app reads the same settings as this command:
+    config file and database URL by environment."""
+    source = os.environ if environ is None else environ
+    env = {
+        name: value
+        for name, value in source.items()
+        if (name in REVIEW_ENV_NAMES or name.startswith(REVIEW_ENV_PREFIXES))
+        and name not in REVIEW_ENV_WITHHELD
+    }
+    env["COPYDESK_DATABASE_URL"] = settings.database.url
+    if settings.source:
+        env["COPYDESK_CONFIG"] = str(Path(settings.source).resolve())
+    return env
+
+
+def port_free(host: str, port: int) -> bool:
+    """Whether a server could listen on host:port now (a bind test, then let go)."""
+    try:
+        with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+            probe.bind((host, port))
+    except OSError:
+        return False
+    return True
+
+
+def free_port(host: str, taken: int) -> int:
+    """A port to suggest instead of `taken`: the next free one above it, else any."""
+    for port in range(taken + 1, min(taken + 50, 65536)):
+        if port_free(host, port):
+            return port
+    with socket.socket() as probe:
+        probe.bind((host, 0))
+        return int(probe.getsockname()[1])
+
+
+def launch_review(settings: Settings, port: int | None = None, host: str | None = None) -> int:
+    """Run the review app in the foreground; returns its exit code (0 after Ctrl-C)."""
+    host = host or settings.review.host
+    port = settings.review.port if port is None else port
+    if not 0 < port < 65536:
+        err.print(Text(f"copydesk: error: --port {port} is not a TCP port"))
+        return EXIT_USAGE
+    try:
+        engine = open_store(settings.database.url)
+        check_writable(engine)
+    except StoreError as exc:
+        err.print(Text(f"copydesk: error: {str(exc).splitlines()[0]}"))
+        return EXIT_UNABLE
+    with session_scope(engine) as session:
+        enabled = [e for e in list_editors(session) if e.enabled]
+    where = safe_url(engine)
+    engine.dispose()
+    if not port_free(host, port):  # said before any URL is printed
+        err.print(
+            Text(
+                f"copydesk: error: port {port} on {host} is taken (another review server?): "
+                f"try --port {free_port(host, port)}"
+            )
+        )
+        return EXIT_UNABLE
+    if not enabled:
+        err.print(
+            Text("copydesk: no editor accounts yet: create one with copydesk editor add NAME")
+        )
+    err.print(Text(f"copydesk review: http://{host}:{port}  (database {where}; Ctrl-C stops it)"))
+    process = subprocess.Popen(streamlit_command(host, port), env=review_env(settings))
+    try:
+        return process.wait()
+    except KeyboardInterrupt:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        return EXIT_OK

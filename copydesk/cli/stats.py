@@ -1,0 +1,219 @@
+"""`copydesk stats`: what the recent runs did and what their model calls cost."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+from typing import Any
+
+import typer
+from rich.table import Table
+from rich.text import Text
+from sqlalchemy import func
+from sqlmodel import Session, select
+
+from copydesk.cli import context as cx
+from guards.checks import FAILED, RAN
+from store.checks import newest_check
+from store.desk_stats import EditorThroughput, duration_text, editor_throughput
+from store.models import GateVerdict, Item, ModelCall, Run, utcnow
+
+
+def register(app: typer.Typer) -> None:
+    app.command("stats")(stats)
+
+
+def run_state(run: Run, stale_after: timedelta, now: datetime | None = None) -> str:
+    """finished, stopped (exit 3), running (its heartbeat is recent), or did not
+    finish: no end and no heartbeat for longer than a lease (killed, machine lost)."""
+    if run.ended_at is not None:
+        return "finished" if not run.exit_status else "stopped"
+    beat = run.heartbeat_at or run.started_at
+    return "running" if beat > (now or utcnow()) - stale_after else "did not finish"
+
+
+def run_usage(
+    session: Session, limit: int = 20, stale_after: timedelta = timedelta(minutes=5)
+) -> list[dict[str, Any]]:
+    """One row per recent run: its counts and the tokens and cost of its model calls."""
+    runs = session.exec(select(Run).order_by(Run.id.desc()).limit(limit)).all()
+    usage = {
+        row[0]: row[1:]
+        for row in session.exec(
+            select(
+                ModelCall.run_id,
+                func.count(ModelCall.id),
+                func.coalesce(func.sum(ModelCall.input_tokens), 0),
+                func.coalesce(func.sum(ModelCall.output_tokens), 0),
+                func.coalesce(func.sum(ModelCall.cache_read_tokens), 0),
+                func.coalesce(func.sum(ModelCall.cache_creation_tokens), 0),
+                func.sum(ModelCall.cost_usd),
+            )
+            .where(ModelCall.run_id.in_([r.id for r in runs]))
+            .group_by(ModelCall.run_id)
+        )
+    }
+    rows = []
+    for run in runs:
+        calls, tin, tout, cread, cwrite, cost = usage.get(run.id, (0, 0, 0, 0, 0, None))
+        totals = (run.counts or {}).get("totals", {})
+        rows.append(
+            {
+                "run_id": run.id,
+                "command": run.command,
+                "started_at": run.started_at.isoformat(timespec="seconds"),
+                "ended_at": run.ended_at.isoformat(timespec="seconds") if run.ended_at else None,
+                "backend": run.backend,
+                "exit_status": run.exit_status,
+                "state": run_state(run, stale_after),
+                "last_heartbeat": (
+                    run.heartbeat_at.isoformat(timespec="seconds") if run.heartbeat_at else None
+                ),
+                "new": totals.get("new", 0),
+                "drafts": totals.get("drafts", 0),
+                "discarded": totals.get("discarded", 0),
+                "errors": totals.get("errors", 0),
+                "model_calls": calls,
+                "input_tokens": tin,
+                "output_tokens": tout,
+                "cache_read_tokens": cread,
+                "cache_creation_tokens": cwrite,
+                "cost_usd": round(cost, 6) if cost is not None else None,
+            }
+        )
+    return rows
+
+
+def status_counts(session: Session) -> dict[str, int]:
+    return dict(session.exec(select(Item.status, func.count(Item.id)).group_by(Item.status)).all())
+
+
+CHECK_STATES = ("passed", "problems found", "not run", "failed to run")
+
+
+def check_state(verdict: GateVerdict) -> str:
+    """What a model check's verdict says: it ran (passed, or found problems), or it
+    did not (not run: no model; failed to run: the model or its reply failed)."""
+    state = verdict.check_state
+    if state == RAN:
+        return "passed" if verdict.passed else "problems found"
+    return "failed to run" if state == FAILED else "not run"
+
+
+def model_check_counts(session: Session) -> dict[str, dict[str, int]]:
+    """Per model check, how many items' current verdicts are in each state (a check
+    that did not run is counted as such, never as a pass; one a later run re-checked
+    counts as what the re-check found)."""
+    counts: dict[str, dict[str, int]] = {}
+    rows = session.exec(select(GateVerdict).where(newest_check(GateVerdict)))
+    for verdict in rows:
+        per_gate = counts.setdefault(verdict.gate, dict.fromkeys(CHECK_STATES, 0))
+        per_gate[check_state(verdict)] += 1
+    return counts
+
+
+def stats(
+    cli: typer.Context,
+    runs: int = typer.Option(20, "--runs", help="how many recent runs to show"),
+    days: int = typer.Option(
+        30, "--days", min=1, help="the period of the per-editor decisions, in days"
+    ),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Items by status; per run: items, model calls, tokens and estimated cost; per
+    editor: decisions in the last --days days and the median time from draft
+    stored to decision."""
+    ctx = cx.context(cli)
+    with Session(ctx.engine) as session:
+        stale = timedelta(seconds=ctx.settings.runs.lease_seconds)
+        rows = run_usage(session, runs, stale)
+        counts = status_counts(session)
+        checks = model_check_counts(session)
+        editors = editor_throughput(session, days)
+    if as_json:
+        document = {
+            "items_by_status": counts,
+            "runs": rows,
+            "model_checks": checks,
+            "editors": {"days": days, "decisions": [e.to_dict() for e in editors]},
+        }
+        cx.out.print(json.dumps(document, indent=2), markup=False)
+        return
+    cx.out.print(
+        "items: " + (", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "none"),
+        markup=False,
+    )
+    table = Table(title="recent runs")
+    columns = (
+        "run",
+        "started",
+        "state",
+        "summariser",
+        "new",
+        "drafts",
+        "discarded",
+        "errors",
+        "calls",
+        "tokens in/out",
+        "cache read",
+        "cost USD",
+    )
+    for column in columns:
+        left = column in ("started", "state", "summariser")
+        table.add_column(column, justify="left" if left else "right")
+    for r in rows:
+        cost = "—" if r["cost_usd"] is None else f"{r['cost_usd']:.4f}"
+        table.add_row(
+            str(r["run_id"]),
+            r["started_at"],
+            r["state"],
+            r["backend"] or "",
+            str(r["new"]),
+            str(r["drafts"]),
+            str(r["discarded"]),
+            str(r["errors"]),
+            str(r["model_calls"]),
+            f"{r['input_tokens']}/{r['output_tokens']}",
+            str(r["cache_read_tokens"]),
+            cost,
+        )
+    cx.out.print(table)
+    unfinished = [r for r in rows if r["state"] == "did not finish"]
+    for r in unfinished:
+        cx.out.print(
+            f"run {r['run_id']} did not finish (last heartbeat {r['last_heartbeat'] or 'none'}): "
+            f"it made {r['new']} new item(s), {r['drafts']} draft(s), "
+            f"{r['discarded']} discard(s); its claims are taken over when their leases pass",
+            markup=False,
+        )
+    _print_editors(editors, days)
+    if checks:
+        table = Table(title="model checks (verdicts)")
+        table.add_column("check", justify="left")
+        for state in CHECK_STATES:
+            table.add_column(state, justify="right")
+        for gate, per_state in sorted(checks.items()):
+            table.add_row(gate, *(str(per_state[state]) for state in CHECK_STATES))
+        cx.out.print(table)
+
+
+def _print_editors(editors: list[EditorThroughput], days: int) -> None:
+    if not editors:
+        cx.out.print(f"no editor decisions in the last {days} days", markup=False)
+        return
+    table = Table(title=f"decisions per editor, last {days} days")
+    for column in ("editor", "decisions", "approved", "rejected", "per day", "median wait"):
+        table.add_column(column, justify="left" if column == "editor" else "right")
+    for e in editors:
+        table.add_row(
+            Text(e.editor),
+            str(e.decisions),
+            str(e.approved),
+            str(e.rejected),
+            f"{e.per_day:.2f}",
+            duration_text(e.median_seconds),
+        )
+    cx.out.print(table)
+    cx.out.print(
+        "median wait: from the draft stored to the editor's decision", markup=False, style="dim"
+    )

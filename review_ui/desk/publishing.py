@@ -1,0 +1,137 @@
+"""What the queue does after approval: publish now, take an approval back, read each
+item's deliveries and the sources that changed under a published summary.
+
+Every action re-reads the editor's role in its own transaction (viewers only look),
+and every status change goes through `store.status` (via `publish.service`).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col, select
+
+from publish.service import GateConfig, Publisher, PublishReport
+from publish.targets import build_targets
+from review_ui.desk.decisions import Reviewer, decide, reopen, require_editor
+from review_ui.settings import ReviewAppSettings
+from store.models import Delivery, Item, SourceCheck, utcnow
+
+
+def publish_now(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer) -> PublishReport:
+    """Deliver every approved item now, as this editor. Raises NotAllowed for a
+    viewer, ValueError when no target is configured or a secret is missing."""
+    with Session(engine) as session:
+        require_editor(session, reviewer)
+    if not settings.publish.targets:
+        raise ValueError("no publish targets are configured in config.toml")
+    targets = build_targets(settings.publish.targets, os.environ)
+    gates = GateConfig(settings.gates.all_modes(), settings.gates.min_source_words)
+    publisher = Publisher(
+        engine,
+        targets,
+        actor=reviewer.actor,
+        gates=gates,
+        lease_seconds=settings.publish.lease_seconds,
+    )
+    return publisher.publish()
+
+
+def take_back(
+    engine: Engine, reviewer: Reviewer, item_id: int, expected_version: int, reason: str
+) -> Item:
+    """approved -> draft before publication, with a reason (the status machine refuses
+    once a target has, or may have, the item). The same move as Undo and reopen
+    (`decisions.reopen`); raises ReasonRequired (a ValueError) without a reason."""
+    return decide(
+        engine,
+        lambda s: reopen(
+            s, reviewer, item_id, expected_version, reason, details={"taken_back": True}
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class DeliveryRow:
+    target: str
+    kind: str
+    state: str
+    attempts: int
+    delivered_at: datetime | None
+    last_error: str | None
+
+
+def deliveries(session: Session, item_id: int) -> list[DeliveryRow]:
+    rows = session.scalars(
+        select(Delivery).where(Delivery.item_id == item_id).order_by(Delivery.id)
+    ).all()
+    return [
+        DeliveryRow(r.target, r.kind, r.state, r.attempts, r.delivered_at, r.last_error)
+        for r in rows
+    ]
+
+
+def delivery_summaries(session: Session, item_ids: list[int]) -> dict[int, str]:
+    """ "atom ✓ · jsonl ✓ · webhook ✗ (failed)" per item, for a list's column."""
+    marks = {"delivered": "✓", "pending": "…", "failed": "✗"}
+    rows = session.scalars(
+        select(Delivery).where(col(Delivery.item_id).in_(item_ids)).order_by(Delivery.id)
+    ).all()
+    out: dict[int, list[str]] = {}
+    for r in rows:
+        label = f"{r.target} {marks.get(r.state, r.state)}"
+        if r.kind != "publish":
+            label = f"{r.kind} {label}"
+        out.setdefault(r.item_id, []).append(label)
+    return {item_id: " · ".join(parts) for item_id, parts in out.items()}
+
+
+@dataclass(frozen=True)
+class ChangedSource:
+    check_id: int
+    item_id: int
+    headline: str
+    source_url: str | None
+    checked_at: datetime
+    failing: list[dict[str, Any]]
+    passages: list[dict[str, str]]
+
+
+def open_source_changes(session: Session) -> list[ChangedSource]:
+    rows = session.exec(
+        select(SourceCheck, Item)
+        .join(Item, Item.id == SourceCheck.item_id)  # type: ignore[arg-type]
+        .where(SourceCheck.state == "open")
+        .order_by(col(SourceCheck.checked_at).desc())
+    ).all()
+    return [
+        ChangedSource(
+            c.id,
+            i.id,
+            i.headline or i.title or f"item {i.id}",
+            i.source_url,
+            c.checked_at,
+            c.failing or [],
+            c.passages or [],
+        )
+        for c, i in rows
+    ]
+
+
+def resolve_source_change(engine: Engine, reviewer: Reviewer, check_id: int) -> None:
+    """An editor has looked at it (and retracted, or decided the summary stands)."""
+
+    def action(session: Session) -> None:
+        require_editor(session, reviewer)
+        check = session.get(SourceCheck, check_id)
+        if check is not None and check.state == "open":
+            check.state = "resolved"
+            check.resolved_by = reviewer.name
+            check.checked_at = utcnow()
+            session.add(check)
+
+    decide(engine, action)

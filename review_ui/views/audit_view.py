@@ -1,0 +1,120 @@
+"""The audit trail as an editor reads it: times in the editor's own time zone (the
+browser's, from `st.context.timezone`) with UTC on hover, blank cells where
+there is nothing, and each quotation the source lacks beside the source's
+closest wording (guards/closest.py).
+
+Everything here is built from escaped text (`html.escape`); nothing from an
+article, a feed or a model is parsed as HTML or markdown.
+"""
+
+from __future__ import annotations
+
+import html
+from datetime import UTC, datetime
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import streamlit as st
+
+from guards.closest import closest_pairs
+from review_ui.views.widgets import cell, table
+
+TIME_FIELDS = frozenset({"at", "created_at"})
+
+
+def editor_zone() -> ZoneInfo:
+    """The browser's time zone, or UTC when the browser did not say (or said nonsense)."""
+    try:
+        name = st.context.timezone
+    except Exception:  # noqa: BLE001 - no browser context (bare mode, tests)
+        name = None
+    try:
+        return ZoneInfo(name) if isinstance(name, str) and name else ZoneInfo("UTC")
+    except (ZoneInfoNotFoundError, ValueError):
+        return ZoneInfo("UTC")
+
+
+def _parse(value: Any) -> datetime | None:
+    if isinstance(value, datetime):
+        stamp = value
+    elif isinstance(value, str) and value:
+        try:
+            stamp = datetime.fromisoformat(value)
+        except ValueError:
+            return None
+    else:
+        return None
+    return stamp.replace(tzinfo=UTC) if stamp.tzinfo is None else stamp
+
+
+def local_time(value: Any, zone: ZoneInfo) -> tuple[str, str]:
+    """(the time in `zone`, the same time in UTC) as text; ("", "") for no time."""
+    stamp = _parse(value)
+    if stamp is None:
+        return "", ""
+    local = stamp.astimezone(zone).strftime("%Y-%m-%d %H:%M:%S %Z")
+    return local, stamp.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _shown(value: Any) -> str:
+    """A cell's text: blank for nothing (never "None")."""
+    shown = cell(value)
+    return "" if shown is None else str(shown)
+
+
+def draw_events(events: list[dict[str, Any]], zone: ZoneInfo, key: str) -> None:
+    """Status moves as a table whose times read in the editor's zone, UTC on hover."""
+    columns = ("at", "actor", "move", "reason", "details")
+    rows = []
+    for event in events:
+        local, utc = local_time(event.get("at"), zone)
+        move = f"{event.get('from_status') or '(born)'} → {event.get('to_status') or ''}"
+        cells = [
+            f'<td class="cd-time" title="{html.escape(utc)}">{html.escape(local)}</td>',
+            *(
+                f"<td>{html.escape(_shown(v))}</td>"
+                for v in (event.get("actor"), move, event.get("reason"), event.get("details"))
+            ),
+        ]
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    head = "".join(f"<th>{c}</th>" for c in columns)
+    st.html(
+        f'<table class="cd-trail" data-key="{html.escape(key)}" '
+        'style="border-collapse:collapse;font-size:0.85rem;width:100%">'
+        f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        "<style>.cd-trail td,.cd-trail th{border-bottom:1px solid #ddd;padding:4px 6px;"
+        "text-align:left;vertical-align:top;overflow-wrap:anywhere}"
+        ".cd-trail td.cd-time{white-space:nowrap;cursor:help}</style>"
+    )
+
+
+def rows_in_zone(rows: list[dict[str, Any]], zone: ZoneInfo) -> list[dict[str, Any]]:
+    """Table rows with their times in the editor's zone and blanks for nothing."""
+    return [
+        {k: local_time(v, zone)[0] if k in TIME_FIELDS else _shown(v) for k, v in r.items()}
+        for r in rows
+    ]
+
+
+def draw_missing_quotes(verdicts: list[dict[str, Any]], key: str) -> None:
+    """Each quotation the source lacks, beside what the source says closest to it."""
+    pairs = [
+        pair
+        for v in verdicts
+        if v.get("gate") == "quotes_verbatim" and not v.get("passed")
+        for pair in closest_pairs(v.get("evidence"))
+    ]
+    if not pairs:
+        return
+    st.html(f'<div style="font-weight:600">Quotations not in the source ({len(pairs)})</div>')
+    table(
+        [
+            {
+                "the draft says": quote,
+                "closest source wording": closest if closest is not None else "(nothing close)",
+                "similarity": f"{similarity:.0f}%" if similarity is not None else "",
+            }
+            for quote, closest, similarity in pairs
+        ],
+        key=key,
+    )

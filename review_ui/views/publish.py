@@ -1,0 +1,159 @@
+"""The Approved view (Publish now, take an approval back), the Published view (each
+item's deliveries) and the Source changed view (summaries a changed source no longer
+grounds). Untrusted text goes through `plain` and `table`, never markdown."""
+
+from __future__ import annotations
+
+import streamlit as st
+from sqlalchemy.engine import Engine
+from sqlmodel import Session
+
+from review_ui.desk import publishing
+from review_ui.desk.decisions import NotAllowed, Reviewer, conflict_message
+from review_ui.desk.queries import decided_page, stamp
+from review_ui.settings import ReviewAppSettings
+from review_ui.views import forms
+from review_ui.views.lists import decided_view
+from review_ui.views.widgets import flash, plain, show_flash, table
+from store.models import Item
+from store.status import Conflict, IllegalMove
+
+
+def approved_view(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer) -> None:
+    show_flash()
+    if reviewer.can_decide:
+        st.button(
+            "Publish now",
+            key="publish_now",
+            type="primary",
+            on_click=_publish_now,
+            args=(engine, settings, reviewer),
+            help="deliver every approved item to the configured targets",
+        )
+        _take_back_form(engine, reviewer)
+    decided_view(engine, settings, "approved")
+
+
+def _publish_now(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer) -> None:
+    try:
+        report = publishing.publish_now(engine, settings, reviewer)
+    except NotAllowed as exc:
+        flash("error", str(exc))
+        return
+    except ValueError as exc:
+        flash("error", f"Not published: {exc}")
+        return
+    flash(
+        "success" if report.clean else "warning",
+        f"Published {len(report.published)} item(s); {len(report.delivered)} deliveries made.",
+    )
+    for item_id, target, why in report.failed:
+        flash("error", f"Item {item_id}: {target} refused it for good: {why}")
+    for item_id, target, why in report.pending:
+        flash("warning", f"Item {item_id}: {target} will be retried: {why}")
+    for item_id, why in report.blocked:
+        flash("error", f"Item {item_id} not sent: {why}")
+
+
+def _take_back_form(engine: Engine, reviewer: Reviewer) -> None:
+    with Session(engine) as session:
+        rows = decided_page(session, "approved", page=1)
+        items = {
+            r.id: (session.get(Item, r.id).version, f"#{r.id} {r.headline}")  # type: ignore[union-attr]
+            for r in rows
+        }
+    forms.item_form(
+        "take_back",
+        "Take an approval back",
+        items,
+        "Take back to draft",
+        lambda item_id, version, reason: _take_back(engine, reviewer, item_id, version, reason),
+    )
+
+
+def _take_back(engine: Engine, reviewer: Reviewer, item_id: int, version: int, reason: str) -> bool:
+    try:
+        publishing.take_back(engine, reviewer, item_id, version, reason)
+    except Conflict as exc:
+        flash("error", conflict_message(exc))
+    except (NotAllowed, IllegalMove, ValueError, LookupError) as exc:
+        flash("error", f"Not taken back: #{item_id}: {exc}")
+    else:
+        flash("success", f"Item #{item_id} is a draft again.")
+        return True
+    return False
+
+
+def published_view(engine: Engine, settings: ReviewAppSettings) -> None:
+    decided_view(engine, settings, "published")
+    with Session(engine) as session:
+        rows = decided_page(session, "published", page=1)
+        summaries = publishing.delivery_summaries(session, [r.id for r in rows])
+    if not rows:
+        return
+    st.html('<div style="font-size:1.2rem;font-weight:650">Deliveries</div>')
+    table(
+        [{"#": r.id, "headline": r.headline, "deliveries": summaries.get(r.id, "-")} for r in rows],
+        key="published_deliveries",
+    )
+    picked = st.selectbox(
+        "Deliveries of item",
+        [r.id for r in rows],
+        format_func=lambda i: f"#{i}",
+        key="published_pick",
+    )
+    with Session(engine) as session:
+        detail = publishing.deliveries(session, picked)
+    table(
+        [
+            {
+                "target": d.target,
+                "kind": d.kind,
+                "state": d.state,
+                "attempts": d.attempts,
+                "delivered": stamp(d.delivered_at),
+                "last error": d.last_error or "",
+            }
+            for d in detail
+        ],
+        key=f"deliveries_{picked}",
+    )
+
+
+def source_changed_view(engine: Engine, reviewer: Reviewer) -> None:
+    show_flash()
+    st.html('<div style="font-size:1.6rem;font-weight:700">Source changed</div>')
+    with Session(engine) as session:
+        changes = publishing.open_source_changes(session)
+    if not changes:
+        plain("No published summary is waiting on a changed source.", kind="info")
+        return
+    for change in changes:
+        with st.container(border=True):
+            plain(f"#{change.item_id} {change.headline}", style="font-weight:650")
+            plain(f"Source re-read {stamp(change.checked_at)}: {change.source_url or ''}")
+            for failure in change.failing:
+                plain(f"{failure['gate']}: {failure['reason']}", kind="error")
+            for n, passage in enumerate(change.passages, 1):
+                cols = st.columns(2)
+                with cols[0]:
+                    plain(f"Before ({n})", style="font-weight:600")
+                    plain(passage.get("before", ""), style="white-space:pre-wrap")
+                with cols[1]:
+                    plain(f"After ({n})", style="font-weight:600")
+                    plain(passage.get("after", ""), style="white-space:pre-wrap")
+            if reviewer.can_decide:
+                st.button(
+                    "Reviewed",
+                    key=f"resolve_{change.check_id}",
+                    on_click=_resolve,
+                    args=(engine, reviewer, change.check_id),
+                    help="mark as seen; retract with `copydesk retract` if the summary is wrong",
+                )
+
+
+def _resolve(engine: Engine, reviewer: Reviewer, check_id: int) -> None:
+    try:
+        publishing.resolve_source_change(engine, reviewer, check_id)
+    except NotAllowed as exc:
+        flash("error", str(exc))

@@ -1,0 +1,382 @@
+"""The queue's keyboard: the help overlay, and every key of the queue.
+
+J, K, N and P are also Streamlit button shortcuts (their buttons show the key),
+but a small script of our own (`keys_script`) reads them first, with A, R, E and
+?, because Streamlit's handler loses a press made while the page is being drawn
+(its button is not painted yet) and reserves R (its "rerun"). The script is a
+fixed string: no text from an article, a feed, a model or the database is ever
+put into it (only the dwell time, an integer). It acts only on the queue, when
+the focus is not in a text box and no Ctrl/Cmd/Alt is held.
+
+It decides nothing by itself. J, K, N, P and ? click their button; R moves the
+cursor to the reason box, E opens the edit box with the cursor in the summary. A
+press made while the page is still being drawn waits and is applied, in order,
+once it has settled, or is reported on screen: no press is lost in silence. A
+and Enter in the reason box never wait: they are refused in the browser, with a
+message naming the item, when the draft had not been on screen for `[review]
+dwell_seconds`, and every decision is checked again on the server, the dwell
+rule included.
+
+After a filter is used, `refocus_queue` takes the cursor out of the sidebar box,
+so J and K work straight away instead of typing into the search field.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+import streamlit as st
+from sqlalchemy.engine import Engine
+from sqlmodel import Session
+
+from review_ui.desk.queries import PAGE_SIZE, QueueFilter, queue_page, queue_position
+
+OPEN = "open_id"  # views.queue.OPEN: the item on screen
+REFOCUS = "q_refocus"  # bumped by a filter change: the next run blurs the sidebar box
+
+# (key, what it does), in the order the help lists them.
+SHORTCUTS: tuple[tuple[str, str], ...] = (
+    ("J", "next draft in the queue"),
+    ("K", "previous draft in the queue"),
+    ("A", "approve the draft on screen (once it has been on screen for a moment)"),
+    ("R", "reject: puts the cursor in the reason box; type or pick a reason, then Enter"),
+    ("E", "edit: opens the edit box with the cursor in the summary"),
+    ("N", "next page of the list (opens its first draft)"),
+    ("P", "previous page of the list (opens its first draft)"),
+    ("?", "this list of shortcuts"),
+    ("Enter", "in the reason box: reject with that reason"),
+    ("Esc", "close this list"),
+)
+
+# Our own script (see the module docstring). Installed once per page: a listener in
+# the capture phase, so R reaches us before Streamlit's "rerun" key. The only value
+# put into it is the dwell time, an integer of milliseconds.
+#
+# A and Enter in the reason box decide, so they are measured here, in the browser,
+# against the moment the key was physically pressed (event.timeStamp), not against
+# when the server receives the click: a busy browser or a page run still drawing
+# the next draft used to deliver a second press made 150 ms after the first as a
+# press on the next draft, which the server then thought had been up for over a
+# second. The draft on screen is the one named by the marker drawn last on the
+# page (`draft_marker`, id and version only); the moment it appeared is taken
+# just before the browser paints it. A press made before that draft had been on
+# screen for DWELL_MS is refused here, with a message naming the item, and no
+# click is sent; otherwise the script clicks the Approve button of that very
+# draft (its key carries the id and version). The server still checks the dwell.
+_KEYS_TEMPLATE = """<script>
+(() => {
+  if (window.__copydeskKeys) return;
+  window.__copydeskKeys = true;
+  const DWELL_MS = __DWELL_MS__;
+  const typing = (el) => el && (el.isContentEditable ||
+    ["INPUT", "TEXTAREA", "SELECT"].includes(el.tagName));
+  // The edit box may still be opening: try again until the cursor is in it.
+  const focusSoon = (find, tries) => {
+    const el = find();
+    if (el) { el.focus(); el.scrollIntoView({block: "center"}); }
+    if ((!el || document.activeElement !== el) && tries > 0) {
+      setTimeout(() => focusSoon(find, tries - 1), 50);
+    }
+  };
+  // The draft on screen: "id_version" from the single marker, or null while a
+  // page run is drawing (two markers, or none).
+  const onScreen = () => {
+    const marks = document.querySelectorAll("span.cd-draft");
+    if (marks.length !== 1) return null;
+    const m = marks[0].className.match(/cd-draft-([0-9]+)-([0-9]+)/);
+    return m ? m[1] + "_" + m[2] : null;
+  };
+  // The address names the draft on screen as soon as it is drawn, so a reload or
+  // a copied link comes back to it (the server writes it too, a run later). Only
+  // the item=: every other part of the address stays as Streamlit wrote it.
+  const keepInAddress = (id) => {
+    const url = new URL(window.location.href);
+    if (url.searchParams.get("item") === id) return;
+    url.searchParams.set("item", id);
+    window.history.replaceState(window.history.state, "", url);
+  };
+  let shown = null, since = Infinity, sent = null;
+  const watch = () => {
+    const now = onScreen();
+    if (now === shown) return;
+    shown = now; since = Infinity; sent = null;
+    if (now !== null) {
+      requestAnimationFrame(() => { if (shown === now) since = performance.now(); });
+      keepInAddress(now.split("_")[0]);
+    }
+  };
+  new MutationObserver(watch).observe(document.body,
+    {childList: true, subtree: true, attributes: true, attributeFilter: ["class"]});
+  watch();
+  // A refusal made here never reaches the server: say it on screen, naming the item.
+  const say = (text) => {
+    let box = document.getElementById("cd-key-refusal");
+    if (!box) {
+      box = document.createElement("div");
+      box.id = "cd-key-refusal";
+      box.className = "cd-text";
+      box.setAttribute("role", "alert");
+      box.style.cssText = "position:fixed;top:3.5rem;right:1rem;z-index:1000;max-width:32rem;" +
+        "padding:0.6rem 0.8rem;border-radius:6px;background:#fdecea;color:#611a15;" +
+        "pointer-events:none";
+      document.body.appendChild(box);
+    }
+    box.textContent = text;
+    clearTimeout(box.hideLater);
+    box.hideLater = setTimeout(() => box.remove(), 6000);
+  };
+  // Why a decision key pressed at `pressed` on draft `key` must not count, or null.
+  const tooSoon = (key, pressed) => {
+    if (key === null || key !== shown) return "the draft on screen is still being drawn";
+    const seen = pressed - since;
+    if (!(seen >= DWELL_MS)) {
+      const s = Math.max(0, seen) / 1000;
+      return "it had been on screen for only " + s.toFixed(1) + " s (at least " +
+        DWELL_MS / 1000 + " s); read it first";
+    }
+    return null;
+  };
+  const itemOf = (key) => "#" + String(key || shown || "?").split("_")[0];
+  const keyIn = (el, prefix) => {
+    const box = el && el.closest('[class*="st-key-' + prefix + '"]');
+    const m = box && box.className.match(new RegExp("st-key-" + prefix + "([0-9]+_[0-9]+)"));
+    return m ? m[1] : null;
+  };
+  // J, K, N, P, ? click a button; R and E move the cursor into a box. A press
+  // made while the page is still being drawn (a run in progress, or its buttons
+  // not painted yet: the first queue page after signing in paints them up to two
+  // seconds after the run ends) waits here, in order, and is applied once the
+  // page has settled; one that cannot be applied within WAIT_MS is reported on
+  // screen, never dropped in silence. After a click, the next waiting key waits
+  // for the page that click asked for.
+  const WAIT_MS = 6000;
+  const BUTTONS = {j: "nav_next", k: "nav_prev", n: "page_next", p: "page_prev", "?": "keys_help"};
+  const NAMES = {j: "J", k: "K", n: "N", p: "P", "?": "?", r: "R", e: "E"};
+  const settled = () => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    return !app || app.getAttribute("data-test-script-state") === "notRunning";
+  };
+  const reasonBox = () => document.querySelector('input[aria-label="Reason for rejecting"]');
+  const editToggle = () => [...document.querySelectorAll("summary")]
+    .find((s) => s.textContent.includes("Edit the draft"));
+  // Is the page still painting the button of widget `name`? The first queue page
+  // after signing in draws a widget's frame up to two seconds before its button.
+  const painting = (name) => document.querySelector(".st-key-" + name) !== null;
+  // "done", "clicked", "wait" (not there yet) or "none" (the page has settled
+  // without it: a disabled button, such as K on the first draft, does nothing, as
+  // a click would).
+  const apply = (key) => {
+    if (Object.hasOwn(BUTTONS, key)) {
+      // A button clicked during a run would act on the page before it.
+      if (!settled()) return "wait";
+      const button = document.querySelector(".st-key-" + BUTTONS[key] + " button");
+      if (!button) return painting(BUTTONS[key]) ? "wait" : "none";
+      if (button.disabled) return "none";
+      button.click();
+      return "clicked";
+    }
+    // R and E act at once when their box is there, even during a run: what the
+    // editor types next must land in the box, not be read as more keys.
+    if (key === "r") {
+      const box = reasonBox();
+      if (!box) return onScreen() !== null || !settled() ? "wait" : "none";
+      box.focus(); box.scrollIntoView({block: "center"});
+      return "done";
+    }
+    const edit = editToggle();  // key === "e"
+    if (!edit) return onScreen() !== null || !settled() ? "wait" : "none";
+    const area = () => edit.parentElement.querySelector('textarea[aria-label="Summary"]');
+    if (!edit.parentElement.open) edit.click();
+    focusSoon(area, 40);
+    return "done";
+  };
+  const waiting = [];  // [{key, at}], oldest first
+  let clickedAt = null, sawRun = false;  // the last click, and whether its run began
+  const flush = () => {
+    if (clickedAt !== null) {
+      if (!settled()) { sawRun = true; return; }
+      // The run a click asks for starts after a round trip; 1.5 s without one:
+      // the click asked for nothing (it happens with a button already gone).
+      if (!sawRun && performance.now() - clickedAt < 1500) return;
+      clickedAt = null;
+    }
+    while (waiting.length) {
+      const next = waiting[0];
+      const result = apply(next.key);
+      if (result === "wait") {
+        if (performance.now() - next.at < WAIT_MS) return;
+        waiting.length = 0;
+        say("Key " + NAMES[next.key] + " not applied: the page was still being drawn " +
+          "after " + WAIT_MS / 1000 + " s. Press it again.");
+        return;
+      }
+      waiting.shift();
+      if (result === "clicked") { clickedAt = performance.now(); sawRun = false; return; }
+    }
+  };
+  setInterval(() => {
+    if (waiting.length || clickedAt !== null) flush();
+    // Streamlit rewrites the address from what the server last said (a widget bound
+    // to it, such as the reason box, does): put the draft on screen back.
+    if (shown !== null) keepInAddress(shown.split("_")[0]);
+  }, 50);
+  window.addEventListener("keydown", (event) => {
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    const key = event.key;
+    if (key === "Enter" && event.target.matches('input[aria-label="Reason for rejecting"]')) {
+      const draft = keyIn(event.target, "reason_");
+      const why = tooSoon(draft, event.timeStamp);
+      if (why) {
+        event.preventDefault(); event.stopImmediatePropagation();
+        say("Not rejected: " + itemOf(draft) + ": " + why + ".");
+      }
+      return;
+    }
+    // Esc closes an open dialog (the shortcuts list) wherever the cursor is. The
+    // dialog takes the cursor a moment after it appears (half a second on a busy
+    // machine), and until then its own Esc handler never sees the key.
+    if (key === "Escape") {
+      const dialog = document.querySelector('[role="dialog"]');
+      const close = dialog && dialog.querySelector('button[aria-label="Close"]');
+      if (close && !dialog.contains(event.target)) {
+        event.preventDefault(); event.stopImmediatePropagation();
+        close.click();
+      }
+      return;
+    }
+    if (typing(event.target)) return;
+    if ((key === "a" || key === "A") && !event.shiftKey) {
+      event.preventDefault(); event.stopImmediatePropagation();
+      if (event.repeat) return;
+      const draft = shown;
+      // Never ahead of a key still waiting for the page (R, say: the editor meant
+      // to reject, and is typing the reason).
+      const why = waiting.length ? "an earlier key is still waiting for the page" :
+        tooSoon(draft, event.timeStamp);
+      if (why) { say("Not approved: " + itemOf(draft) + ": " + why + "."); return; }
+      if (sent === draft) return;  // already sent for this draft: one decision each
+      const button = document.querySelector(".st-key-approve_" + draft + " button");
+      if (!button) {
+        say("Not approved: " + itemOf(draft) + ": its buttons are still being drawn; " +
+          "press A again.");
+        return;
+      }
+      if (button.disabled) return;  // a blocked draft: the page says why
+      sent = draft;
+      button.click();
+      return;
+    }
+    const lower = key === "?" ? key : (event.shiftKey ? "" : key.toLowerCase());
+    if (!Object.hasOwn(NAMES, lower)) return;
+    // Only on the queue (its count line), or while a page is being drawn: the
+    // other views leave these keys to Streamlit (R is its "rerun").
+    if (settled() && !document.querySelector(".cd-count")) return;
+    // Ours, not Streamlit's: its own J/K/N/P handler would click a button that
+    // may not be painted yet, and lose the press.
+    event.preventDefault(); event.stopImmediatePropagation();
+    if (event.repeat) return;
+    waiting.push({key: lower, at: performance.now()});
+    flush();
+  }, true);
+})();
+</script>"""
+_DWELL_SLOT = "const DWELL_MS = __DWELL_MS__;"
+
+
+def keys_script(dwell_seconds: float) -> str:
+    """The keyboard script with the dwell time in whole milliseconds."""
+    return _KEYS_TEMPLATE.replace(_DWELL_SLOT, f"const DWELL_MS = {round(dwell_seconds * 1000)};")
+
+
+def draft_marker(item_id: int, version: int) -> str:
+    """Drawn last on the page of a draft: the keyboard script's "this draft is on
+    screen" (two integers, nothing else)."""
+    return f'<span class="cd-draft cd-draft-{int(item_id)}-{int(version)}" hidden></span>'
+
+
+# Blurs a sidebar box after a filter change; the counter makes each one a new
+# script, which Streamlit runs again.
+_REFOCUS_SCRIPT = """<script>/* refocus %d */
+(() => {
+  const el = document.activeElement;
+  if (el && el !== document.body && el.closest('[data-testid="stSidebar"]')) el.blur();
+})();
+</script>"""
+
+
+def own_script(body: str) -> bool:
+    """True for the scripts this module draws (tests tell them from article text)."""
+    dwell = re.sub(r"const DWELL_MS = \d+;", _DWELL_SLOT, body, count=1)
+    return (
+        dwell == _KEYS_TEMPLATE
+        or body.startswith("<script>/* refocus ")
+        or re.fullmatch(r'<span class="cd-draft cd-draft-\d+-\d+" hidden></span>', body) is not None
+    )
+
+
+def filters_changed() -> None:
+    """Called by the sidebar filters' on_change: ask the next run to free the keys."""
+    st.session_state[REFOCUS] = st.session_state.get(REFOCUS, 0) + 1
+
+
+def install(dwell_seconds: float) -> None:
+    """The keyboard script, and the blur a filter change asked for."""
+    st.html(keys_script(dwell_seconds), unsafe_allow_javascript=True, width="content")
+    pending = st.session_state.get(REFOCUS, 0)
+    if pending:
+        st.html(_REFOCUS_SCRIPT % pending, unsafe_allow_javascript=True, width="content")
+
+
+def help_html() -> str:
+    """The shortcuts as an HTML table (our own text, escaped all the same)."""
+    rows = "".join(
+        f'<tr><td style="padding:2px 12px 2px 0"><kbd>{html.escape(key)}</kbd></td>'
+        f"<td>{html.escape(what)}</td></tr>"
+        for key, what in SHORTCUTS
+    )
+    return f'<table class="cd-keys">{rows}</table>'
+
+
+@st.dialog("Keyboard shortcuts")
+def _help() -> None:
+    st.html(help_html())
+
+
+def _page_first(engine: Engine, filt: QueueFilter, step: int) -> None:
+    """Open the first draft of the next (+1) or previous (-1) page of the list."""
+    current = st.session_state.get(OPEN)
+    with Session(engine) as session:
+        position = queue_position(session, filt, current) if current is not None else 1
+        page = max(1, (max(position, 1) - 1) // PAGE_SIZE + 1 + step)
+        rows = queue_page(session, filt, page=page)
+    if not rows:
+        return
+    st.session_state[OPEN] = rows[0].id  # the list follows the open item to its page
+
+
+def toolbar(engine: Engine, filt: QueueFilter, total: int) -> None:
+    """Previous page (P), next page (N) and the shortcuts help (?) above the queue."""
+    pages = max(1, -(-total // PAGE_SIZE))
+    # Wide enough for each label at 1024 px with the sidebar open (issue 12).
+    cols = st.columns([4, 4, 5, 3], vertical_alignment="center")
+    cols[0].button(
+        "◀◀ Page",
+        key="page_prev",
+        shortcut="P",
+        disabled=pages == 1,
+        on_click=_page_first,
+        args=(engine, filt, -1),
+        width="stretch",
+    )
+    cols[1].button(
+        "Page ▶▶",
+        key="page_next",
+        shortcut="N",
+        disabled=pages == 1,
+        on_click=_page_first,
+        args=(engine, filt, 1),
+        width="stretch",
+    )
+    if cols[2].button("Shortcuts (?)", key="keys_help", width="stretch"):
+        _help()

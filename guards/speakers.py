@@ -327,6 +327,32 @@ def _same_person(draft: Attribution, source: Attribution, text: str) -> bool:
     return False
 
 
+_OCCURRENCES = 8  # the same words quoted again further down the source: read that many
+
+
+def _source_speaker(
+    source: str, words: str, mine: Attribution, attributions: tuple[Attribution, ...]
+) -> tuple[tuple[int, int], Attribution, bool] | None:
+    """(where, whose, the same person?) for the source's quotation of `words`: the
+    first occurrence whose speaker is the draft's, else the first attributed one."""
+    first = None
+    start = 0
+    for _ in range(_OCCURRENCES):
+        span = locate_passage(source, words, start)
+        if span is None:
+            break
+        start = span[0] + 1
+        theirs = next(
+            (a for a in attributions if a.start <= span[0] < max(a.end, a.start + 1)), None
+        )
+        if theirs is None or theirs.speaker is None:
+            continue
+        if _same_person(mine, theirs, source):
+            return span, theirs, True
+        first = first or (span, theirs, False)
+    return first
+
+
 def speakers_match(source: str, url: str | None, draft: str) -> Verdict:
     """Flag a quotation the draft gives to another speaker than the source does."""
     source, draft = source or "", draft or ""
@@ -338,17 +364,14 @@ def speakers_match(source: str, url: str | None, draft: str) -> Verdict:
             continue
         raw = draft[mine.start : mine.end]
         parts = fragments(_CONTINUATION.sub(r"\1", raw))
-        span = locate_passage(source, parts[0]) if parts else None
-        if span is None:
-            continue  # not quoted by the source: quotes_verbatim's finding
+        if not parts:
+            continue
         if attributions is None:
             attributions = _source_attributions(source)
-        theirs = next(
-            (a for a in attributions if a.start <= span[0] < max(a.end, a.start + 1)), None
-        )
-        if theirs is None or theirs.speaker is None:
-            continue
-        same = _same_person(mine, theirs, source)
+        found = _source_speaker(source, parts[0], mine, attributions)
+        if found is None:
+            continue  # not quoted by the source (quotes_verbatim's finding), or unattributed
+        span, theirs, same = found
         evidence.append(
             {
                 "quote": shorten(raw.strip(), 120),

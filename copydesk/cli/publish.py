@@ -8,7 +8,6 @@ work (no targets configured, missing webhook secret, database).
 from __future__ import annotations
 
 import json
-import os
 from datetime import UTC, datetime
 from typing import Any
 
@@ -17,8 +16,8 @@ from rich.table import Table
 from rich.text import Text
 
 from copydesk.cli import context as cx
-from publish.service import GateConfig, NotPublishable, Publisher, PublishReport, retract
-from publish.targets import build_targets
+from copydesk.services.compose import Desk
+from publish.service import NotPublishable, PublishReport, retract
 from store.db import session_scope
 from store.editors import active_role
 
@@ -28,25 +27,6 @@ def register(app: typer.Typer) -> None:
     app.command("retract")(retract_command)
     app.command("watch")(watch_command)
     app.command("replay")(replay_command)
-
-
-def make_publisher(ctx: cx.Context, actor: str) -> Publisher:
-    """The configured targets, or a one-line exit 3 (no targets, no webhook secret)."""
-    settings = ctx.settings
-    if not settings.publish.targets:
-        cx.fail("no publish targets configured: add [[publish.targets]] to config.toml")
-    try:
-        targets = build_targets(settings.publish.targets, os.environ)
-    except ValueError as exc:
-        cx.fail(str(exc))
-    gates = GateConfig(settings.gates.all_modes(), settings.gates.min_source_words)
-    return Publisher(
-        ctx.engine,
-        targets,
-        actor=actor,
-        gates=gates,
-        lease_seconds=settings.publish.lease_seconds,
-    )
 
 
 def publish_command(
@@ -62,10 +42,8 @@ def publish_command(
     run_publish(ctx, "cli:publish", item or None, as_json)
 
 
-def run_publish(
-    ctx: cx.Context, actor: str, items: list[int] | None, as_json: bool
-) -> PublishReport:
-    publisher = make_publisher(ctx, actor)
+def run_publish(ctx: Desk, actor: str, items: list[int] | None, as_json: bool) -> PublishReport:
+    publisher = cx.publisher(ctx, actor)
     try:
         report = publisher.publish(items)
     except NotPublishable as exc:

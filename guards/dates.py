@@ -265,9 +265,7 @@ def _cased_month(norm: Normalised, source: str, month: int) -> tuple[int, int] |
 
 # Where a clause ends: a sentence end or ; : (not a decimal point or a digit group),
 # or a comma that joins two clauses (", and", ", but"); a comma inside a list does not.
-_CLAUSE_BREAK = re.compile(
-    r"(?<![0-9])[.!?;:](?![0-9])|\n|,\s+(?:and|but|while|whereas|though|although)\b"
-)
+_CLAUSE_BREAK = re.compile(r"[.!?;:](?![0-9])|\n|,\s+(?:and|but|while|whereas|though|although)\b")
 _EVENT_STOP = frozenset(
     """
     this that with from will have been were said says they their there which what when

@@ -102,7 +102,7 @@ DRAFTS: list[tuple[str, str, set[str]]] = [
 ]
 
 # Written after the heuristic was settled and measured once, without changes
-# to the gate afterwards: the figures the README quotes as held out.
+# to the gate afterwards: the figures docs/gates.md quotes as held out.
 HELD_OUT_ARTICLE = (
     "Brackwater's new ferry, the Saltmarsh Queen, made its first crossing to Hollin Isle on "
     "Saturday after a two-year delay. The operator, Westreach Ferries, blamed the shipyard "

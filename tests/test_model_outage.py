@@ -128,3 +128,38 @@ def test_a_retry_after_beyond_the_cap_sends_the_item_to_wait_until_then(
     for item in waiting:
         wait = item.next_attempt_at.replace(tzinfo=None) - item.updated_at.replace(tzinfo=None)
         assert wait.total_seconds() >= 3500
+
+
+# --- run start ----------------------------------------------------------------------------------
+
+
+def test_the_checking_model_is_preflighted_and_its_section_named(
+    tmp_path, sqlite_url, feed_url, monkeypatch
+):
+    """Before: only the summariser was preflighted; a checker refusing temperature 0
+    failed every check of the run instead of stopping it before any work."""
+    config = config_for(tmp_path, sqlite_url, feed_url)
+    config.write_text(config.read_text() + '\n[checks]\nmodel = "claude-haiku-5-5"\n')
+    fake = fake_api.FakeAnthropic(responder=fake_api.first_sentences_responder(), api_key=KEY)
+    with fake.serve() as base_url:
+        result = invoke(config, monkeypatch, base_url, "run")
+    assert result.exit_code == 3
+    line = result.stderr.strip().splitlines()[-1]
+    assert "[checks]" in line and 'temperature = "model-default"' in line
+    assert fake.message_requests == []
+
+
+def test_run_start_warns_of_a_legacy_model_and_an_unknown_price(
+    tmp_path, sqlite_url, feed_url, monkeypatch
+):
+    config = config_for(tmp_path, sqlite_url, feed_url)
+    config.write_text(
+        config.read_text()
+        + '\n[checks]\nmodel = "claude-fable-5-1"\ntemperature = "model-default"\n'
+    )
+    fake = fake_api.FakeAnthropic(responder=fake_api.first_sentences_responder(), api_key=KEY)
+    with fake.serve() as base_url:
+        result = invoke(config, monkeypatch, base_url, "run")
+    assert result.exit_code == 0, result.output
+    assert "warning: model claude-haiku-4-5 is a legacy model" in result.stderr
+    assert "warning: model claude-fable-5-1 has no price: its cost is unknown" in result.stderr

@@ -132,3 +132,68 @@ def test_several_processes_leave_the_anchor_at_the_head(
     assert head.event_id == 45
     assert audit_chain.read_anchor(path) == head
     assert audit_chain.verify(engine, head, current=True).ok
+
+
+# --- The command line: on by default, kept by every command, checked by --verify ------
+
+
+@pytest.mark.audit_tampered
+def test_on_by_default_advanced_by_decisions_and_publications_and_checked(
+    db_url: str, tmp_path: Path
+) -> None:
+    from copydesk.config import load_settings
+    from store.db import open_store
+    from tests.publish_helpers import approve, cli, run_pipeline, write_config
+
+    config = write_config(tmp_path, db_url, targets=("jsonl",))  # no [runs]: the default
+    anchor_file = tmp_path / "audit.anchor"
+    assert load_settings(config).for_review().audit_anchor == str(anchor_file)
+    run_pipeline(config)
+    engine = open_store(db_url)
+    try:
+        assert audit_chain.read_anchor(anchor_file) == audit_chain.head(engine)
+        audit_chain.keep_anchor(engine, anchor_file)  # as the review server keeps it
+        approve(engine, 2)
+        audit_chain.keep_anchor(engine, None)
+        assert audit_chain.read_anchor(anchor_file) == audit_chain.head(engine)
+        assert cli(config, "publish").exit_code == 0  # the publications' events too
+        head = audit_chain.head(engine)
+        assert audit_chain.read_anchor(anchor_file) == head
+        ok = cli(config, "audit", "--verify")
+        assert ok.exit_code == 0, ok.output
+        assert f"holds the anchor {head.event_id} from {anchor_file}" in ok.stdout
+        assert "records ok:" in ok.stdout
+
+        saved = anchor_file.read_text(encoding="utf-8")
+        anchor_file.unlink()  # deleted: an alarm, not a note
+        missing = cli(config, "audit", "--verify")
+        assert missing.exit_code == 1
+        assert f"audit anchor file {anchor_file} is missing" in missing.stderr
+
+        approve(engine, 1)  # written without copydesk keeping the anchor
+        anchor_file.write_text(saved, encoding="utf-8")
+        older = cli(config, "audit", "--verify")
+        assert older.exit_code == 1
+        assert "the anchor is older than the log" in older.stderr
+    finally:
+        engine.dispose()
+
+
+def test_without_a_config_file_each_database_has_its_own_anchor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from copydesk.config import load_settings
+
+    monkeypatch.chdir(tmp_path)  # no config.toml here
+    sqlite = load_settings(env={"COPYDESK_DATABASE_URL": f"sqlite:///{tmp_path / 'desk.db'}"})
+    assert sqlite.source is None
+    assert sqlite.runs.audit_anchor == str(tmp_path / "desk.db.audit.anchor")
+    pg = load_settings(
+        env={
+            "COPYDESK_DATABASE_URL": "postgresql://app@db.example.test:5433/newsroom",
+            "XDG_STATE_HOME": str(tmp_path / "state"),
+        },
+    )
+    assert pg.runs.audit_anchor == str(
+        tmp_path / "state" / "copydesk" / "db.example.test-5433-newsroom.audit.anchor"
+    )

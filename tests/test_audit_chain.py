@@ -222,7 +222,10 @@ def test_verify_on_the_command_line(sqlite_url: str, tmp_path: Path) -> None:
     engine = open_store(sqlite_url)
     make_item(engine)
     config = tmp_path / "config.toml"
-    config.write_text(f'[database]\nurl = "{sqlite_url}"\n', encoding="utf-8")
+    # The chain alone: no anchor (the events were written without one kept).
+    config.write_text(
+        f'[database]\nurl = "{sqlite_url}"\n[runs]\naudit_anchor = ""\n', encoding="utf-8"
+    )
 
     ok = runner.invoke(app, ["-c", str(config), "audit", "--verify"])
     assert ok.exit_code == 0, ok.output
@@ -234,8 +237,9 @@ def test_verify_on_the_command_line(sqlite_url: str, tmp_path: Path) -> None:
     bad = runner.invoke(app, ["-c", str(config), "audit", "--verify"])
     assert bad.exit_code == 1
     assert bad.stderr.strip().splitlines() == [
+        "note: no audit anchor is kept ([runs] audit_anchor is off): the log's end is not checked",
         f"copydesk: error: audit chain broken at event {victim}: "
-        "its content does not match its hash (the event was changed)"
+        "its content does not match its hash (the event was changed)",
     ]
     as_json = runner.invoke(app, ["-c", str(config), "audit", "--verify", "--json"])
     assert as_json.exit_code == 1
@@ -364,7 +368,9 @@ def test_head_and_expect_head_on_the_command_line(sqlite_url: str, tmp_path: Pat
     make_item(engine)
     make_item(engine)
     config = tmp_path / "config.toml"
-    config.write_text(f'[database]\nurl = "{sqlite_url}"\n', encoding="utf-8")
+    config.write_text(
+        f'[database]\nurl = "{sqlite_url}"\n[runs]\naudit_anchor = ""\n', encoding="utf-8"
+    )
     base = ["-c", str(config), "audit"]
 
     head = runner.invoke(app, [*base, "--head"])
@@ -377,7 +383,10 @@ def test_head_and_expect_head_on_the_command_line(sqlite_url: str, tmp_path: Pat
 
     cut_tail(engine, 1)
     engine.dispose()
-    assert runner.invoke(app, [*base, "--verify"]).exit_code == 0
+    # The chain alone still holds; the records do not: the item has lost its last move.
+    cut = runner.invoke(app, [*base, "--verify"])
+    assert cut.exit_code == 1
+    assert "audit records do not match" in cut.stderr
     bad = runner.invoke(app, [*base, "--verify", "--expect-head", anchor])
     assert bad.exit_code == 1
     last = int(anchor.split(":")[0])

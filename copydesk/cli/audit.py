@@ -17,7 +17,7 @@ from copydesk.cli.context import EXIT_FAILED, EXIT_USAGE, context, err, fail, ou
 from copydesk.render import audit_checks
 from copydesk.render.audit import render_discards, render_history, render_unchecked
 from copydesk.services import audit
-from store import audit_chain, status
+from store import approvals, audit_chain, status
 from store.checks import FAILED, NOT_RUN, unchecked_items
 
 
@@ -182,9 +182,17 @@ def _anchor_option(expect_head: str | None) -> audit_chain.Anchor | None:
 
 
 def _configured_anchor(cli: typer.Context) -> tuple[audit_chain.Anchor | None, str]:
-    """The anchor in the `[runs] audit_anchor` file, and where it came from."""
-    path = context(cli).settings.runs.audit_anchor
+    """The anchor in the `[runs] audit_anchor` file, and where it came from. Every
+    commit with an audit event advances that file, so a missing one, while the log
+    holds events, is an alarm: exit 1."""
+    ctx = context(cli)
+    path = ctx.settings.runs.audit_anchor
     if not path:
+        err.print(
+            "note: no audit anchor is kept ([runs] audit_anchor is off): the log's end "
+            "is not checked",
+            markup=False,
+        )
         return None, ""
     try:
         anchor = audit_chain.read_anchor(Path(path))
@@ -193,9 +201,15 @@ def _configured_anchor(cli: typer.Context) -> tuple[audit_chain.Anchor | None, s
     except OSError as exc:
         fail(f"audit anchor file {path} cannot be read: {exc.strerror or exc}", EXIT_FAILED)
     if anchor is None:
-        err.print(
-            f"note: no audit anchor at {path} yet: the log's end is not checked", markup=False
-        )
+        head = audit_chain.head(ctx.engine)
+        if head.event_id:
+            fail(
+                f"audit anchor file {path} is missing, and the log holds events up to "
+                f"{head.event_id}: it was deleted, or the events were written without "
+                "copydesk (every commit with an audit event writes it)",
+                EXIT_FAILED,
+            )
+        err.print(f"note: no audit anchor at {path} yet: the log is empty", markup=False)
     return anchor, path
 
 
@@ -210,28 +224,53 @@ def _print_head(cli: typer.Context, as_json: bool) -> None:
 def _verify_chain(
     cli: typer.Context, as_json: bool, expect: audit_chain.Anchor | None = None
 ) -> None:
+    """The chain, the anchor (the configured file must be the log's head; a head
+    given with --expect-head must only still be there), then the records against
+    each other (store/approvals.py)."""
     source = "--expect-head"
+    current = expect is None
     if expect is None:
         expect, source = _configured_anchor(cli)
-    report = audit_chain.verify(context(cli).engine, expect)
+    engine = context(cli).engine
+    report = audit_chain.verify(engine, expect, current=current)
+    records = approvals.verify(engine) if report.ok else None
     if as_json:
         _print_json(
             {
-                "ok": report.ok,
+                "ok": report.ok and records is not None and records.ok,
                 "events_checked": report.events,
                 "head_hash": report.head,
                 "anchor": str(expect) if expect else None,
                 "bad_event": report.bad_event,
                 "problem": report.problem,
+                "records": None
+                if records is None
+                else {
+                    "items_checked": records.items,
+                    "approvals_without_text_hash": records.unhashed,
+                    "problems": [str(p) for p in records.problems],
+                },
             }
         )
-    elif report.ok:
+    if not report.ok:
+        fail(f"audit chain broken at event {report.bad_event}: {report.problem}", EXIT_FAILED)
+    assert records is not None
+    if not records.ok:
+        for problem in records.problems[1:]:
+            err.print(f"copydesk: record: {problem}", markup=False)
+        more = f" (and {len(records.problems) - 1} more above)" if len(records.problems) > 1 else ""
+        fail(f"audit records do not match: {records.problems[0]}{more}", EXIT_FAILED)
+    if not as_json:
         against = f"; holds the anchor {expect.event_id} from {source}" if expect else ""
         out.print(
             f"audit chain ok: {report.events} events, head {report.head}{against}", markup=False
         )
-    if not report.ok:
-        fail(f"audit chain broken at event {report.bad_event}: {report.problem}", EXIT_FAILED)
+        older = f"; {len(records.unhashed)} approved before text hashes" if records.unhashed else ""
+        out.print(
+            f"records ok: {records.items} items match their last audit event; every "
+            f"approved or published text is the text approved{older}",
+            markup=False,
+        )
 
 
 def _print_json(document: Any) -> None:

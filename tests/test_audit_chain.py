@@ -20,6 +20,7 @@ from store import audit_chain
 from store import status as st
 from store.db import open_store, session_scope
 from store.models import AuditEvent, Item
+from tests.audit_helpers import owner_runs
 
 runner = CliRunner()
 
@@ -43,21 +44,6 @@ def events(engine: Engine) -> list[dict[str, Any]]:
 
 def event_ids(engine: Engine) -> list[int]:
     return [row["id"] for row in events(engine)]
-
-
-def owner_runs(engine: Engine, *statements: str, **params: Any) -> None:
-    """What someone with more rights than the application could do: set the
-    append-only trigger aside, change the log, put the trigger back."""
-    with engine.begin() as conn:
-        if engine.dialect.name == "postgresql":
-            conn.execute(text("ALTER TABLE audit_events DISABLE TRIGGER USER"))
-        else:
-            conn.execute(text("DROP TRIGGER audit_events_no_update"))
-            conn.execute(text("DROP TRIGGER audit_events_no_delete"))
-        for statement in statements:
-            conn.execute(text(statement), params)
-        if engine.dialect.name == "postgresql":
-            conn.execute(text("ALTER TABLE audit_events ENABLE TRIGGER USER"))
 
 
 # --- SQLite: INSERT OR REPLACE ------------------------------------------------------------

@@ -88,10 +88,13 @@ TEST_DB_PREFIX = "copydesk_t_"
 
 
 @pytest.fixture(autouse=True)
-def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A developer's real key, config or database must never leak into a test."""
+def _clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A developer's real key, config or database must never leak into a test; nor
+    may the audit anchors a command keeps without a config.toml (PostgreSQL: in the
+    user's state folder) leak from one test into another."""
     for name in LEAKY_ENV:
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg-state"))
 
 
 @pytest.fixture(autouse=True)

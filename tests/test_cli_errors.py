@@ -41,6 +41,8 @@ COMMAND_ARGS: dict[str, list[str]] = {
     "discards": [],
     "unchecked": [],
     "stats": [],
+    "models": [],
+    "doctor": [],
     "review": ["--port", "8"],
     "publish": [],
     "retract": ["1", "--reason", "the figure was wrong", "--editor", "ann"],
@@ -70,7 +72,7 @@ DATABASE_BROKEN = (
 # problem in the sample draft) and `extract` need no database at all.
 NOT_AFFECTED: dict[tuple[str, str], int] = {
     (command, environment): code
-    for command, code in (("demo", 0), ("check", 1), ("extract", 0))
+    for command, code in (("demo", 0), ("check", 1), ("extract", 0), ("models", 0))
     for environment in DATABASE_BROKEN
 }
 # Commands that only read work on a read-only database (an auditor's copy); so
@@ -84,6 +86,7 @@ NOT_AFFECTED |= {
         "editor list",
         "eval",
         "stats",
+        "doctor",
         "init",
         "migrate",
         "replay",

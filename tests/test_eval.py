@@ -205,7 +205,7 @@ def test_deterministic_gates_catch_every_planted_error_they_are_designed_for(pac
     deterministic = {gate for gate in KINDS.values() if gate not in CHECK_GATES}
     assert deterministic <= set(stack.gates)  # every designed gate runs by default
     designed = [s for s in pack.summaries if s.gate in stack.gates]
-    assert len(designed) == sum(s.gate in deterministic for s in pack.summaries) == 30
+    assert len(designed) == sum(s.gate in deterministic for s in pack.summaries) == 33
     outcomes = {(r.case, r.gate): r.outcome for r in records}
     for s in designed:
         got = outcomes[(s.id, s.gate)]

@@ -15,10 +15,12 @@ from copydesk.cli import (
     audit,
     check,
     context,
+    doctor,
     evaluate,
     exits,
     feeds,
     ingest,
+    models,
     publish,
     review,
     run,
@@ -28,7 +30,12 @@ from copydesk.logs import LogFormat, setup_logging
 
 app = typer.Typer(
     name="copydesk",
-    help="Short, faithful news summaries that ship only after an editor approves them.",
+    help=(
+        "Short, faithful news summaries that ship only after an editor approves them.\n\n"
+        "Environment: COPYDESK_MODEL sets the writer's model ([summarise] model) only; "
+        "COPYDESK_CHECK_MODEL sets the checker's ([checks] model). Run `copydesk models` "
+        "to see what is sent to each."
+    ),
     no_args_is_help=True,
     # Typer's own shell completion: --install-completion, --show-completion
     # (https://typer.tiangolo.com/tutorial/options-autocompletion/).
@@ -74,7 +81,7 @@ def _global(
     setup_logging(log_format.value, level)
 
 
-for module in (run, feeds, ingest, check, evaluate, audit, stats, review, publish):
+for module in (run, feeds, ingest, check, evaluate, audit, stats, review, publish, models, doctor):
     module.register(app)
 context.one_line_errors(app)
 exits.document(app)

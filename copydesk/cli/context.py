@@ -36,10 +36,11 @@ from copydesk.config import ConfigError, Settings, load_settings
 from copydesk.logs import TERMINAL
 from copydesk.services.compose import Desk, NoPublishTargets
 from publish.service import Publisher
+from store import audit_chain
 from store.db import StoreError, explain, open_store, where
 from summarise.base import Summariser
 from summarise.checks import Checker, NoChecker
-from summarise.factory import BackendChoiceError
+from summarise.factory import BackendChoiceError, run_start_warnings
 
 # Results go to stdout; logs, progress and errors to stderr.
 out = Console(soft_wrap=True, highlight=False)
@@ -96,6 +97,8 @@ def connect(settings: Settings, *, create: bool = True) -> Engine:
         "database %s (%s), config %s", where(engine), engine.dialect.name, settings.source
     )
     note_database(settings, engine)
+    if settings.runs.audit_anchor:  # every commit with an audit event advances it
+        audit_chain.keep_anchor(engine, Path(settings.runs.audit_anchor))
     return engine
 
 
@@ -148,16 +151,23 @@ def summariser(desk: Desk, *, command: str) -> Summariser:
     # Said first, so that a run's log shows which newsroom it worked on and how: a
     # missing environment file (the default database, the offline summariser) shows.
     note(f"database: {where(desk.engine)}; summariser: {chosen.name}{why}")
+    for warning in run_start_warnings(chosen):
+        note(warning)
     return chosen
 
 
 def checker(desk: Desk) -> Checker:
     """The model checks of this run, said out loud (which model, or why not)."""
-    chosen = desk.checker()
+    try:
+        chosen = desk.checker()
+    except BackendChoiceError as exc:
+        fail(str(exc))
     if isinstance(chosen, NoChecker):
         note(f"model checks: not run ({chosen.why})")
     else:
         note(f"model checks: {chosen.name}")
+        for warning in run_start_warnings(chosen):
+            note(warning)
     return chosen
 
 

@@ -86,6 +86,12 @@ SPECIFIC: dict[str, dict[int, str]] = {
         1: "an item was flagged, or a source could not be re-read",
     },
     "replay": {0: "no outcome would flip", 1: "some would flip"},
+    "models": {0: "shown (offline: nothing is sent)"},
+    "doctor": {
+        0: "all well",
+        1: "a check failed",
+        3: "a check could not run (--live without ANTHROPIC_API_KEY)",
+    },
 }
 
 

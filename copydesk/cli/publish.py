@@ -126,7 +126,7 @@ def watch_command(
     """Re-read the sources of recently published items; flag summaries that no longer
     pass the gates against the changed text (shown in the queue's "Source changed").
 
-    Never changes an item. Safe in the same cron line as `run`. Exit 1 when an item
+    Never changes an item. Schedule it on its own line, beside `run`. Exit 1 when an item
     was flagged or a source could not be read."""
     from copydesk.services.watch import watch
     from ingest.fetch import Fetcher

@@ -20,8 +20,8 @@ from sqlalchemy.engine import Engine
 from copydesk.config import Settings
 from copydesk.services.pipeline import Pipeline
 from ingest.fetch import Fetcher
-from publish.service import GateConfig, Publisher
-from publish.targets import build_targets
+from publish.build import configured_publisher
+from publish.service import Publisher
 from store.db import session_scope
 from store.models import Run, utcnow
 from summarise.base import Summariser
@@ -96,13 +96,11 @@ class Desk:
                 "no publish targets configured: add [[publish.targets]] to config.toml"
             )
         try:
-            targets = build_targets(publish.targets, self.environ)
+            return configured_publisher(
+                self.engine, publish, self.settings.gates, actor=actor, env=self.environ
+            )
         except ValueError as exc:
             raise NoPublishTargets(str(exc)) from None
-        gates = GateConfig(self.settings.gates.all_modes(), self.settings.gates.min_source_words)
-        return Publisher(
-            self.engine, targets, actor=actor, gates=gates, lease_seconds=publish.lease_seconds
-        )
 
     def _record_refused_run(self, command: str, reason: str) -> None:
         with session_scope(self.engine) as session:

@@ -15,8 +15,8 @@ from typing import Any
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from publish.service import GateConfig, Publisher, PublishReport
-from publish.targets import build_targets
+from publish.build import configured_publisher
+from publish.service import PublishReport
 from review_ui.desk.decisions import Reviewer, decide, reopen, require_editor
 from review_ui.settings import ReviewAppSettings
 from store.models import Delivery, Item, SourceCheck, utcnow
@@ -29,14 +29,8 @@ def publish_now(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer)
         require_editor(session, reviewer)
     if not settings.publish.targets:
         raise ValueError("no publish targets are configured in config.toml")
-    targets = build_targets(settings.publish.targets, os.environ)
-    gates = GateConfig(settings.gates.all_modes(), settings.gates.min_source_words)
-    publisher = Publisher(
-        engine,
-        targets,
-        actor=reviewer.actor,
-        gates=gates,
-        lease_seconds=settings.publish.lease_seconds,
+    publisher = configured_publisher(
+        engine, settings.publish, settings.gates, actor=reviewer.actor, env=os.environ
     )
     return publisher.publish()
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import typer
 
-from copydesk import __version__
+import copydesk
 from copydesk.cli import (
     audit,
     check,
@@ -49,7 +49,7 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        typer.echo(f"copydesk {__version__}")
+        typer.echo(f"copydesk {copydesk.__version__}")
         raise typer.Exit(0)
 
 

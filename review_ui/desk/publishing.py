@@ -15,8 +15,7 @@ from typing import Any
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from publish.service import GateConfig, Publisher, PublishReport
-from publish.targets import build_targets
+from publish.service import GateConfig, PublishReport, configured
 from review_ui.desk.decisions import Reviewer, decide, reopen, require_editor
 from review_ui.settings import ReviewAppSettings
 from store.models import Delivery, Item, SourceCheck, utcnow
@@ -27,18 +26,19 @@ def publish_now(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer)
     viewer, ValueError when no target is configured or a secret is missing."""
     with Session(engine) as session:
         require_editor(session, reviewer)
-    if not settings.publish.targets:
-        raise ValueError("no publish targets are configured in config.toml")
-    targets = build_targets(settings.publish.targets, os.environ)
     gates = GateConfig(settings.gates.all_modes(), settings.gates.min_source_words)
-    publisher = Publisher(
+    publisher = configured(
         engine,
-        targets,
+        settings.publish,
+        gates,
         actor=reviewer.actor,
-        gates=gates,
-        lease_seconds=settings.publish.lease_seconds,
+        hold_seconds=settings.review.undo_seconds,
+        env=os.environ,
     )
-    return publisher.publish()
+    try:
+        return publisher.publish()
+    finally:
+        publisher.close()
 
 
 def take_back(

@@ -26,8 +26,10 @@ earlier stays valid: a log cut back before it, or rewritten from it onwards, fai
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
+import logging
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -35,7 +37,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select, text
+from sqlalchemy import event as sa_event
+from sqlalchemy import orm, select, text
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
@@ -114,7 +117,63 @@ def append(session: Session, event: AuditEvent) -> AuditEvent:
     event.hash = hash_of(event, event.prev_hash)
     session.add(event)
     session.flush()
+    # The anchor advances to this event once the transaction commits (below).
+    session.info[_APPENDED] = (connection.engine.url, Anchor(event.id or 0, event.hash))
     return event
+
+
+# Anchor files kept up to date, by database URL (`keep_anchor`).
+_ANCHORS: dict[str, Path] = {}
+_APPENDED = "copydesk.audit_appended"
+log = logging.getLogger("copydesk.audit")
+
+
+def keep_anchor(engine: Engine, path: Path | None) -> None:
+    """From now on, every transaction of this process that appends to the log of
+    `engine`'s database advances the anchor file at `path` when it commits
+    (decisions, publications and runs alike); None stops it."""
+    key = str(engine.url)
+    if path is None:
+        _ANCHORS.pop(key, None)
+    else:
+        _ANCHORS[key] = path
+
+
+@sa_event.listens_for(orm.Session, "after_commit")
+def _advance_after_commit(session: orm.Session) -> None:
+    """After the commit (no SQL may run here): the event the transaction appended
+    last is the chain's head at that moment (appends are serialised until commit)."""
+    appended = session.info.pop(_APPENDED, None)
+    if appended is None:
+        return
+    url, anchor = appended
+    path = _ANCHORS.get(str(url))
+    if path is None:
+        return
+    try:
+        advance_anchor(path, anchor)
+    except (OSError, ValueError) as exc:
+        # The commit stands; the anchor left behind makes `audit --verify` fail.
+        log.error("audit anchor %s not advanced to %s: %s", path, anchor, exc)
+
+
+@sa_event.listens_for(orm.Session, "after_rollback")
+def _forget_after_rollback(session: orm.Session) -> None:
+    session.info.pop(_APPENDED, None)
+
+
+def advance_anchor(path: Path, anchor: Anchor) -> None:
+    """Move the anchor file forward to `anchor`, never back: two processes
+    committing one after the other may finish in the other order. A lock file
+    beside it serialises the read and the write on this host. A file that holds
+    something else than an anchor is left as it is (ValueError): `audit --verify`
+    reports it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(f".{path.name}.lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        current = read_anchor(path)
+        if current is None or current.event_id < anchor.event_id:
+            write_anchor(path, anchor)
 
 
 @dataclass(frozen=True)
@@ -198,9 +257,12 @@ def _events(engine: Engine, batch: int = 2000) -> Iterator[AuditEvent]:
             session.expunge_all()
 
 
-def verify(engine: Engine, expect: Anchor | None = None) -> ChainReport:
+def verify(engine: Engine, expect: Anchor | None = None, *, current: bool = False) -> ChainReport:
     """Recompute the chain from the first event; stop at the first that does not
-    match. With `expect`, the log must also hold that event with that hash."""
+    match. With `expect`, the log must also hold that event with that hash; with
+    `current` too, it must be the log's last event (the anchor file that every
+    committed append advances: an older one was replaced by an older copy, or
+    events were written by something else than copydesk)."""
     expected_prev = GENESIS
     count = 0
     last_id = 0
@@ -227,6 +289,13 @@ def verify(engine: Engine, expect: Anchor | None = None) -> ChainReport:
         problem = (
             f"the log ends at event {last_id}, before the anchor's event "
             f"{expect.event_id} (events were cut from its end)"
+        )
+        return ChainReport(count, expected_prev, expect.event_id, problem)
+    if expect is not None and current and last_id > expect.event_id:
+        problem = (
+            f"the anchor names event {expect.event_id} but the log goes on to event {last_id}: "
+            "the anchor is older than the log (replaced by an older copy, or events were "
+            "written without copydesk advancing it)"
         )
         return ChainReport(count, expected_prev, expect.event_id, problem)
     return ChainReport(count, expected_prev)

@@ -14,6 +14,7 @@ from sqlalchemy import (
     JSON,
     BigInteger,
     Boolean,
+    CheckConstraint,
     Column,
     DateTime,
     Index,
@@ -449,3 +450,18 @@ class DeskPresence(SQLModel, table=True):
     opened_at: datetime = Field(sa_column=Column(UTCDateTime(), nullable=False))
     refreshed_at: datetime = Field(sa_column=Column(UTCDateTime(), nullable=False))
     expires_at: datetime = Field(sa_column=Column(UTCDateTime(), nullable=False, index=True))
+
+
+class RuntimeRole(SQLModel, table=True):
+    """A PostgreSQL role copydesk runs as, and what it is (migration 0013): "worker"
+    (ingestion, publishing: the database refuses its decisions and its changes to
+    approved text) or "review" (the review server: may decide). Written by
+    `copydesk migrate` as the owner; the runtime roles may only read it."""
+
+    __tablename__ = "runtime_roles"
+    __table_args__ = (
+        CheckConstraint("kind IN ('worker', 'review')", name="ck_runtime_roles_kind"),
+    )
+
+    role_name: str = Field(primary_key=True)
+    kind: str

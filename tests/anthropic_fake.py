@@ -514,7 +514,12 @@ def grounded_check(source: str, draft: str) -> dict[str, Any]:
             "passage": passage,
         }
 
+    claims = [{"claim": p, "passage": p, "supports": True} for p in parts]
+    # Each headline line is a sentence of the draft: a claim covers it, settled by
+    # the source's first sentence (the headline is cut from it).
+    lines = [line.strip() for line in headline.split("\n") if line.strip()]
+    claims[:0] = [{"claim": line, "passage": first, "supports": True} for line in lines]
     return {
-        "claims": [{"claim": p, "passage": p, "supports": True} for p in parts],
+        "claims": claims,
         "sentences": [judged(headline, first)] + [judged(p, p) for p in parts],
     }

@@ -37,6 +37,7 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
+from review_ui import streamlit_adapter as adapter
 from store.db import open_store
 from store.models import Item
 from tests.review_seed import ARTICLES, PASSWORD, seed_editor, seed_queue, write_config
@@ -314,8 +315,8 @@ def idle(page: Any) -> None:
     """Wait until the page is drawn (no run in progress: a loaded machine is slow)."""
     from playwright.sync_api import expect
 
-    expect(page.locator("[data-testid=stApp]")).to_have_attribute(
-        "data-test-script-state", "notRunning", timeout=WAIT_MS
+    expect(page.locator(adapter.APP)).to_have_attribute(
+        adapter.SCRIPT_STATE, adapter.NOT_RUNNING, timeout=WAIT_MS
     )
 
 

@@ -9,6 +9,7 @@ Fixtures (names are stable, other test files rely on them):
                    `COPYDESK_REQUIRE_PG=1` (CI sets it): then it fails. Tests using it are
                    marked `postgres` automatically.
 - `pg_runtime_url` `pg_url` signed in as the runtime role (see the fixture).
+- `pg_review_url`  `pg_url` signed in as the review server's role (see the fixture).
 - `db_url`         parametrized over ids "sqlite" and "postgres": one of the two above.
 - `engine`         `store.db.open_store(db_url)`: a migrated engine on both backends,
                    disposed afterwards.
@@ -228,14 +229,30 @@ def pg_runtime_url(pg_url: str) -> str:
     env `COPYDESK_TEST_PG_RUNTIME_ROLE` as NAME:PASSWORD (default copydesk_app:copydesk_app,
     which .ci/run creates). The database is not migrated, and no rights are granted:
     the test runs `copydesk migrate` (or `store.db.migrate_as_owner`) with `pg_url`."""
-    name, _, password = os.environ.get(RUNTIME_ROLE_ENV, "copydesk_app:copydesk_app").partition(":")
+    return _role_url(pg_url, RUNTIME_ROLE_ENV, "copydesk_app:copydesk_app")
+
+
+REVIEW_ROLE_ENV = "COPYDESK_TEST_PG_REVIEW_ROLE"
+
+
+@pytest.fixture
+def pg_review_url(pg_url: str) -> str:
+    """`pg_url` signed in as the review server's role, given by env
+    `COPYDESK_TEST_PG_REVIEW_ROLE` as NAME:PASSWORD (default copydesk_review:copydesk_review,
+    which .ci/run creates). Like `pg_runtime_url`: no rights until a test migrates
+    (`copydesk migrate --review-role`, or `store.db.migrate_as_owner(..., review_role=)`)."""
+    return _role_url(pg_url, REVIEW_ROLE_ENV, "copydesk_review:copydesk_review")
+
+
+def _role_url(pg_url: str, env: str, default: str) -> str:
+    name, _, password = os.environ.get(env, default).partition(":")
     url = make_url(pg_url).set(username=name, password=password)
     probe = create_engine(url)
     try:
         with probe.connect() as conn:
             conn.execute(text("SELECT 1"))
     except Exception as exc:  # noqa: BLE001 - turned into a skip or a clear failure
-        message = f"runtime role {name!r} cannot sign in ({RUNTIME_ROLE_ENV}; .ci/run creates it)"
+        message = f"role {name!r} cannot sign in ({env}; .ci/run creates it)"
         if os.environ.get(REQUIRE_PG_ENV) == "1":
             pytest.fail(f"{message}: {exc}", pytrace=False)
         pytest.skip(message)

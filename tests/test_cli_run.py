@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from copydesk.cli import app
 from copydesk.config import FeedSettings, Settings, load_settings
 from copydesk.services.pipeline import Pipeline
+from copydesk.services.pipeline.intake import Intake
 from ingest.fetch import Fetcher
 from store.db import open_store
 from store.models import Item, Run
@@ -145,7 +146,7 @@ def test_a_crashed_run_is_recorded_as_such(tmp_path, sqlite_url, monkeypatch):
     def explode(self):
         raise RuntimeError("database went away")
 
-    monkeypatch.setattr(Pipeline, "_feeds", lambda self, only: explode(self))
+    monkeypatch.setattr(Intake, "feeds", lambda self, only: explode(self))
     with Fetcher(settings.ingest) as fetcher:
         try:
             Pipeline(settings, engine, Broken(), fetcher).run()

@@ -270,3 +270,29 @@ def test_prompt_hash_tells_the_request_forms_apart() -> None:
         prompt.prompt_hash(purpose, strict=True),
     }
     assert len(forms) == 3
+
+
+# --- replies that are valid but meaningless ---------------------------------------------------
+
+
+def test_two_write_summary_calls_in_one_reply_fail_the_summary_closed() -> None:
+    """Before: the last call silently won."""
+    two = fake_api.message(
+        [
+            fake_api.tool_use("First", "The ferry sank."),
+            fake_api.tool_use("Ferry back", "It sails."),
+        ]
+    )
+    with pytest.raises(SummaryFailed) as raised:
+        summariser(FakeAnthropic(two)).summarise(LONG)
+    assert "called write_summary 2 times" in raised.value.reason
+
+
+def test_two_record_checks_calls_in_one_reply_fail_the_check_closed() -> None:
+    draft = "Ferry back\n\nThe Quarry Hill ferry resumed its winter timetable on Tuesday."
+    good_check = fake_api.grounded_check(LONG.text, draft)
+    lenient = {"claims": [], "sentences": []}
+    two = fake_api.message([fake_api.check_tool_use(good_check), fake_api.check_tool_use(lenient)])
+    outcome = checker(FakeAnthropic(two)).check(LONG, draft)
+    assert outcome.state == FAILED and outcome.reply is None
+    assert "called record_checks 2 times" in (outcome.reason or "")

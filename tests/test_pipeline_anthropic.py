@@ -213,19 +213,19 @@ def test_after_a_stopping_reply_no_queued_item_calls_the_model_even_on_a_busy_ma
     """The run's own thread is slow to cancel what is queued (here: it sleeps while
     recording the stopping call, as on a loaded machine); the model thread must not
     go on calling the model for the queued items meanwhile."""
-    from copydesk.services.pipeline import Pipeline
+    from copydesk.services.pipeline.writer import Writer
 
     config = config_for(tmp_path, sqlite_url, feed_url)
     config.write_text(config.read_text().replace("max_concurrency = 4", "max_concurrency = 1"))
     shape = "system.0.cache_control: Extra inputs are not permitted"
     fake = fake_api.FakeAnthropic(responder=lambda _req: fake_api.bad_request(shape), api_key=KEY)
-    record = Pipeline._record_calls
+    record = Writer.record_calls
 
     def slow_record(self, item_id, calls):  # type: ignore[no-untyped-def]
         time.sleep(1.0)
         record(self, item_id, calls)
 
-    monkeypatch.setattr(Pipeline, "_record_calls", slow_record)
+    monkeypatch.setattr(Writer, "record_calls", slow_record)
     with fake.serve() as base_url:
         result = invoke(config, monkeypatch, base_url, "run")
     assert result.exit_code == 3, result.output

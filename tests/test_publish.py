@@ -369,17 +369,17 @@ def test_run_with_publish_publishes_at_the_end_of_a_scheduled_run(world) -> None
     assert len(actors) == 2 and all(a.startswith("run:") for a in actors)
 
 
-def test_the_readme_signature_example_verifies_a_real_delivery(world) -> None:  # type: ignore[no-untyped-def]
+def test_the_documented_signature_example_verifies_a_real_delivery(world) -> None:  # type: ignore[no-untyped-def]
     folder, db_url, engine = world
     approve(engine, 1)
     with webhook_server(Webhook()) as hook:
         config = write_config(folder, db_url, webhook_url=hook.url, targets=("webhook",))
         assert cli(config, "publish").exit_code == 0
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("**Verifying the webhook**")[1]
+    page = Path(__file__).resolve().parents[1] / "docs" / "publishing.md"
+    section = page.read_text(encoding="utf-8").split("**Verifying the webhook**")[1]
     code = section.split("```python\n")[1].split("```")[0]
     namespace: dict = {}
-    exec(code, namespace)  # noqa: S102 - the README's own example, run as written
+    exec(code, namespace)  # noqa: S102 - the page's own example, run as written
     check = namespace["is_from_copydesk"]
     [got] = hook.received
     header = got.headers["x-copydesk-signature"]

@@ -734,6 +734,7 @@ def test_a_second_edit_replaces_the_first_edits_verdicts(desk: Desk) -> None:
         assert view is not None
         assert [v.gate for v in view.draft_verdicts] == [
             "quotes_verbatim",
+            "speakers_match",
             "names_grounded",
             "dates_grounded",
         ]

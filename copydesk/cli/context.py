@@ -5,7 +5,7 @@ app's callback puts on Typer's context (`ctx.obj`); every command declares a
 `cli: typer.Context` parameter and opens its settings and store through it:
 
     def my_command(cli: typer.Context, ...) -> None:
-        ctx = cx.context(cli)      # settings + engine (or cx.load(cli): settings only)
+        ctx = cx.context(cli)      # a Desk: settings + engine (or cx.load(cli): settings only)
         ...
         cx.fail("one line", cx.EXIT_USAGE)
 
@@ -31,7 +31,12 @@ from sqlalchemy.engine import Engine
 
 from copydesk.config import ConfigError, Settings, load_settings
 from copydesk.logs import TERMINAL
+from copydesk.services.compose import Desk, NoPublishTargets
+from publish.service import Publisher
 from store.db import StoreError, open_store
+from summarise.base import Summariser
+from summarise.checks import Checker, NoChecker
+from summarise.factory import BackendChoiceError
 
 # Results go to stdout; logs, progress and errors to stderr.
 out = Console(soft_wrap=True, highlight=False)
@@ -72,12 +77,6 @@ def fail(message: str, code: int = EXIT_UNABLE) -> NoReturn:
 def note(message: str) -> None:
     """A line for the person at the terminal, or a log record for a scheduler."""
     lines.info(message)
-
-
-@dataclass
-class Context:
-    settings: Settings
-    engine: Engine
 
 
 def load(cli: typer.Context) -> Settings:
@@ -123,9 +122,46 @@ def note_database(settings: Settings, engine: Engine) -> None:
     note(f"database: {where} (from {origin})")
 
 
-def context(cli: typer.Context) -> Context:
+def context(cli: typer.Context) -> Desk:
+    """Settings and an up-to-date store, as the composition root that builds the
+    rest (copydesk/services/compose.py)."""
     settings = load(cli)
-    return Context(settings, connect(settings))
+    return Desk(settings, connect(settings))
+
+
+def summariser(desk: Desk, *, command: str) -> Summariser:
+    """The run's summariser, said out loud; a refusal is one line (and a run row
+    that says why nothing was touched)."""
+    backend = desk.backend_choice()
+    why = {
+        "auto": " (ANTHROPIC_API_KEY is set)"
+        if backend == "anthropic"
+        else " (no ANTHROPIC_API_KEY: offline extractive summariser)",
+    }.get(desk.settings.summarise.backend, "")
+    try:
+        chosen = desk.summariser(command=command)
+    except BackendChoiceError as exc:
+        fail(str(exc))
+    note(f"summariser: {chosen.name}{why}")
+    return chosen
+
+
+def checker(desk: Desk) -> Checker:
+    """The model checks of this run, said out loud (which model, or why not)."""
+    chosen = desk.checker()
+    if isinstance(chosen, NoChecker):
+        note(f"model checks: not run ({chosen.why})")
+    else:
+        note(f"model checks: {chosen.name}")
+    return chosen
+
+
+def publisher(desk: Desk, actor: str) -> Publisher:
+    """The configured targets, or a one-line exit 3 (no targets, no webhook secret)."""
+    try:
+        return desk.publisher(actor)
+    except NoPublishTargets as exc:
+        fail(str(exc))
 
 
 def one_line_errors(app: typer.Typer) -> None:

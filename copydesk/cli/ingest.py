@@ -12,8 +12,7 @@ from sqlmodel import Session, select
 
 from copydesk.cli import context as cx
 from copydesk.cli.feeds import printable
-from copydesk.cli.run import announced_summariser, model_checker
-from copydesk.services.pipeline import Pipeline, compose_source
+from copydesk.services.pipeline import compose_source
 from guards.source import count_words
 from ingest.extract import Extracted, extract_page
 from ingest.fetch import Fetcher, gunzip_capped
@@ -40,16 +39,9 @@ def submit(
     if problem:
         cx.fail(f"cannot submit {url!r}: {problem}", cx.EXIT_USAGE)
     ctx = cx.context(cli)
-    summariser = announced_summariser(ctx.settings, ctx, command="submit")
+    summariser = cx.summariser(ctx, command="submit")
     with Fetcher(ctx.settings.ingest) as fetcher:
-        pipeline = Pipeline(
-            ctx.settings,
-            ctx.engine,
-            summariser,
-            fetcher,
-            command="submit",
-            checker=model_checker(ctx.settings),
-        )
+        pipeline = ctx.pipeline(summariser, fetcher, command="submit", checker=cx.checker(ctx))
         report, item_id, created = pipeline.submit(url)
     if report.fatal:
         cx.fail(f"submit stopped: {report.fatal}")

@@ -8,7 +8,6 @@ work (no targets configured, missing webhook secret, database).
 from __future__ import annotations
 
 import json
-import os
 from datetime import UTC, datetime
 from typing import Any
 
@@ -17,15 +16,8 @@ from rich.table import Table
 from rich.text import Text
 
 from copydesk.cli import context as cx
-from publish.service import (
-    GateConfig,
-    NotPublishable,
-    Publisher,
-    PublishReport,
-    configured,
-    retract,
-    retry_failed,
-)
+from copydesk.services.compose import Desk
+from publish.service import NotPublishable, PublishReport, retract, retry_failed
 from store.db import session_scope
 from store.editors import active_role
 
@@ -35,24 +27,6 @@ def register(app: typer.Typer) -> None:
     app.command("retract")(retract_command)
     app.command("watch")(watch_command)
     app.command("replay")(replay_command)
-
-
-def make_publisher(ctx: cx.Context, actor: str) -> Publisher:
-    """The configured targets, or a one-line exit 3 (no targets, no webhook secret).
-    An approval still inside the queue's Undo window ([review] undo_seconds) waits."""
-    settings = ctx.settings
-    gates = GateConfig(settings.gates.all_modes(), settings.gates.min_source_words)
-    try:
-        return configured(
-            ctx.engine,
-            settings.publish,
-            gates,
-            actor=actor,
-            hold_seconds=settings.review.undo_seconds,
-            env=os.environ,
-        )
-    except ValueError as exc:
-        cx.fail(str(exc))
 
 
 def publish_command(
@@ -81,10 +55,8 @@ def publish_command(
     run_publish(ctx, "cli:publish", item or None, as_json)
 
 
-def run_publish(
-    ctx: cx.Context, actor: str, items: list[int] | None, as_json: bool
-) -> PublishReport:
-    publisher = make_publisher(ctx, actor)
+def run_publish(ctx: Desk, actor: str, items: list[int] | None, as_json: bool) -> PublishReport:
+    publisher = cx.publisher(ctx, actor)
     try:
         report = publisher.publish(items)
     except NotPublishable as exc:

@@ -20,20 +20,19 @@ from sqlmodel import select
 
 from copydesk.cli import context as cx
 from copydesk.cli.review import free_port, launch_review, port_free
-from copydesk.config import Settings
+from copydesk.services.compose import Desk
 from copydesk.services.heartbeat import AnotherRunInProgress
-from copydesk.services.pipeline import Pipeline, sync_config_feeds
+from copydesk.services.pipeline import sync_config_feeds
 from copydesk.services.reports import RunReport
 from ingest.fetch import Fetcher
 from ingest.settings import FeedSettings
 from ingest.urls import canonical_url
 from store.db import StoreError, migrate_as_owner, session_scope
 from store.editors import ensure_demo_editor
-from store.models import Feed, Run, utcnow
+from store.models import Feed
 from summarise.base import Summariser
 from summarise.checks import Checker, NoChecker, RecordedChecker
 from summarise.extractive import ExtractiveSummariser
-from summarise.factory import BackendChoiceError, choose_backend, make_checker, make_summariser
 from summarise.recorded import RecordedSummariser, load_check_replies, load_replies
 
 log = logging.getLogger("copydesk.run")
@@ -94,7 +93,7 @@ def run(
     (discards included), 3 when it could not (bad config, database, model key)."""
     ctx = cx.context(cli)
     _check_feed_names(ctx, feed)
-    summariser = announced_summariser(ctx.settings, ctx, command="run")
+    summariser = cx.summariser(ctx, command="run")
     try:
         with Fetcher(ctx.settings.ingest) as fetcher:
             report = _run_pipeline(
@@ -123,14 +122,12 @@ def recheck(
     outage, a timeout, an overload), as every `copydesk run` also does: at most
     [checks] recheck_attempts times each. Exit 3 when no model can run the checks."""
     ctx = cx.context(cli)
-    checker = model_checker(ctx.settings)
+    checker = cx.checker(ctx)
     if isinstance(checker, NoChecker):
         cx.fail(f"model checks cannot run: {checker.why} (set ANTHROPIC_API_KEY)")
-    summariser = announced_summariser(ctx.settings, ctx, command="recheck")
+    summariser = cx.summariser(ctx, command="recheck")
     with Fetcher(ctx.settings.ingest) as fetcher:
-        pipeline = Pipeline(
-            ctx.settings, ctx.engine, summariser, fetcher, command="recheck", checker=checker
-        )
+        pipeline = ctx.pipeline(summariser, fetcher, command="recheck", checker=checker)
         report = pipeline.recheck_only()
     done = report.rechecks or {}
     if as_json:
@@ -151,7 +148,7 @@ def _rechecks_line(done: dict[str, int]) -> str:
     )
 
 
-def _check_feed_names(ctx: cx.Context, names: list[str] | None) -> None:
+def _check_feed_names(ctx: Desk, names: list[str] | None) -> None:
     """`--feed NAME` that matches no feed is a typo, not an empty run."""
     if not names:
         return
@@ -161,52 +158,6 @@ def _check_feed_names(ctx: cx.Context, names: list[str] | None) -> None:
     unknown = [n for n in names if n not in known]
     if unknown:
         cx.fail(f"no feed named {', '.join(unknown)} (see copydesk feeds list)", cx.EXIT_USAGE)
-
-
-def announced_summariser(
-    settings: Settings, ctx: cx.Context | None = None, *, command: str = "run"
-) -> Summariser:
-    """The run's summariser, said out loud; a refusal is one line, and (with a
-    store at hand) a run row that says why nothing was touched."""
-    backend = choose_backend(settings.summarise)
-    why = {
-        "auto": " (ANTHROPIC_API_KEY is set)"
-        if backend == "anthropic"
-        else " (no ANTHROPIC_API_KEY: offline extractive summariser)",
-    }.get(settings.summarise.backend, "")
-    try:
-        summariser = make_summariser(settings.summarise)
-    except BackendChoiceError as exc:
-        if ctx is not None:
-            _record_refused_run(ctx, command, backend, str(exc))
-        cx.fail(str(exc))
-    cx.note(f"summariser: {summariser.name}{why}")
-    return summariser
-
-
-def model_checker(settings: Settings) -> Checker:
-    """The model checks of this run, said out loud (which model, or why not)."""
-    checker = make_checker(settings.checks, os.environ)
-    if isinstance(checker, NoChecker):
-        cx.note(f"model checks: not run ({checker.why})")
-    else:
-        cx.note(f"model checks: {checker.name}")
-    return checker
-
-
-def _record_refused_run(ctx: cx.Context, command: str, backend: str, reason: str) -> None:
-    with session_scope(ctx.engine) as session:
-        now = utcnow()
-        session.add(
-            Run(
-                command=command,
-                backend=backend,
-                started_at=now,
-                ended_at=now,
-                exit_status=cx.EXIT_UNABLE,
-                error=f"summariser refused: {reason}",
-            )
-        )
 
 
 @contextmanager
@@ -230,7 +181,7 @@ def _progress_bar() -> Iterator[callable]:
 
 
 def _run_pipeline(
-    ctx: cx.Context,
+    ctx: Desk,
     summariser: Summariser,
     fetcher: Fetcher,
     *,
@@ -240,11 +191,9 @@ def _run_pipeline(
     force: bool = False,
     checker: Checker | None = None,
 ) -> RunReport:
-    checker = checker or model_checker(ctx.settings)
+    checker = checker or cx.checker(ctx)
     with _progress_bar() as progress:
-        pipeline = Pipeline(
-            ctx.settings,
-            ctx.engine,
+        pipeline = ctx.pipeline(
             summariser,
             fetcher,
             command=command,
@@ -350,7 +299,7 @@ def demo(
     settings.database.url = f"sqlite:///{db}"
     settings.feeds = [FeedSettings(url=str(SAMPLE_FEED), name="Sample: The Vellmouth Courier")]
     settings.summarise.backend = "extractive"
-    ctx = cx.Context(settings, cx.connect(settings))
+    ctx = Desk(settings, cx.connect(settings))
     _name_sample_feed(ctx)
     summariser = RecordedSummariser(
         load_replies(SAMPLE_REPLIES, key=canonical_url),  # the dedup key of a linked item
@@ -392,12 +341,12 @@ def demo_command(db: Path, command: str) -> str:
     return f"COPYDESK_DATABASE_URL={url} {shlex.quote(path)} {command}"
 
 
-def _name_sample_feed(ctx: cx.Context) -> None:
+def _name_sample_feed(ctx: Desk) -> None:
     with session_scope(ctx.engine) as session:
         sync_config_feeds(session, ctx.settings.feeds)
 
 
-def _launch_review(ctx: cx.Context, no_ui: bool, port: int | None = None) -> None:
+def _launch_review(ctx: Desk, no_ui: bool, port: int | None = None) -> None:
     name, password = ensure_demo_editor(ctx.engine)
     cx.out.print(f"demo editor: {name}   password: {password}", markup=False)
     if no_ui:

@@ -21,6 +21,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from guards.registry import CHECK_GATES
+from review_ui import streamlit_adapter
 from review_ui.desk import bulk, claim_keeper, decisions
 from review_ui.desk import highlight as hl
 from review_ui.desk.decisions import Blocked, NotAllowed, ReasonRequired, Reviewer
@@ -55,8 +56,8 @@ GEN = "queue_gen"  # bumped after every decision: resets the list's row selectio
 PICKED = "picked_row"
 SHOWN = "shown_item"  # (item id, version, when it was first drawn: time.monotonic())
 UNDO = "undo_offer"  # (item id, version after the decision, "approved"/"rejected", until)
-COMPACT_CSS = (
-    "<style>[data-testid=stMainBlockContainer]{padding-top:2.75rem;padding-bottom:2rem}</style>"
+COMPACT_CSS = streamlit_adapter.fill(
+    "<style>__MAIN_BLOCK__{padding-top:2.75rem;padding-bottom:2rem}</style>"
 )
 CLAIMED = "claimed"  # (item id, when this session last took or refreshed its claim)
 ADDRESS_MOVED = "address_moved"  # this run wrote a new ?item= to the address
@@ -121,7 +122,7 @@ def _keep_in_address(item_id: int | None) -> None:
 def release_claim(engine: Engine) -> None:
     """The editor moved on (decided, left the queue view, signed out): their soft
     claim goes, so other editors' queues offer the draft again."""
-    claim_keeper.stop(claim_keeper.this_session())  # before the release: no refresh after it
+    claim_keeper.stop(streamlit_adapter.this_session())  # before the release: no refresh after it
     editor = _editor()
     if editor is not None:
         st.session_state.pop(CLAIMED, None)
@@ -732,7 +733,7 @@ def _presence(
     now = presence.utcnow()
     ttl = settings.review.claim_seconds
     keeping = reviewer.can_decide and settings.review.claim_idle_seconds > 0
-    session_key = claim_keeper.this_session() if keeping else None
+    session_key = streamlit_adapter.this_session() if keeping else None
     if session_key is not None:
         # Before the claim moves: a keeper still refreshing the previous draft
         # could otherwise move it back.
@@ -754,7 +755,7 @@ def _presence(
             item_id,
             ttl=ttl,
             idle_seconds=settings.review.claim_idle_seconds,
-            is_connected=claim_keeper.session_connected(session_key),
+            is_connected=streamlit_adapter.session_connected(session_key),
         )
     for other in others:
         plain(

@@ -38,6 +38,7 @@ source has it.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 from guards.quotes import _source
@@ -96,6 +97,7 @@ _BARE_MONTH = re.compile(
     r"(?P<m>January|February|March|April|May|June|July|August|September|October|November|"
     r"December)\b(?![\s,]*[0-9])"
 )
+WEEKDAY_NAMES = "monday tuesday wednesday thursday friday saturday sunday".split()
 _MONTH_NAMES = (
     "january february march april may june july august september october november december"
 ).split()
@@ -301,10 +303,17 @@ def _event(text: str, start: int, end: int) -> tuple[set[str], set[str], tuple[i
     return before, before | _stems(text[end:ce]), (cs, ce)
 
 
+_FULL_WEEKDAY = {w[:3]: w for w in WEEKDAY_NAMES}
+
+
 def _occurrences(text: str, d: DateMention) -> list[tuple[int, int]]:
-    if d.kind == "weekday":
-        pattern = _SOURCE_WEEKDAY
-        return [m.span() for m in pattern.finditer(text) if m.group("w") == d.value]
+    if d.kind == "weekday":  # found with str.find: a regex over a long source costs more
+        word, out, pos = _FULL_WEEKDAY[d.value], [], 0
+        while (i := text.find(word, pos)) >= 0:
+            pos = i + len(word)
+            if not (i and text[i - 1].isalnum()):
+                out.append((i, pos))
+        return out
     phrase = r"\b" + r"\s+".join(map(re.escape, d.value.split())) + r"\b"
     return [m.span() for m in re.finditer(phrase, text)]
 
@@ -325,8 +334,8 @@ def _same_event(
         if (before & s_before) if (before and s_before) else (key & s_whole):
             return occurrence, None
     elsewhere = any(
-        key & _stems(text[cs:ce])
-        for cs, ce in _all_clauses(text)
+        key & stems
+        for cs, ce, stems in _clause_stems(text)
         if not any(cs <= c[0] < ce for c in clauses)
     )
     if elsewhere:
@@ -334,10 +343,15 @@ def _same_event(
     return span, None  # the draft's words are not in the source: the benefit of the doubt
 
 
-def _all_clauses(text: str) -> list[tuple[int, int]]:
-    ends = [m.start() for m in _CLAUSE_BREAK.finditer(text)] + [len(text)]
-    starts = [0] + [m.end() for m in _CLAUSE_BREAK.finditer(text)]
-    return list(zip(starts, ends, strict=True))
+@lru_cache(maxsize=64)
+def _clause_stems(text: str) -> tuple[tuple[int, int, frozenset[str]], ...]:
+    """Every clause of a source with its event words, once per source."""
+    breaks = list(_CLAUSE_BREAK.finditer(text))
+    ends = [m.start() for m in breaks] + [len(text)]
+    starts = [0] + [m.end() for m in breaks]
+    return tuple(
+        (cs, ce, frozenset(_stems(text[cs:ce]))) for cs, ce in zip(starts, ends, strict=True)
+    )
 
 
 def _month_in_source(text: str, month: int) -> tuple[int, int] | None:

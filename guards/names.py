@@ -200,7 +200,12 @@ def find_names(draft: str) -> list[Name]:
     names: list[Name] = []
     run: list[re.Match[str]] = []
     for m in [*_WORD.finditer(draft), None]:
-        if m is not None and _after_number(draft, m):
+        if (
+            m is not None
+            and m.start()
+            and (draft[m.start() - 1].isdigit() or m.group() in UNIT_WORDS)
+            and _after_number(draft, m)
+        ):
             m = _NOT_A_NAME  # -17.4C, 450 MW: a unit, and it ends a run of capitalised words
         if m is not None and run and draft[run[-1].end() : m.start()].strip() == "":
             word = m.group()
@@ -305,12 +310,28 @@ class _SourceIndex:
     def __init__(self, source: str):
         self.source = source
         self.norm = _source(source)
-        self.words = frozenset(_TOKEN.findall(self.norm.text))
+        self._words: frozenset[str] | None = None
+        self._lookups = 0
         self._names: list[tuple[str, tuple[str, ...]]] | None = None
         self._lower: frozenset[str] | None = None
         self._acronyms: frozenset[str] | None = None
 
+    @property
+    def words(self) -> frozenset[str]:
+        """Every word of the folded source, read once."""
+        if self._words is None:
+            self._words = frozenset(_TOKEN.findall(self.norm.text))
+        return self._words
+
     def has_word(self, folded: str) -> bool:
+        """Whether the folded source has `folded` as a whole word. The first few
+        lookups search the text (cheaper than reading every word of a long source
+        for a draft with two names); from the ninth on, the source's words are read
+        once into a set and every later lookup, for this draft or the next draft of
+        the same source, is a set lookup."""
+        self._lookups += 1
+        if self._words is None and self._lookups <= _SCANS_BEFORE_INDEX:
+            return _word_at(self.norm.text, folded) >= 0
         if folded in self.words:
             return True
         if _TOKEN.fullmatch(folded):
@@ -375,6 +396,7 @@ class _SourceIndex:
 
 
 _TOKEN = re.compile(r"[^\W_]+")
+_SCANS_BEFORE_INDEX = 8
 _ACRONYM_SKIP = frozenset("des et dei della di y e".split())
 
 

@@ -32,6 +32,7 @@ the quote; two people named in one sentence are taken as possibly the same.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from functools import lru_cache
 from typing import Any, NamedTuple
 
@@ -236,9 +237,29 @@ def _resolve(text: str, at: int) -> Attribution:
 
 def find_attributions(text: str) -> list[Attribution]:
     """Each quotation of `text` with the speaker its narration gives it (see the module)."""
-    out: list[Attribution] = []
-    previous: Attribution | None = None
-    for q in find_quotes(text):
+    attributions = _Attributions(text)
+    return [attributions.at(k) for k in range(len(attributions.quotes))]
+
+
+class _Attributions:
+    """The speakers of a text's quotations, each worked out only when asked for (a
+    source is long; a draft asks about one or two of its quotations)."""
+
+    def __init__(self, text: str, lo: int = 0, hi: int | None = None):
+        self.text = text
+        if lo == 0 and hi is None:
+            self.quotes = find_quotes(text)
+        else:  # the quotations of one passage (a source is long; one paragraph will do)
+            self.quotes = [q._replace(start=q.start + lo, end=q.end + lo)
+                           for q in find_quotes(text[lo:hi])]  # fmt: skip
+        self.starts = [q.start for q in self.quotes]
+        self._done: dict[int, Attribution] = {}
+
+    def at(self, k: int) -> Attribution:
+        if k in self._done:
+            return self._done[k]
+        text, q = self.text, self.quotes[k]
+        previous = self.at(k - 1) if k and self._needs_previous(k) else None
         found = _attribute(text, q.start, q.end, q.closed, previous)
         if found is None and previous is not None and previous.speaker is not None:
             if not _PARAGRAPH.search(text, previous.end, q.start):
@@ -246,9 +267,19 @@ def find_attributions(text: str) -> list[Attribution]:
         if found is None:
             found = _previous_sentence(text, q.start)
         attribution = (found or _NONE)._replace(start=q.start, end=q.end)
-        out.append(attribution)
-        previous = attribution
-    return out
+        self._done[k] = attribution
+        return attribution
+
+    def _needs_previous(self, k: int) -> bool:
+        """The quotation before is read only when it ends in this one's paragraph."""
+        before = self.quotes[k - 1]
+        return not _PARAGRAPH.search(self.text, before.end, self.quotes[k].start)
+
+    def containing(self, offset: int) -> Attribution | None:
+        k = bisect_right(self.starts, offset) - 1
+        if k < 0 or offset >= max(self.quotes[k].end, self.quotes[k].start + 1):
+            return None
+        return self.at(k)
 
 
 _PARAGRAPH = re.compile(r"\n[^\S\n]*\n")
@@ -299,9 +330,26 @@ def _previous_sentence(text: str, start: int) -> Attribution | None:
     return found._replace(how="previous sentence") if found else None
 
 
-@lru_cache(maxsize=64)
-def _source_attributions(source: str) -> tuple[Attribution, ...]:
-    return tuple(find_attributions(source))
+def _passage(text: str, at: int) -> tuple[int, int]:
+    """The paragraph around `at`, with the paragraphs before it that a quotation
+    continued over paragraphs started in (each opens with a quotation mark)."""
+    lo = text.rfind("\n", 0, at) + 1
+    for _ in range(6):
+        if lo < 2 or text[lo:].lstrip()[:1] not in _OPENING_MARKS:
+            break
+        lo = text.rfind("\n", 0, lo - 1 - (text[lo - 2] == "\n")) + 1
+    hi = text.find("\n", at)
+    hi = hi if hi >= 0 else len(text)
+    if at - lo > _REACH:  # one long paragraph: from a sentence end well before `at`
+        cut = text.find(". ", at - _REACH, at)
+        lo = cut + 2 if cut >= 0 else at - _REACH
+    if hi - at > _REACH:
+        cut = text.find(". ", at + _REACH)
+        hi = cut + 1 if cut >= 0 else hi
+    return lo, hi
+
+
+_REACH = 1500  # characters around a quotation read to find its quotation marks
 
 
 @lru_cache(maxsize=64)
@@ -331,7 +379,7 @@ _OCCURRENCES = 8  # the same words quoted again further down the source: read th
 
 
 def _source_speaker(
-    source: str, words: str, mine: Attribution, attributions: tuple[Attribution, ...]
+    source: str, words: str, mine: Attribution
 ) -> tuple[tuple[int, int], Attribution, bool] | None:
     """(where, whose, the same person?) for the source's quotation of `words`: the
     first occurrence whose speaker is the draft's, else the first attributed one."""
@@ -342,9 +390,7 @@ def _source_speaker(
         if span is None:
             break
         start = span[0] + 1
-        theirs = next(
-            (a for a in attributions if a.start <= span[0] < max(a.end, a.start + 1)), None
-        )
+        theirs = _Attributions(source, *_passage(source, span[0])).containing(span[0])
         if theirs is None or theirs.speaker is None:
             continue
         if _same_person(mine, theirs, source):
@@ -358,19 +404,18 @@ def speakers_match(source: str, url: str | None, draft: str) -> Verdict:
     source, draft = source or "", draft or ""
     evidence: list[dict[str, Any]] = []
     moved: list[str] = []
-    attributions = None
-    for mine in find_attributions(draft):
+    drafted = _Attributions(draft)
+    for k, q in enumerate(drafted.quotes):
+        raw = draft[q.start : q.end]
+        parts = fragments(_CONTINUATION.sub(r"\1", raw))
+        if not parts or locate_passage(source, parts[0]) is None:
+            continue  # not quoted by the source: quotes_verbatim's finding
+        mine = drafted.at(k)
         if mine.speaker is None:
             continue
-        raw = draft[mine.start : mine.end]
-        parts = fragments(_CONTINUATION.sub(r"\1", raw))
-        if not parts:
-            continue
-        if attributions is None:
-            attributions = _source_attributions(source)
-        found = _source_speaker(source, parts[0], mine, attributions)
+        found = _source_speaker(source, parts[0], mine)
         if found is None:
-            continue  # not quoted by the source (quotes_verbatim's finding), or unattributed
+            continue  # the source does not say who
         span, theirs, same = found
         evidence.append(
             {

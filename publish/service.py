@@ -36,8 +36,7 @@ from sqlmodel import Session, col
 from guards.registry import CHECK_GATES, DRAFT_GATES, SOURCE_GATES, GateResult, run_gates
 from publish import evidence
 from publish.payload import Ids, Publication, retraction, source_digest
-from publish.settings import PublishSettings
-from publish.targets import DELIVERED, FAILED, Event, Sent, Target, build_targets
+from publish.targets import DELIVERED, FAILED, Event, Sent, Target
 from store import approvals, locks
 from store import status as st
 from store.db import session_scope
@@ -88,33 +87,6 @@ def backoff(attempts: int, base: float, cap: float) -> timedelta:
     """The wait before trying a delivery again after its `attempts`-th passing
     failure: base, doubling each time, never more than cap."""
     return timedelta(seconds=min(base * 2 ** min(attempts - 1, 30), cap))
-
-
-def configured(
-    engine: Engine,
-    settings: PublishSettings,
-    gates: GateConfig,
-    *,
-    actor: str,
-    hold_seconds: float,
-    env: Mapping[str, str],
-) -> Publisher:
-    """The publisher of config.toml's [publish] (the command line and the queue).
-    Raises ValueError (one line) when no target is configured or a webhook's secret
-    is missing. `hold_seconds`: the queue's Undo window ([review] undo_seconds)."""
-    if not settings.targets:
-        raise ValueError("no publish targets configured: add [[publish.targets]] to config.toml")
-    return Publisher(
-        engine,
-        build_targets(settings.targets, env),
-        actor=actor,
-        gates=gates,
-        lease_seconds=settings.lease_seconds,
-        hold_seconds=hold_seconds,
-        retry_seconds=settings.retry_seconds,
-        retry_max_seconds=settings.retry_max_seconds,
-        id_authority=settings.id_authority,
-    )
 
 
 class Publisher:

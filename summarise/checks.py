@@ -192,6 +192,8 @@ class CheckOutcome:
     # missing key, a refused request or a reply that broke the schema, which would
     # fail the same way again.
     transient: bool = False
+    # What the failure is about (summarise.base: TRANSIENT, SPEND_CAP, CONFIG...).
+    kind: str | None = None
 
 
 class Checker(Protocol):

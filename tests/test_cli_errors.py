@@ -41,6 +41,7 @@ COMMAND_ARGS: dict[str, list[str]] = {
     "discards": [],
     "unchecked": [],
     "stats": [],
+    "models": [],
     "review": ["--port", "8"],
     "publish": [],
     "retract": ["1", "--reason", "the figure was wrong", "--editor", "ann"],
@@ -66,7 +67,7 @@ DATABASE_BROKEN = (
 # problem in the sample draft) and `extract` need no database at all.
 NOT_AFFECTED: dict[tuple[str, str], int] = {
     (command, environment): code
-    for command, code in (("demo", 0), ("check", 1), ("extract", 0))
+    for command, code in (("demo", 0), ("check", 1), ("extract", 0), ("models", 0))
     for environment in DATABASE_BROKEN
 }
 # Commands that only read work on a read-only database (an auditor's copy); so

@@ -16,6 +16,7 @@ from copydesk.cli import (
     evaluate,
     feeds,
     ingest,
+    models,
     publish,
     review,
     run,
@@ -25,7 +26,12 @@ from copydesk.logs import LogFormat, setup_logging
 
 app = typer.Typer(
     name="copydesk",
-    help="Short, faithful news summaries that ship only after an editor approves them.",
+    help=(
+        "Short, faithful news summaries that ship only after an editor approves them.\n\n"
+        "Environment: COPYDESK_MODEL sets the writer's model ([summarise] model) only; "
+        "COPYDESK_CHECK_MODEL sets the checker's ([checks] model). Run `copydesk models` "
+        "to see what is sent to each."
+    ),
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -54,7 +60,7 @@ def _global(
     setup_logging(log_format.value, verbose)
 
 
-for module in (run, feeds, ingest, check, evaluate, audit, stats, review, publish):
+for module in (run, feeds, ingest, check, evaluate, audit, stats, review, publish, models):
     module.register(app)
 context.one_line_errors(app)
 

@@ -36,7 +36,7 @@ from publish.service import Publisher
 from store.db import StoreError, open_store
 from summarise.base import Summariser
 from summarise.checks import Checker, NoChecker
-from summarise.factory import BackendChoiceError
+from summarise.factory import BackendChoiceError, run_start_warnings
 
 # Results go to stdout; logs, progress and errors to stderr.
 out = Console(soft_wrap=True, highlight=False)
@@ -143,16 +143,23 @@ def summariser(desk: Desk, *, command: str) -> Summariser:
     except BackendChoiceError as exc:
         fail(str(exc))
     note(f"summariser: {chosen.name}{why}")
+    for warning in run_start_warnings(chosen):
+        note(warning)
     return chosen
 
 
 def checker(desk: Desk) -> Checker:
     """The model checks of this run, said out loud (which model, or why not)."""
-    chosen = desk.checker()
+    try:
+        chosen = desk.checker()
+    except BackendChoiceError as exc:
+        fail(str(exc))
     if isinstance(chosen, NoChecker):
         note(f"model checks: not run ({chosen.why})")
     else:
         note(f"model checks: {chosen.name}")
+        for warning in run_start_warnings(chosen):
+            note(warning)
     return chosen
 
 

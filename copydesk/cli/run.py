@@ -94,10 +94,17 @@ def run(
     ctx = cx.context(cli)
     _check_feed_names(ctx, feed)
     summariser = cx.summariser(ctx, command="run")
+    checker = cx.checker(ctx)  # preflighted too: a refusal is one line before any work
     try:
         with Fetcher(ctx.settings.ingest) as fetcher:
             report = _run_pipeline(
-                ctx, summariser, fetcher, command="run", only=feed, force=all_feeds
+                ctx,
+                summariser,
+                fetcher,
+                command="run",
+                only=feed,
+                force=all_feeds,
+                checker=checker,
             )
     except AnotherRunInProgress as exc:  # SQLite: one run at a time; not a failure
         cx.note(str(exc))

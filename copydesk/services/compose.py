@@ -20,7 +20,8 @@ from sqlalchemy.engine import Engine
 from copydesk.config import Settings
 from copydesk.services.pipeline import Pipeline
 from ingest.fetch import Fetcher
-from publish.service import GateConfig, Publisher, configured
+from publish.build import configured_publisher
+from publish.service import Publisher
 from store.db import session_scope
 from store.models import Run, utcnow
 from summarise.base import Summariser
@@ -90,15 +91,19 @@ class Desk:
     def publisher(self, actor: str) -> Publisher:
         """The configured targets, delivering as `actor`. An approval still inside the
         queue's Undo window ([review] undo_seconds) waits for a later publish."""
-        gates = GateConfig(self.settings.gates.all_modes(), self.settings.gates.min_source_words)
+        publish = self.settings.publish
+        if not publish.targets:
+            raise NoPublishTargets(
+                "no publish targets configured: add [[publish.targets]] to config.toml"
+            )
         try:
-            return configured(
+            return configured_publisher(
                 self.engine,
-                self.settings.publish,
-                gates,
+                publish,
+                self.settings.gates,
                 actor=actor,
-                hold_seconds=self.settings.review.undo_seconds,
                 env=self.environ,
+                hold_seconds=self.settings.review.undo_seconds,
             )
         except ValueError as exc:
             raise NoPublishTargets(str(exc)) from None

@@ -15,7 +15,8 @@ from typing import Any
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from publish.service import GateConfig, PublishReport, configured
+from publish.build import configured_publisher
+from publish.service import PublishReport
 from review_ui.desk.decisions import Reviewer, decide, reopen, require_editor
 from review_ui.settings import ReviewAppSettings
 from store.models import Delivery, Item, SourceCheck, utcnow
@@ -26,19 +27,20 @@ def publish_now(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer)
     viewer, ValueError when no target is configured or a secret is missing."""
     with Session(engine) as session:
         require_editor(session, reviewer)
-    gates = GateConfig(settings.gates.all_modes(), settings.gates.min_source_words)
-    publisher = configured(
+    if not settings.publish.targets:
+        raise ValueError("no publish targets are configured in config.toml")
+    publisher = configured_publisher(
         engine,
         settings.publish,
-        gates,
+        settings.gates,
         actor=reviewer.actor,
-        hold_seconds=settings.review.undo_seconds,
         env=os.environ,
+        hold_seconds=settings.review.undo_seconds,
     )
     try:
         return publisher.publish()
     finally:
-        publisher.close()
+        publisher.close()  # the webhook's HTTP client
 
 
 def take_back(

@@ -54,7 +54,7 @@ from store.status import DRAFT, Conflict, IllegalMove
 OPEN = "open_id"  # the item on screen
 GEN = "queue_gen"  # bumped after every decision: resets the list's row selection
 PICKED = "picked_row"
-SHOWN = "shown_item"  # (item id, version, when it was first drawn: time.monotonic())
+SHOWN = "shown_item"  # (item id, version, when it was first drawn: clock())
 UNDO = "undo_offer"  # (item id, version after the decision, "approved"/"rejected", until)
 COMPACT_CSS = streamlit_adapter.fill(
     "<style>__MAIN_BLOCK__{padding-top:2.75rem;padding-bottom:2rem}</style>"
@@ -206,12 +206,19 @@ def _label(engine: Engine, item_id: int) -> str:
         return decisions.item_label(session, item_id)
 
 
+def clock() -> float:
+    """Seconds on a monotonic clock: the dwell and undo windows are measured by it.
+    Tests drive the windows by putting a clock of their own here, so that none of
+    them depends on how fast the machine draws a page."""
+    return time.monotonic()
+
+
 def _mark_shown(item_id: int, version: int, recount: bool = False) -> None:
     """Remember when this version of the draft was first fully drawn (`recount`:
     from now, whatever an earlier run drew)."""
     shown = st.session_state.get(SHOWN)
     if recount or not shown or tuple(shown[:2]) != (item_id, version):
-        st.session_state[SHOWN] = (item_id, version, time.monotonic())
+        st.session_state[SHOWN] = (item_id, version, clock())
 
 
 def _not_seen(settings: ReviewAppSettings, item_id: int, version: int) -> str | None:
@@ -223,7 +230,7 @@ def _not_seen(settings: ReviewAppSettings, item_id: int, version: int) -> str | 
     shown = st.session_state.get(SHOWN)
     if not shown or tuple(shown[:2]) != (item_id, version):
         return "it is not the draft on screen"
-    seen = time.monotonic() - shown[2]
+    seen = clock() - shown[2]
     wait = settings.review.dwell_seconds
     if seen < wait:
         return f"it had been on screen for only {seen:.1f} s (at least {wait:g} s); read it first"
@@ -231,7 +238,7 @@ def _not_seen(settings: ReviewAppSettings, item_id: int, version: int) -> str | 
 
 
 def _offer_undo(settings: ReviewAppSettings, item_id: int, version: int, verb: str) -> None:
-    until = time.monotonic() + settings.review.undo_seconds
+    until = clock() + settings.review.undo_seconds
     st.session_state[UNDO] = (item_id, version, verb, until)
 
 
@@ -320,7 +327,7 @@ def _undo(
     """Put a decision just made back: the item is a draft again, audited as undone."""
     offer = st.session_state.pop(UNDO, None)
     label = _label(engine, item_id)
-    if not offer or tuple(offer[:2]) != (item_id, version) or time.monotonic() > offer[3]:
+    if not offer or tuple(offer[:2]) != (item_id, version) or clock() > offer[3]:
         flash(
             "error",
             f"Not undone: {label}: the time to undo has passed. Take the decision back "
@@ -350,7 +357,7 @@ def _undo_button(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer
     if not offer:
         return
     item_id, version, verb, until = offer
-    if time.monotonic() > until:
+    if clock() > until:
         st.session_state.pop(UNDO, None)
         return
     # Only numbers and fixed words in the label: widget labels parse markdown.

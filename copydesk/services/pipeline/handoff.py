@@ -33,11 +33,17 @@ class BackendFailure(RuntimeError):
     found it out still go to the ledger."""
 
     def __init__(
-        self, message: str, *, item_id: int | None = None, calls: list[CallRecord] | None = None
+        self,
+        message: str,
+        *,
+        item_id: int | None = None,
+        calls: list[CallRecord] | None = None,
+        count_waiting: bool = False,
     ):
         super().__init__(message)
         self.item_id = item_id
         self.calls = calls or []
+        self.count_waiting = count_waiting  # the run's last line says how many items wait
 
 
 @dataclass(frozen=True)
@@ -145,12 +151,14 @@ def failed(
     retry_after: float | None = None,
 ) -> Outcome:
     """A transient failure goes to `error` for a later retry, until the attempts
-    run out (`limits.max_attempts`); anything else discards the item with the reason."""
+    run out (`limits.max_attempts`); anything else discards the item with the reason.
+    A transient *model* failure never runs out: an outage is never the story's
+    fault, so the item waits, with backoff capped at MAX_BACKOFF, indefinitely."""
     if not transient:
         return failed_permanently(out, reason, kind)
     attempts = out.job.attempts + 1
     out.changes.update(attempts=attempts, last_error=reason)
-    if attempts >= limits.max_attempts:
+    if attempts >= limits.max_attempts and kind != "model":
         what = {"model": "model", "fetch": "fetch"}.get(kind, "processing")
         out.changes.next_attempt_at = None
         return failed_permanently(out, f"{what} failed {attempts} times: {reason}", kind)

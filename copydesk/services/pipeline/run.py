@@ -158,12 +158,20 @@ class Pipeline:
                 yield report
         except BackendFailure as exc:
             report.fatal = str(exc)
-            log.error("run %s stopped: %s", self.run_id, exc)
+            if exc.count_waiting:
+                report.fatal += f"; {self._waiting()} items wait"
+            log.error("run %s stopped: %s", self.run_id, report.fatal)
         except Exception as exc:
             report.fatal = f"run crashed: {type(exc).__name__}: {exc}"
             raise
         finally:
             self._finish_run(report)
+
+    def _waiting(self) -> int:
+        """Items waiting for the model: `new`, or in `error` for a retry."""
+        with Session(self.engine) as session:
+            waiting = select(func.count(Item.id)).where(Item.status.in_((st.NEW, st.ERROR)))
+            return session.exec(waiting).one()
 
     def _start_run(self) -> RunReport:
         """The run's row. On SQLite a `run` first waits for its turn (one at a time);

@@ -13,6 +13,7 @@ from copydesk.cli import (
     audit,
     check,
     context,
+    doctor,
     evaluate,
     feeds,
     ingest,
@@ -60,7 +61,7 @@ def _global(
     setup_logging(log_format.value, verbose)
 
 
-for module in (run, feeds, ingest, check, evaluate, audit, stats, review, publish, models):
+for module in (run, feeds, ingest, check, evaluate, audit, stats, review, publish, models, doctor):
     module.register(app)
 context.one_line_errors(app)
 

@@ -122,15 +122,17 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """`make test` runs two pytest-xdist workers. The browser test modules
     (tests/*_browser.py) all go to one of them, one test after another: each drives a
     Streamlit server and a Chromium, and two at once on a 2-core machine would slow
-    both; the other worker runs the rest meanwhile, test by test. (xdist's own
-    `--dist loadgroup` marks do not take with pytest 9, which no longer lets a plugin
-    rename a test's node id.)"""
+    both; the other worker runs the rest meanwhile. Every other module runs whole on
+    one worker, in its own order (as `--dist loadfile`): its module fixtures are made
+    once, and no test depends on which of its neighbours ran in the same process.
+    (xdist's own `--dist loadgroup` marks do not take with pytest 9, which no longer
+    lets a plugin rename a test's node id.)"""
     from xdist.scheduler import LoadScopeScheduling
 
     class BrowserTestsTogether(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             module = nodeid.partition("::")[0]
-            return "browser" if module.endswith(BROWSER_MODULE_SUFFIX) else nodeid
+            return "browser" if module.endswith(BROWSER_MODULE_SUFFIX) else module
 
     return BrowserTestsTogether(config, log)
 

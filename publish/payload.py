@@ -46,6 +46,9 @@ class Publication:
     published_at: datetime
     evidence: list[dict[str, Any]] = field(default_factory=list)
     checks: list[dict[str, Any]] = field(default_factory=list)
+    # The audit log's head (ID:HASH) when this was prepared: every reader keeps a copy
+    # of the chain's head (`copydesk audit --verify --against-feed`).
+    audit_head: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -63,7 +66,7 @@ class Publication:
             "published_at": iso(self.published_at),
             "evidence": self.evidence,
             "checks": self.checks,
-        }
+        } | ({"audit_head": self.audit_head} if self.audit_head else {})
 
 
 def retraction(published: dict[str, Any], reason: str, by: str, at: datetime) -> dict[str, Any]:

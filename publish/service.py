@@ -37,7 +37,7 @@ from guards.registry import CHECK_GATES, DRAFT_GATES, SOURCE_GATES, GateResult, 
 from publish import evidence
 from publish.payload import Publication, retraction, source_digest
 from publish.targets import DELIVERED, FAILED, Event, Sent, Target
-from store import approvals, locks
+from store import approvals, audit_chain, locks
 from store import status as st
 from store.db import session_scope
 from store.deliveries import PENDING, PUBLISH, RETRACT
@@ -245,6 +245,7 @@ class Publisher:
             published_at=utcnow(),
             evidence=[g.to_dict() for g in grounded],
             checks=[c.to_dict() for c in checks],
+            audit_head=str(audit_chain.head_in(session)),
         ).to_dict()
 
     @staticmethod

@@ -106,6 +106,9 @@ class _Evidence(BaseEntryExtension):
             k: v for k, v in (("by", p.get("approved_by")), ("at", p.get("approved_at"))) if v
         }
         etree.SubElement(entry, f"{{{NS}}}approved", **approved)
+        if p.get("audit_head"):  # the audit log's head when this was prepared
+            event_id, _, digest = p["audit_head"].partition(":")
+            etree.SubElement(entry, f"{{{NS}}}audit-head", event=event_id, hash=digest)
         box = etree.SubElement(
             entry, f"{{{NS}}}evidence", source_sha256=p.get("source_sha256") or ""
         )
@@ -328,3 +331,29 @@ def build_targets(
                 )
             targets.append(WebhookTarget(t, secret, transport=transport, sleep=sleep))
     return targets
+
+
+# --------------------------------------------------------------------------- audit heads
+
+
+def published_heads(data: bytes) -> list[str]:
+    """The audit heads (ID:HASH) an Atom file or a JSON Lines file published: what
+    `copydesk audit --verify --against-feed` checks the log against. ValueError
+    when `data` is neither."""
+    if data.lstrip().startswith(b"<"):
+        try:
+            root = etree.fromstring(data, parser=etree.XMLParser(resolve_entities=False))
+        except etree.XMLSyntaxError as exc:
+            raise ValueError(f"not an Atom feed: {exc}") from None
+        return [f"{e.get('event')}:{e.get('hash')}" for e in root.iter(f"{{{NS}}}audit-head")]
+    heads = []
+    for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            raise ValueError(f"line {number} is neither Atom nor a JSON Lines record") from None
+        if isinstance(record, dict) and record.get("audit_head"):
+            heads.append(str(record["audit_head"]))
+    return heads

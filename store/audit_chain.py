@@ -198,12 +198,46 @@ class Anchor:
 def head(engine: Engine) -> Anchor:
     """The chain's last event as an anchor (0 and GENESIS when the log is empty)."""
     with Session(engine) as session:
-        row = session.execute(
-            select(AuditEvent.id, AuditEvent.hash)
-            .order_by(AuditEvent.id.desc())  # type: ignore[union-attr]
-            .limit(1)
-        ).first()
+        return head_in(session)
+
+
+def head_in(session: Session) -> Anchor:
+    """`head` as this session's transaction sees it (a publication carries it)."""
+    row = session.execute(
+        select(AuditEvent.id, AuditEvent.hash)
+        .order_by(AuditEvent.id.desc())  # type: ignore[union-attr]
+        .limit(1)
+    ).first()
     return Anchor(row[0], row[1]) if row else Anchor(0, GENESIS)
+
+
+def verify_heads(engine: Engine, heads: list[Anchor]) -> list[str]:
+    """Heads published earlier (each publication carries one): the log must still
+    hold each one's event with its hash. One line per head that it does not."""
+    wanted = {h.event_id for h in heads if h.event_id}
+    found: dict[int, str] = {}
+    ids = sorted(wanted)
+    with Session(engine) as session:
+        for start in range(0, len(ids), 1000):
+            found.update(
+                session.execute(
+                    select(AuditEvent.id, AuditEvent.hash).where(
+                        AuditEvent.id.in_(ids[start : start + 1000])  # type: ignore[union-attr]
+                    )
+                ).all()
+            )
+    problems = []
+    for anchor in sorted(set(heads), key=lambda a: a.event_id):
+        if not anchor.event_id:
+            continue
+        if anchor.event_id not in found:
+            problems.append(f"published head {anchor}: event {anchor.event_id} is not in the log")
+        elif found[anchor.event_id] != anchor.hash:
+            problems.append(
+                f"published head {anchor}: event {anchor.event_id} has another hash in the log "
+                "(rewritten after it was published)"
+            )
+    return problems
 
 
 def write_anchor(path: Path, anchor: Anchor) -> None:

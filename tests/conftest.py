@@ -88,10 +88,13 @@ TEST_DB_PREFIX = "copydesk_t_"
 
 
 @pytest.fixture(autouse=True)
-def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A developer's real key, config or database must never leak into a test."""
+def _clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A developer's real key, config or database must never leak into a test; nor
+    may the audit anchors a command keeps without a config.toml (PostgreSQL: in the
+    user's state folder) leak from one test into another."""
     for name in LEAKY_ENV:
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg-state"))
 
 
 @pytest.fixture(autouse=True)
@@ -119,15 +122,17 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """`make test` runs two pytest-xdist workers. The browser test modules
     (tests/*_browser.py) all go to one of them, one test after another: each drives a
     Streamlit server and a Chromium, and two at once on a 2-core machine would slow
-    both; the other worker runs the rest meanwhile, test by test. (xdist's own
-    `--dist loadgroup` marks do not take with pytest 9, which no longer lets a plugin
-    rename a test's node id.)"""
+    both; the other worker runs the rest meanwhile. Every other module runs whole on
+    one worker, in its own order (as `--dist loadfile`): its module fixtures are made
+    once, and no test depends on which of its neighbours ran in the same process.
+    (xdist's own `--dist loadgroup` marks do not take with pytest 9, which no longer
+    lets a plugin rename a test's node id.)"""
     from xdist.scheduler import LoadScopeScheduling
 
     class BrowserTestsTogether(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             module = nodeid.partition("::")[0]
-            return "browser" if module.endswith(BROWSER_MODULE_SUFFIX) else nodeid
+            return "browser" if module.endswith(BROWSER_MODULE_SUFFIX) else module
 
     return BrowserTestsTogether(config, log)
 

@@ -12,6 +12,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from sqlalchemy import select, text
 from sqlalchemy.engine import Engine
 
 from store import audit_chain
@@ -132,3 +133,134 @@ def test_several_processes_leave_the_anchor_at_the_head(
     assert head.event_id == 45
     assert audit_chain.read_anchor(path) == head
     assert audit_chain.verify(engine, head, current=True).ok
+
+
+# --- The command line: on by default, kept by every command, checked by --verify ------
+
+
+@pytest.mark.audit_tampered
+def test_on_by_default_advanced_by_decisions_and_publications_and_checked(
+    db_url: str, tmp_path: Path
+) -> None:
+    from copydesk.config import load_settings
+    from store.db import open_store
+    from tests.publish_helpers import approve, cli, run_pipeline, write_config
+
+    config = write_config(tmp_path, db_url, targets=("jsonl",))  # no [runs]: the default
+    anchor_file = tmp_path / "audit.anchor"
+    assert load_settings(config).for_review().audit_anchor == str(anchor_file)
+    run_pipeline(config)
+    engine = open_store(db_url)
+    try:
+        assert audit_chain.read_anchor(anchor_file) == audit_chain.head(engine)
+        audit_chain.keep_anchor(engine, anchor_file)  # as the review server keeps it
+        approve(engine, 2)
+        audit_chain.keep_anchor(engine, None)
+        assert audit_chain.read_anchor(anchor_file) == audit_chain.head(engine)
+        assert cli(config, "publish").exit_code == 0  # the publications' events too
+        head = audit_chain.head(engine)
+        assert audit_chain.read_anchor(anchor_file) == head
+        ok = cli(config, "audit", "--verify")
+        assert ok.exit_code == 0, ok.output
+        assert f"holds the anchor {head.event_id} from {anchor_file}" in ok.stdout
+        assert "records ok:" in ok.stdout
+
+        saved = anchor_file.read_text(encoding="utf-8")
+        anchor_file.unlink()  # deleted: an alarm, not a note
+        missing = cli(config, "audit", "--verify")
+        assert missing.exit_code == 1
+        assert f"audit anchor file {anchor_file} is missing" in missing.stderr
+
+        approve(engine, 1)  # written without copydesk keeping the anchor
+        anchor_file.write_text(saved, encoding="utf-8")
+        older = cli(config, "audit", "--verify")
+        assert older.exit_code == 1
+        assert "the anchor is older than the log" in older.stderr
+    finally:
+        engine.dispose()
+
+
+def test_without_a_config_file_each_database_has_its_own_anchor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from copydesk.config import load_settings
+
+    monkeypatch.chdir(tmp_path)  # no config.toml here
+    sqlite = load_settings(env={"COPYDESK_DATABASE_URL": f"sqlite:///{tmp_path / 'desk.db'}"})
+    assert sqlite.source is None
+    assert sqlite.runs.audit_anchor == str(tmp_path / "desk.db.audit.anchor")
+    pg = load_settings(
+        env={
+            "COPYDESK_DATABASE_URL": "postgresql://app@db.example.test:5433/newsroom",
+            "XDG_STATE_HOME": str(tmp_path / "state"),
+        },
+    )
+    assert pg.runs.audit_anchor == str(
+        tmp_path / "state" / "copydesk" / "db.example.test-5433-newsroom.audit.anchor"
+    )
+
+
+# --- Heads held by the readers: every publication carries one --------------------------
+
+
+@pytest.mark.audit_tampered
+def test_published_heads_catch_a_rewrite_the_anchor_was_moved_along_with(
+    db_url: str, tmp_path: Path
+) -> None:
+    """The forger rewrites an approval (re-attributed to another editor), recomputes
+    the chain and moves the anchor file along: the database and the anchor agree,
+    but the feed and the JSON Lines file that readers already hold do not."""
+    from publish.targets import published_heads
+    from store.db import open_store
+    from store.models import AuditEvent
+    from tests.audit_helpers import rewrite_chain_from
+    from tests.publish_helpers import approve, cli, run_pipeline, write_config
+
+    config = write_config(tmp_path, db_url, targets=("atom", "jsonl"))
+    run_pipeline(config)
+    engine = open_store(db_url)
+    try:
+        audit_chain.keep_anchor(engine, tmp_path / "audit.anchor")
+        [item_id] = approve(engine, 1)
+        audit_chain.keep_anchor(engine, None)
+        assert cli(config, "publish").exit_code == 0
+        feed, jsonl = tmp_path / "out" / "feed.xml", tmp_path / "out" / "items.jsonl"
+        [carried] = published_heads(feed.read_bytes())  # the head when it was prepared
+        assert audit_chain.verify(engine, audit_chain.Anchor.parse(carried)).ok
+        for published in (feed, jsonl):
+            ok = cli(config, "audit", "--verify", "--against-feed", str(published))
+            assert ok.exit_code == 0, ok.output
+            assert "published heads ok: the log holds all 1 heads" in ok.stdout
+
+        with session_scope(engine) as session:
+            approval = session.scalars(
+                select(AuditEvent).where(
+                    AuditEvent.item_id == item_id, AuditEvent.to_status == "approved"
+                )
+            ).one()
+        rewrite_chain_from(engine, approval.id, actor="editor:bob")
+        with engine.begin() as conn:  # the item agrees with the forged event
+            conn.execute(
+                text("UPDATE items SET decided_by = 'bob' WHERE id = :id"), {"id": item_id}
+            )
+        audit_chain.write_anchor(tmp_path / "audit.anchor", audit_chain.head(engine))
+        assert cli(config, "audit", "--verify").exit_code == 0  # consistent on its own
+        for published in (feed, jsonl):
+            bad = cli(config, "audit", "--verify", "--against-feed", str(published))
+            assert bad.exit_code == 1
+            assert "has another hash in the log (rewritten after it was published)" in (bad.stderr)
+    finally:
+        engine.dispose()
+
+
+def test_against_a_file_without_heads_is_one_line(sqlite_url: str, tmp_path: Path) -> None:
+    from tests.publish_helpers import cli, write_config
+
+    config = write_config(tmp_path, sqlite_url, targets=("jsonl",))
+    empty = tmp_path / "other.jsonl"
+    empty.write_text('{"item_id": 1}\n', encoding="utf-8")
+    result = cli(config, "audit", "--verify", "--against-feed", str(empty))
+    assert result.exit_code == 1
+    assert result.stderr.strip().splitlines() == [
+        f"copydesk: error: --against-feed {empty}: it carries no audit head"
+    ]

@@ -20,6 +20,7 @@ from store import audit_chain
 from store import status as st
 from store.db import open_store, session_scope
 from store.models import AuditEvent, Item
+from tests.audit_helpers import owner_runs
 
 runner = CliRunner()
 
@@ -43,21 +44,6 @@ def events(engine: Engine) -> list[dict[str, Any]]:
 
 def event_ids(engine: Engine) -> list[int]:
     return [row["id"] for row in events(engine)]
-
-
-def owner_runs(engine: Engine, *statements: str, **params: Any) -> None:
-    """What someone with more rights than the application could do: set the
-    append-only trigger aside, change the log, put the trigger back."""
-    with engine.begin() as conn:
-        if engine.dialect.name == "postgresql":
-            conn.execute(text("ALTER TABLE audit_events DISABLE TRIGGER USER"))
-        else:
-            conn.execute(text("DROP TRIGGER audit_events_no_update"))
-            conn.execute(text("DROP TRIGGER audit_events_no_delete"))
-        for statement in statements:
-            conn.execute(text(statement), params)
-        if engine.dialect.name == "postgresql":
-            conn.execute(text("ALTER TABLE audit_events ENABLE TRIGGER USER"))
 
 
 # --- SQLite: INSERT OR REPLACE ------------------------------------------------------------
@@ -222,7 +208,10 @@ def test_verify_on_the_command_line(sqlite_url: str, tmp_path: Path) -> None:
     engine = open_store(sqlite_url)
     make_item(engine)
     config = tmp_path / "config.toml"
-    config.write_text(f'[database]\nurl = "{sqlite_url}"\n', encoding="utf-8")
+    # The chain alone: no anchor (the events were written without one kept).
+    config.write_text(
+        f'[database]\nurl = "{sqlite_url}"\n[runs]\naudit_anchor = ""\n', encoding="utf-8"
+    )
 
     ok = runner.invoke(app, ["-c", str(config), "audit", "--verify"])
     assert ok.exit_code == 0, ok.output
@@ -234,8 +223,9 @@ def test_verify_on_the_command_line(sqlite_url: str, tmp_path: Path) -> None:
     bad = runner.invoke(app, ["-c", str(config), "audit", "--verify"])
     assert bad.exit_code == 1
     assert bad.stderr.strip().splitlines() == [
+        "note: no audit anchor is kept ([runs] audit_anchor is off): the log's end is not checked",
         f"copydesk: error: audit chain broken at event {victim}: "
-        "its content does not match its hash (the event was changed)"
+        "its content does not match its hash (the event was changed)",
     ]
     as_json = runner.invoke(app, ["-c", str(config), "audit", "--verify", "--json"])
     assert as_json.exit_code == 1
@@ -364,7 +354,9 @@ def test_head_and_expect_head_on_the_command_line(sqlite_url: str, tmp_path: Pat
     make_item(engine)
     make_item(engine)
     config = tmp_path / "config.toml"
-    config.write_text(f'[database]\nurl = "{sqlite_url}"\n', encoding="utf-8")
+    config.write_text(
+        f'[database]\nurl = "{sqlite_url}"\n[runs]\naudit_anchor = ""\n', encoding="utf-8"
+    )
     base = ["-c", str(config), "audit"]
 
     head = runner.invoke(app, [*base, "--head"])
@@ -377,7 +369,10 @@ def test_head_and_expect_head_on_the_command_line(sqlite_url: str, tmp_path: Pat
 
     cut_tail(engine, 1)
     engine.dispose()
-    assert runner.invoke(app, [*base, "--verify"]).exit_code == 0
+    # The chain alone still holds; the records do not: the item has lost its last move.
+    cut = runner.invoke(app, [*base, "--verify"])
+    assert cut.exit_code == 1
+    assert "audit records do not match" in cut.stderr
     bad = runner.invoke(app, [*base, "--verify", "--expect-head", anchor])
     assert bad.exit_code == 1
     last = int(anchor.split(":")[0])

@@ -239,3 +239,27 @@ def test_upgrade_from_0012_keeps_the_runtime_role_deciding_until_split(
     finally:
         runtime.dispose()
         owner.dispose()
+
+
+def test_migrate_on_the_command_line_names_both_roles(
+    pg_url: str, pg_runtime_url: str, pg_review_url: str
+) -> None:
+    from typer.testing import CliRunner
+
+    from copydesk.cli import app
+
+    env = {"COPYDESK_DATABASE_URL": pg_runtime_url, "COPYDESK_MIGRATE_DATABASE_URL": pg_url}
+    runner = CliRunner()
+    result = runner.invoke(app, ["migrate", "--review-role", role(pg_review_url)], env=env)
+    assert result.exit_code == 0, result.output
+    assert f"workers' role {role(pg_runtime_url)}:" in result.stdout
+    assert "cannot decide or change approved text" in result.stdout
+    assert f"review role {role(pg_review_url)}: the same rights, and decides" in result.stdout
+    owner = make_engine(pg_url)
+    try:
+        assert role_kinds(owner) == {role(pg_runtime_url): "worker", role(pg_review_url): "review"}
+    finally:
+        owner.dispose()
+    same = runner.invoke(app, ["migrate", "--review-role", role(pg_runtime_url)], env=env)
+    assert same.exit_code == 3
+    assert "must be another role than the workers' and the owner's" in same.stderr

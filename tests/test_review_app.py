@@ -850,8 +850,11 @@ class Clock:
         return self.now
 
 
-@pytest.fixture
+@pytest.fixture(autouse=True)
 def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+    """Every test of this module: the dwell and undo windows move only when the test
+    moves this clock (an undo offered for 10 s does not lapse because a loaded machine
+    took 10 s over a page run)."""
     fake = Clock()
     monkeypatch.setattr(queue_view, "clock", fake)
     return fake

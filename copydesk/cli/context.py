@@ -33,6 +33,7 @@ from copydesk.config import ConfigError, Settings, load_settings
 from copydesk.logs import TERMINAL
 from copydesk.services.compose import Desk, NoPublishTargets
 from publish.service import Publisher
+from store import audit_chain
 from store.db import StoreError, open_store
 from summarise.base import Summariser
 from summarise.checks import Checker, NoChecker
@@ -93,6 +94,8 @@ def connect(settings: Settings) -> Engine:
     except StoreError as exc:
         fail(str(exc).splitlines()[0])
     note_database(settings, engine)
+    if settings.runs.audit_anchor:  # every commit with an audit event advances it
+        audit_chain.keep_anchor(engine, Path(settings.runs.audit_anchor))
     return engine
 
 

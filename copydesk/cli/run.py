@@ -53,25 +53,44 @@ def register(app: typer.Typer) -> None:
 MIGRATE_URL_ENV = "COPYDESK_MIGRATE_DATABASE_URL"
 
 
-def init(cli: typer.Context) -> None:
+def init(
+    cli: typer.Context,
+    review_role: str | None = typer.Option(
+        None,
+        "--review-role",
+        metavar="ROLE",
+        help="PostgreSQL: the review server's role; the database URL's role becomes the "
+        "workers' role, which the database lets neither decide nor change approved text",
+    ),
+) -> None:
     """Create or upgrade the database schema (`init` and `migrate` are the same).
 
     With COPYDESK_MIGRATE_DATABASE_URL set (PostgreSQL: the role that owns the
     schema), migrates as that role and grants the role of the database URL (the
     runtime role) only what it needs: no ownership, and only SELECT and INSERT on
-    the audit log. Without it, migrates with the database URL; other commands also
-    do that on first use when their role may."""
+    the audit log. With --review-role too, that role gets the same rights and is
+    the only one (besides the owner) allowed to decide. Without the owner's URL,
+    migrates with the database URL; other commands also do that on first use when
+    their role may."""
     settings = cx.load(cli)
     owner_url = os.environ.get(MIGRATE_URL_ENV) or settings.database.url
     try:
-        granted = migrate_as_owner(owner_url, settings.database.url)
+        granted = migrate_as_owner(owner_url, settings.database.url, review_role=review_role)
     except StoreError as exc:
         cx.fail(str(exc).splitlines()[0])
     where = make_url(owner_url).render_as_string(hide_password=True)
     cx.out.print(f"database ready: {where}", markup=False)
-    if granted:
+    if granted and review_role:
         cx.out.print(
-            f"runtime role {granted}: reads and writes, appends to the audit log, owns nothing",
+            f"workers' role {granted}: reads and writes, appends to the audit log, owns "
+            "nothing, cannot decide or change approved text",
+            markup=False,
+        )
+        cx.out.print(f"review role {review_role}: the same rights, and decides", markup=False)
+    elif granted:
+        cx.out.print(
+            f"runtime role {granted}: reads and writes, appends to the audit log, owns "
+            "nothing, decides (give the review server a role of its own: --review-role)",
             markup=False,
         )
 

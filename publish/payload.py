@@ -15,12 +15,28 @@ from typing import Any
 
 SCHEMA_PATH = Path(__file__).with_name("payload.schema.json")
 SCHEMA_ID = "copydesk.publication/1"
-ENTRY_ID_PREFIX = "tag:copydesk,2026:item:"
 
 
-def entry_id(item_id: int) -> str:
-    """The item's stable id in every target (the Atom entry id too)."""
-    return f"{ENTRY_ID_PREFIX}{item_id}"
+@dataclass(frozen=True)
+class Ids:
+    """The ids an installation publishes under. Item numbers restart in every
+    database, so each id carries the installation's own id (made with its schema):
+    two newsrooms, or one moved to a new database, never send the same id or key
+    for different stories. Ids are tag URIs (RFC 4151, "tag:" authority "," date
+    ":" specific): the authority a domain the newsroom owns ([publish]
+    id_authority), the date the installation's first day."""
+
+    installation: str
+    authority: str = "copydesk"
+    date: str = "2026-01-01"
+
+    def entry(self, item_id: int) -> str:
+        """The item's stable id in every target (the Atom entry id too)."""
+        return f"tag:{self.authority},{self.date}:{self.installation}/item/{item_id}"
+
+    def key(self, item_id: int, kind: str, target: str) -> str:
+        """The webhook's Idempotency-Key: the same on every attempt of one delivery."""
+        return f"copydesk-{self.installation}-item-{item_id}-{kind}-{target}"
 
 
 def iso(value: datetime | None) -> str | None:
@@ -36,6 +52,7 @@ class Publication:
     """One item as published. `evidence` and `checks` are the evidence map."""
 
     item_id: int
+    entry_id: str
     headline: str | None
     summary: str
     source_url: str | None
@@ -54,7 +71,7 @@ class Publication:
         return {
             "schema": SCHEMA_ID,
             "event": "published",
-            "id": entry_id(self.item_id),
+            "id": self.entry_id,
             "item_id": self.item_id,
             "headline": self.headline,
             "summary": self.summary,

@@ -28,23 +28,25 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, or_, select, true, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import Session, col
 
 from guards.registry import CHECK_GATES, DRAFT_GATES, SOURCE_GATES, GateResult, run_gates
 from publish import evidence
-from publish.payload import Publication, retraction, source_digest
+from publish.payload import Ids, Publication, retraction, source_digest
 from publish.targets import DELIVERED, FAILED, Event, Sent, Target
 from store import approvals, audit_chain, locks
 from store import status as st
 from store.db import session_scope
 from store.deliveries import PENDING, PUBLISH, RETRACT
+from store.installation import installation
 from store.models import Delivery, GateVerdict, Item, utcnow
 
 log = logging.getLogger("copydesk.publish")
 LOST = "the claim passed to another worker"
+DOWN = "not tried: the target failed earlier in this run"
 
 
 class NotPublishable(ValueError):
@@ -64,7 +66,7 @@ class PublishReport:
 
     @property
     def clean(self) -> bool:
-        return not (self.pending or self.failed or self.blocked)
+        return not (self.pending or self.failed or self.blocked or self.held)
 
 
 @dataclass(frozen=True)
@@ -75,8 +77,16 @@ class GateConfig:
     min_source_words: int = 150
 
 
-def delivery_key(item_id: int, kind: str, target: str) -> str:
-    return f"copydesk-item-{item_id}-{kind}-{target}"
+def installation_ids(session: Session, authority: str = "copydesk") -> Ids:
+    """The ids this installation publishes under (see publish.payload.Ids)."""
+    made = installation(session)
+    return Ids(made.id, authority, made.day)
+
+
+def backoff(attempts: int, base: float, cap: float) -> timedelta:
+    """The wait before trying a delivery again after its `attempts`-th passing
+    failure: base, doubling each time, never more than cap."""
+    return timedelta(seconds=min(base * 2 ** min(attempts - 1, 30), cap))
 
 
 class Publisher:
@@ -89,15 +99,39 @@ class Publisher:
         gates: GateConfig | None = None,
         lease_seconds: float = 300,
         hold_seconds: float = 0,
+        retry_seconds: float = 30,
+        retry_max_seconds: float = 3600,
+        id_authority: str = "copydesk",
     ):
         """`hold_seconds`: an approval is not published until it is this old (the
-        queue's Undo window, [review] undo_seconds): Undo must never find it live."""
+        queue's Undo window, [review] undo_seconds): Undo must never find it live.
+        `retry_seconds`, `retry_max_seconds`: the backoff after a passing failure.
+        `id_authority`: the tag URI authority of published ids ([publish])."""
         self.engine = engine
         self.targets = list(targets)
         self.actor = actor
         self.gates = gates or GateConfig()
         self.lease = timedelta(seconds=lease_seconds)
         self.hold = timedelta(seconds=hold_seconds)
+        self.retry = (retry_seconds, retry_max_seconds)
+        self.id_authority = id_authority
+        self._down: dict[str, str] = {}  # targets that failed for a passing reason this run
+        self._ids: Ids | None = None
+
+    @property
+    def ids(self) -> Ids:
+        """The ids this installation publishes under (read once)."""
+        if self._ids is None:
+            with Session(self.engine) as session:
+                self._ids = installation_ids(session, self.id_authority)
+        return self._ids
+
+    def close(self) -> None:
+        """Close the targets' connections (a webhook's HTTP client)."""
+        for target in self.targets:
+            close = getattr(target, "close", None)
+            if close:
+                close()
 
     # ----------------------------------------------------------------- publishing
 
@@ -107,6 +141,7 @@ class Publisher:
         if not self.targets:
             raise NotPublishable("no publish targets are configured ([[publish.targets]])")
         self._written: set[str] = set()  # whole-file targets written by this run
+        self._down = {}
         ready = [i for i in self._approved(item_ids, report) if self._prepare(i, report)]
         for target in self.targets:
             if getattr(target, "batch", None):
@@ -211,7 +246,7 @@ class Publisher:
                             item_id=item_id,
                             target=target.name,
                             kind=PUBLISH,
-                            idempotency_key=delivery_key(item_id, PUBLISH, target.name),
+                            idempotency_key=self.ids.key(item_id, PUBLISH, target.name),
                             payload=payload,
                         )
                     )
@@ -235,6 +270,7 @@ class Publisher:
         checks = evidence.checks_passed(results + self._stored_checks(session, item.id))
         return Publication(
             item_id=item.id,
+            entry_id=self.ids.entry(item.id),  # type: ignore[arg-type]
             headline=item.headline,
             summary=item.summary or "",
             source_url=item.source_url,
@@ -266,7 +302,12 @@ class Publisher:
     # ----------------------------------------------------------------- one delivery
 
     def _deliver(self, item_id: int, kind: str, target: Target, report: PublishReport) -> None:
-        events = self._claim([item_id], kind, target.name)
+        if target.name in self._down:
+            # One try per run for a target that is down: the next items wait for the
+            # next run instead of costing its timeouts each (their rows stay untried).
+            report.pending.append((item_id, target.name, DOWN))
+            return
+        events = self._claim([item_id], kind, target.name, report)
         if events:
             self._send(target, events, kind, report)
 
@@ -280,7 +321,8 @@ class Publisher:
         between them leaves the rows pending, and the next publish writes them again
         (the feed is rebuilt whole, so a repeat changes nothing)."""
         for start in range(0, len(item_ids), target.batch):
-            events = self._claim(item_ids[start : start + target.batch], kind, target.name)
+            batch = item_ids[start : start + target.batch]
+            events = self._claim(batch, kind, target.name, report)
             if events:
                 self._send(target, events, kind, report)
 
@@ -293,6 +335,8 @@ class Publisher:
             self._send_whole(target, events, kind, report)
             return
         sent = self._try(target, events[-1], [e.payload for e in events])
+        if sent.outcome not in (DELIVERED, FAILED):
+            self._down[target.name] = sent.detail
         with session_scope(self.engine) as session:
             self._record(session, events, kind, target.name, sent, report)
 
@@ -377,7 +421,9 @@ class Publisher:
                         self._record(session, [e], PUBLISH, target, sent, report)
         return [e for e in events if e.item_id not in refused]
 
-    def _claim(self, item_ids: list[int], kind: str, target: str) -> list[Event]:
+    def _claim(
+        self, item_ids: list[int], kind: str, target: str, report: PublishReport | None = None
+    ) -> list[Event]:
         """Take the items' pending rows for a while (a lease, and a token that the
         record checks), holding the items' row locks so a take-back cannot cross
         it. An item whose row is delivered, failed, or held by another worker is
@@ -405,6 +451,7 @@ class Publisher:
                     table.c.target == target,
                     table.c.state == PENDING,
                     (table.c.claimed_until.is_(None)) | (table.c.claimed_until < now),
+                    (table.c.next_attempt_at.is_(None)) | (table.c.next_attempt_at <= now),
                 )
                 .values(
                     claimed_until=now + self.lease,
@@ -416,6 +463,8 @@ class Publisher:
                 )
             )
             claimed = {row.item_id: row for row in rows}
+            if report is not None:
+                self._waiting(session, [i for i in ready if i not in claimed], kind, target, report)
         return [
             Event(
                 i, kind, claimed[i].idempotency_key, claimed[i].payload, claimed[i].attempts, token
@@ -423,6 +472,27 @@ class Publisher:
             for i in item_ids
             if i in claimed
         ]
+
+    @staticmethod
+    def _waiting(
+        session: Session, item_ids: list[int], kind: str, target: str, report: PublishReport
+    ) -> None:
+        """Rows left unclaimed because their next try is later: pending, with when."""
+        if not item_ids:
+            return
+        now = utcnow()
+        rows = session.execute(
+            select(Delivery.item_id, Delivery.next_attempt_at, Delivery.last_error).where(
+                col(Delivery.item_id).in_(item_ids),
+                Delivery.kind == kind,
+                Delivery.target == target,
+                Delivery.state == PENDING,
+                col(Delivery.next_attempt_at) > now,
+            )
+        ).all()
+        for item_id, at, error in rows:
+            when = at.isoformat(timespec="seconds").replace("+00:00", "Z")
+            report.pending.append((item_id, target, f"next try after {when} ({error})"))
 
     @staticmethod
     def _feed(session: Session, target: Target, events: list[Event]) -> list[dict[str, Any]]:
@@ -450,8 +520,8 @@ class Publisher:
             newest[event.item_id] = event.payload
         return list(newest.values())
 
-    @staticmethod
     def _record(
+        self,
         session: Session,
         events: list[Event],
         kind: str,
@@ -464,13 +534,21 @@ class Publisher:
         and whose row was taken over records nothing (`report.lost`)."""
         now = utcnow()
         values: dict[str, Any] = {"claimed_until": None, "claim_token": None, "updated_at": now}
-        if sent.outcome == DELIVERED:
-            values.update(state=DELIVERED, delivered_at=now, last_error=None)
-        elif sent.outcome == FAILED:
-            values.update(state=FAILED, last_error=sent.detail)
-        else:
-            values.update(last_error=sent.detail)
         table = Delivery.__table__
+        if sent.outcome == DELIVERED:
+            values.update(state=DELIVERED, delivered_at=now, last_error=sent.warning)
+            values.update(next_attempt_at=None)
+        elif sent.outcome == FAILED:
+            values.update(state=FAILED, last_error=sent.detail, next_attempt_at=None)
+        else:
+            # Tried again by the first publish after the backoff (the row's attempts
+            # count every try so far, this one included).
+            attempts = max(e.attempt for e in events)
+            values.update(
+                last_error=sent.detail, next_attempt_at=now + backoff(attempts, *self.retry)
+            )
+        if sent.warning:
+            log.warning("publish target %s: %s", target, sent.warning)
         recorded = set()
         for token in dict.fromkeys(e.claim for e in events):
             ids = [e.item_id for e in events if e.claim == token]
@@ -590,42 +668,93 @@ def _from_an_earlier_approval(row: Delivery, payload: dict[str, Any]) -> bool:
 
 
 def retract(engine: Engine, item_id: int, *, editor: str, reason: str) -> list[str]:
-    """published -> retracted (an editor, a reason), and a pending retraction for
-    every target that has the item, in one transaction. Returns those targets; the
-    retractions are sent by `Publisher.publish` (the `retract` command calls it)."""
+    """Withdraw an item that is live on any target: published, or approved and
+    delivered to some targets (another refused it, or is still failing). The item
+    moves to retracted (an editor, a reason) and a pending retraction is written for
+    exactly the targets that have it, or may have it (a try whose answer was lost),
+    in one transaction; its other deliveries are never sent. Returns those targets;
+    the retractions are sent by `Publisher.publish` (the `retract` command calls it)."""
     if not reason or not reason.strip():
         raise NotPublishable("a retraction needs a reason (--reason)")
     with session_scope(engine) as session:
-        item = session.get(Item, item_id)
+        locks.write_transaction(session)  # as a publisher's claim: they cannot cross
+        item = session.execute(
+            select(Item).where(Item.id == item_id).with_for_update()
+        ).scalar_one_or_none()
         if item is None:
             raise NotPublishable(f"no item {item_id}")
-        if item.status != st.PUBLISHED:
+        if item.status not in (st.PUBLISHED, st.APPROVED):
             raise NotPublishable(
-                f"item {item_id} is {item.status}: only a published item can be retracted"
+                f"item {item_id} is {item.status}: only an item live on a target can be retracted"
             )
         sent = session.scalars(
             select(Delivery).where(
                 Delivery.item_id == item_id,
                 Delivery.kind == PUBLISH,
-                Delivery.state == DELIVERED,
+                or_(
+                    Delivery.state == DELIVERED,
+                    (Delivery.state == PENDING) & (col(Delivery.attempts) > 0),
+                ),
             )
         ).all()
+        if not sent:
+            raise NotPublishable(
+                f"item {item_id} is approved but on no target yet: take the approval back instead"
+            )
+        targets = sorted(d.target for d in sent)
         event = st.move(
             session,
             item,
             st.RETRACTED,
             actor=f"editor:{editor}",
             reason=reason.strip(),
-            details={"targets": sorted(d.target for d in sent)},
+            details={"targets": targets},
         )
+        made = installation_ids(session)
         for d in sent:
             session.add(
                 Delivery(
                     item_id=item_id,
                     target=d.target,
                     kind=RETRACT,
-                    idempotency_key=delivery_key(item_id, RETRACT, d.target),
+                    idempotency_key=made.key(item_id, RETRACT, d.target),
                     payload=retraction(d.payload, reason.strip(), editor, event.at),
                 )
             )
-        return sorted(d.target for d in sent)
+        return targets
+
+
+def retry_failed(engine: Engine, item_ids: Sequence[int] | None) -> list[tuple[int, str]]:
+    """The way back from a refused delivery (`copydesk publish --retry-failed`, the
+    queue's Retry): failed deliveries of items still to be published (approved) or
+    retracted become pending, to be sent by the next publish. Deliveries waiting for
+    their backoff are due at once. Returns the (item, target) pairs made pending."""
+    now = utcnow()
+    table = Delivery.__table__
+    items = Item.__table__
+    wanted = or_(
+        (table.c.kind == PUBLISH) & (items.c.status == st.APPROVED),
+        (table.c.kind == RETRACT) & (items.c.status == st.RETRACTED),
+    )
+    live = select(items.c.id).where(items.c.id == table.c.item_id, wanted).exists()
+    scope = table.c.item_id.in_(item_ids) if item_ids is not None else true()
+    with session_scope(engine) as session:
+        locks.write_transaction(session)
+        revived = (
+            session.connection()
+            .execute(
+                update(table)
+                .where(table.c.state == FAILED, live, scope)
+                .values(state=PENDING, next_attempt_at=None, updated_at=now)
+                .returning(table.c.item_id, table.c.target)
+            )
+            .all()
+        )
+        session.connection().execute(
+            update(table)
+            .where(table.c.state == PENDING, table.c.next_attempt_at.is_not(None), live, scope)
+            .values(next_attempt_at=None)
+        )
+    for item_id, target in revived:
+        log.info("delivery of item %s to %s will be tried again", item_id, target)
+    return sorted((int(i), str(t)) for i, t in revived)

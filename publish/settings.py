@@ -66,6 +66,7 @@ class WebhookTargetSettings(_Section):
     timeout_seconds: float = Field(default=10, gt=0)
     attempts: int = Field(default=3, ge=1, le=10)  # tries within one publish
     backoff_seconds: float = Field(default=1.0, ge=0)  # doubles after each try
+    max_backoff_seconds: float = Field(default=30.0, ge=0)  # the wait between tries, at most
 
 
 TargetSettings = Annotated[
@@ -78,6 +79,15 @@ class PublishSettings(_Section):
     targets: list[TargetSettings] = Field(default_factory=list)
     watch_days: float = Field(default=7, gt=0)  # `watch` re-reads sources published since
     lease_seconds: float = Field(default=300, gt=0)  # a worker's claim on one delivery
+    # A delivery that failed for a passing reason (5xx, 408, 429, a timeout, a file
+    # that could not be written) is tried again by the first publish after
+    # retry_seconds, doubling after each failure, at most retry_max_seconds apart.
+    retry_seconds: float = Field(default=30, ge=0)
+    retry_max_seconds: float = Field(default=3600, ge=0)
+    # Published ids are tag URIs (RFC 4151): tag:<id_authority>,<date>:<installation>/item/<n>.
+    # id_authority: a domain name (or e-mail address) the newsroom owns; the date is
+    # the day the installation was made. Set it once: changing it changes every id.
+    id_authority: str = Field(default="copydesk", pattern=r"^[A-Za-z0-9.@-]+$")
 
     @model_validator(mode="after")
     def _unique_names(self) -> PublishSettings:

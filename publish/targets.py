@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from importlib import metadata
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -42,7 +43,7 @@ __all__ = ["write_atomically"]  # the crash tests write the feed the way the tar
 log = logging.getLogger("copydesk.publish")
 
 NS = "tag:copydesk,2026:ns/evidence"  # the Atom extension's own namespace
-SIGNATURE_HEADER = "X-Copydesk-Signature"  # "sha256=<hex HMAC of the body>"
+SIGNATURE_HEADER = "X-Copydesk-Signature"  # "t=<unix time>,v1=<hex HMAC>": see sign()
 DELIVERED, RETRY, FAILED = "delivered", "retry", "failed"
 
 
@@ -51,6 +52,7 @@ class Sent:
     outcome: str  # DELIVERED, RETRY or FAILED
     detail: str = ""
     attempts: int = 1
+    warning: str | None = None  # delivered, but someone should act (a moved target)
 
 
 @dataclass(frozen=True)
@@ -254,8 +256,56 @@ def _ends_with_newline(path: Path) -> bool:
 # --------------------------------------------------------------------------- webhook
 
 
-def sign(secret: str, body: bytes) -> str:
-    return "sha256=" + hmac.new(secret.encode("utf-8"), body, hashlib.sha256).hexdigest()
+# The signature covers a timestamp, so a captured request cannot be replayed later:
+# "t=<unix seconds>,v1=<hex HMAC-SHA256 of '<t>.' + body>", the scheme Stripe documents
+# for its own webhooks (https://docs.stripe.com/webhooks#verify-manually: signed
+# payload "timestamp.body", a tolerance of 5 minutes by default). A receiver
+# recomputes it over the raw body and refuses a timestamp older than its tolerance.
+SIGNATURE_TOLERANCE = 300  # seconds; README's receiver example uses the same
+
+
+def sign(secret: str, body: bytes, timestamp: int) -> str:
+    mac = hmac.new(secret.encode("utf-8"), f"{timestamp}.".encode() + body, hashlib.sha256)
+    return f"t={timestamp},v1={mac.hexdigest()}"
+
+
+def verify_signature(
+    body: bytes,
+    header: str,
+    secret: str,
+    *,
+    now: float | None = None,
+    tolerance: float = SIGNATURE_TOLERANCE,
+) -> bool:
+    """What a receiver checks (README has the same code to copy): the HMAC over the
+    timestamp and the raw body, and a timestamp within `tolerance` of now."""
+    fields = dict(part.split("=", 1) for part in header.split(",") if "=" in part)
+    try:
+        timestamp = int(fields["t"])
+    except (KeyError, ValueError):
+        return False
+    if abs((time.time() if now is None else now) - timestamp) > tolerance:
+        return False
+    expected = sign(secret, body, timestamp).split(",v1=")[1]
+    return hmac.compare_digest(expected, fields.get("v1", ""))
+
+
+def user_agent() -> str:
+    try:
+        return f"copydesk/{metadata.version('copydesk')}"
+    except metadata.PackageNotFoundError:
+        return "copydesk"
+
+
+# Redirects (RFC 9110 section 15.4): a 307 or 308 keeps the method and the body, so
+# the POST is made again at the new address (308 says the move is permanent: the
+# config should name the new URL). A 301, 302 or 303 lets (303: makes) a client
+# turn the POST into a GET, so it is not followed: the delivery fails for good,
+# naming the new address, and `copydesk publish --retry-failed` sends it once the
+# config is fixed.
+FOLLOWED = (307, 308)
+REFUSED = (301, 302, 303)
+MAX_HOPS = 3
 
 
 class WebhookTarget:
@@ -268,43 +318,73 @@ class WebhookTarget:
         *,
         transport: httpx.BaseTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.time,
     ):
         self.settings = settings
         self.name = settings.name
         self.secret = secret
         self.sleep = sleep
+        self.clock = clock
         self.client = httpx.Client(
-            timeout=settings.timeout_seconds, transport=transport, follow_redirects=False
+            timeout=settings.timeout_seconds,
+            transport=transport,
+            follow_redirects=False,
+            headers={"User-Agent": user_agent()},
         )
 
     def close(self) -> None:
         self.client.close()
 
     def send(self, event: Event, feed: list[dict[str, Any]]) -> Sent:
+        s = self.settings
+        sent = Sent(RETRY, "")
+        for attempt in range(1, s.attempts + 1):
+            if attempt > 1:
+                self.sleep(min(s.backoff_seconds * 2 ** (attempt - 2), s.max_backoff_seconds))
+            sent = self._post(event, attempt)
+            if sent.outcome != RETRY:
+                return sent
+        return Sent(RETRY, sent.detail, s.attempts)
+
+    def _post(self, event: Event, attempt: int) -> Sent:
+        """One try, following up to MAX_HOPS 307/308 redirects."""
         body = to_bytes(event.payload)
         headers = {
             "Content-Type": "application/json",
             "Idempotency-Key": event.key,
-            SIGNATURE_HEADER: sign(self.secret, body),
+            SIGNATURE_HEADER: sign(self.secret, body, int(self.clock())),
             "X-Copydesk-Event": event.payload["event"],
         }
-        s = self.settings
-        detail = ""
-        for attempt in range(1, s.attempts + 1):
-            if attempt > 1:
-                self.sleep(s.backoff_seconds * 2 ** (attempt - 2))
+        url, moved = httpx.URL(self.settings.url), None
+        for _ in range(MAX_HOPS + 1):
             try:
-                response = self.client.post(s.url, content=body, headers=headers)
+                response = self.client.post(url, content=body, headers=headers)
             except httpx.HTTPError as exc:
-                detail = f"{type(exc).__name__}: {exc}"[:300]
-                continue
+                return Sent(RETRY, f"{type(exc).__name__}: {exc}"[:300], attempt)
             code = response.status_code
-            if 200 <= code < 300:
-                return Sent(DELIVERED, f"HTTP {code}", attempt)
             detail = f"HTTP {code} {response.reason_phrase}".strip()
+            location = response.headers.get("Location")
+            if code in FOLLOWED and location:
+                url = url.join(location)
+                if code == 308:
+                    moved = f'the target moved permanently to {url}: set url = "{url}"'
+                continue
+            if 200 <= code < 300:
+                return Sent(DELIVERED, detail, attempt, warning=moved)
+            if code in REFUSED and location:
+                new = url.join(location)
+                why = (
+                    f"{detail} to {new}: a POST is not sent again through a {code}, which"
+                    f' lets it become a GET (RFC 9110 15.4); set url = "{new}" in config.toml'
+                    " if that is the new address, then run publish --retry-failed"
+                )
+                return Sent(FAILED, why, attempt)
+            if 300 <= code < 400:
+                return Sent(FAILED, f"{detail}: a redirect copydesk does not follow", attempt)
             if 400 <= code < 500 and code not in (408, 429):
                 return Sent(FAILED, detail, attempt)
-        return Sent(RETRY, detail, s.attempts)
+            return Sent(RETRY, detail, attempt)
+        return Sent(FAILED, f"more than {MAX_HOPS} redirects from {self.settings.url}", attempt)
 
 
 def build_targets(

@@ -39,7 +39,9 @@ MOVES: dict[str, frozenset[str]] = {
     NEW: frozenset({DISCARDED, DRAFT, ERROR}),
     ERROR: frozenset({NEW, DISCARDED}),
     DRAFT: frozenset({APPROVED, REJECTED, DISCARDED}),
-    APPROVED: frozenset({PUBLISHED, DRAFT}),  # published by the publish step; taken back
+    # published by the publish step; taken back; retracted when live on some targets
+    # while another refused it (publish.service.retract)
+    APPROVED: frozenset({PUBLISHED, DRAFT, RETRACTED}),
     REJECTED: frozenset({DRAFT}),  # reopened (or undone) by an editor
     PUBLISHED: frozenset({RETRACTED}),
     DISCARDED: frozenset(),
@@ -51,7 +53,7 @@ DECISIONS = frozenset({(DRAFT, APPROVED), (DRAFT, REJECTED)})
 # An editor takes a decision back (take back, reopen, undo): the item is undecided again.
 REOPENS = frozenset({(APPROVED, DRAFT), (REJECTED, DRAFT)})
 # Moves that only a signed-in editor may make, and the ones that need a reason.
-EDITOR_MOVES = DECISIONS | REOPENS | frozenset({(PUBLISHED, RETRACTED)})
+EDITOR_MOVES = DECISIONS | REOPENS | frozenset({(PUBLISHED, RETRACTED), (APPROVED, RETRACTED)})
 REASON_REQUIRED = frozenset({DISCARDED, REJECTED, ERROR, RETRACTED})
 REASON_REQUIRED_MOVES = frozenset({(APPROVED, DRAFT)})
 # The two events that keep a draft a draft (their reasons tell them apart): an

@@ -31,6 +31,8 @@ def test_run_publish_json_is_one_document_on_one_line(tmp_path):
         "pending": [],
         "failed": [],
         "blocked": [],
+        "held": [],
+        "lost": [],
     }
 
 

@@ -73,7 +73,7 @@ SPECIFIC: dict[str, dict[int, str]] = {
     "review": {0: "the server was stopped (Ctrl-C or SIGTERM)", 3: "the port is taken"},
     "publish": {
         0: "everything went out",
-        1: "a target refused an item or is still failing, or an item is blocked by a gate",
+        1: "a delivery is still pending, failed, held in its Undo window, or blocked by a gate",
         3: "no publish targets, or a webhook secret missing",
     },
     "retract": {

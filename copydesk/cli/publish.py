@@ -16,7 +16,7 @@ from rich.text import Text
 
 from copydesk.cli import context as cx
 from copydesk.services.compose import Desk
-from publish.service import NotPublishable, PublishReport, retract
+from publish.service import NotPublishable, PublishReport, retract, retry_failed
 from store.db import session_scope
 from store.editors import active_role
 
@@ -31,13 +31,26 @@ def register(app: typer.Typer) -> None:
 def publish_command(
     cli: typer.Context,
     item: list[int] = typer.Option(None, "--item", help="only this item id; repeatable"),
+    retry_failed_: bool = typer.Option(
+        False,
+        "--retry-failed",
+        help="send again the deliveries a target refused (of --item, or all), and those"
+        " waiting for their next try",
+    ),
     as_json: bool = typer.Option(False, "--json", help="print the report as JSON"),
 ) -> None:
     """Deliver approved items (and pending retractions) to every configured target.
 
-    Exactly once per target: a target that fails keeps the item pending for it and
-    the next publish tries again; the item is published once every target has it."""
+    Exactly once per target: a target that fails for a passing reason keeps the item
+    pending for it, and a later publish tries again after a backoff; one that
+    refuses it (a 4xx, a 301) marks it failed until --retry-failed. The item is
+    published once every target has it. Exit 1 while anything is pending, failed,
+    held in its Undo window or blocked."""
     ctx = cx.context(cli)
+    if retry_failed_:
+        again = retry_failed(ctx.engine, item or None)
+        if not as_json:
+            cx.note(f"{len(again)} failed delivery(ies) to try again")
     report = deliver(ctx, "cli:publish", item or None)
     if as_json:
         cx.emit_json(report_dict(report))
@@ -53,10 +66,12 @@ def deliver(ctx: Desk, actor: str, items: list[int] | None) -> PublishReport:
         return publisher.publish(items)
     except NotPublishable as exc:
         cx.fail(str(exc))
+    finally:
+        publisher.close()
 
 
 def finish(report: PublishReport) -> None:
-    """Exit 1 when a delivery is pending, failed or blocked: a person should know."""
+    """Exit 1 when a delivery is pending, failed, held or blocked: a person should know."""
     if not report.clean:
         raise typer.Exit(cx.EXIT_FAILED)
 
@@ -69,6 +84,8 @@ def report_dict(report: PublishReport) -> dict[str, Any]:
         "pending": [{"item": i, "target": t, "why": w} for i, t, w in report.pending],
         "failed": [{"item": i, "target": t, "why": w} for i, t, w in report.failed],
         "blocked": [{"item": i, "why": w} for i, w in report.blocked],
+        "held": [{"item": i, "why": w} for i, w in report.held],
+        "lost": [{"item": i, "target": t, "why": w} for i, t, w in report.lost],
     }
 
 
@@ -81,6 +98,8 @@ def print_report(report: PublishReport) -> None:
     problems = [(i, t, "pending", w) for i, t, w in report.pending]
     problems += [(i, t, "failed", w) for i, t, w in report.failed]
     problems += [(i, "-", "blocked", w) for i, w in report.blocked]
+    problems += [(i, "-", "held", w) for i, w in report.held]
+    problems += [(i, t, "another worker's", w) for i, t, w in report.lost]
     if problems:
         table = Table("item", "target", "state", "why")
         for row in problems:
@@ -90,12 +109,13 @@ def print_report(report: PublishReport) -> None:
 
 def retract_command(
     cli: typer.Context,
-    item_id: int = typer.Argument(..., help="the published item to withdraw"),
+    item_id: int = typer.Argument(..., help="the item to withdraw (live on some target)"),
     reason: str = typer.Option(..., "--reason", help="why: readers see it"),
     editor: str = typer.Option(..., "--editor", help="the editor withdrawing it (an account)"),
     as_json: bool = typer.Option(False, "--json", help="print the report as JSON"),
 ) -> None:
-    """Withdraw a published item: every target that has it is told, exactly once."""
+    """Withdraw an item live on any target (published, or delivered to some targets
+    while another refused it): exactly the targets that have it are told, once."""
     ctx = cx.context(cli)
     with session_scope(ctx.engine) as session:
         role = active_role(session, editor)

@@ -89,7 +89,8 @@ class Desk:
         )
 
     def publisher(self, actor: str) -> Publisher:
-        """The configured targets, delivering as `actor`."""
+        """The configured targets, delivering as `actor`. An approval still inside the
+        queue's Undo window ([review] undo_seconds) waits for a later publish."""
         publish = self.settings.publish
         if not publish.targets:
             raise NoPublishTargets(
@@ -97,7 +98,12 @@ class Desk:
             )
         try:
             return configured_publisher(
-                self.engine, publish, self.settings.gates, actor=actor, env=self.environ
+                self.engine,
+                publish,
+                self.settings.gates,
+                actor=actor,
+                env=self.environ,
+                hold_seconds=self.settings.review.undo_seconds,
             )
         except ValueError as exc:
             raise NoPublishTargets(str(exc)) from None

@@ -30,9 +30,17 @@ def publish_now(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer)
     if not settings.publish.targets:
         raise ValueError("no publish targets are configured in config.toml")
     publisher = configured_publisher(
-        engine, settings.publish, settings.gates, actor=reviewer.actor, env=os.environ
+        engine,
+        settings.publish,
+        settings.gates,
+        actor=reviewer.actor,
+        env=os.environ,
+        hold_seconds=settings.review.undo_seconds,
     )
-    return publisher.publish()
+    try:
+        return publisher.publish()
+    finally:
+        publisher.close()  # the webhook's HTTP client
 
 
 def take_back(

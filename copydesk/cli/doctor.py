@@ -7,7 +7,6 @@ latency and the verdicts."""
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any
 
@@ -77,7 +76,7 @@ def doctor(
         )
     ok = all(f["ok"] for f in findings)
     if as_json:
-        cx.out.print(json.dumps({"ok": ok, "findings": findings, "live": live_part}), markup=False)
+        cx.emit_json({"ok": ok, "findings": findings, "live": live_part})
     else:
         _print(findings, live_part)
     raise typer.Exit(EXIT_OK if ok else EXIT_FAILED)

@@ -143,10 +143,17 @@ def run(
 def recheck(
     cli: typer.Context,
     as_json: bool = typer.Option(False, "--json", help="print the report as JSON"),
+    failed: bool = typer.Option(
+        False,
+        "--failed",
+        help="also the drafts whose checks failed for a configuration reason (a wrong "
+        "model, a refused temperature), once it is fixed; no attempts limit",
+    ),
 ) -> None:
     """Re-check now the drafts whose model checks failed for a passing reason (an
     outage, a timeout, an overload), as every `copydesk run` also does: at most
-    [checks] recheck_attempts times each. Exit 3 when no model can run the checks."""
+    [checks] recheck_attempts times each. With --failed, also those whose checks
+    failed for a configuration reason. Exit 3 when no model can run the checks."""
     ctx = cx.context(cli)
     checker = cx.checker(ctx)
     if isinstance(checker, NoChecker):
@@ -154,7 +161,7 @@ def recheck(
     summariser = cx.summariser(ctx, command="recheck")
     with Fetcher(ctx.settings.ingest) as fetcher:
         pipeline = ctx.pipeline(summariser, fetcher, command="recheck", checker=checker)
-        report = pipeline.recheck_only()
+        report = pipeline.recheck_only(failed_too=failed)
     done = report.rechecks or {}
     if as_json:
         cx.out.print(json.dumps({"run_id": report.run_id, "rechecks": done}), markup=False)

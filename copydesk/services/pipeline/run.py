@@ -118,17 +118,23 @@ class Pipeline:
             self.recheck(report)
         return report
 
-    def recheck_only(self) -> RunReport:
-        """A run that only re-checks (`copydesk recheck`)."""
+    def recheck_only(self, *, failed_too: bool = False) -> RunReport:
+        """A run that only re-checks (`copydesk recheck [--failed]`)."""
         with self._recorded_run() as report:
-            self.recheck(report)
+            self.recheck(report, failed_too=failed_too)
         return report
 
-    def recheck(self, report: RunReport) -> None:
-        """Re-check the drafts whose model checks failed for a passing reason
-        (copydesk/services/recheck.py); what it did goes in the run's report."""
+    def recheck(self, report: RunReport, *, failed_too: bool = False) -> None:
+        """Re-check the drafts whose model checks failed for a passing reason (with
+        `failed_too`, for any reason: copydesk/services/recheck.py); what it did
+        goes in the run's report."""
         done = recheck_drafts(
-            self.engine, self.settings, self.checker, actor=self.actor, run_id=self.run_id
+            self.engine,
+            self.settings,
+            self.checker,
+            actor=self.actor,
+            run_id=self.run_id,
+            failed_too=failed_too,
         )
         if done.attempted or done.dropped:
             report.rechecks = done.to_dict()

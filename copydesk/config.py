@@ -54,7 +54,8 @@ class RunSettings(BaseModel):
     """How runs share the work (store/claims.py): claims last `lease_seconds` and a
     live run renews them every third of that; a killed run's claims are taken over
     once they pass. On SQLite one `copydesk run` works at a time: a second one
-    waits up to `wait_seconds` for it, then exits 0 saying another run is in progress.
+    waits up to `wait_seconds` for it, then exits 0 saying another run is in progress
+    (a run whose process on this host is gone is taken over at once).
     The application's own section: runs are the application's business."""
 
     model_config = ConfigDict(extra="forbid")

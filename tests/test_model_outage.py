@@ -163,3 +163,33 @@ def test_run_start_warns_of_a_legacy_model_and_an_unknown_price(
     assert result.exit_code == 0, result.output
     assert "warning: model claude-haiku-4-5 is a legacy model" in result.stderr
     assert "warning: model claude-fable-5-1 has no price: its cost is unknown" in result.stderr
+
+
+def test_stats_says_how_many_wait_and_an_unknown_cost_is_not_zero(
+    tmp_path, sqlite_url, feed_url, monkeypatch
+):
+    """Before: stats summed the priced calls only (an unpriced model cost "0.0000")
+    and said nothing of the items an outage left waiting."""
+    config = config_for(tmp_path, sqlite_url, feed_url, "breaker_failures = 100")
+    down = fake_api.FakeAnthropic(responder=lambda _req: fake_api.overloaded(), api_key=KEY)
+    with down.serve() as base_url:
+        invoke(config, monkeypatch, base_url, "run")
+        result = invoke(config, monkeypatch, base_url, "stats", "--json")
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert document["waiting"]["count"] == 8 and document["waiting"]["oldest_failure"]
+    with down.serve() as base_url:
+        text = invoke(config, monkeypatch, base_url, "stats")
+    assert "waiting for a retry: 8 item(s), waiting since at least" in text.stdout
+
+    unpriced = config_for(tmp_path, sqlite_url, feed_url)  # the same store, another model
+    unpriced.write_text(
+        unpriced.read_text().replace("[summarise]\n", '[summarise]\nmodel = "claude-nova-1"\n', 1)
+        + '\n[checks]\nbackend = "off"\n'
+    )
+    up = fake_api.FakeAnthropic(responder=fake_api.first_sentences_responder(), api_key=KEY)
+    with up.serve() as base_url:
+        invoke(unpriced, monkeypatch, base_url, "run")
+        result = invoke(unpriced, monkeypatch, base_url, "stats", "--json")
+    newest = json.loads(result.stdout)["runs"][0]
+    assert newest["cost_usd"] is None and newest["cost_unknown_calls"] == 8

@@ -175,18 +175,42 @@ def _is_weekday_abbreviation(text: str, m: re.Match[str], original: str | None =
     return bool(date and (date.group("d1") or date.group("d2")))
 
 
-def find_dates(draft: str) -> list[DateMention]:
-    """The dates the draft states (see the module docstring)."""
-    found = _calendar(draft, strict_case=True) + _slashed(draft)
-    for m in _BARE_MONTH.finditer(draft):
+# What each pattern of `find_dates` needs in a lower-cased ASCII draft: each of the
+# case-insensitive patterns above scans every position of the text (sre has no
+# literal prefix to skip to), so a pattern is run only when a plain substring it
+# needs is there. Only for ASCII text: there `str.lower` folds case exactly as
+# re.IGNORECASE does (which also reads the Kelvin sign as "k" and long s as "s").
+_MONTH_HINTS = tuple(_MONTHS)  # every spelling in _MONTH starts with one of these
+_WEEKDAY_HINTS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+_RELATIVE_HINTS = ("yesterday", "today", "tomorrow", "tonight", "this", "last", "next")
+_CAPITALISED_MONTHS = tuple(m.capitalize() for m in _MONTH_NAMES)
+_ANY_DIGIT = re.compile(r"[0-9]")
+
+
+def find_dates(draft: str, *, prefilter: bool = True) -> list[DateMention]:
+    """The dates the draft states (see the module docstring). `prefilter` skips a
+    pattern whose words are not in the draft (same result, see `_MONTH_HINTS`)."""
+    if prefilter and draft.isascii():
+        low = draft.lower()
+
+        def may(hints: tuple[str, ...]) -> bool:
+            return any(hint in low for hint in hints)
+
+        calendar = may(_MONTH_HINTS) and _ANY_DIGIT.search(draft) is not None
+        weekday, relative = may(_WEEKDAY_HINTS), may(_RELATIVE_HINTS)
+    else:
+        calendar = weekday = relative = True
+    bare_month = not prefilter or any(m in draft for m in _CAPITALISED_MONTHS)
+    found = (_calendar(draft, strict_case=True) if calendar else []) + _slashed(draft)
+    for m in _BARE_MONTH.finditer(draft) if bare_month else ():
         month = _MONTH_NAMES.index(m.group("m").lower()) + 1
         found.append(DateMention(m.start("m"), m.end("m"), "month", str(month)))
-    for m in _WEEKDAY_FULL.finditer(draft):
+    for m in _WEEKDAY_FULL.finditer(draft) if weekday else ():
         found.append(DateMention(m.start(), m.end(), "weekday", m.group()[:3].lower()))
-    for m in _WEEKDAY_ABBREVIATION.finditer(draft):
+    for m in _WEEKDAY_ABBREVIATION.finditer(draft) if weekday else ():
         if _is_weekday_abbreviation(draft, m):
             found.append(DateMention(m.start(), m.end(), "weekday", m.group("w")[:3].lower()))
-    for m in _RELATIVE.finditer(draft):
+    for m in _RELATIVE.finditer(draft) if relative else ():
         found.append(
             DateMention(m.start(), m.end(), "relative", " ".join(m.group().lower().split()))
         )

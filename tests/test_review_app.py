@@ -65,12 +65,12 @@ def decision_buttons(at: AppTest) -> set[str]:
 
 
 @pytest.fixture
-def desk(sqlite_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Desk:
+def desk(sqlite_url: str, migrated: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Desk:
     return make_desk(sqlite_url, tmp_path, monkeypatch)
 
 
 @pytest.fixture
-def any_desk(db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Desk:
+def any_desk(db_url: str, migrated: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Desk:
     return make_desk(db_url, tmp_path, monkeypatch)
 
 

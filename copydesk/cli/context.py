@@ -69,10 +69,19 @@ def state(cli: typer.Context) -> CliState:
     return found if found is not None else CliState()
 
 
+class Failed(typer.Exit):
+    """The exit `fail` raises: it keeps the line said, for a command whose --json
+    must say it on stdout too (`run --json`)."""
+
+    def __init__(self, code: int, message: str):
+        super().__init__(code)
+        self.message = message
+
+
 def fail(message: str, code: int = EXIT_UNABLE) -> NoReturn:
     """One line on stderr, then exit. Never a traceback for an expected failure."""
     lines.error(message, extra={"exit_status": code})
-    raise typer.Exit(code)
+    raise Failed(code, message)
 
 
 def note(message: str) -> None:

@@ -27,7 +27,7 @@ from copydesk.services.reports import RunReport
 from ingest.fetch import Fetcher
 from ingest.settings import FeedSettings
 from ingest.urls import canonical_url
-from store.db import StoreError, migrate_as_owner, session_scope
+from store.db import StoreError, describe_error, migrate_as_owner, session_scope
 from store.editors import ensure_demo_editor
 from store.models import Feed
 from summarise.base import Summariser
@@ -109,7 +109,29 @@ def run(
     """Fetch every enabled feed, summarise new articles and store drafts or discards.
 
     Idempotent: safe to run every few minutes. Exit 0 when the run did its job
-    (discards included), 3 when it could not (bad config, database, model key)."""
+    (discards included), 3 when it could not (bad config, database, model key).
+    With --json, stdout holds one JSON document also when the run is refused or
+    cannot start ("status": "refused" or "failed", the exit code and why)."""
+    printed: list[bool] = []
+    try:
+        _run(cli, feed, all_feeds, as_json, publish, printed)
+    except typer.Exit as exc:
+        if as_json and not printed:
+            why = getattr(exc, "message", None)
+            status = "refused" if exc.exit_code == 0 else "failed"
+            document = {"run_id": None, "status": status, "exit_code": exc.exit_code}
+            cx.out.print(json.dumps(document | {"error": why}, indent=2), markup=False)
+        raise
+
+
+def _run(
+    cli: typer.Context,
+    feed: list[str] | None,
+    all_feeds: bool,
+    as_json: bool,
+    publish: bool,
+    printed: list[bool],
+) -> None:
     ctx = cx.context(cli)
     _check_feed_names(ctx, feed)
     summariser = cx.summariser(ctx, command="run")
@@ -127,11 +149,12 @@ def run(
             )
     except AnotherRunInProgress as exc:  # SQLite: one run at a time; not a failure
         cx.note(str(exc))
-        raise typer.Exit(0) from None
+        raise cx.Failed(0, str(exc)) from None
     except Exception as exc:  # recorded on the run row; a person reads one line
         log.debug("run crashed", exc_info=True)
-        cx.fail(f"run crashed: {type(exc).__name__}: {str(exc).splitlines()[0]}")
+        cx.fail(f"run crashed: {describe_error(exc)}")
     _print_report(report, as_json)
+    printed.append(True)
     if report.fatal:
         cx.fail(f"run stopped: {report.fatal}")
     if publish:

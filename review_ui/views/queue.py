@@ -782,10 +782,12 @@ def _actions(
 ) -> None:
     item = view.item
     if not reviewer.can_decide:
-        plain(
-            "You are signed in as a viewer: you can read everything, but only editors decide.",
-            kind="info",
-        )
+        # Keyed: the A key finds it and says why nothing was approved (shortcuts.py).
+        with st.container(key=f"viewer_{item.id}"):
+            plain(
+                "You are signed in as a viewer: you can read everything, but only editors decide.",
+                kind="info",
+            )
         return
     blocked = [f"{v.gate}: {v.reason}" for v in view.hard_failures]
     if settings.checks.require:  # a model check that did not judge the current text

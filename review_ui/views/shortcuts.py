@@ -253,6 +253,11 @@ _KEYS_TEMPLATE = streamlit_adapter.fill("""<script>
       event.preventDefault(); event.stopImmediatePropagation();
       if (event.repeat) return;
       const draft = shown;
+      if (document.querySelector('[class*="__KEY_CLASS__viewer_"]')) {
+        say("Not approved: " + itemOf(draft) + ": you are signed in as a viewer, and " +
+          "viewers cannot decide.");
+        return;
+      }
       // Never ahead of a key still waiting for the page (R, say: the editor meant
       // to reject, and is typing the reason).
       const why = waiting.length ? "an earlier key is still waiting for the page" :

@@ -27,7 +27,7 @@ from copydesk.services.reports import RunReport
 from ingest.fetch import Fetcher
 from ingest.settings import FeedSettings
 from ingest.urls import canonical_url
-from store.db import StoreError, migrate_as_owner, session_scope
+from store.db import StoreError, describe_error, migrate_as_owner, session_scope
 from store.editors import ensure_demo_editor
 from store.models import Feed
 from summarise.base import Summariser
@@ -152,7 +152,7 @@ def _run(
         raise cx.Failed(0, str(exc)) from None
     except Exception as exc:  # recorded on the run row; a person reads one line
         log.debug("run crashed", exc_info=True)
-        cx.fail(f"run crashed: {type(exc).__name__}: {str(exc).splitlines()[0]}")
+        cx.fail(f"run crashed: {describe_error(exc)}")
     _print_report(report, as_json)
     printed.append(True)
     if report.fatal:

@@ -38,7 +38,7 @@ from copydesk.services.reports import FeedReport, RunReport
 from ingest.fetch import Fetcher
 from store import audit_chain, claims
 from store import status as st
-from store.db import session_scope
+from store.db import describe_error, session_scope
 from store.models import Feed, Item, Run, utcnow
 from summarise.base import Article, Summariser
 from summarise.checks import Checker, NoChecker
@@ -168,7 +168,7 @@ class Pipeline:
                 report.fatal += f"; {self._waiting()} items wait"
             log.error("run %s stopped: %s", self.run_id, report.fatal)
         except Exception as exc:
-            report.fatal = f"run crashed: {type(exc).__name__}: {exc}"
+            report.fatal = f"run crashed: {describe_error(exc)}"  # no SQL, no parameters
             raise
         finally:
             self._finish_run(report)

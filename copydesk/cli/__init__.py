@@ -55,9 +55,17 @@ def _global(
         LogFormat.text, "--log-format", help="text for people, json lines for schedulers"
     ),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="debug logging"),
+    read_only: bool = typer.Option(
+        False,
+        "--read-only",
+        help="open the database read-only (an auditor: audit, stats, discards...); "
+        "any write fails, nothing is migrated",
+    ),
 ) -> None:
     """Short, faithful news summaries that ship only after an editor approves them."""
-    cli.obj = context.CliState(config_path=config, json_logs=log_format is LogFormat.json)
+    cli.obj = context.CliState(
+        config_path=config, json_logs=log_format is LogFormat.json, read_only=read_only
+    )
     setup_logging(log_format.value, verbose)
 
 

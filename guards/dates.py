@@ -177,14 +177,35 @@ def _is_weekday_abbreviation(text: str, m: re.Match[str], original: str | None =
 
 # What each pattern of `find_dates` needs in a lower-cased ASCII draft: each of the
 # case-insensitive patterns above scans every position of the text (sre has no
-# literal prefix to skip to), so a pattern is run only when a plain substring it
-# needs is there. Only for ASCII text: there `str.lower` folds case exactly as
-# re.IGNORECASE does (which also reads the Kelvin sign as "k" and long s as "s").
+# literal prefix to skip to), so a pattern is run only when a word it needs is
+# there (found with str.find, then read whole: "mayor" names no month). Only for
+# ASCII text: there `str.lower` folds case exactly as re.IGNORECASE does (which
+# also reads the Kelvin sign as "k" and long s as "s").
 _MONTH_HINTS = tuple(_MONTHS)  # every spelling in _MONTH starts with one of these
+_MONTH_SPELLINGS = frozenset(_MONTH_NAMES) | set(_MONTHS) | {"sept"}
 _WEEKDAY_HINTS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+_WEEKDAY_SPELLINGS = frozenset(
+    [*WEEKDAY_NAMES, *(w + "s" for w in WEEKDAY_NAMES), *_WEEKDAY_HINTS]
+    + ["tues", "thus", "thur", "thurs", "weds"]
+)
 _RELATIVE_HINTS = ("yesterday", "today", "tomorrow", "tonight", "this", "last", "next")
+_RELATIVE_SPELLINGS = frozenset(_RELATIVE_HINTS)
 _CAPITALISED_MONTHS = tuple(m.capitalize() for m in _MONTH_NAMES)
 _ANY_DIGIT = re.compile(r"[0-9]")
+_LETTERS = re.compile(r"[a-z]+")
+
+
+def _has_word(low: str, hints: tuple[str, ...], spellings: frozenset[str]) -> bool:
+    """Whether lower-cased ASCII `low` has a word (its run of letters, from a word
+    start) among `spellings`, each of which starts with one of `hints`."""
+    for hint in hints:
+        i = low.find(hint)
+        while i >= 0:
+            if not (i and (low[i - 1].isalnum() or low[i - 1] == "_")):
+                if _LETTERS.match(low, i).group() in spellings:  # type: ignore[union-attr]
+                    return True
+            i = low.find(hint, i + 1)
+    return False
 
 
 def find_dates(draft: str, *, prefilter: bool = True) -> list[DateMention]:
@@ -192,12 +213,10 @@ def find_dates(draft: str, *, prefilter: bool = True) -> list[DateMention]:
     pattern whose words are not in the draft (same result, see `_MONTH_HINTS`)."""
     if prefilter and draft.isascii():
         low = draft.lower()
-
-        def may(hints: tuple[str, ...]) -> bool:
-            return any(hint in low for hint in hints)
-
-        calendar = may(_MONTH_HINTS) and _ANY_DIGIT.search(draft) is not None
-        weekday, relative = may(_WEEKDAY_HINTS), may(_RELATIVE_HINTS)
+        calendar = _ANY_DIGIT.search(draft) is not None
+        calendar = calendar and _has_word(low, _MONTH_HINTS, _MONTH_SPELLINGS)
+        weekday = _has_word(low, _WEEKDAY_HINTS, _WEEKDAY_SPELLINGS)
+        relative = _has_word(low, _RELATIVE_HINTS, _RELATIVE_SPELLINGS)
     else:
         calendar = weekday = relative = True
     bare_month = not prefilter or any(m in draft for m in _CAPITALISED_MONTHS)

@@ -199,23 +199,28 @@ def find_names(draft: str) -> list[Name]:
     """The proper names of the draft (see the module docstring)."""
     names: list[Name] = []
     run: list[re.Match[str]] = []
+    start, word = -1, "x"
     for m in [*_WORD.finditer(draft), None]:
-        if (
-            m is not None
-            and m.start()
-            and (draft[m.start() - 1].isdigit() or m.group() in UNIT_WORDS)
-            and _after_number(draft, m)
-        ):
-            m = _NOT_A_NAME  # -17.4C, 450 MW: a unit, and it ends a run of capitalised words
-        if m is not None and run and draft[run[-1].end() : m.start()].strip() == "":
-            word = m.group()
-            if _is_capitalised(word) or (word in _CONNECTORS and _next_capitalised(draft, m)):
+        if m is not None:
+            # Each word's offset and text read once: this loop runs for every word.
+            start, word = m.start(), m.group()
+            if (
+                start
+                and (draft[start - 1].isdigit() or word in UNIT_WORDS)
+                and _after_number(draft, m)
+            ):
+                # -17.4C, 450 MW: a unit, and it ends a run of capitalised words
+                m, start, word = _NOT_A_NAME, -1, "x"
+            elif not run and not word[0].isupper():
+                continue  # an ordinary word outside any run: nothing to do
+        if m is not None and run and draft[run[-1].end() : start].strip() == "":
+            if word[0].isupper() or (word in _CONNECTORS and _next_capitalised(draft, m)):
                 run.append(m)
                 continue
         if run:
             names += _name_of(draft, run)
             run = []
-        if m is not None and _is_capitalised(m.group()):
+        if m is not None and word[0].isupper():
             run = [m]
     return names
 

@@ -48,6 +48,33 @@ def source_digest(text: str | None) -> str:
 
 
 @dataclass(frozen=True)
+class Attribution:
+    """Whose story it is and how the summary was made: the source outlet (the feed's
+    name), its byline and date as extracted at ingest, the summariser that wrote the
+    summary, the models that ran its checks, and each model check's state ("ran",
+    "not run", "failed"; empty: no model check is configured)."""
+
+    source_outlet: str | None = None
+    source_byline: str | None = None
+    source_published_at: datetime | None = None
+    written_by: str | None = None
+    checked_by: list[str] = field(default_factory=list)
+    model_checks: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source_outlet": self.source_outlet,
+            "source_byline": self.source_byline,
+            "source_published_at": iso(self.source_published_at),
+            "written_by": self.written_by,
+            "checked_by": self.checked_by,
+            "model_checks": self.model_checks,
+            "model_checks_ran": bool(self.model_checks)
+            and all(state == "ran" for state in self.model_checks.values()),
+        }
+
+
+@dataclass(frozen=True)
 class Publication:
     """One item as published. `evidence` and `checks` are the evidence map."""
 
@@ -66,6 +93,7 @@ class Publication:
     # The audit log's head (ID:HASH) when this was prepared: every reader keeps a copy
     # of the chain's head (`copydesk audit --verify --against-feed`).
     audit_head: str | None = None
+    attribution: Attribution = field(default_factory=Attribution)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -83,6 +111,7 @@ class Publication:
             "published_at": iso(self.published_at),
             "evidence": self.evidence,
             "checks": self.checks,
+            **self.attribution.to_dict(),
         } | ({"audit_head": self.audit_head} if self.audit_head else {})
 
 

@@ -34,15 +34,16 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import Session, col
 
 from guards.registry import CHECK_GATES, DRAFT_GATES, SOURCE_GATES, GateResult, run_gates
+from guards.verdict import Verdict
 from publish import evidence
-from publish.payload import Ids, Publication, retraction, source_digest
+from publish.payload import Attribution, Ids, Publication, retraction, source_digest
 from publish.targets import DELIVERED, FAILED, Event, Sent, Target
 from store import approvals, audit_chain, locks
 from store import status as st
 from store.db import session_scope
 from store.deliveries import PENDING, PUBLISH, RETRACT
 from store.installation import installation
-from store.models import Delivery, GateVerdict, Item, utcnow
+from store.models import Delivery, Feed, GateVerdict, Item, ModelCall, utcnow
 
 log = logging.getLogger("copydesk.publish")
 LOST = "the claim passed to another worker"
@@ -267,7 +268,12 @@ class Publisher:
         grounded = evidence.groundings(
             results, item.source_text or "", item.headline, item.summary or ""
         )
-        checks = evidence.checks_passed(results + self._stored_checks(session, item.id))
+        latest = self._latest_checks(session, item.id)
+        stored = [
+            GateResult(Verdict(r.gate, r.passed, r.reason, None), r.mode) for r in latest.values()
+        ]
+        checks = evidence.checks_passed(results + stored)
+        states = {gate: row.check_state for gate, row in sorted(latest.items())}
         return Publication(
             item_id=item.id,
             entry_id=self.ids.entry(item.id),  # type: ignore[arg-type]
@@ -282,22 +288,39 @@ class Publisher:
             evidence=[g.to_dict() for g in grounded],
             checks=[c.to_dict() for c in checks],
             audit_head=str(audit_chain.head_in(session)),
+            attribution=Attribution(
+                source_outlet=session.scalar(select(Feed.name).where(Feed.id == item.feed_id))
+                if item.feed_id
+                else None,
+                source_byline=item.author,
+                source_published_at=item.published_at,
+                written_by=item.summariser,
+                checked_by=sorted(
+                    {
+                        m
+                        for m in session.scalars(
+                            select(ModelCall.model).where(
+                                ModelCall.item_id == item.id,
+                                ModelCall.purpose == "checks",
+                                col(ModelCall.ok).is_(True),
+                            )
+                        )
+                        if m
+                    }
+                ),
+                model_checks=states,
+            ),
         ).to_dict()
 
     @staticmethod
-    def _stored_checks(session: Session, item_id: int | None) -> list[GateResult]:
+    def _latest_checks(session: Session, item_id: int | None) -> dict[str, GateVerdict]:
         """The model checks' latest verdicts (they are not re-run at publication)."""
-        from guards.verdict import Verdict
-
         rows = session.scalars(
             select(GateVerdict)
             .where(GateVerdict.item_id == item_id, col(GateVerdict.gate).in_(CHECK_GATES))
             .order_by(GateVerdict.id)
         ).all()
-        latest = {row.gate: row for row in rows}
-        return [
-            GateResult(Verdict(r.gate, r.passed, r.reason, None), r.mode) for r in latest.values()
-        ]
+        return {row.gate: row for row in rows}
 
     # ----------------------------------------------------------------- one delivery
 

@@ -49,6 +49,7 @@ class AtomTargetSettings(_FileTarget):
     # The feed's own stable id (an Atom id is an IRI; a tag: URI needs no domain we own).
     feed_id: str = "tag:copydesk,2026:feed"
     link: str | None = None  # where the feed is served, for rel="self"
+    language: str = Field(default="en", pattern=r"^[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*$")
     max_entries: int = Field(default=50, ge=1)
 
 

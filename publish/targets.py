@@ -108,6 +108,19 @@ class _Evidence(BaseEntryExtension):
             k: v for k, v in (("by", p.get("approved_by")), ("at", p.get("approved_at"))) if v
         }
         etree.SubElement(entry, f"{{{NS}}}approved", **approved)
+        # Whose story it is: the outlet, its byline and date (attributes, so the text
+        # is escaped by the XML writer, never markup).
+        source = {
+            k: v
+            for k, v in (
+                ("outlet", p.get("source_outlet")),
+                ("byline", p.get("source_byline")),
+                ("published", p.get("source_published_at")),
+            )
+            if v
+        }
+        if source:
+            etree.SubElement(entry, f"{{{NS}}}source", **source)
         if p.get("audit_head"):  # the audit log's head when this was prepared
             event_id, _, digest = p["audit_head"].partition(":")
             etree.SubElement(entry, f"{{{NS}}}audit-head", event=event_id, hash=digest)
@@ -167,6 +180,7 @@ class AtomTarget:
         fg.register_extension("copydesk", _FeedNamespace, _Evidence)
         fg.id(s.feed_id)
         fg.title(s.title)
+        fg.language(s.language)  # xml:lang on the feed (RFC 4287 2: atomCommonAttributes)
         fg.author({"name": "copydesk"})
         if s.link:
             fg.link(href=s.link, rel="self")

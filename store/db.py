@@ -24,6 +24,7 @@ from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import event, select, text
+from sqlalchemy import exc as sa_exc
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.engine import Engine, make_url
 from sqlmodel import Session, create_engine
@@ -109,6 +110,33 @@ def migrate(engine: Engine, revision: str = "head") -> None:
         raise StoreError(
             f"database {safe_url(engine)} could not be brought up to date: {exc}"
         ) from exc
+
+
+def read_only_url(url: str) -> str:
+    """The same database, opened so that nothing can be written through it (an
+    auditor's view, `copydesk --read-only`): SQLite's read-only URI mode
+    (https://www.sqlite.org/uri.html, mode=ro); PostgreSQL's
+    default_transaction_read_only, set for the session through libpq's `options`
+    (https://www.postgresql.org/docs/current/libpq-connect.html#LIBPQ-CONNECT-OPTIONS)."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        database = parsed.database or ""
+        if not database or database == ":memory:" or database.startswith("file:"):
+            return url
+        path = Path(database).expanduser().resolve()
+        return f"sqlite:///file:{path}?mode=ro&uri=true"
+    options = "-c default_transaction_read_only=on"
+    return parsed.update_query_dict({"options": options}).render_as_string(hide_password=False)
+
+
+def describe_error(exc: BaseException) -> str:
+    """`Type: message` for a record (runs.error) or a line: for a database error, the
+    driver's own first line only, never the SQL statement or its parameters (they
+    carry article text, and could carry anything a row held)."""
+    if isinstance(exc, sa_exc.StatementError) and exc.orig is not None:
+        exc = exc.orig
+    first = (str(exc).strip().splitlines() or [""])[0]
+    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
 
 
 def safe_url(engine: Engine) -> str:

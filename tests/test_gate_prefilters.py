@@ -17,6 +17,7 @@ EDGE_WORDS = [
     "9", "11th", "2026", "9/1", "12/03/2026", "of", "Jan.", "JANUARY", "March", "march",
     "Sept.", "May", "may", "june", "Dec", "decided", "market", "in", "since", "end of",
     "yesterday", "Today", "TONIGHT", "last", "night", "next", "week", "this", "year",
+    "mayor", "thus", "mon9", "Sept.", "todays", "lastly", "Decs", "_sat", "9jan",
     "\u212aelvin", "yeſterday", "ſunday", "Mon\u212aey", "Ιan", "the", "board", "said", ",",
 ]  # fmt: skip
 texts = st.lists(st.sampled_from(EDGE_WORDS), max_size=14).map(" ".join)

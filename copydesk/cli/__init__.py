@@ -70,13 +70,21 @@ def _global(
     version: bool = typer.Option(
         False, "--version", callback=_version, is_eager=True, help="print the version and exit"
     ),
+    read_only: bool = typer.Option(
+        False,
+        "--read-only",
+        help="open the database read-only (an auditor: audit, stats, discards...); "
+        "any write fails, nothing is migrated",
+    ),
 ) -> None:
     """Short, faithful news summaries that ship only after an editor approves them."""
     if quiet and verbose:
         raise typer.BadParameter(
             "--quiet and --verbose contradict each other", param_hint="--quiet"
         )
-    cli.obj = context.CliState(config_path=config, json_logs=log_format is LogFormat.json)
+    cli.obj = context.CliState(
+        config_path=config, json_logs=log_format is LogFormat.json, read_only=read_only
+    )
     level = logging.WARNING if quiet else logging.DEBUG if verbose else logging.INFO
     setup_logging(log_format.value, level)
 

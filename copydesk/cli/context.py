@@ -37,7 +37,17 @@ from copydesk.logs import TERMINAL
 from copydesk.services.compose import Desk, NoPublishTargets
 from publish.service import Publisher
 from store import audit_chain
-from store.db import StoreError, explain, open_store, where
+from store.db import (
+    StoreError,
+    explain,
+    head_revision,
+    make_engine,
+    open_store,
+    read_only_url,
+    safe_url,
+    schema_revision,
+    where,
+)
 from summarise.base import Summariser
 from summarise.checks import Checker, NoChecker
 from summarise.factory import BackendChoiceError, run_start_warnings
@@ -59,6 +69,7 @@ class CliState:
 
     config_path: Path | None = None  # --config
     json_logs: bool = False  # --log-format json
+    read_only: bool = False  # --read-only
 
 
 def state(cli: typer.Context) -> CliState:
@@ -139,9 +150,29 @@ def note_database(settings: Settings, engine: Engine) -> None:
 
 def context(cli: typer.Context) -> Desk:
     """Settings and an up-to-date store, as the composition root that builds the
-    rest (copydesk/services/compose.py)."""
+    rest (copydesk/services/compose.py). With --read-only, the database is opened
+    so that nothing can be written through it, and never migrated."""
     settings = load(cli)
+    if state(cli).read_only:
+        return Desk(settings, connect_read_only(settings))
     return Desk(settings, connect(settings))
+
+
+def connect_read_only(settings: Settings) -> Engine:
+    """An auditor's engine: a write fails in the database itself ("read-only")."""
+    try:
+        engine = make_engine(read_only_url(settings.database.url))
+        revision = schema_revision(engine)
+    except StoreError as exc:
+        fail(str(exc).splitlines()[0])
+    if revision != head_revision(engine):
+        engine.dispose()
+        fail(
+            f"database {safe_url(engine)} is at schema {revision or 'none'}, not "
+            f"{head_revision(engine)}, and --read-only never migrates: run `copydesk migrate`"
+        )
+    note_database(settings, engine)
+    return engine
 
 
 def summariser(desk: Desk, *, command: str) -> Summariser:

@@ -26,7 +26,7 @@ from copydesk.services.reports import RunReport
 from ingest.fetch import Fetcher
 from ingest.settings import FeedSettings
 from ingest.urls import canonical_url
-from store.db import StoreError, migrate_as_owner, session_scope
+from store.db import StoreError, describe_error, migrate_as_owner, session_scope
 from store.editors import ensure_demo_editor
 from store.models import Feed
 from summarise.base import Summariser
@@ -151,7 +151,7 @@ def _run(
         raise cx.Failed(0, str(exc)) from None
     except Exception as exc:  # recorded on the run row; a person reads one line
         log.debug("run crashed", exc_info=True)
-        cx.fail(f"run crashed: {type(exc).__name__}: {str(exc).splitlines()[0]}")
+        cx.fail(f"run crashed: {describe_error(exc)}")
     if report.fatal or not publish:
         _print_report(report, as_json)
         printed.append(True)
@@ -174,10 +174,17 @@ def _run(
 def recheck(
     cli: typer.Context,
     as_json: bool = typer.Option(False, "--json", help="print the report as JSON"),
+    failed: bool = typer.Option(
+        False,
+        "--failed",
+        help="also the drafts whose checks failed for a configuration reason (a wrong "
+        "model, a refused temperature), once it is fixed; no attempts limit",
+    ),
 ) -> None:
     """Re-check now the drafts whose model checks failed for a passing reason (an
     outage, a timeout, an overload), as every `copydesk run` also does: at most
-    [checks] recheck_attempts times each. Exit 3 when no model can run the checks."""
+    [checks] recheck_attempts times each. With --failed, also those whose checks
+    failed for a configuration reason. Exit 3 when no model can run the checks."""
     ctx = cx.context(cli)
     checker = cx.checker(ctx)
     if isinstance(checker, NoChecker):
@@ -185,7 +192,7 @@ def recheck(
     summariser = cx.summariser(ctx, command="recheck")
     with Fetcher(ctx.settings.ingest) as fetcher:
         pipeline = ctx.pipeline(summariser, fetcher, command="recheck", checker=checker)
-        report = pipeline.recheck_only()
+        report = pipeline.recheck_only(failed_too=failed)
     done = report.rechecks or {}
     if as_json:
         cx.emit_json({"run_id": report.run_id, "rechecks": done})

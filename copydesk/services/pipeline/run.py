@@ -38,7 +38,7 @@ from copydesk.services.reports import FeedReport, RunReport
 from ingest.fetch import Fetcher
 from store import audit_chain, claims
 from store import status as st
-from store.db import session_scope
+from store.db import describe_error, session_scope
 from store.models import Feed, Item, Run, utcnow
 from summarise.base import Article, Summariser
 from summarise.checks import Checker, NoChecker
@@ -118,17 +118,23 @@ class Pipeline:
             self.recheck(report)
         return report
 
-    def recheck_only(self) -> RunReport:
-        """A run that only re-checks (`copydesk recheck`)."""
+    def recheck_only(self, *, failed_too: bool = False) -> RunReport:
+        """A run that only re-checks (`copydesk recheck [--failed]`)."""
         with self._recorded_run() as report:
-            self.recheck(report)
+            self.recheck(report, failed_too=failed_too)
         return report
 
-    def recheck(self, report: RunReport) -> None:
-        """Re-check the drafts whose model checks failed for a passing reason
-        (copydesk/services/recheck.py); what it did goes in the run's report."""
+    def recheck(self, report: RunReport, *, failed_too: bool = False) -> None:
+        """Re-check the drafts whose model checks failed for a passing reason (with
+        `failed_too`, for any reason: copydesk/services/recheck.py); what it did
+        goes in the run's report."""
         done = recheck_drafts(
-            self.engine, self.settings, self.checker, actor=self.actor, run_id=self.run_id
+            self.engine,
+            self.settings,
+            self.checker,
+            actor=self.actor,
+            run_id=self.run_id,
+            failed_too=failed_too,
         )
         if done.attempted or done.dropped:
             report.rechecks = done.to_dict()
@@ -162,7 +168,7 @@ class Pipeline:
                 report.fatal += f"; {self._waiting()} items wait"
             log.error("run %s stopped: %s", self.run_id, report.fatal)
         except Exception as exc:
-            report.fatal = f"run crashed: {type(exc).__name__}: {exc}"
+            report.fatal = f"run crashed: {describe_error(exc)}"  # no SQL, no parameters
             raise
         finally:
             self._finish_run(report)

@@ -29,8 +29,12 @@ lock:
 demo: setup
 	$(BIN)/copydesk demo
 
+# Two pytest-xdist workers (CI has 2 cores); the browser tests all run on one of them
+# (tests/conftest.py). `make test PYTEST_WORKERS=0` runs in one process.
+PYTEST_WORKERS ?= 2
+
 test: setup
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 
 bench: setup
 	$(BIN)/python -m bench

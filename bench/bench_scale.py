@@ -40,7 +40,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from copydesk.config import FeedSettings, Settings  # noqa: E402
-from copydesk.services.pipeline import COMMIT_BATCH, Pipeline  # noqa: E402
+from copydesk.services.pipeline import Pipeline  # noqa: E402
+from copydesk.services.pipeline.writer import COMMIT_BATCH, Writer  # noqa: E402
 from ingest.fetch import Fetcher  # noqa: E402
 from store.db import open_store  # noqa: E402
 from summarise.base import Article, Draft  # noqa: E402
@@ -171,9 +172,9 @@ def one_run(settings: Settings, latency: float = LATENCY) -> dict[str, int]:
 
 
 def concurrency(articles: int, levels: list[int], batches: list[int]) -> None:
-    """Each level once per commit batch size (`pipeline.COMMIT_BATCH`; 1: one
+    """Each level once per commit batch size (`writer.COMMIT_BATCH`; 1: one
     transaction per item, as before batching), in the same run."""
-    import copydesk.services.pipeline
+    from copydesk.services.pipeline import writer
 
     server, feed_url = start_server(articles)
     print(f"{articles} articles, scripted model {LATENCY * 1000:.0f} ms per call, SQLite")
@@ -185,7 +186,7 @@ def concurrency(articles: int, levels: list[int], batches: list[int]) -> None:
     try:
         for level in levels:
             for batch in batches:
-                copydesk.services.pipeline.COMMIT_BATCH = batch
+                writer.COMMIT_BATCH = batch
                 spent[0] = 0.0
                 with tempfile.TemporaryDirectory() as tmp:
                     settings = settings_for(f"sqlite:///{tmp}/b.db", feed_url, level)
@@ -199,7 +200,7 @@ def concurrency(articles: int, levels: list[int], batches: list[int]) -> None:
                 )
     finally:
         server.terminate()
-        copydesk.services.pipeline.COMMIT_BATCH = COMMIT_BATCH
+        writer.COMMIT_BATCH = COMMIT_BATCH
     print("commit ms: time the run's one writer thread spent committing, per article.")
 
 
@@ -250,7 +251,7 @@ class BackendCPU:
 def _timed_commits() -> list[float]:
     """Time spent committing outcomes on the run's writer thread (one thread)."""
     spent = [0.0]
-    inner = Pipeline._commit_batch
+    inner = Writer.commit_batch
 
     def timed(self, outs):  # type: ignore[no-untyped-def]
         started = time.perf_counter()
@@ -259,7 +260,7 @@ def _timed_commits() -> list[float]:
         finally:
             spent[0] += time.perf_counter() - started
 
-    Pipeline._commit_batch = timed  # type: ignore[method-assign]
+    Writer.commit_batch = timed  # type: ignore[method-assign]
     return spent
 
 

@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
 
 from guards.settings import GateMode, GateSettings
 from ingest.settings import FeedSettings, IngestSettings
@@ -45,20 +47,25 @@ class ConfigError(ValueError):
     """The configuration cannot be used; the message says what and where."""
 
 
+DEFAULT_ANCHOR = "audit.anchor"
+
+
 class RunSettings(BaseModel):
     """How runs share the work (store/claims.py): claims last `lease_seconds` and a
     live run renews them every third of that; a killed run's claims are taken over
     once they pass. On SQLite one `copydesk run` works at a time: a second one
-    waits up to `wait_seconds` for it, then exits 0 saying another run is in progress.
+    waits up to `wait_seconds` for it, then exits 0 saying another run is in progress
+    (a run whose process on this host is gone is taken over at once).
     The application's own section: runs are the application's business."""
 
     model_config = ConfigDict(extra="forbid")
 
     lease_seconds: float = Field(default=300, gt=0)
     wait_seconds: float = Field(default=0, ge=0)
-    # A file outside the database where each run writes the audit log's head
-    # (ID:HASH), for `audit --verify` to catch events cut from the log's end.
-    audit_anchor: str = ""
+    # A file outside the database holding the audit log's head (ID:HASH), advanced
+    # by every command that commits an audit event, for `audit --verify` to catch
+    # events cut from the log's end. On by default; "" turns it off.
+    audit_anchor: str = DEFAULT_ANCHOR
 
 
 class Settings(BaseModel):
@@ -88,6 +95,7 @@ class Settings(BaseModel):
             checks=self.checks,
             publish=self.publish,
             review=self.review,
+            audit_anchor=self.runs.audit_anchor or None,
         )
 
 
@@ -143,7 +151,33 @@ def load_settings(path: str | Path | None = None, env: dict[str, str] | None = N
         settings.checks.prices = settings.summarise.prices
     if found is not None:
         _anchor_relative_paths(settings, found.resolve().parent, data, env)
+    else:
+        _place_anchor_without_config(settings, env)
     return settings
+
+
+def _place_anchor_without_config(settings: Settings, env: dict[str, str]) -> None:
+    """With no config.toml a relative anchor goes beside the SQLite database, or
+    (PostgreSQL) in the user's state folder under the server's and database's name:
+    one anchor per database, never one shared by two."""
+    anchor = settings.runs.audit_anchor
+    if not anchor or Path(anchor).is_absolute():
+        return
+    try:
+        url = make_url(settings.database.url)
+    except ArgumentError:
+        return  # opening the database says what is wrong with its URL
+    if url.get_backend_name() == "sqlite":
+        database = (url.database or "").removeprefix("file:")
+        if not database or database == ":memory:":
+            settings.runs.audit_anchor = ""
+            return
+        db_file = Path(database).expanduser().resolve()
+        settings.runs.audit_anchor = str(db_file.with_name(f"{db_file.name}.{anchor}"))
+        return
+    state = Path(env.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
+    name = f"{url.host or 'local'}-{url.port or 'default'}-{url.database or 'db'}.{anchor}"
+    settings.runs.audit_anchor = str(state / "copydesk" / name)
 
 
 def _anchor_relative_paths(

@@ -42,8 +42,27 @@ class TerminalFormatter(logging.Formatter):
         return f"copydesk: error: {message}" if record.levelno >= logging.ERROR else message
 
 
-def setup_logging(fmt: str = "text", verbose: bool = False) -> None:
-    handler = logging.StreamHandler(sys.stderr)
+class StderrHandler(logging.StreamHandler):
+    """Writes to whatever sys.stderr is when a record is emitted, not to the one of
+    set-up time: while the progress bar is drawn, Rich's Live display stands in for
+    sys.stderr and prints each line above the bar instead of into it
+    (https://rich.readthedocs.io/en/stable/live.html, "Redirecting stdout / stderr")."""
+
+    def __init__(self) -> None:
+        super().__init__(sys.stderr)
+
+    @property  # type: ignore[override]
+    def stream(self):  # type: ignore[no-untyped-def]
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value) -> None:  # type: ignore[no-untyped-def]
+        pass
+
+
+def setup_logging(fmt: str = "text", level: int = logging.INFO) -> None:
+    """Logs at `level` and above (--quiet: WARNING, -v: DEBUG) to stderr."""
+    handler = StderrHandler()
     if fmt == "json":
         handler.setFormatter(JsonFormatter())
     else:
@@ -52,13 +71,13 @@ def setup_logging(fmt: str = "text", verbose: bool = False) -> None:
         )
     root = logging.getLogger()
     root.handlers[:] = [handler]
-    root.setLevel(logging.DEBUG if verbose else logging.INFO)
-    terminal = logging.StreamHandler(sys.stderr)
+    root.setLevel(level)
+    terminal = StderrHandler()
     terminal.setFormatter(JsonFormatter() if fmt == "json" else TerminalFormatter())
     lines = logging.getLogger(TERMINAL)
     lines.handlers[:] = [terminal]
     lines.propagate = False
-    lines.setLevel(logging.INFO)
+    lines.setLevel(max(level, logging.INFO))
     # Libraries that log request URLs or headers stay quiet unless asked.
     for noisy in ("httpx", "httpx2", "httpcore", "anthropic", "trafilatura", "urllib3", "alembic"):
-        logging.getLogger(noisy).setLevel(logging.DEBUG if verbose else logging.WARNING)
+        logging.getLogger(noisy).setLevel(level if level < logging.INFO else logging.WARNING)

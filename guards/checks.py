@@ -8,10 +8,16 @@ claims_supported
     A claim is supported only when (rules, in this order, the first broken one
     is named): it has a passage; the passage is in the source word for word
     (case, whitespace, quotation style and invisible characters do not matter,
-    as for `quotes_verbatim`, but an ellipsis is not a gap); every number of the
-    claim is grounded in that passage by the rules of `numbers_grounded`; and the
-    model said the passage supports it. Zero claims from a non-empty draft is a
-    failure, not a pass.
+    as for `quotes_verbatim`, but an ellipsis is not a gap); the passage is
+    bounded (at most MAX_PASSAGE_SENTENCES sentences and MAX_PASSAGE_WORDS
+    words: the whole article is not a passage); it shares content with the
+    claim (a one-word passage like "the" supports nothing); every number of the
+    claim is grounded in that passage by the rules of `numbers_grounded`; the
+    claim's content is in a sentence of the draft (claims about another text
+    than the draft support nothing of it); and the model said the passage
+    supports it. Then every sentence of the draft must be covered by at least
+    one supported claim whose content is in that sentence. Zero claims from a
+    non-empty draft is a failure, not a pass.
 
 faithfulness
     Each judged sentence is first verified: it must be a sentence of the draft,
@@ -19,9 +25,17 @@ faithfulness
     void: "not verified", never "faithful". A verified `wrong_fact` (the source
     contradicts the sentence) fails the gate (mode `discard` discards the item).
     A verified material error of another kind fails it flag-only: the editor sees
-    the kind, the passage and the rewrite. Parts of the draft no judgement covers
-    are "not judged". The rewrite is evidence for the editor, never a replacement
-    of the draft: copydesk discards, it does not correct.
+    the kind, the passage and the rewrite. Any named error kind is at least a
+    flag, material or not ("factual" with material false is still an error), and
+    `material: true` without a kind is a flag that says the kind is missing.
+    Parts of the draft no judgement covers are "not judged". The rewrite is
+    evidence for the editor, never a replacement of the draft: copydesk
+    discards, it does not correct.
+
+One call per reply
+    A reply with more than one call of the purpose's tool fails closed (the
+    check, or the summary): `single_call` names why. The last call silently
+    winning would let a model answer twice and have the easier answer count.
 """
 
 from __future__ import annotations
@@ -33,7 +47,7 @@ from typing import Any
 
 from guards.numbers import ground_numbers
 from guards.quotes import locate_passage
-from guards.text import shorten
+from guards.text import normalise, shorten
 from guards.verdict import Verdict
 
 CLAIMS_GATE = "claims_supported"
@@ -74,10 +88,99 @@ class CheckReply:
     sentences: tuple[SentenceJudgement, ...]
 
 
+# --------------------------------------------------------------------------- reply rules
+
+MAX_PASSAGE_SENTENCES = 5
+MAX_PASSAGE_WORDS = 120
+# A claim's content is "in" a draft sentence when every one of its content words
+# (lightly stemmed) is in the draft and at least this share is in that sentence
+# (a self-contained claim may name who "she" is from another sentence). So
+# "approved" in a claim about a draft that says "rejected" is in no sentence.
+CLAIM_IN_SENTENCE = 0.75
+# A passage must share at least one content word with its claim, and at least one
+# in PASSAGE_SHARE of the claim's, or PASSAGE_SHARE words when the claim is long (a
+# passage may say it in other words, or settle one part of a long claim; not none).
+PASSAGE_SHARE = 3
+_STOPWORDS = frozenset(
+    """a an and are as at be been but by for from had has have he her his in is it its
+    of on or she that the their they this to was were which who will with would not no
+    said says say also after before over than then there these those into about""".split()
+)
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"'\u201d\u2019)]*\s+(?=\S)")
+
+
+def single_call(tool_names: Sequence[str], tool: str) -> str | None:
+    """Why a reply whose tool calls are `tool_names` fails closed, or None: more
+    than one call of `tool` (which would win is not the model's to choose)."""
+    count = sum(1 for name in tool_names if name == tool)
+    if count > 1:
+        return f"the reply called {tool} {count} times; exactly one call is accepted"
+    return None
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ing", "ed", "es", "s", "ly"):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def content_words(text: str) -> set[str]:
+    """The words that carry content: folded, stop words out, lightly stemmed.
+    Numbers count (a figure is content)."""
+    folded = normalise(text or "").text
+    return {
+        _stem(w)
+        for w in _WORD.findall(folded)
+        if w not in _STOPWORDS and (len(w) > 2 or w.isdigit())
+    }
+
+
+def sentences_of(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each sentence of `text`: lines (a headline is one) split
+    after sentence-ending punctuation."""
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    for line in (text or "").split("\n"):
+        start = pos
+        pos += len(line) + 1
+        if not line.strip():
+            continue
+        cut = start
+        for match in _SENTENCE_END.finditer(line):
+            spans.append((cut, start + match.start()))
+            cut = start + match.end()
+        spans.append((cut, start + len(line.rstrip())))
+    return [(a, b) for a, b in spans if (text[a:b]).strip()]
+
+
+def passage_unbounded(passage: str) -> str | None:
+    """Why a passage is too long to be a passage, or None."""
+    words = len(_WORD.findall(passage))
+    count = len(sentences_of(passage))
+    if count > MAX_PASSAGE_SENTENCES or words > MAX_PASSAGE_WORDS:
+        return (
+            f"the passage is {count} sentences and {words} words long: a passage is at most "
+            f"{MAX_PASSAGE_SENTENCES} sentences and {MAX_PASSAGE_WORDS} words"
+        )
+    return None
+
+
+def content_in(claim: str, sentence: str, draft: str) -> bool:
+    """Whether the claim's content is in the sentence of `draft` (see CLAIM_IN_SENTENCE)."""
+    wanted = content_words(claim)
+    if not wanted or not wanted <= content_words(draft):
+        return False
+    return len(wanted & content_words(sentence)) >= CLAIM_IN_SENTENCE * len(wanted)
+
+
 # --------------------------------------------------------------------------- claims
 
 
-def _claim_outcome(source: str, claim: Claim) -> dict[str, Any]:
+def _claim_outcome(
+    source: str, claim: Claim, draft: str, draft_sentences: Sequence[str]
+) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "claim": claim.claim,
         "passage": claim.passage,
@@ -97,9 +200,30 @@ def _claim_outcome(source: str, claim: Claim) -> dict[str, Any]:
     if span is None:
         return result("not supported", "passage not in the source")
     entry["source_span"] = list(span)
+    too_long = passage_unbounded(claim.passage)
+    if too_long:
+        return result("not supported", "passage not bounded", too_long)
+    wanted = content_words(claim.claim)
+    shared = wanted & content_words(claim.passage)
+    if not shared or len(shared) < min(PASSAGE_SHARE, -(-len(wanted) // PASSAGE_SHARE)):
+        return result(
+            "not supported",
+            "passage shares no content with the claim",
+            f"the passage “{shorten(claim.passage)}” says nothing the claim says",
+        )
     numbers = ground_numbers(source[span[0] : span[1]], claim.claim)
     if not numbers.passed:
         return result("not supported", "number not in the passage", "; ".join(numbers.missing))
+    in_draft = [
+        i for i, sentence in enumerate(draft_sentences) if content_in(claim.claim, sentence, draft)
+    ]
+    entry["draft_sentences"] = in_draft
+    if not in_draft:
+        return result(
+            "not supported",
+            "claim not in the draft",
+            "the claim says something no sentence of the draft says",
+        )
     if not claim.supports:
         return result("not supported", "the model says the passage does not support it")
     return result("supported")
@@ -107,9 +231,11 @@ def _claim_outcome(source: str, claim: Claim) -> dict[str, Any]:
 
 def claims_supported(source: str, draft: str, claims: Sequence[Claim]) -> Verdict:
     """Fail when a claim is not supported by a passage of the source (see the module)."""
-    evidence = [_claim_outcome(source or "", claim) for claim in claims]
+    draft = draft or ""
+    draft_sentences = [draft[a:b] for a, b in sentences_of(draft)]
+    evidence = [_claim_outcome(source or "", claim, draft, draft_sentences) for claim in claims]
     if not evidence:
-        if (draft or "").strip():
+        if draft.strip():
             return Verdict(CLAIMS_GATE, False, "the model listed no claims for a non-empty draft")
         return Verdict(CLAIMS_GATE, True, "empty draft: no claims", evidence)
     failed = [e for e in evidence if e["outcome"] != "supported"]
@@ -118,6 +244,13 @@ def claims_supported(source: str, draft: str, claims: Sequence[Claim]) -> Verdic
         reason = (
             f"{len(failed)} of {len(evidence)} claims not supported; first: "
             f"“{shorten(first['claim'])}” ({first['rule']})"
+        )
+        return Verdict(CLAIMS_GATE, False, reason, evidence)
+    covered = {i for e in evidence for i in e.get("draft_sentences", ())}
+    uncovered = [s for i, s in enumerate(draft_sentences) if i not in covered]
+    if uncovered:
+        reason = (
+            f"{len(uncovered)} draft sentence(s) no claim covers; first: “{shorten(uncovered[0])}”"
         )
         return Verdict(CLAIMS_GATE, False, reason, evidence)
     return Verdict(CLAIMS_GATE, True, f"all {len(evidence)} claims supported", evidence)
@@ -130,6 +263,11 @@ MATERIAL = "material error"
 MINOR = "minor error"
 FAITHFUL = "faithful"
 NOT_VERIFIED = "not verified"
+# What an editor reads when the judge quoted nothing for a sentence it judged.
+NO_PASSAGE_WORDS = (
+    "not verified: the checking model quoted no passage of the source for this "
+    "sentence, so its judgement could not be checked"
+)
 _WORDS = re.compile(r"\w+")
 
 
@@ -152,17 +290,23 @@ def _judged(source: str, draft: str, j: SentenceJudgement, after: int) -> dict[s
         "draft_span": list(draft_span) if draft_span else None,
         "source_span": list(source_span) if source_span else None,
     }
+    too_long = passage_unbounded(j.passage) if j.passage else None
     if draft_span is None:
         entry.update(outcome=NOT_VERIFIED, why="the sentence is not in the draft")
+    elif not j.passage or not j.passage.strip():
+        entry.update(outcome=NOT_VERIFIED, why=NO_PASSAGE_WORDS)
     elif source_span is None:
-        why = "no passage given" if not j.passage else "the passage is not in the source"
-        entry.update(outcome=NOT_VERIFIED, why=why)
+        entry.update(outcome=NOT_VERIFIED, why="the passage is not in the source")
+    elif too_long:
+        entry.update(outcome=NOT_VERIFIED, why=too_long)
     elif j.wrong_fact:
         entry.update(outcome=WRONG_FACT, why="the source contradicts the sentence")
     elif material and errors:
         entry.update(outcome=MATERIAL, why=", ".join(errors))
-    elif errors or material:
-        entry.update(outcome=MINOR, why=", ".join(errors) or "material, kind not named")
+    elif material:
+        entry.update(outcome=MATERIAL, why="a material error whose kind the model did not name")
+    elif errors:
+        entry.update(outcome=MINOR, why=", ".join(errors))
     else:
         entry.update(outcome=FAITHFUL, why=None)
     return entry
@@ -212,8 +356,12 @@ def faithfulness(source: str, draft: str, sentences: Sequence[SentenceJudgement]
     problems = []
     material = [e for e in entries if e["outcome"] == MATERIAL]
     if material:
-        kinds = sorted({kind for e in material for kind in e["errors"]})
+        kinds = sorted({kind for e in material for kind in e["errors"]}) or ["kind not named"]
         problems.append(f"{len(material)} material error(s): {', '.join(kinds)}")
+    minor = [e for e in entries if e["outcome"] == MINOR]
+    if minor:
+        kinds = sorted({kind for e in minor for kind in e["errors"]})
+        problems.append(f"{len(minor)} error(s) the model called not material: {', '.join(kinds)}")
     unverified = [e for e in entries if e["outcome"] == NOT_VERIFIED]
     if unverified:
         problems.append(f"{len(unverified)} judgement(s) not verified ({unverified[0]['why']})")

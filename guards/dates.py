@@ -10,13 +10,24 @@ What the draft is held to, each kind on its own:
   ("Sat 11 January", "Sun., Jan. 12"). The draft is read the same way;
 * a day with its month ("9 January", "January 9th", "Jan. 9", "9 Jan"): the
   source gives the same day and month in any of these styles or as an ISO date
-  (2026-01-09); slashed dates (01/09) are not read, they are ambiguous;
+  (2026-01-09) or slashed (09/01/2026, 09/01);
+* a slashed date (12/03/2026, 03/11: two digits each, or with a year): day then
+  month, or month then day, so it is grounded by either reading the source
+  states (13/03 can only be 13 March); "1/2" is a fraction, not a date;
+* a bare month after a preposition ("in March", "since April", "by mid-May";
+  capitalised): the source names that month (capitalised, in any style);
 * a month with its year ("January 2026", "9 January 2026"): the source gives
   that month and year together;
 * a relative day ("yesterday", "today", "tomorrow", "tonight", "last night",
   "this/last/next week", "...weekend", "...month", "...year"): the source uses
   the same words.
 
+A weekday or a relative day the source gives to another event is flagged: when
+the words before the date in its clause (the event: "the last crossing is on
+Friday") match no clause of the source where that date stands, but do match a
+clause of the source without it ("the service resumes on 12 March"), the draft
+moved the date to another event. A draft whose event words the source does
+not have at all is given the benefit of the doubt.
 A weekday never grounds a calendar date nor the other way round: turning a
 source's "on Tuesday" into "on 9 January" needs a calendar the source does
 not give. Month names count only when capitalised (the verbs may and march).
@@ -27,6 +38,7 @@ source has it.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 from guards.quotes import _source
@@ -76,11 +88,49 @@ _RELATIVE = re.compile(
 )
 
 
+_SLASHED = re.compile(
+    r"(?<![\d/])(?P<a>[0-3]?[0-9])/(?P<b>[01]?[0-9])(?:/(?P<y>(?:19|20)?[0-9]{2}))?(?![\d/])"
+)
+_BARE_MONTH = re.compile(
+    r"\b(?i:in|since|until|till|by|from|during|before|after|early|late|mid|last|next|this|"
+    r"end\s+of|start\s+of|beginning\s+of)[\s-]+"
+    r"(?P<m>January|February|March|April|May|June|July|August|September|October|November|"
+    r"December)\b(?![\s,]*[0-9])"
+)
+WEEKDAY_NAMES = "monday tuesday wednesday thursday friday saturday sunday".split()
+_MONTH_NAMES = (
+    "january february march april may june july august september october november december"
+).split()
+
+
 class DateMention(NamedTuple):
     start: int
     end: int
-    kind: str  # weekday, day_month, month_year, relative
-    value: str  # what is compared: "thu", "9-1", "1-2026", "last week"
+    kind: str  # weekday, day_month, month_year, relative, month
+    value: str  # what is compared: "thu", "9-1" ("12-3|3-12" for 12/03), "1-2026", "3"
+
+
+def _slashed_readings(m: re.Match[str]) -> list[str]:
+    """ "day-month" readings of a slashed date: day first, then month first."""
+    a, b = int(m.group("a")), int(m.group("b"))
+    out = []
+    for day, month in ((a, b), (b, a)):
+        if 1 <= day <= 31 and 1 <= month <= 12 and f"{day}-{month}" not in out:
+            out.append(f"{day}-{month}")
+    return out
+
+
+def _slashed(text: str) -> list[DateMention]:
+    out = []
+    if "/" not in text:
+        return out
+    for m in _SLASHED.finditer(text):
+        if m.group("y") is None and (len(m.group("a")) < 2 or len(m.group("b")) < 2):
+            continue  # 1/2 is a fraction
+        readings = _slashed_readings(m)
+        if readings:
+            out.append(DateMention(m.start(), m.end(), "day_month", "|".join(readings)))
+    return out
 
 
 def _month(word: str | None) -> int | None:
@@ -125,15 +175,61 @@ def _is_weekday_abbreviation(text: str, m: re.Match[str], original: str | None =
     return bool(date and (date.group("d1") or date.group("d2")))
 
 
-def find_dates(draft: str) -> list[DateMention]:
-    """The dates the draft states (see the module docstring)."""
-    found = _calendar(draft, strict_case=True)
-    for m in _WEEKDAY_FULL.finditer(draft):
+# What each pattern of `find_dates` needs in a lower-cased ASCII draft: each of the
+# case-insensitive patterns above scans every position of the text (sre has no
+# literal prefix to skip to), so a pattern is run only when a word it needs is
+# there (found with str.find, then read whole: "mayor" names no month). Only for
+# ASCII text: there `str.lower` folds case exactly as re.IGNORECASE does (which
+# also reads the Kelvin sign as "k" and long s as "s").
+_MONTH_HINTS = tuple(_MONTHS)  # every spelling in _MONTH starts with one of these
+_MONTH_SPELLINGS = frozenset(_MONTH_NAMES) | set(_MONTHS) | {"sept"}
+_WEEKDAY_HINTS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+_WEEKDAY_SPELLINGS = frozenset(
+    [*WEEKDAY_NAMES, *(w + "s" for w in WEEKDAY_NAMES), *_WEEKDAY_HINTS]
+    + ["tues", "thus", "thur", "thurs", "weds"]
+)
+_RELATIVE_HINTS = ("yesterday", "today", "tomorrow", "tonight", "this", "last", "next")
+_RELATIVE_SPELLINGS = frozenset(_RELATIVE_HINTS)
+_CAPITALISED_MONTHS = tuple(m.capitalize() for m in _MONTH_NAMES)
+_ANY_DIGIT = re.compile(r"[0-9]")
+_LETTERS = re.compile(r"[a-z]+")
+
+
+def _has_word(low: str, hints: tuple[str, ...], spellings: frozenset[str]) -> bool:
+    """Whether lower-cased ASCII `low` has a word (its run of letters, from a word
+    start) among `spellings`, each of which starts with one of `hints`."""
+    for hint in hints:
+        i = low.find(hint)
+        while i >= 0:
+            if not (i and (low[i - 1].isalnum() or low[i - 1] == "_")):
+                if _LETTERS.match(low, i).group() in spellings:  # type: ignore[union-attr]
+                    return True
+            i = low.find(hint, i + 1)
+    return False
+
+
+def find_dates(draft: str, *, prefilter: bool = True) -> list[DateMention]:
+    """The dates the draft states (see the module docstring). `prefilter` skips a
+    pattern whose words are not in the draft (same result, see `_MONTH_HINTS`)."""
+    if prefilter and draft.isascii():
+        low = draft.lower()
+        calendar = _ANY_DIGIT.search(draft) is not None
+        calendar = calendar and _has_word(low, _MONTH_HINTS, _MONTH_SPELLINGS)
+        weekday = _has_word(low, _WEEKDAY_HINTS, _WEEKDAY_SPELLINGS)
+        relative = _has_word(low, _RELATIVE_HINTS, _RELATIVE_SPELLINGS)
+    else:
+        calendar = weekday = relative = True
+    bare_month = not prefilter or any(m in draft for m in _CAPITALISED_MONTHS)
+    found = (_calendar(draft, strict_case=True) if calendar else []) + _slashed(draft)
+    for m in _BARE_MONTH.finditer(draft) if bare_month else ():
+        month = _MONTH_NAMES.index(m.group("m").lower()) + 1
+        found.append(DateMention(m.start("m"), m.end("m"), "month", str(month)))
+    for m in _WEEKDAY_FULL.finditer(draft) if weekday else ():
         found.append(DateMention(m.start(), m.end(), "weekday", m.group()[:3].lower()))
-    for m in _WEEKDAY_ABBREVIATION.finditer(draft):
+    for m in _WEEKDAY_ABBREVIATION.finditer(draft) if weekday else ():
         if _is_weekday_abbreviation(draft, m):
             found.append(DateMention(m.start(), m.end(), "weekday", m.group("w")[:3].lower()))
-    for m in _RELATIVE.finditer(draft):
+    for m in _RELATIVE.finditer(draft) if relative else ():
         found.append(
             DateMention(m.start(), m.end(), "relative", " ".join(m.group().lower().split()))
         )
@@ -174,8 +270,19 @@ def _find_in_source(text: str, d: DateMention) -> tuple[int, int] | None:
     if d.kind == "relative":
         m = re.search(r"\b" + r"\s+".join(map(re.escape, d.value.split())) + r"\b", text)
         return m.span() if m else None
+    if d.kind == "day_month" and "|" in d.value:
+        for value in d.value.split("|"):
+            span = _find_in_source(text, d._replace(value=value))
+            if span:
+                return span
+        return None
+    if d.kind == "month":
+        return _month_in_source(text, int(d.value))
     if d.kind == "day_month":
         day, month = (int(x) for x in d.value.split("-"))
+        for m in _slashed(text):
+            if d.value in m.value.split("|"):
+                return m.start, m.end
         iso = text.find(f"-{month:02d}-{day:02d}")
         if iso >= 4 and _ISO.match(text, iso - 4):
             return iso - 4, iso + 6
@@ -185,6 +292,125 @@ def _find_in_source(text: str, d: DateMention) -> tuple[int, int] | None:
     if iso >= 0 and _ISO.match(text, iso):
         return iso, iso + 10
     return _around(text, year, _CALENDAR, lambda m: _states(m, d), 24)
+
+
+def _cased_month(norm: Normalised, source: str, month: int) -> tuple[int, int] | None:
+    """`_month_in_source`, where a month name counts only capitalised in the original
+    ("may" and "march" are verbs)."""
+    text = norm.text
+    pos = 0
+    while (span := _month_in_source(text[pos:], month)) is not None:
+        start, end = span[0] + pos, span[1] + pos
+        original = source[norm.original_span(start, end)[0] : norm.original_span(start, end)[1]]
+        if not original[:1].isalpha() or original[:1].isupper():
+            return start, end
+        pos = end
+    return None
+
+
+# Where a clause ends: a sentence end or ; : (not a decimal point or a digit group),
+# or a comma that joins two clauses (", and", ", but"); a comma inside a list does not.
+_CLAUSE_BREAK = re.compile(r"[.!?;:](?![0-9])|\n|,\s+(?:and|but|while|whereas|though|although)\b")
+_EVENT_STOP = frozenset(
+    """
+    this that with from will have been were said says they their there which what when
+    also into over after before about would could should than then them these those
+    monday tuesday wednesday thursday friday saturday sunday yesterday today tomorrow
+    tonight week weekend month year morning afternoon evening night last next
+    spoke speaks told tells added stated explained commented remarked speaking saying
+    """.split()
+)
+
+
+def _clause(text: str, start: int, end: int) -> tuple[int, int]:
+    window = max(0, start - 400)
+    breaks = [m.end() for m in _CLAUSE_BREAK.finditer(text, window, start)]
+    cs = breaks[-1] if breaks else window
+    after = _CLAUSE_BREAK.search(text, end)
+    return cs, after.start() if after else len(text)
+
+
+def _stems(text: str) -> set[str]:
+    """The event words of `text`: lower-case words of four letters or more, cut to five
+    (names say who, not what happened; "Mr Salmond met" names no event)."""
+    words = re.findall(r"[^\W\d_]+", text)
+    return {w[:5] for w in words if len(w) >= 4 and w.islower() and w not in _EVENT_STOP}
+
+
+def _event(text: str, start: int, end: int) -> tuple[set[str], set[str], tuple[int, int]]:
+    """(the event words before a date in its clause, all of its clause's, the clause)."""
+    cs, ce = _clause(text, start, end)
+    if not text[cs:start].strip(" ,") and cs > 1 and text[cs - 1] in ",:":
+        cs = _clause(text, cs - 1, cs - 1)[0]  # "Board meeting: Thu 9 January": one event
+    before = _stems(text[cs:start])
+    return before, before | _stems(text[end:ce]), (cs, ce)
+
+
+_FULL_WEEKDAY = {w[:3]: w for w in WEEKDAY_NAMES}
+
+
+def _occurrences(text: str, d: DateMention) -> list[tuple[int, int]]:
+    if d.kind == "weekday":  # found with str.find: a regex over a long source costs more
+        word, out, pos = _FULL_WEEKDAY[d.value], [], 0
+        while (i := text.find(word, pos)) >= 0:
+            pos = i + len(word)
+            if not (i and text[i - 1].isalnum()):
+                out.append((i, pos))
+        return out
+    phrase = r"\b" + r"\s+".join(map(re.escape, d.value.split())) + r"\b"
+    return [m.span() for m in re.finditer(phrase, text)]
+
+
+def _same_event(
+    text: str, draft: str, d: DateMention, span: tuple[int, int]
+) -> tuple[tuple[int, int] | None, tuple[int, int] | None]:
+    """(where the source gives the date to the draft's event, or None; the clause of
+    the source's date when it belongs to another event)."""
+    before, whole = _event(draft, d.start, d.end)[:2]
+    key = before or whole
+    if not key:
+        return span, None
+    clauses = []
+    for occurrence in _occurrences(text, d) or [span]:
+        s_before, s_whole, clause = _event(text, *occurrence)
+        clauses.append(clause)
+        if (before & s_before) if (before and s_before) else (key & s_whole):
+            return occurrence, None
+    elsewhere = any(
+        key & stems
+        for cs, ce, stems in _clause_stems(text)
+        if not any(cs <= c[0] < ce for c in clauses)
+    )
+    if elsewhere:
+        return None, clauses[0]  # the source's date belongs to another event
+    return span, None  # the draft's words are not in the source: the benefit of the doubt
+
+
+@lru_cache(maxsize=64)
+def _clause_stems(text: str) -> tuple[tuple[int, int, frozenset[str]], ...]:
+    """Every clause of a source with its event words, once per source."""
+    breaks = list(_CLAUSE_BREAK.finditer(text))
+    ends = [m.start() for m in breaks] + [len(text)]
+    starts = [0] + [m.end() for m in breaks]
+    return tuple(
+        (cs, ce, frozenset(_stems(text[cs:ce]))) for cs, ce in zip(starts, ends, strict=True)
+    )
+
+
+def _month_in_source(text: str, month: int) -> tuple[int, int] | None:
+    """The folded source names the month: in full or abbreviated ("Mar."), in an
+    ISO or slashed date. Capitalisation is checked by the caller (`_CASED`)."""
+    name = _MONTH_NAMES[month - 1]
+    m = re.search(rf"\b(?:{name}|{name[:3]}\.)(?!\w)", text)
+    if m:
+        return m.span()
+    iso = re.search(rf"\b(?:1[89]|20)[0-9]{{2}}-{month:02d}-[0-3][0-9]\b", text)
+    if iso:
+        return iso.span()
+    for d in _slashed(text):
+        if any(r.split("-")[1] == str(month) for r in d.value.split("|")):
+            return d.start, d.end
+    return None
 
 
 def _states(m: re.Match[str], d: DateMention) -> bool:
@@ -216,10 +442,15 @@ def dates_grounded(source: str, url: str | None, draft: str) -> Verdict:
     evidence: list[dict[str, Any]] = []
     missing: list[str] = []
     for d in mentions:
+        other = None
         if d.kind == "weekday":
             span = _source_weekday(norm, source or "", d.value)
+        elif d.kind == "month":
+            span = _cased_month(norm, source or "", int(d.value))
         else:
             span = _find_in_source(norm.text, d)
+        if span is not None and d.kind in ("weekday", "relative"):
+            span, other = _same_event(norm.text, draft, d, span)
         written = draft[d.start : d.end]
         evidence.append(
             {
@@ -231,6 +462,9 @@ def dates_grounded(source: str, url: str | None, draft: str) -> Verdict:
                 "source_span": list(norm.original_span(*span)) if span else None,
             }
         )
+        if other is not None:
+            start, end = norm.original_span(*other)
+            evidence[-1]["other_event"] = (source or "")[start:end].strip()
         if span is None and written not in missing:
             missing.append(written)
     if missing:

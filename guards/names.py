@@ -43,11 +43,12 @@ its words are there but not together).
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 from guards.numbers import _ORDINALS, _UNITS
 from guards.quotes import _source
-from guards.text import INVISIBLE, Normalised, clean
+from guards.text import INVISIBLE, clean
 from guards.verdict import Verdict, all_found
 
 GATE = "names_grounded"
@@ -56,7 +57,8 @@ GATE = "names_grounded"
 # dropped when the word is looked up.
 _WORD = re.compile(rf"[^\W\d_][\w{INVISIBLE}]*(?:[-'\u2019.][^\W\d_][\w{INVISIBLE}]*)*['\u2019]?|&")
 _DROP_INVISIBLE = dict.fromkeys(map(ord, INVISIBLE))
-_CONNECTORS = frozenset("of de van von der den la le du da di del and for &".split())
+_CONNECTORS = frozenset("of de van von der den la le du da di del and for für &".split())
+_ORGANISATION_CONNECTORS = frozenset("of for für and &".split())
 HONORIFICS = frozenset(
     "mr mrs ms miss mx dr prof sir dame lord lady rev revd cllr mme mlle herr frau st".split()
 )
@@ -89,7 +91,57 @@ _COMMON = frozenset(
     should can could may might must let lets it's that's there's we're they're i'm
     """.split()
 )
+_COMMON = _COMMON | frozenset(
+    "la le les l une un des der die das den dem des ein eine el los las il lo gli".split()
+)
 _NUMBER_WORDS = frozenset(_UNITS + _ORDINALS)
+# Acronyms of common nouns, not of anyone's name: a draft's "GP" names nobody.
+GENERIC_ACRONYMS = frozenset(
+    """
+    GP GPs MP MPs MEP MEPs MSP MSPs CEO CEOs CFO COO CTO AGM EGM PM TV DJ HR PR ICU GDP
+    VAT CCTV PhD MBA QC KC OBE MBE CBE AI EV EVs LED SUV HGV HGVs ID PIN ATM FAQ DIY IVF
+    PPE SMS URL USB CV CVs UFO LGBT LGBTQ NGO NGOs SME SMEs IPO PDF
+    """.split()
+)
+# Units written after a number: "450 MW", "-17.4C", "28C" are not names.
+UNIT_WORDS = frozenset(
+    "C F K MW GW KW kW kWh MWh GWh TWh Mbps Gbps GB TB MB KB Hz kHz MHz GHz dB V W mAh".split()
+)
+# Titles before a name say nothing of who it is ("Judge Ruth Marsh" is not Judge Helen
+# Marsh): they are left out when two names are compared word for word.
+TITLES = frozenset(
+    """
+    councillor cllr captain chief superintendent inspector sergeant constable detective
+    judge justice president minister secretary professor doctor mayor deputy senator
+    father sister brother bishop general colonel major commander officer director
+    bürgermeister bürgermeisterin maire ministre président présidente juez alcalde sindaco
+    """.split()
+)
+# Words that make a name a place or an organisation, not a person.
+NOT_PERSON = frozenset(
+    """
+    council college association trust university academy library hospital agency union
+    party ltd limited plc group company board committee court school church police
+    service services department ministry office bank club society foundation institute
+    county borough city town port harbour authority government commission federation
+    friends news times gazette courier park street road lane avenue square bridge hall
+    centre center house station airport river hill way close row quay wharf estate
+    retail market mall field fields farm green gate gardens place terrace drive
+    """.split()
+)
+_ROMAN = re.compile(r"(?:I|II|III|IV|V|VI|VII|VIII|IX|X|XI|XII)$")
+# Headline verbs written Title Case ("Keldmoor Buys Tallis Foods"): not names.
+_HEADLINE_VERBS = frozenset(
+    """
+    buys sells wins loses cuts hits backs slams axes eyes vows says sees gets sets plans
+    warns urges faces seeks takes makes opens closes shuts raises lifts drops ends starts
+    agrees rejects approves blocks bans calls denies admits launches unveils names hires
+    fires quits joins leaves returns signs scraps delays halts probes sues charges jails
+    buy sell win lose cut back slam axe eye vow say see get set plan warn urge face seek
+    take make open close shut raise lift drop end start agree reject approve block ban
+    over for with after amid into from about against as at by in on to of up out off new
+    """.split()
+)
 _SENTENCE_BREAK = re.compile(
     r"(?:[.!?:;\u2026]|\n)[\"'\u201c\u201d\u2018\u2019\u00ab\u00bb)\]]*\s*$"
 )
@@ -130,12 +182,14 @@ def _unpossessive(word: str) -> str:
 
 
 def _title_case_lines(text: str) -> list[tuple[int, int]]:
-    """Spans of lines whose longer words are mostly capitalised (headlines)."""
+    """Spans of lines whose longer words are mostly capitalised (headlines); a line
+    ending with a full stop is a sentence, not a headline."""
     spans = []
     pos = 0
     for line in text.split("\n"):
         long = [w for w in _WORD.findall(line) if len(w) >= 4]
-        if len(long) >= 3 and sum(_is_capitalised(w) for w in long) >= 0.6 * len(long):
+        headline = not line.rstrip().endswith(".")
+        if headline and len(long) >= 3 and sum(map(_is_capitalised, long)) >= 0.6 * len(long):
             spans.append((pos, pos + len(line)))
         pos += len(line) + 1
     return spans
@@ -145,18 +199,58 @@ def find_names(draft: str) -> list[Name]:
     """The proper names of the draft (see the module docstring)."""
     names: list[Name] = []
     run: list[re.Match[str]] = []
+    start, word = -1, "x"
     for m in [*_WORD.finditer(draft), None]:
-        if m is not None and run and draft[run[-1].end() : m.start()].strip() == "":
-            word = m.group()
-            if _is_capitalised(word) or (word in _CONNECTORS and _next_capitalised(draft, m)):
+        if m is not None:
+            # Each word's offset and text read once: this loop runs for every word.
+            start, word = m.start(), m.group()
+            if (
+                start
+                and (draft[start - 1].isdigit() or word in UNIT_WORDS)
+                and _after_number(draft, m)
+            ):
+                # -17.4C, 450 MW: a unit, and it ends a run of capitalised words
+                m, start, word = _NOT_A_NAME, -1, "x"
+            elif not run and not word[0].isupper():
+                continue  # an ordinary word outside any run: nothing to do
+        if m is not None and run and draft[run[-1].end() : start].strip() == "":
+            if word[0].isupper() or (word in _CONNECTORS and _next_capitalised(draft, m)):
                 run.append(m)
                 continue
         if run:
             names += _name_of(draft, run)
             run = []
-        if m is not None and _is_capitalised(m.group()):
+        if m is not None and word[0].isupper():
             run = [m]
     return names
+
+
+class _NotAName:
+    """Stands for a word that is not a name (a unit after a number): ends any run."""
+
+    @staticmethod
+    def group() -> str:
+        return "x"
+
+    @staticmethod
+    def start() -> int:
+        return -1
+
+    @staticmethod
+    def end() -> int:
+        return -1
+
+
+_NOT_A_NAME: Any = _NotAName()
+_NUMBER_BEFORE = re.compile(r"[0-9][0-9.,]*[^\S\n]?$")
+
+
+def _after_number(draft: str, m: re.Match[str]) -> bool:
+    """A word glued to a digit ("17.4C", "450MW"), or a unit after a number ("450 MW")."""
+    start = m.start()
+    if start and draft[start - 1].isdigit():
+        return True
+    return m.group() in UNIT_WORDS and bool(_NUMBER_BEFORE.search(draft, max(0, start - 12), start))
 
 
 def _next_capitalised(draft: str, m: re.Match[str]) -> bool:
@@ -172,8 +266,11 @@ def _name_of(draft: str, run: list[re.Match[str]]) -> list[Name]:
     for k, m in enumerate(run):
         word = _bare(m.group())
         low = word.lower()
-        if low in HONORIFICS or low in _DATE_WORDS or low in _NUMBER_WORDS or word in ("I", "A"):
+        if low in HONORIFICS or low in _DATE_WORDS or low in _NUMBER_WORDS or word == "A":
             continue
+        roman = word == "I" and k > 0 and run[k - 1].group() not in _CONNECTORS
+        if word in GENERIC_ACRONYMS or (word == "I" and not roman):
+            continue  # "I" stays only as a numeral after a name: "World War I"
         if k == 0 and _sentence_start(draft, m.start()):
             if low in _COMMON or low.endswith("ly"):
                 continue
@@ -209,16 +306,127 @@ def _word_at(text: str, word: str, prefix: bool = False) -> int:
     return -1
 
 
-def _lookup(source: Normalised, name: Name, headline: bool) -> tuple[list[str], int, int]:
+class _SourceIndex:
+    """What names_grounded needs of one source, read once per source (and cached for
+    the next draft of the same source): its folded words, the words it writes in
+    lower case, its own names and the acronyms of its names. Lookups are then set
+    lookups, not a scan of the source per draft name."""
+
+    def __init__(self, source: str):
+        self.source = source
+        self.norm = _source(source)
+        self._words: frozenset[str] | None = None
+        self._lookups = 0
+        self._names: list[tuple[str, tuple[str, ...]]] | None = None
+        self._lower: frozenset[str] | None = None
+        self._acronyms: frozenset[str] | None = None
+
+    @property
+    def words(self) -> frozenset[str]:
+        """Every word of the folded source, read once."""
+        if self._words is None:
+            self._words = frozenset(_TOKEN.findall(self.norm.text))
+        return self._words
+
+    def has_word(self, folded: str) -> bool:
+        """Whether the folded source has `folded` as a whole word. The first few
+        lookups search the text (cheaper than reading every word of a long source
+        for a draft with two names); from the ninth on, the source's words are read
+        once into a set and every later lookup, for this draft or the next draft of
+        the same source, is a set lookup."""
+        self._lookups += 1
+        if self._words is None and self._lookups <= _SCANS_BEFORE_INDEX:
+            return _word_at(self.norm.text, folded) >= 0
+        if folded in self.words:
+            return True
+        if _TOKEN.fullmatch(folded):
+            return False  # a plain word the source does not have
+        return _word_at(self.norm.text, folded) >= 0  # O'Neill, words with marks
+
+    @property
+    def names(self) -> list[tuple[str, tuple[str, ...]]]:
+        """Each name of the source as written and as folded words."""
+        if self._names is None:
+            text = clean(self.source)
+            self._names = [
+                (" ".join(n.words), tuple(w.casefold() for w in n.words)) for n in find_names(text)
+            ]
+        return self._names
+
+    @property
+    def lower(self) -> frozenset[str]:
+        """Words the source writes in lower case (ordinary words, not names)."""
+        if self._lower is None:
+            self._lower = frozenset(w for w in _TOKEN.findall(self.source) if w.islower())
+        return self._lower
+
+    @property
+    def acronyms(self) -> frozenset[str]:
+        """The initials of every run of up to six words starting with a capital, with and
+        without its connecting words: "Competition and Markets Authority" gives CMA,
+        "Caisse des dépôts et consignations" CDC, "Kreditanstalt für Wiederaufbau" KFW."""
+        if self._acronyms is None:
+            words = _TOKEN.findall(clean(self.source))
+            found = set()
+            for i, first in enumerate(words):
+                if not first[:1].isupper():
+                    continue
+                full = short = ""
+                for w in words[i : i + 9]:
+                    full += w[0]
+                    if w.lower() not in _CONNECTORS and w.lower() not in _ACRONYM_SKIP:
+                        short += w[0]
+                    if 2 <= len(short) <= 6:
+                        found.add(short.upper())
+                    if 2 <= len(full) <= 6:
+                        found.add(full.upper())
+            self._acronyms = frozenset(found)
+        return self._acronyms
+
+    def person_word(self, folded: str) -> bool:
+        """Whether the source gives `folded` as (part of) a person's name, or at least
+        not only inside the name of a place or an organisation ("Kelbrook Retail
+        Park" does not make anyone Ms Park)."""
+        holders = [n for _, n in self.names if folded in n]
+        if not holders:
+            return folded not in self.words or folded in self.lower_folded
+        return any(
+            len(n) == 1 or not any(w in NOT_PERSON or w in _ORGANISATION_CONNECTORS for w in n)
+            for n in holders
+        )
+
+    @property
+    def lower_folded(self) -> frozenset[str]:
+        return frozenset(w.casefold() for w in self.lower)
+
+
+_TOKEN = re.compile(r"[^\W_]+")
+_SCANS_BEFORE_INDEX = 8
+_ACRONYM_SKIP = frozenset("des et dei della di y e".split())
+
+
+@lru_cache(maxsize=64)
+def _source_index(source: str) -> _SourceIndex:
+    return _SourceIndex(source)
+
+
+def _is_acronym(word: str) -> bool:
+    return 2 <= len(word) <= 6 and sum(c.isupper() for c in word) >= 2 and word.isalpha()
+
+
+def _lookup(index: _SourceIndex, name: Name, headline: bool) -> tuple[list[str], int, int]:
     """(words the source lacks, start, end of where the source has the name)."""
+    source = index.norm
     missing = []
     text = source.text
     for k, word in enumerate(name.words):
         if word in _CONNECTORS:
             continue
         folded = source.fold(word)
-        if _word_at(text, folded) >= 0:
+        if index.has_word(folded):
             continue
+        if _is_acronym(word) and word.upper() in index.acronyms:
+            continue  # CMA for the Competition and Markets Authority
         lenient = headline or (k == 0 and name.initial)
         stem = folded[: max(4, len(folded) - 3)]
         if lenient and len(folded) > 4 and _word_at(text, stem, True) >= 0:
@@ -228,26 +436,11 @@ def _lookup(source: Normalised, name: Name, headline: bool) -> tuple[list[str], 
         return missing, -1, -1
     phrase = source.fold(" ".join(name.words))
     at = _word_at(text, phrase)
+    if at < 0 and len(name.words) > 1 and _ROMAN.match(name.words[-1]):
+        return [name.words[-1]], -1, -1  # World War I is not World War II
     if at < 0:  # every word is there, not together: no one place to point at
         return [], -1, -1
     return [], at, at + len(phrase)
-
-
-class _SourceNames:
-    """The source's own names (folded words), found once and only when needed."""
-
-    def __init__(self, source: str):
-        self.source = source
-        self._names: list[tuple[str, tuple[str, ...]]] | None = None
-
-    @property
-    def names(self) -> list[tuple[str, tuple[str, ...]]]:
-        if self._names is None:
-            text = clean(self.source)
-            self._names = [
-                (" ".join(n.words), tuple(w.casefold() for w in n.words)) for n in find_names(text)
-            ]
-        return self._names
 
 
 def _parts(written: str) -> list[tuple[str, ...]]:
@@ -261,7 +454,7 @@ def _parts(written: str) -> list[tuple[str, ...]]:
             parts.append([])
             continue
         bare = _bare(token)
-        if bare.lower() not in HONORIFICS:
+        if bare.lower() not in HONORIFICS and bare.lower() not in TITLES:
             parts[-1] += [part for part in re.split(r"[-.]", bare) if part]
         if bare != token.translate(_DROP_INVISIBLE).rstrip("."):  # a possessive ends a part
             parts.append([])
@@ -273,7 +466,7 @@ def _in_order(words: tuple[str, ...], within: tuple[str, ...]) -> bool:
     return all(word in it for word in words)
 
 
-def _recombined(names: _SourceNames, written: str) -> dict[str, str] | None:
+def _recombined(names: _SourceIndex, written: str) -> dict[str, str] | None:
     """{first word: the source name it comes from, last word: another source name}
     when the name blends two of the source's names (see the module), else None."""
     for part in _parts(written):
@@ -287,18 +480,64 @@ def _recombined(names: _SourceNames, written: str) -> dict[str, str] | None:
     return None
 
 
+_HONORIFIC_BEFORE = re.compile(
+    r"\b(?:mr|mrs|ms|miss|mx|dr|herr|frau|mme|mlle|m|sir|dame|lord|lady)\.?\s+$", re.IGNORECASE
+)
+
+
+def _headline_names(draft: str, name: Name, index: _SourceIndex) -> list[Name]:
+    """A run of capitalised words in a Title Case line, split at its ordinary words:
+    a headline verb ("Buys"), a common word ("Over"), or a word the source writes
+    in lower case ("Inquiry"); what is left are the names."""
+    parts: list[list[re.Match[str]]] = [[]]
+    for m in _WORD.finditer(draft, name.start, name.end):
+        low = _bare(m.group()).lower()
+        ordinary = (
+            low in _HEADLINE_VERBS
+            or low in _COMMON
+            or low in index.lower
+            or (low.endswith("s") and low[:-1] in index.lower)
+        )
+        if ordinary and m.group().lower() not in _CONNECTORS:
+            parts.append([])
+        else:
+            parts[-1].append(m)
+    out = []
+    for part in parts:
+        while part and part[-1].group() in _CONNECTORS:
+            part.pop()
+        while part and part[0].group() in _CONNECTORS:
+            part.pop(0)
+        words = tuple(w for m in part for w in re.split(r"[-.]", _bare(m.group())) if w)
+        if words:
+            out.append(Name(part[0].start(), part[-1].end(), words, name.initial))
+    return out
+
+
 def names_grounded(source: str, url: str | None, draft: str) -> Verdict:
     """Flag proper names of the draft that the source never mentions."""
     draft = draft or ""
-    names = find_names(draft)
-    norm = _source(source or "")
+    index = _source_index(source or "")
+    norm = index.norm
     headlines = _title_case_lines(draft)
-    source_names = _SourceNames(source or "")
+    names = []
+    for name in find_names(draft):
+        if any(s <= name.start < e for s, e in headlines):
+            names += [(part, True) for part in _headline_names(draft, name, index)]
+        else:
+            names.append((name, False))
+    source_names = index
     evidence: list[dict[str, Any]] = []
     missing: list[str] = []
-    for name in names:
-        headline = any(s <= name.start < e for s, e in headlines)
-        lacks, start, end = _lookup(norm, name, headline)
+    for name, headline in names:
+        lacks, start, end = _lookup(index, name, headline)
+        if (
+            not lacks
+            and len(name.words) == 1
+            and _HONORIFIC_BEFORE.search(draft, max(0, name.start - 8), name.start)
+        ):
+            if not index.person_word(norm.fold(name.words[0])):
+                lacks = [name.words[0]]  # "Ms Park" from "Kelbrook Retail Park"
         written = draft[name.start : name.end]
         entry: dict[str, Any] = {
             "name": written,

@@ -202,8 +202,17 @@ def tokenise(text: str, language: str | None = None) -> list[NumberToken]:
     `language` (en, de, fr, es, it, nl) decides what a comma before three digits
     and "billion" mean; by default it is detected from the text."""
     folded = compat_fold(text)
-    lang = language or detect_language(folded.text)
+    lang = language or language_for_numbers(folded.text)
     return [_to_original(t, folded, text) for t in _folded_tokens(folded.text, lang)]
+
+
+_LANGUAGE_MATTERS = re.compile(r"[0-9][,\s][0-9]{3}(?![0-9])|illion|[0-9],[0-9]{3}")
+
+
+def language_for_numbers(text: str) -> str | None:
+    """The language of `text` where it changes how its numbers read (a comma or a space
+    before three digits, "billion"), else None: detecting it costs more than the rest."""
+    return detect_language(text) if _LANGUAGE_MATTERS.search(text) else None
 
 
 # A run of digits is a whole number by itself unless it follows a dot (.45) or
@@ -899,7 +908,7 @@ def ground_numbers(passage: str, text: str, language: str | None = None) -> Numb
     search = _Search(wanted, {}, {}, len(checked))
     seen: list[NumberToken] = []
     if checked:
-        lang = language or detect_language(folded.text)
+        lang = language or language_for_numbers(folded.text)
         _search_source(folded.text, search, lang, seen)
     evidence: list[dict[str, Any]] = []
     missing: list[str] = []

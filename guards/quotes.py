@@ -41,12 +41,27 @@ boundaries: "the port" is not in "the portfolio". Quotation marks inside a
 quote must be in the source too (any style, single or double): quoting the
 narration around a source's quote would put words in the speaker's mouth.
 An ellipsis (… ... . . . or […]) splits a quote into fragments that must
-appear in the source in order, as one passage: each fragment at most
-MAX_OMISSION (250) characters after the previous one, with no paragraph break
-or quotation mark in the omitted text, and no negation in it (not, no, never,
-n't, without, nor, neither, none, nobody, nothing, nowhere, cannot, hardly,
-scarcely, barely): "We will ... raise taxes" from "We will not raise taxes"
-fails. The evidence names the omission and why it was refused.
+appear in the source in order, as one passage. The rule: an ellipsis may leave
+out an aside, never what decides the meaning of the words kept. So the omitted
+text is at most MAX_OMISSION (250) characters and MAX_OMITTED_WORDS (20)
+words, holds no paragraph break or quotation mark, and no word that turns the
+kept words round (`_TURNS`, in English, French, German, Spanish, Italian and
+Dutch): a negation (not, no, never, n't, without, nor, none, cannot, hardly;
+ne, pas, jamais; nicht, kein, nie; no, nunca; non, mai; niet, geen), a verb of
+opposition, refusal or denial (oppose, reject, refuse, deny, block, prevent,
+resist, fight, scrap, cancel, abandon, reverse, veto, ban, dispute, doubt,
+fail, avoid, withdraw; s'opposer, refuser, rejeter, nier, empêcher; ablehnen,
+verweigern, verhindern, bestreiten; rechazar, oponerse; rifiutare, opporsi;
+weigeren, verzetten), a word of contrast or condition (against, instead,
+rather, unless, except, but, although, however, if, whether; contre, sans,
+sauf, si; gegen, ohne, außer, wenn, falls; contra, sin, si; contro, senza, se;
+tegen, zonder, als). "I would ... close the central library" from "I would
+oppose any plan to close the central library" fails, and so does "We will ...
+raise taxes" from "We will not raise taxes". The evidence names the omission
+and why it was refused.
+A quotation the source continues into the next paragraph with a continuation
+mark (the paragraph opens with a quotation mark again) is verbatim when the
+draft joins the parts: the mark is not a word of the quotation.
 Square-bracketed editorial insertions ("[The mayor] said") are not accepted:
 they are not words of the source.
 """
@@ -337,6 +352,11 @@ def _match_rest(text: str, i: int, pieces: list[str]) -> int | None:
             ok = j < n and text[j] in _DASH_MARKS
         else:
             ok = text.startswith(piece, j)
+        if not ok and j > i and "\n" in text[i:j] and text[j] in _QUOTE_MARKS:
+            # The continuation mark of a quotation the source carries into the next
+            # paragraph: the draft joins the parts without it.
+            j += 1
+            ok = piece not in _QUOTE_MARKS and text.startswith(piece, j)
         if not ok:
             return None
         i = j + len(piece)
@@ -365,12 +385,31 @@ def _locate(source: Normalised, parts: list[str], pos: int = 0) -> list[tuple[in
 
 # An ellipsis joins fragments of one passage: the omitted source text is at
 # most this long, has no paragraph break or quotation mark (the fragments are
-# of one quotation, not a quote and its narration) and no negation (leaving
-# out a "not" inverts the meaning).
+# of one quotation, not a quote and its narration) and no word that turns the
+# kept words round (leaving out a "not" or an "oppose" inverts the meaning).
 MAX_OMISSION = 250
-_NEGATION = re.compile(
-    r"\b(?:not|no|never|nor|neither|none|nobody|nothing|nowhere|without|cannot|hardly|"
-    r"scarcely|barely)\b|n['\u2019]t\b"
+MAX_OMITTED_WORDS = 20
+_TURNS = re.compile(
+    r"\b(?:"
+    # negations
+    r"not|no|never|nor|neither|none|nobody|nothing|nowhere|without|cannot|hardly|scarcely|"
+    r"barely|ne|pas|jamais|aucune?|rien|personne|nicht|kein\w*|nie|niemals|nichts|nein|"
+    r"nunca|nada|ningún|ninguna|non|mai|nessun[oa]?|niente|niet|geen|nooit|niets|"
+    # opposition, refusal, denial, reversal
+    r"oppos\w*|reject\w*|refus\w*|den(?:y|ies|ied|ying|ial)|block\w*|prevent\w*|resist\w*|"
+    r"fight\w*|fought|halt\w*|scrap\w*|cancel\w*|abandon\w*|revers\w*|revok\w*|veto\w*|"
+    r"ban|bans|banned|banning|disput\w*|doubt\w*|unlikely|fail\w*|avoid\w*|withdr[ae]w\w*|"
+    r"stop|stops|stopped|stopping|dismiss\w*|overturn\w*|refut\w*|contest\w*|"
+    r"rejet\w*|rejett\w*|ni[ée]\w*|nie[nr]?|empêch\w*|bloqu\w*|"
+    r"\w*lehn\w*|verweiger\w*|verhinder\w*|bestreit\w*|bestritt\w*|stopp\w*|"
+    r"rechaz\w*|opon\w*|negó|niega\w*|rifiut\w*|oppon\w*|oppost\w*|neg[ao]\w*|"
+    r"weiger\w*|verzet\w*|ontken\w*|"
+    # contrast and condition
+    r"against|instead|rather|unless|except|but|although|though|however|if|whether|"
+    r"contre|sans|sauf|si|mais|gegen|ohne|außer|aber|wenn|falls|sondern|contra|sin|"
+    r"pero|sino|contro|senza|se|ma|tranne|tegen|zonder|als|tenzij|maar"
+    r")\b|n['\u2019]t\b|\bn['\u2019]",
+    re.IGNORECASE,
 )
 _OMISSION_STOP = re.compile(r"\n[^\S\n]*\n|[\"\u201c\u201d\u201e\u201f\u00ab\u00bb\u300c\u300d]")
 _CONTINUATION = re.compile(
@@ -383,10 +422,13 @@ def _omission_problem(text: str, start: int, end: int) -> str | None:
     gap = text[start:end]
     if len(gap) > MAX_OMISSION:
         return f"more than {MAX_OMISSION} characters apart"
+    if len(gap.split()) > MAX_OMITTED_WORDS:
+        return f"more than {MAX_OMITTED_WORDS} words left out"
     if _OMISSION_STOP.search(gap):
         return "not one passage (a paragraph break or quotation mark between)"
-    if _NEGATION.search(gap):
-        return "the omission holds a negation"
+    turn = _TURNS.search(gap)
+    if turn:
+        return f"the omission holds a negation, opposition or condition: “{turn.group()}”"
     return None
 
 

@@ -17,12 +17,19 @@ from guards.names import names_grounded
 from guards.numbers import numbers_grounded
 from guards.quotes import quotes_verbatim
 from guards.source import source_length, source_url
+from guards.speakers import speakers_match
 from guards.verdict import Verdict
 
 Gate = Callable[[str, str | None, str], Verdict]
 
 SOURCE_GATES = ("source_url", "source_length")
-DRAFT_GATES = ("numbers_grounded", "quotes_verbatim", "names_grounded", "dates_grounded")
+DRAFT_GATES = (
+    "numbers_grounded",
+    "quotes_verbatim",
+    "speakers_match",
+    "names_grounded",
+    "dates_grounded",
+)
 # The model checks: their verdicts come from a checking model's reply (guards.checks).
 CHECK_GATES = ("claims_supported", "faithfulness")
 ALL_GATES = SOURCE_GATES + DRAFT_GATES + CHECK_GATES
@@ -31,6 +38,7 @@ DEFAULT_MODES: dict[str, str] = {gate: "discard" for gate in ALL_GATES} | {
     # Heuristics: they show the editor what to look at, they do not discard.
     "names_grounded": "flag",
     "dates_grounded": "flag",
+    "speakers_match": "flag",
 }
 
 
@@ -74,12 +82,13 @@ class GateResult:
         return self.verdict.to_dict() | {"mode": self.stored_mode}
 
 
-def _gates(min_source_words: int) -> dict[str, Gate]:
+def _gates(min_source_words: int, language: str | None = None) -> dict[str, Gate]:
     return {
         "source_url": source_url,
         "source_length": partial(source_length, min_words=min_source_words),
-        "numbers_grounded": numbers_grounded,
+        "numbers_grounded": partial(numbers_grounded, language=language),
         "quotes_verbatim": quotes_verbatim,
+        "speakers_match": speakers_match,
         "names_grounded": names_grounded,
         "dates_grounded": dates_grounded,
     }
@@ -93,9 +102,11 @@ def run_gates(
     *,
     modes: Mapping[str, str],
     min_source_words: int = 150,
+    language: str | None = None,
 ) -> list[GateResult]:
-    """Run the named gates that are not `off`, in order; every verdict is returned."""
-    gates = _gates(min_source_words)
+    """Run the named gates that are not `off`, in order; every verdict is returned.
+    `language` is the source's (its page or feed), None to detect it from the text."""
+    gates = _gates(min_source_words, language)
     results = []
     for name in names:
         mode = modes.get(name, DEFAULT_MODES[name])

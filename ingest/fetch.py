@@ -65,7 +65,19 @@ Resolver = Callable[[str, int], list[str]]  # (host, port) -> IP addresses as te
 
 
 class Refused(Exception):
-    """The URL may not be fetched (scheme, private address): no request was sent."""
+    """The URL may not be fetched (scheme, private address): no request was sent.
+    `private`: refused for its address, which the allow-list could let through."""
+
+    def __init__(self, message: str, *, private: bool = False):
+        super().__init__(message)
+        self.private = private
+
+
+# Said after a fetch the operator vouches for (a configured feed, `copydesk submit`)
+# was refused for its address: the one setting that lets it through.
+ALLOW_PRIVATE_HINT = (
+    "to fetch it, add the host or its network to [ingest] allow_private in config.toml"
+)
 
 
 # --------------------------------------------------------------------------- results
@@ -153,6 +165,12 @@ def _within(ip: Address, networks: Iterable[ipaddress.IPv4Network | ipaddress.IP
     return any(c in net for c in _forms(ip) for net in networks if c.version == net.version)
 
 
+def _intranet(ip: Address) -> bool:
+    """A loopback or private-network address: one an operator may vouch for with the
+    allow-list. Link-local (cloud metadata services) and the rest never get the hint."""
+    return (ip.is_loopback or ip.is_private) and not ip.is_link_local
+
+
 class AddressPolicy:
     """Which hosts may be connected to: public addresses, plus the allow-list
     (`ingest.allow_private`): networks in CIDR notation (any address inside them),
@@ -184,7 +202,7 @@ class AddressPolicy:
             literal = None
         if literal is not None:
             if not self.address_allowed(literal):
-                raise Refused(f"address {literal} is not public")
+                raise Refused(f"address {literal} is not public", private=_intranet(literal))
             return [name]
         try:
             addresses = resolver(name, port)
@@ -195,7 +213,9 @@ class AddressPolicy:
         for text in addresses:
             ip = ipaddress.ip_address(text.split("%")[0])
             if not self.address_allowed(ip, name):
-                raise Refused(f"host {name} resolves to non-public address {ip}")
+                raise Refused(
+                    f"host {name} resolves to non-public address {ip}", private=_intranet(ip)
+                )
         return addresses
 
     def vouches_for(self, host: str, resolver: Resolver) -> bool:
@@ -772,7 +792,10 @@ class Fetcher:
                     client, url, current, headers, budget, limit or self.settings.max_bytes
                 )
         except Refused as exc:
-            return FetchResult(url, current, error=f"refused: {exc}", refused=True)
+            why = f"refused: {exc}"
+            if trusted and exc.private:
+                why += f" ({ALLOW_PRIVATE_HINT})"
+            return FetchResult(url, current, error=why, refused=True)
         except (httpx.TimeoutException, httpcore.TimeoutException, _Deadline) as exc:
             if budget.expired:
                 return _timed_out(url, current, budget)

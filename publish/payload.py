@@ -15,12 +15,28 @@ from typing import Any
 
 SCHEMA_PATH = Path(__file__).with_name("payload.schema.json")
 SCHEMA_ID = "copydesk.publication/1"
-ENTRY_ID_PREFIX = "tag:copydesk,2026:item:"
 
 
-def entry_id(item_id: int) -> str:
-    """The item's stable id in every target (the Atom entry id too)."""
-    return f"{ENTRY_ID_PREFIX}{item_id}"
+@dataclass(frozen=True)
+class Ids:
+    """The ids an installation publishes under. Item numbers restart in every
+    database, so each id carries the installation's own id (made with its schema):
+    two newsrooms, or one moved to a new database, never send the same id or key
+    for different stories. Ids are tag URIs (RFC 4151, "tag:" authority "," date
+    ":" specific): the authority a domain the newsroom owns ([publish]
+    id_authority), the date the installation's first day."""
+
+    installation: str
+    authority: str = "copydesk"
+    date: str = "2026-01-01"
+
+    def entry(self, item_id: int) -> str:
+        """The item's stable id in every target (the Atom entry id too)."""
+        return f"tag:{self.authority},{self.date}:{self.installation}/item/{item_id}"
+
+    def key(self, item_id: int, kind: str, target: str) -> str:
+        """The webhook's Idempotency-Key: the same on every attempt of one delivery."""
+        return f"copydesk-{self.installation}-item-{item_id}-{kind}-{target}"
 
 
 def iso(value: datetime | None) -> str | None:
@@ -32,10 +48,38 @@ def source_digest(text: str | None) -> str:
 
 
 @dataclass(frozen=True)
+class Attribution:
+    """Whose story it is and how the summary was made: the source outlet (the feed's
+    name), its byline and date as extracted at ingest, the summariser that wrote the
+    summary, the models that ran its checks, and each model check's state ("ran",
+    "not run", "failed"; empty: no model check is configured)."""
+
+    source_outlet: str | None = None
+    source_byline: str | None = None
+    source_published_at: datetime | None = None
+    written_by: str | None = None
+    checked_by: list[str] = field(default_factory=list)
+    model_checks: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source_outlet": self.source_outlet,
+            "source_byline": self.source_byline,
+            "source_published_at": iso(self.source_published_at),
+            "written_by": self.written_by,
+            "checked_by": self.checked_by,
+            "model_checks": self.model_checks,
+            "model_checks_ran": bool(self.model_checks)
+            and all(state == "ran" for state in self.model_checks.values()),
+        }
+
+
+@dataclass(frozen=True)
 class Publication:
     """One item as published. `evidence` and `checks` are the evidence map."""
 
     item_id: int
+    entry_id: str
     headline: str | None
     summary: str
     source_url: str | None
@@ -46,12 +90,16 @@ class Publication:
     published_at: datetime
     evidence: list[dict[str, Any]] = field(default_factory=list)
     checks: list[dict[str, Any]] = field(default_factory=list)
+    # The audit log's head (ID:HASH) when this was prepared: every reader keeps a copy
+    # of the chain's head (`copydesk audit --verify --against-feed`).
+    audit_head: str | None = None
+    attribution: Attribution = field(default_factory=Attribution)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "schema": SCHEMA_ID,
             "event": "published",
-            "id": entry_id(self.item_id),
+            "id": self.entry_id,
             "item_id": self.item_id,
             "headline": self.headline,
             "summary": self.summary,
@@ -63,7 +111,8 @@ class Publication:
             "published_at": iso(self.published_at),
             "evidence": self.evidence,
             "checks": self.checks,
-        }
+            **self.attribution.to_dict(),
+        } | ({"audit_head": self.audit_head} if self.audit_head else {})
 
 
 def retraction(published: dict[str, Any], reason: str, by: str, at: datetime) -> dict[str, Any]:

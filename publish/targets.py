@@ -16,11 +16,11 @@ import hmac
 import json
 import logging
 import os
-import tempfile
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from importlib import metadata
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -36,11 +36,14 @@ from publish.settings import (
     TargetSettings,
     WebhookTargetSettings,
 )
+from store.files import write_atomically
+
+__all__ = ["write_atomically"]  # the crash tests write the feed the way the target does
 
 log = logging.getLogger("copydesk.publish")
 
 NS = "tag:copydesk,2026:ns/evidence"  # the Atom extension's own namespace
-SIGNATURE_HEADER = "X-Copydesk-Signature"  # "sha256=<hex HMAC of the body>"
+SIGNATURE_HEADER = "X-Copydesk-Signature"  # "t=<unix time>,v1=<hex HMAC>": see sign()
 DELIVERED, RETRY, FAILED = "delivered", "retry", "failed"
 
 
@@ -49,6 +52,7 @@ class Sent:
     outcome: str  # DELIVERED, RETRY or FAILED
     detail: str = ""
     attempts: int = 1
+    warning: str | None = None  # delivered, but someone should act (a moved target)
 
 
 @dataclass(frozen=True)
@@ -60,43 +64,20 @@ class Event:
     key: str
     payload: dict[str, Any]
     attempt: int = 1  # 1: no earlier attempt can have reached the target
+    claim: str | None = None  # the worker's claim token on the delivery row
 
 
 class Target(Protocol):
     """`send` gets the event and, for a target rebuilt whole (one with a `window`:
     how many recent deliveries to read), every entry it should carry. Such a
     target may also have a `batch`: a publish run then sends up to that many items
-    in one call (`event` is the last of them; `feed` carries them all)."""
+    in one call (`event` is the last of them; `feed` carries them all), and is
+    sent `event=None` to rebuild the file from the delivered rows alone."""
 
     name: str
     kind: str
 
     def send(self, event: Event, feed: list[dict[str, Any]]) -> Sent: ...
-
-
-def fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def write_atomically(path: Path, data: bytes) -> None:
-    """Temporary file in the same folder, fsync, rename: a reader (or a crash) sees
-    the old file or the new one, never half of one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    fsync_dir(path.parent)
 
 
 # --------------------------------------------------------------------------- Atom
@@ -127,6 +108,22 @@ class _Evidence(BaseEntryExtension):
             k: v for k, v in (("by", p.get("approved_by")), ("at", p.get("approved_at"))) if v
         }
         etree.SubElement(entry, f"{{{NS}}}approved", **approved)
+        # Whose story it is: the outlet, its byline and date (attributes, so the text
+        # is escaped by the XML writer, never markup).
+        source = {
+            k: v
+            for k, v in (
+                ("outlet", p.get("source_outlet")),
+                ("byline", p.get("source_byline")),
+                ("published", p.get("source_published_at")),
+            )
+            if v
+        }
+        if source:
+            etree.SubElement(entry, f"{{{NS}}}source", **source)
+        if p.get("audit_head"):  # the audit log's head when this was prepared
+            event_id, _, digest = p["audit_head"].partition(":")
+            etree.SubElement(entry, f"{{{NS}}}audit-head", event=event_id, hash=digest)
         box = etree.SubElement(
             entry, f"{{{NS}}}evidence", source_sha256=p.get("source_sha256") or ""
         )
@@ -168,10 +165,10 @@ class AtomTarget:
         # not once per item, and every item is in the file at least once.
         self.batch = settings.max_entries
 
-    def send(self, event: Event, feed: list[dict[str, Any]]) -> Sent:
+    def send(self, event: Event | None, feed: list[dict[str, Any]]) -> Sent:
         """`feed` is every entry this target carries, newest state of each item."""
         try:
-            write_atomically(self.settings.path, self.render(feed))
+            write_atomically(self.settings.path, self.render(feed), self.settings.mode)
         except OSError as exc:
             return Sent(RETRY, f"cannot write {self.settings.path}: {exc.strerror or exc}")
         return Sent(DELIVERED, str(self.settings.path))
@@ -183,6 +180,7 @@ class AtomTarget:
         fg.register_extension("copydesk", _FeedNamespace, _Evidence)
         fg.id(s.feed_id)
         fg.title(s.title)
+        fg.language(s.language)  # xml:lang on the feed (RFC 4287 2: atomCommonAttributes)
         fg.author({"name": "copydesk"})
         if s.link:
             fg.link(href=s.link, rel="self")
@@ -233,7 +231,10 @@ class JsonlTarget:
                 return Sent(DELIVERED, f"{path} already had it")
             path.parent.mkdir(parents=True, exist_ok=True)
             line = to_bytes(event.payload) + b"\n"
-            with open(path, "ab") as handle:
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, self.settings.mode)
+            with os.fdopen(fd, "ab") as handle:
+                if not os.fstat(fd).st_size:
+                    os.fchmod(fd, self.settings.mode)  # a new file: file_mode, not the umask
                 # A crash mid-write can leave a partial last line; start after it.
                 if handle.tell() and not _ends_with_newline(path):
                     handle.write(b"\n")
@@ -269,8 +270,56 @@ def _ends_with_newline(path: Path) -> bool:
 # --------------------------------------------------------------------------- webhook
 
 
-def sign(secret: str, body: bytes) -> str:
-    return "sha256=" + hmac.new(secret.encode("utf-8"), body, hashlib.sha256).hexdigest()
+# The signature covers a timestamp, so a captured request cannot be replayed later:
+# "t=<unix seconds>,v1=<hex HMAC-SHA256 of '<t>.' + body>", the scheme Stripe documents
+# for its own webhooks (https://docs.stripe.com/webhooks#verify-manually: signed
+# payload "timestamp.body", a tolerance of 5 minutes by default). A receiver
+# recomputes it over the raw body and refuses a timestamp older than its tolerance.
+SIGNATURE_TOLERANCE = 300  # seconds; README's receiver example uses the same
+
+
+def sign(secret: str, body: bytes, timestamp: int) -> str:
+    mac = hmac.new(secret.encode("utf-8"), f"{timestamp}.".encode() + body, hashlib.sha256)
+    return f"t={timestamp},v1={mac.hexdigest()}"
+
+
+def verify_signature(
+    body: bytes,
+    header: str,
+    secret: str,
+    *,
+    now: float | None = None,
+    tolerance: float = SIGNATURE_TOLERANCE,
+) -> bool:
+    """What a receiver checks (README has the same code to copy): the HMAC over the
+    timestamp and the raw body, and a timestamp within `tolerance` of now."""
+    fields = dict(part.split("=", 1) for part in header.split(",") if "=" in part)
+    try:
+        timestamp = int(fields["t"])
+    except (KeyError, ValueError):
+        return False
+    if abs((time.time() if now is None else now) - timestamp) > tolerance:
+        return False
+    expected = sign(secret, body, timestamp).split(",v1=")[1]
+    return hmac.compare_digest(expected, fields.get("v1", ""))
+
+
+def user_agent() -> str:
+    try:
+        return f"copydesk/{metadata.version('copydesk')}"
+    except metadata.PackageNotFoundError:
+        return "copydesk"
+
+
+# Redirects (RFC 9110 section 15.4): a 307 or 308 keeps the method and the body, so
+# the POST is made again at the new address (308 says the move is permanent: the
+# config should name the new URL). A 301, 302 or 303 lets (303: makes) a client
+# turn the POST into a GET, so it is not followed: the delivery fails for good,
+# naming the new address, and `copydesk publish --retry-failed` sends it once the
+# config is fixed.
+FOLLOWED = (307, 308)
+REFUSED = (301, 302, 303)
+MAX_HOPS = 3
 
 
 class WebhookTarget:
@@ -283,43 +332,73 @@ class WebhookTarget:
         *,
         transport: httpx.BaseTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.time,
     ):
         self.settings = settings
         self.name = settings.name
         self.secret = secret
         self.sleep = sleep
+        self.clock = clock
         self.client = httpx.Client(
-            timeout=settings.timeout_seconds, transport=transport, follow_redirects=False
+            timeout=settings.timeout_seconds,
+            transport=transport,
+            follow_redirects=False,
+            headers={"User-Agent": user_agent()},
         )
 
     def close(self) -> None:
         self.client.close()
 
     def send(self, event: Event, feed: list[dict[str, Any]]) -> Sent:
+        s = self.settings
+        sent = Sent(RETRY, "")
+        for attempt in range(1, s.attempts + 1):
+            if attempt > 1:
+                self.sleep(min(s.backoff_seconds * 2 ** (attempt - 2), s.max_backoff_seconds))
+            sent = self._post(event, attempt)
+            if sent.outcome != RETRY:
+                return sent
+        return Sent(RETRY, sent.detail, s.attempts)
+
+    def _post(self, event: Event, attempt: int) -> Sent:
+        """One try, following up to MAX_HOPS 307/308 redirects."""
         body = to_bytes(event.payload)
         headers = {
             "Content-Type": "application/json",
             "Idempotency-Key": event.key,
-            SIGNATURE_HEADER: sign(self.secret, body),
+            SIGNATURE_HEADER: sign(self.secret, body, int(self.clock())),
             "X-Copydesk-Event": event.payload["event"],
         }
-        s = self.settings
-        detail = ""
-        for attempt in range(1, s.attempts + 1):
-            if attempt > 1:
-                self.sleep(s.backoff_seconds * 2 ** (attempt - 2))
+        url, moved = httpx.URL(self.settings.url), None
+        for _ in range(MAX_HOPS + 1):
             try:
-                response = self.client.post(s.url, content=body, headers=headers)
+                response = self.client.post(url, content=body, headers=headers)
             except httpx.HTTPError as exc:
-                detail = f"{type(exc).__name__}: {exc}"[:300]
-                continue
+                return Sent(RETRY, f"{type(exc).__name__}: {exc}"[:300], attempt)
             code = response.status_code
-            if 200 <= code < 300:
-                return Sent(DELIVERED, f"HTTP {code}", attempt)
             detail = f"HTTP {code} {response.reason_phrase}".strip()
+            location = response.headers.get("Location")
+            if code in FOLLOWED and location:
+                url = url.join(location)
+                if code == 308:
+                    moved = f'the target moved permanently to {url}: set url = "{url}"'
+                continue
+            if 200 <= code < 300:
+                return Sent(DELIVERED, detail, attempt, warning=moved)
+            if code in REFUSED and location:
+                new = url.join(location)
+                why = (
+                    f"{detail} to {new}: a POST is not sent again through a {code}, which"
+                    f' lets it become a GET (RFC 9110 15.4); set url = "{new}" in config.toml'
+                    " if that is the new address, then run publish --retry-failed"
+                )
+                return Sent(FAILED, why, attempt)
+            if 300 <= code < 400:
+                return Sent(FAILED, f"{detail}: a redirect copydesk does not follow", attempt)
             if 400 <= code < 500 and code not in (408, 429):
                 return Sent(FAILED, detail, attempt)
-        return Sent(RETRY, detail, s.attempts)
+            return Sent(RETRY, detail, attempt)
+        return Sent(FAILED, f"more than {MAX_HOPS} redirects from {self.settings.url}", attempt)
 
 
 def build_targets(
@@ -346,3 +425,29 @@ def build_targets(
                 )
             targets.append(WebhookTarget(t, secret, transport=transport, sleep=sleep))
     return targets
+
+
+# --------------------------------------------------------------------------- audit heads
+
+
+def published_heads(data: bytes) -> list[str]:
+    """The audit heads (ID:HASH) an Atom file or a JSON Lines file published: what
+    `copydesk audit --verify --against-feed` checks the log against. ValueError
+    when `data` is neither."""
+    if data.lstrip().startswith(b"<"):
+        try:
+            root = etree.fromstring(data, parser=etree.XMLParser(resolve_entities=False))
+        except etree.XMLSyntaxError as exc:
+            raise ValueError(f"not an Atom feed: {exc}") from None
+        return [f"{e.get('event')}:{e.get('hash')}" for e in root.iter(f"{{{NS}}}audit-head")]
+    heads = []
+    for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            raise ValueError(f"line {number} is neither Atom nor a JSON Lines record") from None
+        if isinstance(record, dict) and record.get("audit_head"):
+            heads.append(str(record["audit_head"]))
+    return heads

@@ -9,6 +9,7 @@ signed in.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import streamlit as st
 from sqlalchemy.engine import Engine
@@ -24,6 +25,7 @@ from review_ui.views.publish import approved_view, published_view, source_change
 from review_ui.views.queue import open_from_link, queue_view, release_claim, sidebar_filters
 from review_ui.views.stats import stats_view
 from review_ui.views.widgets import plain
+from store import audit_chain
 from store.db import StoreError, open_store
 
 VIEWS = (
@@ -62,6 +64,8 @@ def main(settings: ReviewAppSettings) -> None:
     except StoreError as exc:
         cannot_start(exc)
         return
+    if settings.audit_anchor:  # every decision advances it (store/audit_chain.py)
+        audit_chain.keep_anchor(engine, Path(settings.audit_anchor))
     st.set_page_config(page_title="copydesk review", layout="wide")
 
     reviewer = auth.require_sign_in(engine, settings)

@@ -81,3 +81,5 @@ class ReviewAppSettings(BaseModel):
     checks: CheckSettings = Field(default_factory=CheckSettings)
     publish: PublishSettings = Field(default_factory=PublishSettings)
     review: ReviewSettings = Field(default_factory=ReviewSettings)
+    # The audit anchor file every decision advances (store/audit_chain.py); None: none.
+    audit_anchor: str | None = None

@@ -26,9 +26,10 @@ earlier stays valid: a log cut back before it, or rewritten from it onwards, fai
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
-import os
+import logging
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -36,10 +37,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select, text
+from sqlalchemy import event as sa_event
+from sqlalchemy import orm, select, text
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
+from store import files
 from store.models import AuditEvent
 
 GENESIS = "0" * 64  # the "previous hash" of the first event
@@ -114,7 +117,63 @@ def append(session: Session, event: AuditEvent) -> AuditEvent:
     event.hash = hash_of(event, event.prev_hash)
     session.add(event)
     session.flush()
+    # The anchor advances to this event once the transaction commits (below).
+    session.info[_APPENDED] = (connection.engine.url, Anchor(event.id or 0, event.hash))
     return event
+
+
+# Anchor files kept up to date, by database URL (`keep_anchor`).
+_ANCHORS: dict[str, Path] = {}
+_APPENDED = "copydesk.audit_appended"
+log = logging.getLogger("copydesk.audit")
+
+
+def keep_anchor(engine: Engine, path: Path | None) -> None:
+    """From now on, every transaction of this process that appends to the log of
+    `engine`'s database advances the anchor file at `path` when it commits
+    (decisions, publications and runs alike); None stops it."""
+    key = str(engine.url)
+    if path is None:
+        _ANCHORS.pop(key, None)
+    else:
+        _ANCHORS[key] = path
+
+
+@sa_event.listens_for(orm.Session, "after_commit")
+def _advance_after_commit(session: orm.Session) -> None:
+    """After the commit (no SQL may run here): the event the transaction appended
+    last is the chain's head at that moment (appends are serialised until commit)."""
+    appended = session.info.pop(_APPENDED, None)
+    if appended is None:
+        return
+    url, anchor = appended
+    path = _ANCHORS.get(str(url))
+    if path is None:
+        return
+    try:
+        advance_anchor(path, anchor)
+    except (OSError, ValueError) as exc:
+        # The commit stands; the anchor left behind makes `audit --verify` fail.
+        log.error("audit anchor %s not advanced to %s: %s", path, anchor, exc)
+
+
+@sa_event.listens_for(orm.Session, "after_rollback")
+def _forget_after_rollback(session: orm.Session) -> None:
+    session.info.pop(_APPENDED, None)
+
+
+def advance_anchor(path: Path, anchor: Anchor) -> None:
+    """Move the anchor file forward to `anchor`, never back: two processes
+    committing one after the other may finish in the other order. A lock file
+    beside it serialises the read and the write on this host. A file that holds
+    something else than an anchor is left as it is (ValueError): `audit --verify`
+    reports it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(f".{path.name}.lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        current = read_anchor(path)
+        if current is None or current.event_id < anchor.event_id:
+            write_anchor(path, anchor)
 
 
 @dataclass(frozen=True)
@@ -139,20 +198,53 @@ class Anchor:
 def head(engine: Engine) -> Anchor:
     """The chain's last event as an anchor (0 and GENESIS when the log is empty)."""
     with Session(engine) as session:
-        row = session.execute(
-            select(AuditEvent.id, AuditEvent.hash)
-            .order_by(AuditEvent.id.desc())  # type: ignore[union-attr]
-            .limit(1)
-        ).first()
+        return head_in(session)
+
+
+def head_in(session: Session) -> Anchor:
+    """`head` as this session's transaction sees it (a publication carries it)."""
+    row = session.execute(
+        select(AuditEvent.id, AuditEvent.hash)
+        .order_by(AuditEvent.id.desc())  # type: ignore[union-attr]
+        .limit(1)
+    ).first()
     return Anchor(row[0], row[1]) if row else Anchor(0, GENESIS)
 
 
+def verify_heads(engine: Engine, heads: list[Anchor]) -> list[str]:
+    """Heads published earlier (each publication carries one): the log must still
+    hold each one's event with its hash. One line per head that it does not."""
+    wanted = {h.event_id for h in heads if h.event_id}
+    found: dict[int, str] = {}
+    ids = sorted(wanted)
+    with Session(engine) as session:
+        for start in range(0, len(ids), 1000):
+            found.update(
+                session.execute(
+                    select(AuditEvent.id, AuditEvent.hash).where(
+                        AuditEvent.id.in_(ids[start : start + 1000])  # type: ignore[union-attr]
+                    )
+                ).all()
+            )
+    problems = []
+    for anchor in sorted(set(heads), key=lambda a: a.event_id):
+        if not anchor.event_id:
+            continue
+        if anchor.event_id not in found:
+            problems.append(f"published head {anchor}: event {anchor.event_id} is not in the log")
+        elif found[anchor.event_id] != anchor.hash:
+            problems.append(
+                f"published head {anchor}: event {anchor.event_id} has another hash in the log "
+                "(rewritten after it was published)"
+            )
+    return problems
+
+
 def write_anchor(path: Path, anchor: Anchor) -> None:
-    """Replace the anchor file in one step (a reader never sees half of it)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    partial.write_text(f"{anchor}\n", encoding="utf-8")
-    os.replace(partial, path)
+    """Replace the anchor file in one step, durably: written to a temporary file,
+    fsynced, renamed over the old one, and the folder fsynced (a reader never sees
+    half of it; a power cut leaves the old anchor or the new one)."""
+    files.write_atomically(path, f"{anchor}\n".encode())
 
 
 def read_anchor(path: Path) -> Anchor | None:
@@ -199,9 +291,12 @@ def _events(engine: Engine, batch: int = 2000) -> Iterator[AuditEvent]:
             session.expunge_all()
 
 
-def verify(engine: Engine, expect: Anchor | None = None) -> ChainReport:
+def verify(engine: Engine, expect: Anchor | None = None, *, current: bool = False) -> ChainReport:
     """Recompute the chain from the first event; stop at the first that does not
-    match. With `expect`, the log must also hold that event with that hash."""
+    match. With `expect`, the log must also hold that event with that hash; with
+    `current` too, it must be the log's last event (the anchor file that every
+    committed append advances: an older one was replaced by an older copy, or
+    events were written by something else than copydesk)."""
     expected_prev = GENESIS
     count = 0
     last_id = 0
@@ -228,6 +323,13 @@ def verify(engine: Engine, expect: Anchor | None = None) -> ChainReport:
         problem = (
             f"the log ends at event {last_id}, before the anchor's event "
             f"{expect.event_id} (events were cut from its end)"
+        )
+        return ChainReport(count, expected_prev, expect.event_id, problem)
+    if expect is not None and current and last_id > expect.event_id:
+        problem = (
+            f"the anchor names event {expect.event_id} but the log goes on to event {last_id}: "
+            "the anchor is older than the log (replaced by an older copy, or events were "
+            "written without copydesk advancing it)"
         )
         return ChainReport(count, expected_prev, expect.event_id, problem)
     return ChainReport(count, expected_prev)

@@ -94,26 +94,38 @@ def _edited(item: Any = Item) -> Any:
 
 
 def recheck_due(
-    session: Session, max_attempts: int, *, run_id: int | None = None, limit: int = 100
+    session: Session,
+    max_attempts: int,
+    *,
+    run_id: int | None = None,
+    limit: int = 100,
+    failed_too: bool = False,
 ) -> list[tuple[int, int]]:
     """(item id, version) of the drafts a later run re-checks, oldest first: a draft
     an editor has not edited (the checks judged the pipeline's text), one of whose
     current model checks failed for a passing reason (`is_transient`) in a run other
     than `run_id` (a run does not ask again what it has just asked), re-checked
-    fewer than `max_attempts` times."""
-    if max_attempts <= 0:
+    fewer than `max_attempts` times. With `failed_too` (`copydesk recheck --failed`,
+    once a configuration is fixed), every draft whose current check failed, for
+    whatever reason, however often it was re-checked."""
+    if max_attempts <= 0 and not failed_too:
         return []
     v = aliased(GateVerdict)
     failed = exists().where(
         v.item_id == Item.id,
         newest_check(v),
         did_not_run(v, (FAILED,)),
-        is_transient(v),
+        true() if failed_too else is_transient(v),
         or_(v.run_id.is_(None), v.run_id != run_id) if run_id is not None else true(),
     )
     statement = (
         select(Item.id, Item.version)
-        .where(Item.status == DRAFT, failed, ~_edited(), _rechecks() < max_attempts)
+        .where(
+            Item.status == DRAFT,
+            failed,
+            ~_edited(),
+            true() if failed_too else _rechecks() < max_attempts,
+        )
         .order_by(Item.id)
         .limit(limit)
     )

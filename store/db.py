@@ -23,9 +23,13 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import event, text
+from sqlalchemy import event, select, text
+from sqlalchemy import exc as sa_exc
+from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.engine import Engine, make_url
 from sqlmodel import Session, create_engine
+
+from store.models import RuntimeRole
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 
@@ -106,6 +110,33 @@ def migrate(engine: Engine, revision: str = "head") -> None:
         raise StoreError(
             f"database {safe_url(engine)} could not be brought up to date: {exc}"
         ) from exc
+
+
+def read_only_url(url: str) -> str:
+    """The same database, opened so that nothing can be written through it (an
+    auditor's view, `copydesk --read-only`): SQLite's read-only URI mode
+    (https://www.sqlite.org/uri.html, mode=ro); PostgreSQL's
+    default_transaction_read_only, set for the session through libpq's `options`
+    (https://www.postgresql.org/docs/current/libpq-connect.html#LIBPQ-CONNECT-OPTIONS)."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        database = parsed.database or ""
+        if not database or database == ":memory:" or database.startswith("file:"):
+            return url
+        path = Path(database).expanduser().resolve()
+        return f"sqlite:///file:{path}?mode=ro&uri=true"
+    options = "-c default_transaction_read_only=on"
+    return parsed.update_query_dict({"options": options}).render_as_string(hide_password=False)
+
+
+def describe_error(exc: BaseException) -> str:
+    """`Type: message` for a record (runs.error) or a line: for a database error, the
+    driver's own first line only, never the SQL statement or its parameters (they
+    carry article text, and could carry anything a row held)."""
+    if isinstance(exc, sa_exc.StatementError) and exc.orig is not None:
+        exc = exc.orig
+    first = (str(exc).strip().splitlines() or [""])[0]
+    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
 
 
 def safe_url(engine: Engine) -> str:
@@ -271,27 +302,49 @@ RUNTIME_TABLE_RIGHTS = {
     "audit_events": "SELECT, INSERT",
     "notes": "SELECT, INSERT",
     "alembic_version": "SELECT",
+    "runtime_roles": "SELECT",
+    "installation": "SELECT",
 }
+WORKER, REVIEW = "worker", "review"  # runtime_roles.kind (migration 0013)
 
 
-def migrate_as_owner(owner_url: str, runtime_url: str | None = None) -> str | None:
+def migrate_as_owner(
+    owner_url: str, runtime_url: str | None = None, review_role: str | None = None
+) -> str | None:
     """Migrate with the owner's URL, then give the runtime role (the user of
     `runtime_url`, when it is another role) exactly the rights it needs.
-    Returns the runtime role's name when rights were granted."""
+    Returns the runtime role's name when rights were granted.
+
+    With `review_role` (the review server's role, PostgreSQL), the runtime role is
+    registered as the workers' role: the database refuses its decisions and its
+    changes to approved text (migration 0013), and `review_role` gets the same
+    table rights and may decide. Without it, a runtime role not registered yet
+    may decide (one role for workers and review server, as before)."""
     engine = make_engine(owner_url)
     try:
         migrate(engine)
         runtime = make_url(runtime_url).username if runtime_url else None
-        if engine.dialect.name != "postgresql" or not runtime:
+        if engine.dialect.name != "postgresql":
+            if review_role:
+                raise StoreError("--review-role needs PostgreSQL: SQLite has no roles")
             return None
-        if runtime == engine.url.username:
-            return None
-        try:
-            grant_runtime_rights(engine, runtime)
-        except Exception as exc:  # noqa: BLE001 - reported as one line to the user
-            first = str(exc).splitlines()[0]
-            raise StoreError(f"rights for role {runtime!r} could not be granted: {first}") from exc
-        return runtime
+        kinds = {runtime: REVIEW if not review_role else WORKER} if runtime else {}
+        if review_role:
+            if review_role in (runtime, engine.url.username):
+                raise StoreError(
+                    f"the review role {review_role!r} must be another role than the "
+                    "workers' and the owner's"
+                )
+            kinds[review_role] = REVIEW
+        kinds.pop(engine.url.username, None)  # the owner needs no rights, decides anyway
+        for role, kind in kinds.items():
+            try:
+                grant_runtime_rights(engine, role)
+                register_role(engine, role, kind, replace=bool(review_role))
+            except Exception as exc:  # noqa: BLE001 - reported as one line to the user
+                first = str(exc).splitlines()[0]
+                raise StoreError(f"rights for role {role!r} could not be granted: {first}") from exc
+        return runtime if runtime in kinds else None
     finally:
         engine.dispose()
 
@@ -313,6 +366,27 @@ def runtime_roles(engine: Engine) -> list[str]:
                 )
             ).scalars()
         )
+
+
+def register_role(engine: Engine, role: str, kind: str, *, replace: bool) -> None:
+    """Record what `role` is (runtime_roles); an existing entry is kept unless
+    `replace`."""
+    insert = pg_insert(RuntimeRole.__table__).values(role_name=role, kind=kind)
+    if replace:
+        insert = insert.on_conflict_do_update(
+            index_elements=["role_name"], set_={"kind": insert.excluded.kind}
+        )
+    else:
+        insert = insert.on_conflict_do_nothing(index_elements=["role_name"])
+    with engine.begin() as conn:
+        conn.execute(insert)
+
+
+def role_kinds(engine: Engine) -> dict[str, str]:
+    """Every registered runtime role and its kind ("worker" or "review")."""
+    with engine.connect() as conn:
+        table = RuntimeRole.__table__
+        return dict(conn.execute(select(table.c.role_name, table.c.kind)).all())
 
 
 def grant_runtime_rights(engine: Engine, role: str) -> None:

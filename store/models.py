@@ -14,6 +14,7 @@ from sqlalchemy import (
     JSON,
     BigInteger,
     Boolean,
+    CheckConstraint,
     Column,
     DateTime,
     Index,
@@ -367,11 +368,28 @@ class Delivery(SQLModel, table=True):
     last_error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     payload: Any = Field(default=None, sa_column=Column(JSON, nullable=True))
     claimed_until: datetime | None = _ts(nullable=True)
+    # The worker's claim: its outcome is recorded only while the row still holds it.
+    claim_token: str | None = None
+    # When a delivery that failed for a passing reason is tried again (None: now).
+    next_attempt_at: datetime | None = _ts(nullable=True)
     delivered_at: datetime | None = _ts(nullable=True)
     created_at: datetime = Field(
         default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
     )
     updated_at: datetime = Field(
+        default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
+    )
+
+
+class Installation(SQLModel, table=True):
+    """One row: this database's id, made with its schema (migration 0012). Published
+    ids and webhook keys carry it, so they are unique across installations."""
+
+    __tablename__ = "installation"
+
+    id: int | None = Field(default=1, primary_key=True)
+    installation_id: str
+    created_at: datetime = Field(
         default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
     )
 
@@ -432,3 +450,18 @@ class DeskPresence(SQLModel, table=True):
     opened_at: datetime = Field(sa_column=Column(UTCDateTime(), nullable=False))
     refreshed_at: datetime = Field(sa_column=Column(UTCDateTime(), nullable=False))
     expires_at: datetime = Field(sa_column=Column(UTCDateTime(), nullable=False, index=True))
+
+
+class RuntimeRole(SQLModel, table=True):
+    """A PostgreSQL role copydesk runs as, and what it is (migration 0013): "worker"
+    (ingestion, publishing: the database refuses its decisions and its changes to
+    approved text) or "review" (the review server: may decide). Written by
+    `copydesk migrate` as the owner; the runtime roles may only read it."""
+
+    __tablename__ = "runtime_roles"
+    __table_args__ = (
+        CheckConstraint("kind IN ('worker', 'review')", name="ck_runtime_roles_kind"),
+    )
+
+    role_name: str = Field(primary_key=True)
+    kind: str

@@ -16,7 +16,7 @@ from sqlalchemy import update
 from sqlalchemy.orm.attributes import set_committed_value
 from sqlmodel import Session
 
-from store import approvals, audit_chain, deliveries, duplicates
+from store import approvals, audit_chain, deliveries, duplicates, locks
 from store.changes import ItemChanges
 from store.discard_kinds import OTHER, check_kind
 from store.models import AuditEvent, Item, utcnow
@@ -39,7 +39,9 @@ MOVES: dict[str, frozenset[str]] = {
     NEW: frozenset({DISCARDED, DRAFT, ERROR}),
     ERROR: frozenset({NEW, DISCARDED}),
     DRAFT: frozenset({APPROVED, REJECTED, DISCARDED}),
-    APPROVED: frozenset({PUBLISHED, DRAFT}),  # published by the publish step; taken back
+    # published by the publish step; taken back; retracted when live on some targets
+    # while another refused it (publish.service.retract)
+    APPROVED: frozenset({PUBLISHED, DRAFT, RETRACTED}),
     REJECTED: frozenset({DRAFT}),  # reopened (or undone) by an editor
     PUBLISHED: frozenset({RETRACTED}),
     DISCARDED: frozenset(),
@@ -51,7 +53,7 @@ DECISIONS = frozenset({(DRAFT, APPROVED), (DRAFT, REJECTED)})
 # An editor takes a decision back (take back, reopen, undo): the item is undecided again.
 REOPENS = frozenset({(APPROVED, DRAFT), (REJECTED, DRAFT)})
 # Moves that only a signed-in editor may make, and the ones that need a reason.
-EDITOR_MOVES = DECISIONS | REOPENS | frozenset({(PUBLISHED, RETRACTED)})
+EDITOR_MOVES = DECISIONS | REOPENS | frozenset({(PUBLISHED, RETRACTED), (APPROVED, RETRACTED)})
 REASON_REQUIRED = frozenset({DISCARDED, REJECTED, ERROR, RETRACTED})
 REASON_REQUIRED_MOVES = frozenset({(APPROVED, DRAFT)})
 # The two events that keep a draft a draft (their reasons tell them apart): an
@@ -264,9 +266,13 @@ def record_recheck(
 
 
 def _take_back_before_publication(session: Session, item: Item) -> None:
-    """The item's row is locked first (PostgreSQL; SQLite has one writer at a time):
-    a publisher claims a delivery only while holding the same lock, so the two cannot
-    cross. Nothing is written before the check, so a refusal leaves nothing behind."""
+    """The item's row is locked first: a publisher prepares and claims a delivery
+    only while holding the same lock, so the two cannot cross. PostgreSQL: the row
+    lock. SQLite: the database's write lock, taken before the check reads anything
+    (`BEGIN IMMEDIATE`; a plain transaction would read "nothing started", and a
+    publisher could claim and deliver before its first write). Nothing is written
+    before the check, so a refusal leaves nothing behind."""
+    locks.write_transaction(session)
     session.execute(sa_select(Item.id).where(Item.id == item.id).with_for_update())
     started = deliveries.publication_started(session, item.id)
     if started:

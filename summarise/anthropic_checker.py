@@ -36,7 +36,9 @@ class AnthropicChecker(AnthropicSummariser):
             if error is not None:
                 failure = self._failure(error, tries, calls)
                 transient = isinstance(failure, SummaryFailed) and failure.transient
-                return self._outcome(FAILED, str(failure), calls, transient=transient)
+                outcome = self._outcome(FAILED, str(failure), calls, transient=transient)
+                outcome.kind = failure.kind
+                return outcome
             if round_ == 1 and reply.stop_reason(response) == "max_tokens":
                 _mark_failed(calls, f"stop_reason max_tokens at {budget}: retrying at {budget * 2}")
                 budget *= 2

@@ -398,3 +398,43 @@ def cost_usd(usage: Any, price: Price | None) -> float | None:
             return None
         total += tokens * rate
     return round(total / PER_TOKENS, 8)
+
+
+def request_plan(
+    model: str,
+    temperature: float | str,
+    section: str,
+    *,
+    config_prices: Mapping[str, Mapping[str, float]] | None = None,
+    models_api: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """What copydesk sends `model` and why, in words (`copydesk models`, doctor)."""
+    caps = capabilities(model, models_api=models_api, config_prices=config_prices)
+    if temperature == "model-default":
+        why = "the model refuses it" if not caps.sampling else "accepted knowingly in config.toml"
+        sent = f'not sent: temperature = "model-default" ({why}; recorded on every ledger row)'
+    elif caps.sampling:
+        sent = f"{float(temperature):g}"
+    else:
+        sent = (
+            f"refused at run start: {model} does not accept temperature; set "
+            f'temperature = "model-default" in [{section}]'
+        )
+    return {
+        "section": section,
+        "model": model,
+        "temperature": sent,
+        "tool_choice": "any (a tool call is forced)"
+        if caps.forced_tool_choice
+        else "auto (the model refuses a forced tool choice; one call of the tool required)",
+        "schema": "enforced by the API (strict tool schemas)"
+        if caps.structured_outputs
+        else "checked by copydesk only (no structured outputs)",
+        "cache": f"breakpoint when the prefix reaches {caps.min_cacheable_tokens} tokens"
+        if caps.min_cacheable_tokens
+        else "breakpoint always (minimum unknown)",
+        "max_output_tokens": caps.max_output_tokens,
+        "price": caps.price.as_dict() if caps.price else None,
+        "lifecycle": caps.lifecycle_warning() or caps.lifecycle,
+        "sources": dict(caps.sources),
+    }

@@ -37,7 +37,15 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
 
-from guards.checks import FAILED, NOT_RUN, RAN, CheckReply, Claim, SentenceJudgement
+from guards.checks import (
+    FAILED,
+    NOT_RUN,
+    RAN,
+    CheckReply,
+    Claim,
+    SentenceJudgement,
+    single_call,
+)
 from summarise import prompt, reply
 from summarise.base import Article, BackendUnavailable, CallRecord
 
@@ -136,10 +144,16 @@ def parse_check_input(value: Any) -> CheckReply:
 
 
 def parse_check(response: Any) -> CheckReply:
-    """The check in a Messages API reply: the last `record_checks` call, else the
-    last JSON object in the text that has claims and sentences."""
+    """The check in a Messages API reply: its one `record_checks` call, else the
+    last JSON object in the text that has claims and sentences. Two calls of the
+    tool fail closed (`guards.checks.single_call`): which answer counts is not
+    the model's to choose."""
     blocks = reply.content_blocks(response)
     tool = prompt.CHECK_TOOL_NAME
+    calls = [str(b.get("name")) for b in blocks if b.get("type") == "tool_use"]
+    twice = single_call(calls, tool)
+    if twice:
+        raise CheckReplyError(twice, "schema")
     inputs = [
         b.get("input") for b in blocks if b.get("type") == "tool_use" and b.get("name") == tool
     ]
@@ -154,7 +168,11 @@ def parse_check(response: Any) -> CheckReply:
         ]
     if not inputs:
         raise CheckReplyError(f"the reply has no {tool} call and no check in its text", "unparsed")
-    return parse_check_input(inputs[-1])
+    if len(inputs) > 1:
+        raise CheckReplyError(
+            f"the text holds {len(inputs)} checks; exactly one is accepted", "schema"
+        )
+    return parse_check_input(inputs[0])
 
 
 # --------------------------------------------------------------------------- checkers
@@ -174,6 +192,8 @@ class CheckOutcome:
     # missing key, a refused request or a reply that broke the schema, which would
     # fail the same way again.
     transient: bool = False
+    # What the failure is about (summarise.base: TRANSIENT, SPEND_CAP, CONFIG...).
+    kind: str | None = None
 
 
 class Checker(Protocol):

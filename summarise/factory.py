@@ -55,6 +55,31 @@ def make_checker(settings: CheckSettings, env: Mapping[str, str], **client_optio
     key = (env.get("ANTHROPIC_API_KEY") or "").strip()
     if not key:
         return NoChecker("no model")
+    from summarise.anthropic_backend import BackendUnavailable
     from summarise.anthropic_checker import AnthropicChecker  # the SDK only when used
 
-    return AnthropicChecker(settings, api_key=key, **client_options)
+    checker = AnthropicChecker(settings, api_key=key, **client_options)
+    try:  # preflighted as the summariser is; its messages name [checks]
+        checker.preflight()
+    except BackendUnavailable as exc:
+        raise BackendChoiceError(str(exc)) from None
+    return checker
+
+
+def run_start_warnings(backend: object) -> list[str]:
+    """What a run start warns about a model backend: a deprecated, retiring or
+    legacy model (with its date), and a model without a price (its cost unknown)."""
+    caps = getattr(backend, "caps", None)
+    if caps is None:
+        return []
+    section = getattr(backend, "section", "summarise")
+    warnings = []
+    lifecycle = caps.lifecycle_warning()
+    if lifecycle:
+        warnings.append(f"warning: {lifecycle} ([{section}] model)")
+    if caps.price is None:
+        warnings.append(
+            f"warning: model {caps.model} has no price: its cost is unknown (set "
+            f'[{section}.prices."{caps.model}"] in config.toml)'
+        )
+    return warnings

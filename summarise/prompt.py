@@ -83,7 +83,7 @@ _SUMMARY_TOOL: dict[str, Any] = {
 }
 
 CHECK_TOOL_NAME = "record_checks"  # the check purpose's tool
-CHECK_PROMPT_VERSION = "checks-v1"
+CHECK_PROMPT_VERSION = "checks-v2"
 
 _NULLABLE_TEXT: dict[str, Any] = {"type": ["string", "null"]}
 _CLAIM_SCHEMA: dict[str, Any] = {
@@ -226,7 +226,8 @@ Below is a draft summary of the article above. Check it against the article, \
 using the {tool} tool.
 
 1. claims: list every factual claim of the draft as a short self-contained \
-sentence. For each, copy the article passage that supports it word for word (one \
+sentence in the draft's own words (every sentence of the draft, the headline \
+too, has at least one). For each, copy the article passage that supports it word for word (one \
 contiguous run of the article's text, no ellipsis), or null when the article has \
 none, and say whether the passage supports the claim.
 2. sentences: judge every sentence of the draft (the headline is one), copied \

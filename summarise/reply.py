@@ -4,8 +4,10 @@ The model is asked to answer through the `write_summary` tool, but a reply can
 still arrive as prose, as JSON in a text block, as two JSON values, through
 another tool of the shared tool list (every purpose offers them all, see
 `summarise.prompt`), or as nothing usable at all. The rule: take the summary
-tool's input when it is valid; else the last JSON object in the text that has a
+tool's input when it is valid; else the one JSON object in the text that has a
 headline and a summary; else the reply is a failed call, never an empty summary.
+Two calls of the tool, or two summaries in the text, fail closed: which answer
+counts is not the model's to choose.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from guards.checks import single_call
 from summarise.prompt import TOOL_NAME
 
 _DECODER = json.JSONDecoder()
@@ -88,6 +91,9 @@ def parse_summary(response: Any, tool: str = TOOL_NAME) -> ParsedSummary:
     if not blocks:
         raise NoUsableSummary("the reply has no content blocks")
     calls = [b for b in blocks if b.get("type") == "tool_use"]
+    twice = single_call([str(b.get("name")) for b in calls], tool)
+    if twice:  # the last call silently winning would let the model choose
+        raise NoUsableSummary(twice)
     tool_inputs = [b.get("input") for b in calls if b.get("name") == tool]
     for candidate in reversed(tool_inputs):
         found = _as_summary(candidate)
@@ -96,10 +102,11 @@ def parse_summary(response: Any, tool: str = TOOL_NAME) -> ParsedSummary:
     text = "".join(
         b["text"] for b in blocks if b.get("type") == "text" and isinstance(b.get("text"), str)
     )
-    for candidate in reversed(json_values(text)):
-        found = _as_summary(candidate)
-        if found:
-            return ParsedSummary(*found, source="text")
+    answers = [found for found in map(_as_summary, json_values(text)) if found]
+    if len(answers) > 1:  # two answers in text are two answers, as two calls are
+        raise NoUsableSummary(f"the text holds {len(answers)} summaries; exactly one is accepted")
+    if answers:
+        return ParsedSummary(*answers[0], source="text")
     if tool_inputs:
         raise NoUsableSummary(f"the {tool} input lacks a non-empty headline and summary")
     others = sorted({str(b.get("name")) for b in calls})

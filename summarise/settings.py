@@ -25,6 +25,9 @@ class SummariseSettings(BaseModel):
     # A 429/529 asking to wait longer than this releases the item back to the queue
     # (it waits in `error`) instead of holding a worker asleep.
     retry_after_cap_seconds: float = Field(default=60, ge=0)
+    # The circuit breaker: after this many transient model failures in a row, across
+    # items, the run stops taking model work (exit 3) and the backlog waits.
+    breaker_failures: int = Field(default=5, ge=1, le=1000)
     summary_sentences: int = Field(default=3, ge=1, le=10)
     # USD per million tokens, per model: input, output, cache_write, cache_read.
     prices: dict[str, dict[str, float]] = Field(default_factory=dict)

@@ -268,7 +268,7 @@ def not_found(model: str) -> Reply:
 def model_card(
     model_id: str,
     *,
-    lifecycle: str = "active",
+    lifecycle: str | None = None,
     max_tokens: int | None = None,
     structured_outputs: bool | None = None,
     **extra: Any,
@@ -285,7 +285,6 @@ def model_card(
         "id": model_id,
         "display_name": model_id,
         "created_at": "2025-10-01T00:00:00Z",
-        "lifecycle": lifecycle,
         "max_input_tokens": 200_000,
         "max_tokens": max_tokens if max_tokens is not None else known.get("max", 64_000),
         "capabilities": {
@@ -293,6 +292,7 @@ def model_card(
             "citations": {"supported": True},
             "structured_outputs": {"supported": structured},
         },
+        **({"lifecycle": lifecycle} if lifecycle else {}),  # not in the documented card
         **extra,
     }
     return Reply(200, body, {"request-id": f"req_fakemodel{_next_id():06d}"})
@@ -514,7 +514,12 @@ def grounded_check(source: str, draft: str) -> dict[str, Any]:
             "passage": passage,
         }
 
+    claims = [{"claim": p, "passage": p, "supports": True} for p in parts]
+    # Each headline line is a sentence of the draft: a claim covers it, settled by
+    # the source's first sentence (the headline is cut from it).
+    lines = [line.strip() for line in headline.split("\n") if line.strip()]
+    claims[:0] = [{"claim": line, "passage": first, "supports": True} for line in lines]
     return {
-        "claims": [{"claim": p, "passage": p, "supports": True} for p in parts],
+        "claims": claims,
         "sentences": [judged(headline, first)] + [judged(p, p) for p in parts],
     }

@@ -1,8 +1,14 @@
 """What the browser tests share (a helper module, not a test file).
 
-- `serve(tmp_path, db_url, seed, ...)`: `copydesk review` on a free loopback port
-  over a database filled by a seed callable (the real pipeline, via
-  tests/review_seed.py); `queue_of(...)` makes the usual seed.
+- `serve(tmp_path, db_url, seed, ...)`: the review app over a database filled by a
+  seed callable (the real pipeline, via tests/review_seed.py), configured by a
+  config.toml of the test's own; `queue_of(...)` makes the usual seed. One Streamlit
+  server per test process serves every test in turn (starting one took about 8 s):
+  it runs exactly the command line `copydesk review` runs (`streamlit_command`), with
+  COPYDESK_CONFIG naming a symbolic link that `serve` points at the test's config.toml.
+  The app reads its settings on every page run (copydesk/review_app.py), so each run
+  sees the test's database and settings; relative paths in the config are anchored next
+  to the test's file, as ever.
 - `chromium()`: Debian's headless Chromium; `new_page(browser, server, ...)` a
   page of its own (viewport, time zone, generous waits, loopback only);
   `signed_in_page(...)` the same, signed in with the queue on screen.
@@ -20,11 +26,12 @@ to tests/artifacts/ (git-ignored).
 from __future__ import annotations
 
 import asyncio
+import atexit
 import os
 import signal
 import socket
 import subprocess
-import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Callable, Iterator, Sequence
@@ -37,6 +44,7 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
+from review_ui import streamlit_adapter as adapter
 from store.db import open_store
 from store.models import Item
 from tests.review_seed import ARTICLES, PASSWORD, seed_editor, seed_queue, write_config
@@ -52,8 +60,6 @@ CHROMIUM_ARGS = [
     "--no-first-run",
     "--disable-quic",
 ]
-# `copydesk review`, exactly as the console script runs it.
-COPYDESK = [sys.executable, "-c", "from copydesk.cli import app; app()"]
 STARTUP_LIMIT = 120  # seconds to wait for the server to answer before giving up
 WAIT_MS = 30_000  # a rerun on a loaded machine can take far longer than Playwright's 5 s
 
@@ -115,7 +121,7 @@ def _free_port() -> int:
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
-    """End `copydesk review` and its streamlit child: they share a process group."""
+    """End the review server (and any child): it leads a process group of its own."""
     if process.poll() is not None:
         return
     try:
@@ -132,7 +138,7 @@ def _wait_until_up(base: str, process: subprocess.Popen[bytes], log: Path) -> No
     deadline = time.monotonic() + STARTUP_LIMIT
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            pytest.fail(f"copydesk review exited with {process.returncode}:\n{log.read_text()}")
+            pytest.fail(f"the review server exited with {process.returncode}:\n{log.read_text()}")
         try:
             with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as reply:
                 if reply.status == 200:
@@ -140,7 +146,62 @@ def _wait_until_up(base: str, process: subprocess.Popen[bytes], log: Path) -> No
         except OSError:
             pass
         time.sleep(0.3)
-    pytest.fail(f"copydesk review did not answer within {STARTUP_LIMIT}s:\n{log.read_text()}")
+    pytest.fail(f"the review server did not answer within {STARTUP_LIMIT}s:\n{log.read_text()}")
+
+
+@dataclass
+class _SharedServer:
+    base: str
+    config_link: Path  # what COPYDESK_CONFIG names: a link to the current test's config
+    log: Path
+    process: subprocess.Popen[bytes]
+
+
+_shared: _SharedServer | None = None
+
+
+def _shared_server() -> _SharedServer:
+    """The review server of this test process, started on first use, stopped at exit.
+    Its environment has no COPYDESK_DATABASE_URL: the database comes from the config."""
+    global _shared
+    if _shared is not None and _shared.process.poll() is None:
+        return _shared
+    from copydesk.cli.review import streamlit_command
+
+    home = Path(tempfile.mkdtemp(prefix="copydesk-review-"))
+    config_link = home / "config.toml"
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COPYDESK_")}
+    env.update(COPYDESK_CONFIG=str(config_link), HOME=str(home))
+    log = home / "review.log"
+    with log.open("wb") as sink:
+        process = subprocess.Popen(
+            streamlit_command("127.0.0.1", port),
+            cwd=home,
+            env=env,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    atexit.register(_stop, process)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        _wait_until_up(base, process, log)
+    except BaseException:
+        _stop(process)
+        raise
+    _shared = _SharedServer(base, config_link, log, process)
+    return _shared
+
+
+def _point_at(link: Path, target: Path) -> None:
+    """Make `link` a symbolic link to `target`, replacing it in one step: a page run
+    reads either the last test's config or this one's, never a missing file."""
+    fresh = link.with_name(f".{link.name}.{os.getpid()}.new")
+    fresh.unlink(missing_ok=True)
+    fresh.symlink_to(target.resolve())
+    os.replace(fresh, link)
 
 
 @contextmanager
@@ -153,10 +214,10 @@ def serve(
     modes: dict[str, str] | None = None,
     **config: Any,
 ) -> Iterator[Server]:
-    """`copydesk review` on a free loopback port over `db_url`, filled first by `seed`
-    (its ids become `Server.ids`). `dwell_seconds` is 0 unless a test is about it;
-    None leaves the shipped default (1 s). `modes` and any other keyword (auth=,
-    min_source_words=, claim_seconds=, claim_idle_seconds=) go to
+    """The review app over `db_url`, filled first by `seed` (its ids become
+    `Server.ids`), configured by tmp_path/config.toml. `dwell_seconds` is 0 unless a
+    test is about it; None leaves the shipped default (1 s). `modes` and any other
+    keyword (auth=, min_source_words=, claim_seconds=, claim_idle_seconds=) go to
     review_seed.write_config."""
     require_browser()
     require_review_command()
@@ -168,26 +229,9 @@ def serve(
     config_file = write_config(
         tmp_path / "config.toml", db_url, modes=modes, dwell_seconds=dwell_seconds, **config
     )
-    port = _free_port()
-    env = dict(os.environ)
-    env.update(COPYDESK_DATABASE_URL=db_url, COPYDESK_CONFIG=str(config_file), HOME=str(tmp_path))
-    log = tmp_path / "review.log"
-    with log.open("wb") as sink:
-        process = subprocess.Popen(
-            [*COPYDESK, "review", "--port", str(port)],
-            cwd=tmp_path,
-            env=env,
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        try:
-            base = f"http://127.0.0.1:{port}"
-            _wait_until_up(base, process, log)
-            yield Server(base, db_url, ids)
-        finally:
-            _stop(process)
+    server = _shared_server()
+    _point_at(server.config_link, config_file)
+    yield Server(server.base, db_url, ids)
 
 
 def statuses(server: Server) -> dict[str, str]:
@@ -314,8 +358,8 @@ def idle(page: Any) -> None:
     """Wait until the page is drawn (no run in progress: a loaded machine is slow)."""
     from playwright.sync_api import expect
 
-    expect(page.locator("[data-testid=stApp]")).to_have_attribute(
-        "data-test-script-state", "notRunning", timeout=WAIT_MS
+    expect(page.locator(adapter.APP)).to_have_attribute(
+        adapter.SCRIPT_STATE, adapter.NOT_RUNNING, timeout=WAIT_MS
     )
 
 

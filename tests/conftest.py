@@ -9,12 +9,23 @@ Fixtures (names are stable, other test files rely on them):
                    `COPYDESK_REQUIRE_PG=1` (CI sets it): then it fails. Tests using it are
                    marked `postgres` automatically.
 - `pg_runtime_url` `pg_url` signed in as the runtime role (see the fixture).
+- `pg_review_url`  `pg_url` signed in as the review server's role (see the fixture).
 - `db_url`         parametrized over ids "sqlite" and "postgres": one of the two above.
 - `engine`         `store.db.open_store(db_url)`: a migrated engine on both backends,
                    disposed afterwards.
 - `sqlite_engine`  `store.db.open_store(sqlite_url)`, for tests that only need SQLite.
 - `module_engine`  like `engine` (same two params) but one database per test module:
                    only for tests that touch nothing but rows they create themselves.
+- `migrated`       asked for beside `sqlite_url`, `pg_url` or `db_url` (by a test or any
+                   fixture it uses), it makes that database already at the newest schema
+                   and empty, instead of not yet created / empty: what `open_store` would
+                   make of it. `engine` and `sqlite_engine` ask for it.
+
+Template databases: a database at the newest schema is made once per test process (one
+per xdist worker) and copied for each test that asks for `migrated`: the SQLite file is
+copied, PostgreSQL makes the database with `CREATE DATABASE ... TEMPLATE` (a block copy,
+no migration run). PostgreSQL test databases are dropped by a background thread, so a
+test does not wait for the drop (the session waits for all of them at its end).
 
 An autouse fixture removes the ANTHROPIC_* and COPYDESK_* variables (LEAKY_ENV)
 from the environment, so no test runs against a developer's key, config or database.
@@ -32,10 +43,13 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from typing import Any
 
 import hypothesis
 import pytest
@@ -50,6 +64,12 @@ from store.db import open_store
 # a slow example into a failure (speed is measured under bench/).
 hypothesis.settings.register_profile("copydesk", deadline=None, print_blob=True)
 hypothesis.settings.load_profile("copydesk")
+
+# The runner's terminal size must not reach the commands under test: copydesk's consoles
+# take COLUMNS at import (copydesk/cli/context.py), and pytest-xdist workers get
+# COLUMNS=80, which wraps the tables the CLI tests read. Tests that want a width set it.
+for _name in ("COLUMNS", "LINES"):
+    os.environ.pop(_name, None)
 
 PG_ENV = "COPYDESK_TEST_PG_URL"
 REQUIRE_PG_ENV = "COPYDESK_REQUIRE_PG"
@@ -68,10 +88,13 @@ TEST_DB_PREFIX = "copydesk_t_"
 
 
 @pytest.fixture(autouse=True)
-def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A developer's real key, config or database must never leak into a test."""
+def _clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A developer's real key, config or database must never leak into a test; nor
+    may the audit anchors a command keeps without a config.toml (PostgreSQL: in the
+    user's state folder) leak from one test into another."""
     for name in LEAKY_ENV:
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg-state"))
 
 
 @pytest.fixture(autouse=True)
@@ -89,6 +112,29 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "pg_url" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.postgres)
+
+
+BROWSER_MODULE_SUFFIX = "_browser.py"
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`make test` runs two pytest-xdist workers. The browser test modules
+    (tests/*_browser.py) all go to one of them, one test after another: each drives a
+    Streamlit server and a Chromium, and two at once on a 2-core machine would slow
+    both; the other worker runs the rest meanwhile. Every other module runs whole on
+    one worker, in its own order (as `--dist loadfile`): its module fixtures are made
+    once, and no test depends on which of its neighbours ran in the same process.
+    (xdist's own `--dist loadgroup` marks do not take with pytest 9, which no longer
+    lets a plugin rename a test's node id.)"""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class BrowserTestsTogether(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.partition("::")[0]
+            return "browser" if module.endswith(BROWSER_MODULE_SUFFIX) else module
+
+    return BrowserTestsTogether(config, log)
 
 
 # --- SQLite ---------------------------------------------------------------------------
@@ -125,13 +171,34 @@ def _chain_checked(request: pytest.FixtureRequest, url: str) -> Iterator[str]:
 
 
 @pytest.fixture
+def migrated() -> None:
+    """A flag: the database fixtures of a test that asks for this come at head (above)."""
+
+
+def _wants_migrated(request: pytest.FixtureRequest) -> bool:
+    # fixturenames is the test's whole closure: a fixture of the test may ask for it.
+    return "migrated" in request.fixturenames
+
+
+@pytest.fixture(scope="session")
+def _sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SQLite file at the newest schema, made once per process, copied per test."""
+    path = tmp_path_factory.mktemp("template") / "copydesk.db"
+    open_store(f"sqlite:///{path}").dispose()
+    return path
+
+
+@pytest.fixture
 def sqlite_url(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[str]:
-    with _chain_checked(request, f"sqlite:///{tmp_path / 'copydesk.db'}") as url:
+    path = tmp_path / "copydesk.db"
+    if _wants_migrated(request):
+        shutil.copyfile(request.getfixturevalue("_sqlite_template"), path)
+    with _chain_checked(request, f"sqlite:///{path}") as url:
         yield url
 
 
 @pytest.fixture
-def sqlite_engine(sqlite_url: str) -> Iterator[Engine]:
+def sqlite_engine(sqlite_url: str, migrated: None) -> Iterator[Engine]:
     engine = open_store(sqlite_url)
     yield engine
     engine.dispose()
@@ -157,12 +224,59 @@ def _pg_server_url() -> URL:
     return url.set(drivername="postgresql+psycopg")
 
 
+class PgServer:
+    """The server test databases are made on: one autocommit pool for CREATE/DROP
+    DATABASE (they cannot run inside a transaction), shared by the whole session, and
+    one thread that drops databases after their tests."""
+
+    def __init__(self, admin: Engine, server: URL) -> None:
+        self.admin, self.server = admin, server
+        self._dropper = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pg-drop")
+        self._drops: list = []
+
+    def url(self, name: str) -> str:
+        return self.server.set(database=name).render_as_string(hide_password=False)
+
+    def create(self, template: str | None = None, tries: int = 5) -> str:
+        """A new database of its own: empty (template0 with UTF8/C gives the same
+        encoding whatever the cluster's default locale is, and unlike template1 it can
+        be copied while others are connected), or a copy of `template`. Copying fails
+        while anyone (an autovacuum worker, say) is connected to the template: tried
+        again a few times."""
+        name = TEST_DB_PREFIX + secrets.token_hex(6)
+        if template is None:
+            sql = (
+                f'CREATE DATABASE "{name}" TEMPLATE template0 '
+                "ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C'"
+            )
+        else:
+            sql = f'CREATE DATABASE "{name}" TEMPLATE "{template}"'
+        for attempt in range(tries):
+            try:
+                with self.admin.connect() as conn:
+                    conn.execute(text(sql))
+                return name
+            except sa_exc.OperationalError:
+                if attempt == tries - 1:
+                    raise
+                time.sleep(0.2 * (attempt + 1))
+        raise AssertionError("unreachable")
+
+    def drop_later(self, name: str) -> None:
+        self._drops.append(self._dropper.submit(_drop_database, self.admin, name))
+
+    def close(self) -> None:
+        self._dropper.shutdown(wait=True)
+        errors = [f.exception() for f in self._drops if f.exception() is not None]
+        self.admin.dispose()
+        if errors:
+            raise errors[0]  # type: ignore[misc]
+
+
 @pytest.fixture(scope="session")
-def _pg_admin() -> Iterator[tuple[Engine, URL]]:
-    """One autocommit connection pool to the server, shared by the whole session:
-    CREATE/DROP DATABASE cannot run inside a transaction."""
+def _pg_admin() -> Iterator[PgServer]:
     server = _pg_server_url()
-    admin = create_engine(server, isolation_level="AUTOCOMMIT", pool_size=1)
+    admin = create_engine(server, isolation_level="AUTOCOMMIT", pool_size=2)
     try:
         with admin.connect() as conn:
             conn.execute(text("SELECT 1"))
@@ -173,28 +287,28 @@ def _pg_admin() -> Iterator[tuple[Engine, URL]]:
             f"({server.render_as_string(hide_password=True)}): {exc}",
             pytrace=False,
         )
-    yield admin, server
-    admin.dispose()
+    pg = PgServer(admin, server)
+    yield pg
+    pg.close()
+
+
+@pytest.fixture(scope="session")
+def _pg_template(_pg_admin: PgServer) -> Iterator[str]:
+    """A database at the newest schema, made once per process; `migrated` copies it."""
+    name = _pg_admin.create()
+    open_store(_pg_admin.url(name)).dispose()
+    yield name
+    _pg_admin.drop_later(name)
 
 
 @contextmanager
-def _fresh_pg_database(admin: Engine, server: URL) -> Iterator[str]:
-    """Create a database of its own, yield its URL, drop it (even if still connected).
-
-    template0 with UTF8/C gives the same encoding whatever the cluster's default
-    locale is, and unlike template1 it can be copied while others are connected."""
-    name = TEST_DB_PREFIX + secrets.token_hex(6)
-    with admin.connect() as conn:
-        conn.execute(
-            text(
-                f'CREATE DATABASE "{name}" TEMPLATE template0 '
-                "ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C'"
-            )
-        )
+def _fresh_pg_database(pg: PgServer, template: str | None = None) -> Iterator[str]:
+    """Create a database of its own, yield its URL, drop it (even if still connected)."""
+    name = pg.create(template)
     try:
-        yield server.set(database=name).render_as_string(hide_password=False)
+        yield pg.url(name)
     finally:
-        _drop_database(admin, name)
+        pg.drop_later(name)
 
 
 def _drop_database(admin: Engine, name: str, tries: int = 5) -> None:
@@ -212,10 +326,11 @@ def _drop_database(admin: Engine, name: str, tries: int = 5) -> None:
 
 
 @pytest.fixture
-def pg_url(_pg_admin: tuple[Engine, URL], request: pytest.FixtureRequest) -> Iterator[str]:
+def pg_url(_pg_admin: PgServer, request: pytest.FixtureRequest) -> Iterator[str]:
     """A database per test: tests never see each other's rows, and several engineers
     can run the suite against one server at once."""
-    with _fresh_pg_database(*_pg_admin) as fresh, _chain_checked(request, fresh) as url:
+    template = request.getfixturevalue("_pg_template") if _wants_migrated(request) else None
+    with _fresh_pg_database(_pg_admin, template) as fresh, _chain_checked(request, fresh) as url:
         yield url
 
 
@@ -228,14 +343,30 @@ def pg_runtime_url(pg_url: str) -> str:
     env `COPYDESK_TEST_PG_RUNTIME_ROLE` as NAME:PASSWORD (default copydesk_app:copydesk_app,
     which .ci/run creates). The database is not migrated, and no rights are granted:
     the test runs `copydesk migrate` (or `store.db.migrate_as_owner`) with `pg_url`."""
-    name, _, password = os.environ.get(RUNTIME_ROLE_ENV, "copydesk_app:copydesk_app").partition(":")
+    return _role_url(pg_url, RUNTIME_ROLE_ENV, "copydesk_app:copydesk_app")
+
+
+REVIEW_ROLE_ENV = "COPYDESK_TEST_PG_REVIEW_ROLE"
+
+
+@pytest.fixture
+def pg_review_url(pg_url: str) -> str:
+    """`pg_url` signed in as the review server's role, given by env
+    `COPYDESK_TEST_PG_REVIEW_ROLE` as NAME:PASSWORD (default copydesk_review:copydesk_review,
+    which .ci/run creates). Like `pg_runtime_url`: no rights until a test migrates
+    (`copydesk migrate --review-role`, or `store.db.migrate_as_owner(..., review_role=)`)."""
+    return _role_url(pg_url, REVIEW_ROLE_ENV, "copydesk_review:copydesk_review")
+
+
+def _role_url(pg_url: str, env: str, default: str) -> str:
+    name, _, password = os.environ.get(env, default).partition(":")
     url = make_url(pg_url).set(username=name, password=password)
     probe = create_engine(url)
     try:
         with probe.connect() as conn:
             conn.execute(text("SELECT 1"))
     except Exception as exc:  # noqa: BLE001 - turned into a skip or a clear failure
-        message = f"runtime role {name!r} cannot sign in ({RUNTIME_ROLE_ENV}; .ci/run creates it)"
+        message = f"role {name!r} cannot sign in ({env}; .ci/run creates it)"
         if os.environ.get(REQUIRE_PG_ENV) == "1":
             pytest.fail(f"{message}: {exc}", pytrace=False)
         pytest.skip(message)
@@ -260,7 +391,7 @@ def db_url(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def engine(db_url: str) -> Iterator[Engine]:
+def engine(db_url: str, migrated: None) -> Iterator[Engine]:
     engine = open_store(db_url)
     yield engine
     engine.dispose()
@@ -275,10 +406,15 @@ def module_engine(
     creating and migrating a database per test in long table-driven suites."""
     with ExitStack() as cleanup:
         if request.param == "sqlite":
-            url = f"sqlite:///{tmp_path_factory.mktemp('db') / 'copydesk.db'}"
+            path = tmp_path_factory.mktemp("db") / "copydesk.db"
+            shutil.copyfile(request.getfixturevalue("_sqlite_template"), path)
+            url = f"sqlite:///{path}"
         else:
-            admin, server = request.getfixturevalue("_pg_admin")
-            url = cleanup.enter_context(_fresh_pg_database(admin, server))
+            pg, template = (
+                request.getfixturevalue("_pg_admin"),
+                request.getfixturevalue("_pg_template"),
+            )
+            url = cleanup.enter_context(_fresh_pg_database(pg, template))
         engine = open_store(url)
         cleanup.callback(engine.dispose)
         yield engine

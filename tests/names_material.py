@@ -81,7 +81,9 @@ DRAFTS: list[tuple[str, str, set[str]]] = [
     ("court", "Judge Nandakumar said he had abused members' trust.", set()),
     ("court", "Judge Priya Shah said he had abused members' trust.", {"Shah"}),
     ("court", "Club captain Mark Selby said the loss nearly ended the club.", {"Mark"}),
-    ("court", "DS Ruth Abara said small clubs needed two signatories.", {"DS"}),
+    # DS is the source's Detective Sergeant: an acronym of a name the source spells out
+    # is grounded (issue 20; it was labelled invented before).
+    ("court", "DS Ruth Abara said small clubs needed two signatories.", set()),
     ("court", "Fairweather, of Linton Road, will be sentenced in March.", set()),
     (
         "court",
@@ -100,7 +102,7 @@ DRAFTS: list[tuple[str, str, set[str]]] = [
 ]
 
 # Written after the heuristic was settled and measured once, without changes
-# to the gate afterwards: the figures the README quotes as held out.
+# to the gate afterwards: the figures docs/gates.md quotes as held out.
 HELD_OUT_ARTICLE = (
     "Brackwater's new ferry, the Saltmarsh Queen, made its first crossing to Hollin Isle on "
     "Saturday after a two-year delay. The operator, Westreach Ferries, blamed the shipyard "

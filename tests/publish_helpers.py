@@ -57,6 +57,8 @@ class Webhook:
     received: list[Received] = field(default_factory=list)
     on_request: Callable[[Received], None] | None = None
     url: str = ""
+    # path -> (status, Location): a redirect answered at that path, before the script
+    routes: dict[str, tuple[int, str]] = field(default_factory=dict)
 
     def answer(self) -> int:
         return self.script.pop(0) if self.script else self.then
@@ -73,14 +75,20 @@ def webhook_server(hook: Webhook) -> Iterator[Webhook]:
         def do_POST(self) -> None:  # noqa: N802 - http.server's name
             body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
             got = Received(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+            location = None
             with lock:
                 hook.received.append(got)
-                code = hook.answer()
+                if self.path in hook.routes:
+                    code, location = hook.routes[self.path]
+                else:
+                    code = hook.answer()
                 got.status = code
             if hook.on_request:
                 hook.on_request(got)
             try:
                 self.send_response(code)
+                if location:
+                    self.send_header("Location", location)
                 self.send_header("Content-Length", "2")
                 self.end_headers()
                 self.wfile.write(b"ok")
@@ -109,8 +117,11 @@ def write_config(
     attempts: int = 3,
     targets: tuple[str, ...] = ("atom", "jsonl", "webhook"),
     extra: str = "",
+    undo_seconds: float = 0,
 ) -> Path:
-    """config.toml: the sample feed, the extractive summariser, and the targets."""
+    """config.toml: the sample feed, the extractive summariser, and the targets.
+    `undo_seconds`: the queue's Undo window, which publishing waits out (0 here: the
+    tests approve and publish at once; one test checks the wait)."""
     blocks = {
         "atom": '[[publish.targets]]\nkind = "atom"\npath = "out/feed.xml"\nmax_entries = 50\n',
         "jsonl": '[[publish.targets]]\nkind = "jsonl"\npath = "out/items.jsonl"\n',
@@ -122,6 +133,7 @@ def write_config(
     text = (
         f'[database]\nurl = "{db_url}"\n[summarise]\nbackend = "extractive"\n'
         f'[gates]\nmin_source_words = 40\n[[feeds]]\nurl = "{SAMPLE_FEED}"\nname = "sample"\n'
+        + f"[review]\nundo_seconds = {undo_seconds}\n"
         + "".join(blocks[t] for t in targets if t != "webhook" or webhook_url)
         + extra
     )

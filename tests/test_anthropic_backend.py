@@ -571,14 +571,15 @@ def test_reply_with_no_usable_summary_is_a_failed_call_not_an_empty_draft(reply:
     assert call.response_json == reply.body  # the auditor sees what the model said
 
 
-def test_reply_with_two_json_values_takes_the_last() -> None:
+def test_reply_with_two_summaries_in_its_text_fails_closed() -> None:
+    """Before: the last one silently won; two answers are two answers (issue 19)."""
     first = '{"headline": "Draft one", "summary": "An earlier attempt."}'
     last = '{"headline": "Car park to close", "summary": "The council voted 9 to 4."}'
     fake = FakeAnthropic(fake_api.text_reply(f"{first}\nOn reflection:\n{last}"))
 
-    draft = make_backend(fake).summarise(ARTICLE)
+    failed = fail(make_backend(fake))
 
-    assert (draft.headline, draft.summary) == ("Car park to close", "The council voted 9 to 4.")
+    assert "2 summaries" in failed.reason
 
 
 # --- temperature ----------------------------------------------------------------------------

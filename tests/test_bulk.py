@@ -28,7 +28,7 @@ KEYS = ("match-a", "match-b", "ferry-a", "strike-a")
 
 
 @pytest.fixture
-def desk(db_url: str) -> Iterator[tuple[Engine, dict[str, int]]]:
+def desk(db_url: str, migrated: None) -> Iterator[tuple[Engine, dict[str, int]]]:
     engine = open_store(db_url)
     with session_scope(engine) as session:
         for name, role in (("alice", "editor"), ("bob", "editor"), ("vera", "viewer")):

@@ -97,9 +97,9 @@ def sentence(
 
 
 def clean_check(draft_sentences: list[tuple[str, str]]) -> dict[str, Any]:
-    """Every sentence faithful and every claim supported by its own passage."""
+    """Every sentence faithful and covered by a claim supported by its own passage."""
     return {
-        "claims": [claim(s, p) for s, p in draft_sentences[1:]],
+        "claims": [claim(s, p) for s, p in draft_sentences],  # the headline too
         "sentences": [sentence(s, p) for s, p in draft_sentences],
     }
 
@@ -236,7 +236,7 @@ def test_reversed_claim_the_model_calls_supported_is_still_caught_by_the_judge()
     s = "The water board has guaranteed funding for the repairs through 2027."
     draft = f"{HEADLINE}\n\n{s}"
     reply = {
-        "claims": [claim(s, P_FUND, supports=True)],
+        "claims": [claim(HEADLINE, P_FUND), claim(s, P_FUND, supports=True)],
         "sentences": [sentence(HEADLINE, P_FUND), sentence(s, P_FUND, "factual", wrong_fact=True)],
     }
     _, results = run(draft, fake_api.check_reply(reply))
@@ -410,7 +410,7 @@ def test_homes_figure_in_another_script_is_grounded() -> None:
     s = "Last year the reservoir supplied \u0661\u0668,\u0664\u0660\u0660 homes."
     draft = f"{HEADLINE}\n\n{s}"
     reply = {
-        "claims": [claim(s, P_HOMES)],
+        "claims": [claim(HEADLINE, P_FUND), claim(s, P_HOMES)],
         "sentences": [sentence(HEADLINE, P_FUND), sentence(s, P_HOMES)],
     }
     _, results = run(draft, fake_api.check_reply(reply))
@@ -439,5 +439,5 @@ def test_recorded_checker_replays_by_canonical_url_and_is_labelled() -> None:
 
 def test_parse_check_input_is_the_documented_format() -> None:
     parsed = parse_check_input(clean_check(BASE))
-    assert [c.claim for c in parsed.claims] == [S_FUND, S_COST]
+    assert [c.claim for c in parsed.claims] == [HEADLINE, S_FUND, S_COST]
     assert parsed.sentences[0].sentence == HEADLINE

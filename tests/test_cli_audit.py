@@ -419,6 +419,7 @@ def test_audit_json_is_one_document_with_everything_in_order(app, runner, world)
         ("source", "source_length", True),
         ("draft", "numbers_grounded", False),
         ("draft", "quotes_verbatim", False),
+        ("draft", "speakers_match", True),
         ("draft", "names_grounded", True),
         ("draft", "dates_grounded", True),
     ]
@@ -428,7 +429,7 @@ def test_audit_json_is_one_document_with_everything_in_order(app, runner, world)
         FLOODS_NUMBERS,
         FLOODS_QUOTES,
     )
-    modes = ["discard", "discard", "discard", "flag", "flag", "flag"]
+    modes = ["discard", "discard", "discard", "flag", "flag", "flag", "flag"]
     assert [v["mode"] for v in doc["verdicts"]] == modes
     (call,) = doc["model_calls"]
     assert call == call | {

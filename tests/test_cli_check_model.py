@@ -45,6 +45,7 @@ def judged(sentence: str, passage: str, *errors: str, wrong: bool = False) -> di
 def check_input(**override: Any) -> dict[str, Any]:
     value = {
         "claims": [
+            {"claim": HEADLINE, "passage": P1, "supports": True},
             {"claim": S1, "passage": P1, "supports": True},
             {"claim": S2, "passage": P2, "supports": True},
         ],

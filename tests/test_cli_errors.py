@@ -41,6 +41,8 @@ COMMAND_ARGS: dict[str, list[str]] = {
     "discards": [],
     "unchecked": [],
     "stats": [],
+    "models": [],
+    "doctor": [],
     "review": ["--port", "8"],
     "publish": [],
     "retract": ["1", "--reason", "the figure was wrong", "--editor", "ann"],
@@ -48,6 +50,10 @@ COMMAND_ARGS: dict[str, list[str]] = {
     "replay": [],
     "feeds add": ["https://news.example.test/feed.xml"],
     "feeds list": [],
+    "feeds rename": ["wire", "agency"],
+    "feeds disable": ["wire"],
+    "feeds enable": ["wire"],
+    "feeds remove": ["wire"],
     "editor add": ["bea", "--password-stdin"],
     "editor password": ["ann", "--password-stdin"],
     "editor list": [],
@@ -66,7 +72,7 @@ DATABASE_BROKEN = (
 # problem in the sample draft) and `extract` need no database at all.
 NOT_AFFECTED: dict[tuple[str, str], int] = {
     (command, environment): code
-    for command, code in (("demo", 0), ("check", 1), ("extract", 0))
+    for command, code in (("demo", 0), ("check", 1), ("extract", 0), ("models", 0))
     for environment in DATABASE_BROKEN
 }
 # Commands that only read work on a read-only database (an auditor's copy); so
@@ -80,6 +86,7 @@ NOT_AFFECTED |= {
         "editor list",
         "eval",
         "stats",
+        "doctor",
         "init",
         "migrate",
         "replay",
@@ -87,6 +94,10 @@ NOT_AFFECTED |= {
     )
 }
 NOT_AFFECTED[("retract", "sqlite-read-only")] = 1  # no item 1 to retract: found before writing
+# No feed "wire" to change: found before writing.
+NOT_AFFECTED |= {
+    (f"feeds {verb}", "sqlite-read-only"): 1 for verb in ("rename", "disable", "enable", "remove")
+}
 
 
 def all_commands() -> list[str]:

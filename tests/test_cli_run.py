@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from copydesk.cli import app
 from copydesk.config import FeedSettings, Settings, load_settings
 from copydesk.services.pipeline import Pipeline
+from copydesk.services.pipeline.intake import Intake
 from ingest.fetch import Fetcher
 from store.db import open_store
 from store.models import Item, Run
@@ -29,6 +30,7 @@ def test_relative_paths_in_config_mean_next_to_the_config(tmp_path, monkeypatch)
     elsewhere = tmp_path / "cron"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
+    assert CliRunner().invoke(app, ["-c", str(desk / "config.toml"), "init"]).exit_code == 0
     result = CliRunner().invoke(app, ["-c", str(desk / "config.toml"), "run", "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["totals"]["drafts"] == 2
@@ -54,6 +56,7 @@ def test_only_temperature_zero_or_model_default(tmp_path):
 
 def test_an_unknown_feed_name_is_a_usage_error(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
+    assert CliRunner().invoke(app, ["init"]).exit_code == 0
     result = CliRunner().invoke(app, ["run", "--feed", "no-such-feed"])
     assert result.exit_code == 2
     assert "no feed named no-such-feed" in result.stderr
@@ -61,6 +64,7 @@ def test_an_unknown_feed_name_is_a_usage_error(tmp_path, monkeypatch):
 
 def test_no_feeds_says_so(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
+    assert CliRunner().invoke(app, ["init"]).exit_code == 0
     result = CliRunner().invoke(app, ["run"])
     assert result.exit_code == 0
     assert "no feeds to poll" in result.stdout
@@ -84,12 +88,13 @@ def test_unknown_log_format_is_refused(tmp_path, monkeypatch):
 def test_json_log_mode_writes_only_json_to_stderr(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     local_feed(tmp_path)
+    assert CliRunner().invoke(app, ["init"]).exit_code == 0
     CliRunner().invoke(app, ["feeds", "add", "feed.xml", "--name", "local"])
     result = CliRunner().invoke(app, ["--log-format", "json", "run"])
     assert result.exit_code == 0
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     records = [json.loads(line) for line in lines]  # every line is JSON
-    assert any(r["msg"].startswith("summariser: extractive") for r in records)
+    assert any("summariser: extractive" in r["msg"] for r in records)
     failed = CliRunner().invoke(app, ["--log-format", "json", "run", "--feed", "nope"])
     record = json.loads(failed.stderr.strip().splitlines()[-1])
     assert record["level"] == "error" and record["exit_status"] == 2
@@ -97,6 +102,7 @@ def test_json_log_mode_writes_only_json_to_stderr(tmp_path, monkeypatch):
 
 def test_feeds_add_refuses_what_is_not_a_feed(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
+    assert CliRunner().invoke(app, ["init"]).exit_code == 0
     for bad in ("javascript:alert(1)", "ftp://example.org/feed", "missing.xml", "https://"):
         result = CliRunner().invoke(app, ["feeds", "add", bad])
         assert result.exit_code == 2, bad
@@ -105,7 +111,9 @@ def test_feeds_add_refuses_what_is_not_a_feed(tmp_path, monkeypatch):
     again = CliRunner().invoke(app, ["feeds", "add", str(tmp_path / "feed.xml"), "-n", "new"])
     assert first.exit_code == again.exit_code == 0
     listing = json.loads(CliRunner().invoke(app, ["feeds", "list", "--json"]).stdout)
-    assert [(f["name"], f["url"]) for f in listing] == [("new", str(tmp_path / "feed.xml"))]
+    # Adding a known URL again changes nothing (issue 22: it used to rename silently).
+    assert "known already; nothing changed" in again.stdout
+    assert [(f["name"], f["url"]) for f in listing] == [("old", str(tmp_path / "feed.xml"))]
 
 
 class Flaky(ExtractiveSummariser):
@@ -145,7 +153,7 @@ def test_a_crashed_run_is_recorded_as_such(tmp_path, sqlite_url, monkeypatch):
     def explode(self):
         raise RuntimeError("database went away")
 
-    monkeypatch.setattr(Pipeline, "_feeds", lambda self, only: explode(self))
+    monkeypatch.setattr(Intake, "feeds", lambda self, only: explode(self))
     with Fetcher(settings.ingest) as fetcher:
         try:
             Pipeline(settings, engine, Broken(), fetcher).run()

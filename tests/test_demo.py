@@ -61,7 +61,7 @@ def test_demo_shows_drafts_and_every_kind_of_discard(tmp_path, monkeypatch):
         return next(v for v in checks if v.item_id == item.id and v.gate == gate)
 
     budget = check_of("politics/council-budget-gap", "claims_supported")
-    assert budget.passed and len(budget.evidence) == 5
+    assert budget.passed and len(budget.evidence) == 6  # the headline has its claim
     assert all(e["outcome"] == "supported" for e in budget.evidence)
     wrong = by_url["https://news.example.org/politics/coldhithe-by-election-result"]
     assert wrong.status == "discarded"
@@ -130,7 +130,8 @@ def test_audit_shows_the_model_checks_as_the_editor_sees_them(tmp_path, monkeypa
         "claims_supported", "ran", "faithfulness", "ran",
     )  # fmt: skip
     outcomes = [c["outcome"] for c in claims["claims"]]
-    assert outcomes.count("not supported") == 1 and outcomes.count("supported") == 3
+    # One claim the model says is unsupported; the headline's claim added for coverage (issue 19).
+    assert outcomes.count("not supported") == 1 and outcomes.count("supported") == 4
     assert all(c["passage"] and c["claim"] for c in claims["claims"])
     flagged = [s for s in judge["sentences"] if s["material"]]
     assert [s["kinds"] for s in flagged] == [["modality"], ["modality", "time"]]
@@ -139,7 +140,7 @@ def test_audit_shows_the_model_checks_as_the_editor_sees_them(tmp_path, monkeypa
     text = CliRunner().invoke(app, ["audit", hedge]).stdout
     section = text.split("Model checks, as the editor sees them (2)")[1].split("Model calls")[0]
     rows = section.split("faithfulness (flag)")[0]  # the claims table (cells may wrap)
-    assert rows.count("│ not supported:") == 1 and rows.count("│ supported ") == 3
+    assert rows.count("│ not supported:") == 1 and rows.count("│ supported ") == 4
     assert "Vell County Council proposed" in rows and "The consultation closes on 18" in rows
     assert "outcome: material error · modality, time\n" in section
     assert "rewrite (reference only: never replaces the draft, never shipped)" in section

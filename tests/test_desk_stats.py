@@ -24,7 +24,9 @@ from tests.review_seed import PASSWORD, write_config
 
 
 @pytest.fixture
-def desk(sqlite_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+def desk(
+    sqlite_url: str, migrated: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> dict[str, Any]:
     engine = open_store(sqlite_url)
     ids = seed_decided_desk(engine)
     monkeypatch.chdir(tmp_path)

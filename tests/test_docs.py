@@ -205,3 +205,125 @@ def test_help_keeps_the_config_section_names():
     assert check.exit_code == 0 and review.exit_code == 0
     assert "[checks] in config.toml" in " ".join(check.stdout.split())
     assert "(default: [review] port, 8501)" in " ".join(review.stdout.split())
+
+
+# --------------------------------------------------------------------------- the pages
+
+# The hand-written pages: every link, every repository path and every command named
+# in them must exist, so that a move or a rename cannot leave a page pointing nowhere.
+PAGES = ("README.md", "ARCHITECTURE.md", "review_ui/README.md", "evals/README.md", "docs")
+_LINK = re.compile(r"\]\(([^)\s]+)\)")
+_CODE = re.compile(r"`([^`\n]+)`")
+_PATH = re.compile(r"^\.?[\w.-]+(/[\w.*-]+)*/?$")
+_ROOT_DIRS = ("copydesk", "review_ui", "store", "guards", "ingest", "summarise", "publish")
+_ROOTS = (*_ROOT_DIRS, "tests", "bench", "docs", "evals", "deploy", ".ci")
+_FILES = (".py", ".md", ".toml", ".json", ".ini", ".example", ".service", ".timer", ".lock")
+
+
+def pages(root: Path) -> list[Path]:
+    found = []
+    for name in PAGES:
+        path = root / name
+        found += sorted(path.glob("*.md")) if path.is_dir() else [path] if path.exists() else []
+    return found
+
+
+def _is_repo_path(token: str) -> bool:
+    if not _PATH.match(token) or token.startswith(("http", "/")):
+        return False
+    first = token.split("/")[0]
+    return ("/" in token and first in _ROOTS) or (
+        "/" not in token and token.endswith(_FILES) and token[:1].isupper()
+    )
+
+
+def _commands(root_command: object) -> dict[str, set[str]]:
+    """'copydesk feeds add' -> its options (with the global ones)."""
+    found: dict[str, set[str]] = {}
+    for path, command in gen_cli.walk(root_command, ("copydesk",)):
+        flags = {f for p in command.params for f in (*p.opts, *p.secondary_opts)}
+        found[" ".join(path)] = flags | {"--help"}
+    return found
+
+
+def _spans(text: str) -> list[str]:
+    """What names a command: an inline code span, or a `copydesk ...` in a code block
+    (up to a shell operator)."""
+    spans = _CODE.findall(text)
+    for lang, block in re.findall(r"^```([^\n]*)\n(.*?)^```", text, re.M | re.S):
+        if lang.strip() in ("", "sh", "bash", "console", "cron"):
+            spans += re.findall(r"(?:^|\s|bin/)(copydesk(?: [^\s&|;>]+)+)", block, re.M)
+    return spans
+
+
+def command_problems(text: str, commands: dict[str, set[str]]) -> list[str]:
+    """`copydesk X [Y] [--opt ...]` spans naming a command or an option that is not there."""
+    problems = []
+    is_word = re.compile(r"[a-z][a-z-]*").fullmatch
+    for span in _spans(text):
+        words = span.split()
+        if words[:1] != ["copydesk"]:
+            continue
+        name, rest, globals_ = "copydesk", words[1:], commands["copydesk"]
+        while rest and rest[0] in globals_:  # --log-format json run ...
+            rest = rest[2:] if len(rest) > 1 and f"copydesk {rest[1]}" not in commands else rest[1:]
+        while rest and is_word(rest[0]) and f"{name} {rest[0]}" in commands:
+            name, rest = f"{name} {rest[0]}", rest[1:]
+        if rest and is_word(rest[0]) and name == "copydesk":
+            problems.append(f"no command `copydesk {rest[0]}`")
+            continue
+        for word in rest:
+            flag = word.split("=")[0].rstrip(",.;:)")
+            if re.fullmatch(r"--[a-z][a-z-]*", flag) and flag not in commands[name] | globals_:
+                problems.append(f"`{name}` has no option {flag}")
+    return problems
+
+
+def page_problems(root: Path, commands: dict[str, set[str]]) -> list[str]:
+    problems = []
+    for page in pages(root):
+        text = page.read_text(encoding="utf-8")
+        where = page.relative_to(root)
+        for target in _LINK.findall(text):
+            if target.startswith(("http://", "https://", "mailto:", "#")):
+                continue
+            if not (page.parent / target.split("#")[0]).exists():
+                problems.append(f"{where}: link to {target}: no such file")
+        for token in _CODE.findall(text):
+            token = token.strip()
+            if _is_repo_path(token) and not any(root.glob(token.rstrip("/"))):
+                problems.append(f"{where}: `{token}`: no such path")
+        problems += [f"{where}: {p}" for p in command_problems(text, commands)]
+    return problems
+
+
+def test_every_link_path_and_command_on_the_pages_exists():
+    assert page_problems(ROOT, _commands(gen_cli.root_command())) == []
+
+
+def test_the_page_check_sees_a_missing_path_link_command_and_option(tmp_path):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "copydesk").mkdir()
+    (tmp_path / "copydesk" / "config.py").write_text("", encoding="utf-8")
+    (tmp_path / "docs" / "a.md").write_text(
+        "See `copydesk/config.py` and `copydesk/pipeline.py`, [the rules](../RULES.md),\n"
+        "[ok](../copydesk/config.py), `copydesk run --all`, `copydesk runn`,\n"
+        "`copydesk feeds add URL --name N`, `copydesk feeds list --colour`.\n"
+        "```sh\n0 * * * *  .venv/bin/copydesk --config c.toml publish --everything\n```\n",
+        encoding="utf-8",
+    )
+    commands = {
+        "copydesk": {"--config"},
+        "copydesk run": {"--all"},
+        "copydesk publish": {"--item"},
+        "copydesk feeds": set(),
+        "copydesk feeds add": {"--name"},
+        "copydesk feeds list": {"--check"},
+    }
+    assert page_problems(tmp_path, commands) == [
+        "docs/a.md: link to ../RULES.md: no such file",
+        "docs/a.md: `copydesk/pipeline.py`: no such path",
+        "docs/a.md: no command `copydesk runn`",
+        "docs/a.md: `copydesk feeds list` has no option --colour",
+        "docs/a.md: `copydesk publish` has no option --everything",
+    ]

@@ -38,7 +38,7 @@ MEASURED_RECALL = 0.60
 
 
 @pytest.fixture
-def stored(db_url: str) -> Iterator[tuple[Engine, dict[str, int]]]:
+def stored(db_url: str, migrated: None) -> Iterator[tuple[Engine, dict[str, int]]]:
     engine = open_store(db_url)
     with session_scope(engine) as session:
         ids = {key: add_draft(session, key, *article) for key, article in ARTICLES.items()}

@@ -392,7 +392,7 @@ def test_listing_the_waiting_items_does_not_load_their_texts(sqlite_engine, sqli
             tracemalloc.stop()
         assert peak < total / 6, f"listing {n} jobs peaked at {peak} bytes ({total} of text)"
         assert len(jobs) == n and all(job.has_text for job in jobs)
-        assert pipeline._stored_text(jobs[0]) == texts[0]
+        assert pipeline.source.stored_text(jobs[0]) == texts[0]
 
 
 # --------------------------------------------------------------------------- failing feeds

@@ -195,8 +195,12 @@ def test_loopback_is_refused_without_the_allow_list_and_nothing_reaches_it(https
         result = fetcher.get(by_ip(httpserver, "/secret"), trusted=True)
         named = fetcher.get(httpserver.url_for("/secret"), trusted=True)  # localhost
     assert result.refused and not result.ok
-    assert result.error == "refused: address 127.0.0.1 is not public"
+    assert result.error == (
+        "refused: address 127.0.0.1 is not public (to fetch it, add the host or its network"
+        " to [ingest] allow_private in config.toml)"
+    )
     assert named.refused and "localhost resolves to non-public address" in named.error
+    assert "[ingest] allow_private" in named.error
     assert httpserver.log == []
 
 
@@ -208,6 +212,9 @@ def test_a_name_resolving_to_a_private_address_is_refused_at_connect(httpserver)
         metadata = fetcher.get("http://meta.test/latest/meta-data/", trusted=True)
     assert local.refused and "resolves to non-public address 127.0.0.1" in local.error
     assert metadata.refused and "169.254.169.254" in metadata.error
+    # The operator is told how to vouch for an intranet host, never for a metadata service.
+    assert "[ingest] allow_private" in local.error
+    assert "allow_private" not in metadata.error
     assert httpserver.log == []
 
 
@@ -257,7 +264,8 @@ def test_ipv6_loopback_is_refused_unless_allowed():
     finally:
         server.clear()
         server.stop()
-    assert refused.refused and refused.error == "refused: address ::1 is not public"
+    assert refused.refused and refused.error.startswith("refused: address ::1 is not public (")
+    assert "[ingest] allow_private" in refused.error
     assert allowed.ok and allowed.content == b"over IPv6"
 
 

@@ -165,7 +165,7 @@ CLAIM_CASES = [
     ("c", "outcome", "rule"), [case[1:] for case in CLAIM_CASES], ids=[c[0] for c in CLAIM_CASES]
 )
 def test_one_claim(c: Claim, outcome: str, rule: str | None) -> None:
-    verdict = claims_supported(SOURCE, DRAFT, [c])
+    verdict = claims_supported(SOURCE, c.claim, [c])  # a draft of that one claim
     [entry] = verdict.evidence
     assert (entry["outcome"], entry["rule"]) == (outcome, rule)
     assert verdict.passed is (outcome == "supported")
@@ -269,7 +269,9 @@ def test_faithful_judgement_without_a_passage_is_not_verified() -> None:
         SOURCE, DRAFT, [judge(HEADLINE, P_FUNDING), judge(S1, None), judge(S2, P_PRICES)]
     )
     assert not verdict.passed
-    assert verdict.evidence["sentences"][1]["why"] == "no passage given"
+    why = verdict.evidence["sentences"][1]["why"]
+    assert why.startswith("not verified: the checking model quoted no passage of the source")
+    assert why in verdict.reason
 
 
 @pytest.mark.parametrize("kind", ERROR_KINDS)
@@ -291,11 +293,34 @@ def test_each_material_kind_flags_with_kind_passage_and_rewrite(kind: str) -> No
     assert result.flagged and not result.hard_fail
 
 
-def test_immaterial_error_is_noted_but_passes() -> None:
-    minor = judge(S2, P_PRICES, "framing", material=False)
-    verdict = faithfulness(SOURCE, DRAFT, [judge(HEADLINE, P_FUNDING), judge(S1, P_FUNDING), minor])
-    assert verdict.passed
-    assert verdict.evidence["sentences"][2]["outcome"] == "minor error"
+def test_a_named_error_the_model_calls_immaterial_is_still_a_flag() -> None:
+    """Before: `factual` with material false passed the gate silently."""
+    for kind in ("framing", "factual"):
+        minor = judge(S2, P_PRICES, kind, material=False)
+        verdict = faithfulness(
+            SOURCE, DRAFT, [judge(HEADLINE, P_FUNDING), judge(S1, P_FUNDING), minor]
+        )
+        assert not verdict.passed and verdict.flag_only
+        assert verdict.evidence["sentences"][2]["outcome"] == "minor error"
+        assert kind in verdict.reason
+
+
+def test_material_without_a_kind_is_a_flag_that_says_so() -> None:
+    """Before: material true with no kind was a "minor error" and passed."""
+    odd = judge(S2, P_PRICES, material=True)
+    verdict = faithfulness(SOURCE, DRAFT, [judge(HEADLINE, P_FUNDING), judge(S1, P_FUNDING), odd])
+    assert not verdict.passed and verdict.flag_only
+    assert "kind not named" in verdict.reason
+    assert verdict.evidence["sentences"][2]["outcome"] == "material error"
+
+
+def test_a_whole_article_passage_verifies_nothing() -> None:
+    judged = judge(S2, SOURCE)
+    verdict = faithfulness(
+        SOURCE, DRAFT, [judge(HEADLINE, P_FUNDING), judge(S1, P_FUNDING), judged]
+    )
+    assert not verdict.passed
+    assert verdict.evidence["sentences"][2]["outcome"] == "not verified"
 
 
 def test_unknown_error_kind_is_not_counted() -> None:
@@ -380,3 +405,66 @@ def test_check_state_is_the_one_reading_of_a_not_run_verdict() -> None:
     assert check_state(False, [{"claim": "x"}]) == "ran"
     assert check_state(False, {"state": "not run at all"}) == "ran"
     assert check_state(False, None) == "ran"
+
+
+# --------------------------------------------------------------------------- valid but meaningless
+
+
+GOOD_CLAIMS = [
+    claim("Kessmoor ferry funding is unsure after 2027.", P_FUNDING),
+    claim("Kessmoor council has not promised ferry funding beyond 2027.", P_FUNDING),
+    claim("Ticket prices could rise by 12% if a £1.4m grant is not renewed.", P_PRICES),
+]
+
+
+def test_claims_covering_every_sentence_pass() -> None:
+    verdict = claims_supported(SOURCE, DRAFT, GOOD_CLAIMS)
+    assert verdict.passed, verdict.reason
+
+
+def test_every_claim_citing_the_whole_article_is_not_supported() -> None:
+    """Before: the whole article as passage made any claim with its numbers supported."""
+    claims = [claim(c.claim, SOURCE) for c in GOOD_CLAIMS]
+    verdict = claims_supported(SOURCE, DRAFT, claims)
+    assert not verdict.passed
+    assert {e["rule"] for e in verdict.evidence} == {"passage not bounded"}
+
+
+def test_a_one_word_passage_supports_nothing() -> None:
+    claims = [*GOOD_CLAIMS[:2], claim(GOOD_CLAIMS[2].claim.replace("12%", "more"), "the")]
+    verdict = claims_supported(SOURCE, DRAFT, claims)
+    assert not verdict.passed
+    assert verdict.evidence[2]["rule"] == "passage shares no content with the claim"
+
+
+def test_claims_about_another_text_than_the_draft_fail() -> None:
+    """The draft says the council rejected the plan; the claims say it approved it."""
+    source = (
+        "Members of Orrin council rejected the harbour plan on Monday by nine votes to four. "
+        "The plan would have moved the fish market to the north quay."
+    )
+    draft = "Orrin council rejects harbour plan\n\nOrrin council rejected the harbour plan."
+    claims = [
+        claim(
+            "Orrin council approved the harbour plan.",
+            "Members of Orrin council rejected the harbour plan",
+        ),
+    ]
+    verdict = claims_supported(source, draft, claims)
+    assert not verdict.passed
+    assert verdict.evidence[0]["rule"] == "claim not in the draft"
+
+
+def test_a_draft_sentence_no_claim_covers_fails() -> None:
+    verdict = claims_supported(SOURCE, DRAFT, GOOD_CLAIMS[:2])
+    assert not verdict.passed
+    assert "no claim covers" in verdict.reason and "Ticket prices" in verdict.reason
+
+
+def test_more_than_one_call_of_a_tool_is_named() -> None:
+    from guards.checks import single_call
+
+    assert single_call(["record_checks"], "record_checks") is None
+    assert single_call(["write_summary", "record_checks"], "record_checks") is None
+    why = single_call(["record_checks", "record_checks"], "record_checks")
+    assert why and "2 times" in why

@@ -134,7 +134,7 @@ def _scores(pairs) -> tuple[int, int, int]:
 
 
 def test_names_precision_and_recall_on_the_material() -> None:
-    """The figures in the README (bench/bench_names.py prints them)."""
+    """The figures in docs/gates.md (bench/bench_names.py prints them)."""
     tuned = _scores([(ARTICLES[a], d, inv) for a, d, inv in DRAFTS])
     held = _scores([(HELD_OUT_ARTICLE, d, inv) for d, inv in HELD_OUT])
     for tp, fp, fn in (tuned, held):

@@ -17,11 +17,24 @@ No module in tests/ or bench/ imports a test module (tests/test_*.py): what two
 test modules share lives in a helper module (tests/review_app_helpers.py,
 tests/cli_helpers.py, ...), so that changing, moving or deleting one test file
 cannot break another.
+
+Inside the two top packages (INNER):
+
+    copydesk: cli > services, render, evaluation > config, logs
+    review_ui: app, views > desk; streamlit_adapter alone knows Streamlit's internals
+
+The command line (copydesk/cli) uses the services and the renderers; a service
+never imports the command line or a renderer; a renderer reads (services' read
+models) and writes nothing. review_ui/desk imports no Streamlit and no view, so
+it is unit-testable; only review_ui/streamlit_adapter.py imports Streamlit's
+internals (`streamlit.runtime`, `streamlit.web`, ...). And no module of the
+project imports itself back through others: no import circles.
 """
 
 from __future__ import annotations
 
 import ast
+import importlib.util
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
@@ -139,6 +152,183 @@ def test_every_layered_package_is_installed():
     assert [p for p in layered if f"{p}*" not in include] == []
 
 
+# --------------------------------------------------------------------------- inside a package
+
+# importer (a module or a package, by dotted prefix) -> the project modules it may
+# not import, by dotted prefix. The longest matching importer prefix decides.
+INNER: dict[str, tuple[str, ...]] = {
+    "copydesk.services": ("copydesk.cli", "copydesk.render", "copydesk.evaluation"),
+    "copydesk.evaluation": ("copydesk.cli", "copydesk.render", "copydesk.services"),
+    # A renderer reads: the read models of copydesk/services/audit.py and reports.py,
+    # never a service that writes (the pipeline, re-checks, watch, replay...).
+    "copydesk.render": (
+        "copydesk.cli",
+        "copydesk.evaluation",
+        "copydesk.services.compose",
+        "copydesk.services.heartbeat",
+        "copydesk.services.pipeline",
+        "copydesk.services.recheck",
+        "copydesk.services.replay",
+        "copydesk.services.watch",
+    ),
+    "copydesk.config": ("copydesk.cli", "copydesk.services", "copydesk.render"),
+    "copydesk.logs": ("copydesk.cli", "copydesk.services", "copydesk.render"),
+    "review_ui.desk": (
+        "streamlit",
+        "review_ui.views",
+        "review_ui.app",
+        "review_ui.streamlit_adapter",
+    ),
+    "review_ui.settings": ("streamlit", "review_ui.views", "review_ui.desk"),
+}
+STREAMLIT_ADAPTER = "review_ui.streamlit_adapter"
+
+
+def module_name(root: Path, path: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def project_modules(root: Path) -> dict[str, Path]:
+    """Every module of the layered packages (not tests, bench, docs, evals)."""
+    found = {}
+    for package in packages(root):
+        if ALLOWED.get(package) is None:
+            continue
+        for path in sorted((root / package).rglob("*.py")):
+            found[module_name(root, path)] = path
+    return found
+
+
+def _is_module(name: str) -> bool:
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return False
+    return spec is not None
+
+
+def imports_of(root: Path, path: Path, modules: dict[str, Path]) -> Iterator[tuple[int, str]]:
+    """(line, module) for every import in the file, a `from a import b` naming the
+    module a.b when b is a module (of the project, or of Streamlit: `from streamlit
+    import runtime` is streamlit.runtime), else a."""
+    source = path.read_text(encoding="utf-8")
+    here = module_name(root, path).split(".")
+    if path.name != "__init__.py":
+        here = here[:-1]  # the package a relative import starts from
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = ".".join(here[: len(here) - node.level + 1] + [node.module or ""]).strip(".")
+            else:
+                base = node.module or ""
+            for alias in node.names:
+                whole = f"{base}.{alias.name}"
+                streamlit = base.split(".")[0] == "streamlit"
+                submodule = whole in modules or (streamlit and _is_module(whole))
+                yield node.lineno, whole if submodule else base
+        elif isinstance(node, ast.Call) and node.args:
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+            first = node.args[0]
+            if name in IMPORT_BY_NAME and isinstance(first, ast.Constant):
+                if isinstance(first.value, str):
+                    yield node.lineno, first.value
+
+
+def _under(name: str, prefix: str) -> bool:
+    return name == prefix or name.startswith(prefix + ".")
+
+
+def inner_violations(root: Path) -> list[str]:
+    """Imports the INNER rules forbid, and Streamlit's internals imported outside
+    the adapter."""
+    modules = project_modules(root)
+    found = []
+    for importer, path in modules.items():
+        rules = [p for p in INNER if _under(importer, p)]
+        forbidden = INNER[max(rules, key=len)] if rules else ()
+        for line, name in imports_of(root, path, modules):
+            where = f"{path.relative_to(root)}:{line}"
+            if any(_under(name, f) for f in forbidden):
+                found.append(f"{where}: {importer} imports {name}")
+            elif name.startswith("streamlit.") and importer != STREAMLIT_ADAPTER:
+                found.append(f"{where}: {importer} imports {name} (only {STREAMLIT_ADAPTER})")
+    return found
+
+
+def import_circles(root: Path) -> list[list[str]]:
+    """Every set of project modules that import each other in a loop (strongly
+    connected components of the import graph, imports inside functions included),
+    each sorted, the list sorted."""
+    modules = project_modules(root)
+    graph = {
+        m: sorted({n for _, n in imports_of(root, p, modules) if n in modules and n != m})
+        for m, p in modules.items()
+    }
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    circles = []
+
+    def visit(node: str) -> None:  # Tarjan
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in graph[node]:
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(circles)
+
+
+def private_imports(root: Path, package: str) -> list[str]:
+    """`from module import _name` in `package`: a private helper of another module."""
+    found = []
+    for path in sorted((root / package).rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module != "__future__":
+                for alias in node.names:
+                    if alias.name.startswith("_"):
+                        found.append(f"{path.relative_to(root)}:{node.lineno}: {alias.name}")
+    return found
+
+
+def test_a_command_module_imports_no_private_helper(tmp_path):
+    """What two command modules share is public (or lives in copydesk/cli/context.py)."""
+    assert private_imports(ROOT, "copydesk/cli") == []
+    root = _tree(tmp_path, {"copydesk/cli/ingest.py": "from copydesk.cli.run import _summariser\n"})
+    assert private_imports(root, "copydesk/cli") == ["copydesk/cli/ingest.py:1: _summariser"]
+
+
+def test_inside_each_package_imports_run_one_way():
+    assert inner_violations(ROOT) == []
+
+
+def test_no_import_circles():
+    assert import_circles(ROOT) == []
+
+
 def _tree(root: Path, files: dict[str, str]) -> Path:
     for name, text in files.items():
         path = root / name
@@ -205,3 +395,52 @@ def test_the_check_sees_every_kind_of_import_of_a_test_module(tmp_path):
         "tests/test_c.py:3: imports tests.test_b",
         "bench/b.py:1: imports tests.test_c",
     ]
+
+
+def test_the_inner_check_sees_each_rule(tmp_path):
+    root = _tree(
+        tmp_path,
+        {
+            "copydesk/__init__.py": "",
+            "copydesk/cli/__init__.py": "from copydesk.services import pipeline\n",
+            "copydesk/services/__init__.py": "",
+            "copydesk/services/pipeline.py": "def f():\n    from copydesk.cli import app\n",
+            "copydesk/services/audit.py": "",
+            "copydesk/render/__init__.py": "",
+            "copydesk/render/audit.py": (
+                "from copydesk.services import audit\nfrom copydesk.services import pipeline\n"
+            ),
+            "review_ui/__init__.py": "",
+            "review_ui/streamlit_adapter.py": "from streamlit.runtime import exists\n",
+            "review_ui/desk/__init__.py": "",
+            "review_ui/desk/a.py": "import streamlit as st\nfrom review_ui.views import page\n",
+            "review_ui/views/__init__.py": "",
+            "review_ui/views/page.py": "from streamlit.web import server\nimport streamlit\n",
+        },
+    )
+    assert inner_violations(root) == [
+        "copydesk/render/audit.py:2: copydesk.render.audit imports copydesk.services.pipeline",
+        "copydesk/services/pipeline.py:2: copydesk.services.pipeline imports copydesk.cli",
+        "review_ui/desk/a.py:1: review_ui.desk.a imports streamlit",
+        "review_ui/desk/a.py:2: review_ui.desk.a imports review_ui.views.page",
+        "review_ui/views/page.py:1: review_ui.views.page imports streamlit.web.server"
+        " (only review_ui.streamlit_adapter)",
+    ]
+
+
+def test_the_circle_check_finds_circles_through_functions_and_packages(tmp_path):
+    root = _tree(
+        tmp_path,
+        {
+            "guards/__init__.py": "",
+            "guards/a.py": "from guards import b\n",
+            "guards/b.py": "def f():\n    from guards.c import x\n",
+            "guards/c.py": "import guards.a\n",
+            "guards/d.py": "from . import e\n",
+            "guards/e.py": "from .d import y\n",
+            "guards/f.py": "from guards import a\n",  # into a circle, not part of it
+            "store/__init__.py": "from store import g\n",  # a package and its module
+            "store/g.py": "import os\n",
+        },
+    )
+    assert import_circles(root) == [["guards.a", "guards.b", "guards.c"], ["guards.d", "guards.e"]]

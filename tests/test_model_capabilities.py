@@ -270,3 +270,56 @@ def test_prompt_hash_tells_the_request_forms_apart() -> None:
         prompt.prompt_hash(purpose, strict=True),
     }
     assert len(forms) == 3
+
+
+# --- replies that are valid but meaningless ---------------------------------------------------
+
+
+def test_two_write_summary_calls_in_one_reply_fail_the_summary_closed() -> None:
+    """Before: the last call silently won."""
+    two = fake_api.message(
+        [
+            fake_api.tool_use("First", "The ferry sank."),
+            fake_api.tool_use("Ferry back", "It sails."),
+        ]
+    )
+    with pytest.raises(SummaryFailed) as raised:
+        summariser(FakeAnthropic(two)).summarise(LONG)
+    assert "called write_summary 2 times" in raised.value.reason
+
+
+def test_two_record_checks_calls_in_one_reply_fail_the_check_closed() -> None:
+    draft = "Ferry back\n\nThe Quarry Hill ferry resumed its winter timetable on Tuesday."
+    good_check = fake_api.grounded_check(LONG.text, draft)
+    lenient = {"claims": [], "sentences": []}
+    two = fake_api.message([fake_api.check_tool_use(good_check), fake_api.check_tool_use(lenient)])
+    outcome = checker(FakeAnthropic(two)).check(LONG, draft)
+    assert outcome.state == FAILED and outcome.reply is None
+    assert "called record_checks 2 times" in (outcome.reason or "")
+
+
+# --- copydesk models ---------------------------------------------------------------------------
+
+
+def test_copydesk_models_says_what_each_configured_model_gets(tmp_path, monkeypatch) -> None:
+    from typer.testing import CliRunner
+
+    from copydesk.cli import app
+
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'[database]\nurl = "sqlite:///{tmp_path / "x.db"}"\n'
+        '[summarise]\nmodel = "claude-haiku-5-5"\ntemperature = "model-default"\n'
+        '[checks]\nmodel = "claude-opus-4-7"\n'
+    )
+    monkeypatch.setenv("COPYDESK_CONFIG", str(config))
+    result = CliRunner().invoke(app, ["models", "--json"])
+    assert result.exit_code == 0, result.output
+    writer, judge = json.loads(result.stdout)
+    assert writer["temperature"].startswith('not sent: temperature = "model-default"')
+    assert writer["tool_choice"].startswith("auto")
+    assert writer["price"]["input"] == pytest.approx(0.1)
+    assert "refused at run start" in judge["temperature"] and "[checks]" in judge["temperature"]
+    assert judge["tool_choice"].startswith("any")
+    text = CliRunner().invoke(app, ["models"]).stdout
+    assert "[summarise] claude-haiku-5-5" in text and "512 tokens" in text

@@ -117,6 +117,7 @@ def test_the_runtime_role_cannot_touch_the_audit_log(
                 )
             ).all()
         assert triggers == [
+            ("audit_events_decided_by_review_only", "O"),
             ("audit_events_no_truncate", "O"),
             ("audit_events_no_update_delete", "O"),
         ]

@@ -92,7 +92,7 @@ def test_outcomes_finished_together_are_one_transaction(engine) -> None:
         pipeline.run_id = start_run_row(engine, "run", "batch")
         outs = _claimed_outcomes(engine, pipeline, 5)
         commits = _commits(engine)
-        pipeline._commit_batch(outs)
+        pipeline.writer.commit_batch(outs)
     assert len(commits) == 1
     with Session(engine) as session:
         items = session.exec(select(Item).order_by(Item.id)).all()
@@ -116,7 +116,7 @@ def test_a_conflict_in_a_batch_keeps_the_other_items_results(engine, caplog) -> 
         lost = outs[2].job.item_id
         with session_scope(engine) as session:
             st.move(session, session.get(Item, lost), st.DISCARDED, actor="run:rival", reason="x")
-        pipeline._commit_batch(outs)
+        pipeline.writer.commit_batch(outs)
     with Session(engine) as session:
         items = {i.id: i for i in session.exec(select(Item))}
         calls = session.exec(select(ModelCall)).all()

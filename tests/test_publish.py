@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import re
 from pathlib import Path
 
 import feedparser
@@ -78,16 +79,19 @@ def test_publish_reaches_all_three_targets_webhook_failing_twice_first(world) ->
     assert len(first) == 3 and len({r.headers["idempotency-key"] for r in first}) == 1
     assert sorted({r.json["item_id"] for r in hook.received}) == sorted(ids)
     for r in hook.received:
-        expected = hmac.new(SECRET.encode(), r.body, hashlib.sha256).hexdigest()
-        assert r.headers["x-copydesk-signature"] == f"sha256={expected}"
+        stamp = r.headers["x-copydesk-signature"].split(",")[0].removeprefix("t=")
+        mac = hmac.new(SECRET.encode(), f"{stamp}.".encode() + r.body, hashlib.sha256)
+        assert r.headers["x-copydesk-signature"] == f"t={stamp},v1={mac.hexdigest()}"
     # JSON Lines: one line per item.
     lines = jsonl_lines(folder)
     assert sorted(line["item_id"] for line in lines) == sorted(ids)
-    # Atom: one entry per item, read back by feedparser.
+    # Atom: one entry per item, read back by feedparser, with the ids the others got.
     parsed = feedparser.parse(str(folder / "out" / "feed.xml"))
     assert not parsed.bozo, parsed.get("bozo_exception")
-    assert sorted(e.id for e in parsed.entries) == sorted(
-        f"tag:copydesk,2026:item:{i}" for i in ids
+    assert sorted(e.id for e in parsed.entries) == sorted(line["id"] for line in lines)
+    assert all(
+        re.fullmatch(r"tag:copydesk,\d{4}-\d\d-\d\d:[0-9a-f]{32}/item/\d+", line["id"])
+        for line in lines
     )
     # The audit: approved -> published by the publish command, naming the targets.
     with Session(engine) as session:
@@ -115,14 +119,19 @@ def test_a_failing_target_keeps_the_item_pending_and_the_others_are_not_resent(w
         atom_before = (folder / "out" / "feed.xml").read_bytes()
 
         hook.then = 200
-        again = cli(config, "publish")
+        waiting = cli(config, "publish")  # the webhook's next try is after its backoff
+        assert waiting.exit_code == 1 and "next try after" in waiting.stdout
+        # One try per run while the target is down: the first item in the first run;
+        # the second (untried till then) goes now, the first waits for its backoff.
+        assert [r.json["item_id"] for r in hook.received] == ids
+        again = cli(config, "publish", "--retry-failed")  # now, by hand
     assert again.exit_code == 0, again.output
     assert statuses(engine, ids) == ["published"] * 2
     assert len(jsonl_lines(folder)) == 2, "the JSON Lines target was not sent again"
     assert (folder / "out" / "feed.xml").read_bytes() == atom_before
-    assert len(hook.received) == 4  # two refused, two accepted
+    assert len(hook.received) == 3  # one refused, two accepted
     third = cli(config, "publish")
-    assert third.exit_code == 0 and len(hook.received) == 4
+    assert third.exit_code == 0 and len(hook.received) == 3
 
 
 def test_a_4xx_is_a_permanent_failure_shown_and_not_retried(world) -> None:  # type: ignore[no-untyped-def]
@@ -172,9 +181,8 @@ def test_a_lost_record_is_absorbed_by_every_target(world) -> None:  # type: igno
             session.execute(update(Item).where(Item.id == ids[1]).values(status="approved"))
         assert cli(config, "publish").exit_code == 0
     assert [line["item_id"] for line in jsonl_lines(folder)] == ids
-    assert [e.findtext(f"{ATOM}id") for e in atom_entries(folder)].count(
-        f"tag:copydesk,2026:item:{ids[1]}"
-    ) == 1
+    entry = jsonl_lines(folder)[1]["id"]
+    assert [e.findtext(f"{ATOM}id") for e in atom_entries(folder)].count(entry) == 1
     keys = [r.headers["idempotency-key"] for r in hook.received if r.json["item_id"] == ids[1]]
     assert len(keys) == 2 and len(set(keys)) == 1, "the repeat carries the same key"
 
@@ -300,10 +308,10 @@ def test_retraction_reaches_every_target_once(world) -> None:  # type: ignore[no
         )
         assert result.exit_code == 1  # retracted, but one target still needs telling
         hook.then = 200
-        assert cli(config, "publish").exit_code == 0
+        assert cli(config, "publish", "--retry-failed").exit_code == 0
         assert cli(config, "publish").exit_code == 0
         twice = cli(config, "retract", str(ids[0]), "--reason", "again", "--editor", "cy")
-    assert twice.exit_code == 1 and "only a published item" in twice.output
+    assert twice.exit_code == 1 and "only an item live on a target" in twice.output
     assert statuses(engine, ids) == ["retracted", "published"]
     retractions = [r for r in hook.received if r.json["event"] == "retracted" and r.status_ok]
     assert len(retractions) == 1
@@ -314,7 +322,7 @@ def test_retraction_reaches_every_target_once(world) -> None:  # type: ignore[no
     ]
     parsed = feedparser.parse(str(folder / "out" / "feed.xml"))
     by_id = {e.id: e for e in parsed.entries}
-    notice = by_id[f"tag:copydesk,2026:item:{ids[0]}"]
+    notice = by_id[lines[0]["id"]]
     assert notice.title.startswith("Retracted: ")
     assert "Source corrected" in notice.summary
     assert len(parsed.entries) == 2
@@ -361,22 +369,29 @@ def test_run_with_publish_publishes_at_the_end_of_a_scheduled_run(world) -> None
     assert len(actors) == 2 and all(a.startswith("run:") for a in actors)
 
 
-def test_the_readme_signature_example_verifies_a_real_delivery(world) -> None:  # type: ignore[no-untyped-def]
+def test_the_documented_signature_example_verifies_a_real_delivery(world) -> None:  # type: ignore[no-untyped-def]
     folder, db_url, engine = world
     approve(engine, 1)
     with webhook_server(Webhook()) as hook:
         config = write_config(folder, db_url, webhook_url=hook.url, targets=("webhook",))
         assert cli(config, "publish").exit_code == 0
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("**Verifying the webhook**")[1]
+    page = Path(__file__).resolve().parents[1] / "docs" / "publishing.md"
+    section = page.read_text(encoding="utf-8").split("**Verifying the webhook**")[1]
     code = section.split("```python\n")[1].split("```")[0]
     namespace: dict = {}
-    exec(code, namespace)  # noqa: S102 - the README's own example, run as written
+    exec(code, namespace)  # noqa: S102 - the page's own example, run as written
     check = namespace["is_from_copydesk"]
     [got] = hook.received
-    assert check(got.body, got.headers["x-copydesk-signature"], SECRET)
-    assert not check(got.body + b" ", got.headers["x-copydesk-signature"], SECRET)
-    assert not check(got.body, got.headers["x-copydesk-signature"], "another secret")
+    header = got.headers["x-copydesk-signature"]
+    assert check(got.body, header, SECRET)
+    assert not check(got.body + b" ", header, SECRET)
+    assert not check(got.body, header, "another secret")
+    # A captured request sent again ten minutes later is refused (replay protection).
+    sent_at = int(header.split(",")[0].removeprefix("t="))
+    assert check(got.body, header, SECRET, now=sent_at + 60)
+    assert not check(got.body, header, SECRET, now=sent_at + 600)
+    moved = header.replace(f"t={sent_at}", f"t={sent_at + 600}")
+    assert not check(got.body, moved, SECRET, now=sent_at + 600)
 
 
 def test_two_publishers_at_once_send_each_item_to_each_target_once(world) -> None:  # type: ignore[no-untyped-def]

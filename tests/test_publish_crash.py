@@ -99,7 +99,7 @@ def test_kill_9_between_delivery_and_record_then_publish_again(tmp_path: Path, d
     assert sorted({r.json["item_id"] for r in hook.received}) == sorted(ids)
     entries = etree.parse(str(tmp_path / "out" / "feed.xml")).getroot().findall(f"{A}entry")
     assert sorted(e.findtext(f"{A}id") for e in entries) == sorted(
-        f"tag:copydesk,2026:item:{i}" for i in ids
+        line["id"] for line in jsonl_lines(tmp_path)
     )
     engine.dispose()
 

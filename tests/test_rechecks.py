@@ -274,6 +274,35 @@ def test_copydesk_recheck_does_it_now_and_refuses_without_a_key(desk: Desk) -> N
     assert "model checks cannot run: no model" in refused.stderr
 
 
+def refused_shape(source: str, draft: str) -> Any:
+    """A configuration failure: the API refuses the request itself (not an outage)."""
+    return fake_api.bad_request("tools.1.input_schema: not a supported schema")
+
+
+def test_recheck_failed_rechecks_checks_that_failed_for_a_configuration_reason(
+    desk: Desk,
+) -> None:
+    """Before: only passing failures were re-checkable; a check refused for the
+    configuration stayed failed even after the configuration was fixed."""
+    desk.check = refused_shape
+    desk.run()
+    assert all(
+        v.check_state == "failed" for i in desk.items() for v in desk.newest_checks(i.id).values()
+    )
+    desk.check = grounded  # the configuration is fixed
+    with desk.fake.serve() as base_url:
+        plain = invoke(desk.config, desk.monkeypatch, base_url, "recheck", "--json")
+        assert json.loads(plain.stdout)["rechecks"] == {}
+        result = invoke(desk.config, desk.monkeypatch, base_url, "recheck", "--failed", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["rechecks"]["ran"] == 2
+    assert all(
+        v.check_state == "ran" and v.passed
+        for i in desk.items()
+        for v in desk.newest_checks(i.id).values()
+    )
+
+
 def test_no_recheck_when_the_model_checks_are_off_now(desk: Desk) -> None:
     desk.run()
     text = desk.config.read_text()

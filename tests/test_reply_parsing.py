@@ -77,11 +77,12 @@ def test_invalid_tool_input_falls_back_to_json_in_text() -> None:
     assert parsed.source == "text" and parsed.headline == "Bridge reopens"
 
 
-def test_two_json_values_in_text_take_the_last() -> None:
+def test_two_summaries_in_text_fail_closed() -> None:
+    """Before: the last one silently won."""
     first = json.dumps({"headline": "First", "summary": "First try."})
     last = json.dumps({"headline": "Second", "summary": "Second try."})
-    parsed = parse_summary(reply(text(f"{first} and then {last}"), stop="end_turn"))
-    assert parsed.headline == "Second"
+    with pytest.raises(NoUsableSummary, match="2 summaries"):
+        parse_summary(reply(text(f"{first} and then {last}"), stop="end_turn"))
 
 
 def test_the_last_usable_value_wins_over_a_later_unusable_one() -> None:

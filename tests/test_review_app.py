@@ -17,6 +17,7 @@ from streamlit.testing.v1 import AppTest
 from review_ui.desk import decisions
 from review_ui.desk.decisions import Blocked, NotAllowed, ReasonRequired, Reviewer
 from review_ui.desk.queries import QueueFilter, discards_per_day, item_view, queue_count, since_days
+from review_ui.views import queue as queue_view
 from review_ui.views import shortcuts
 from review_ui.views.stats import feed_chart
 from store.db import open_store, session_scope
@@ -64,12 +65,12 @@ def decision_buttons(at: AppTest) -> set[str]:
 
 
 @pytest.fixture
-def desk(sqlite_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Desk:
+def desk(sqlite_url: str, migrated: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Desk:
     return make_desk(sqlite_url, tmp_path, monkeypatch)
 
 
 @pytest.fixture
-def any_desk(db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Desk:
+def any_desk(db_url: str, migrated: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Desk:
     return make_desk(db_url, tmp_path, monkeypatch)
 
 
@@ -735,6 +736,7 @@ def test_a_second_edit_replaces_the_first_edits_verdicts(desk: Desk) -> None:
         assert view is not None
         assert [v.gate for v in view.draft_verdicts] == [
             "quotes_verbatim",
+            "speakers_match",
             "names_grounded",
             "dates_grounded",
         ]
@@ -838,17 +840,39 @@ def _with_dwell(
     monkeypatch.setenv("COPYDESK_CONFIG", str(config))
 
 
+class Clock:
+    """The review page's clock (review_ui/views/queue.py `clock`), moved by the test
+    alone: a dwell or undo window then means the same on any machine."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture(autouse=True)
+def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+    """Every test of this module: the dwell and undo windows move only when the test
+    moves this clock (an undo offered for 10 s does not lapse because a loaded machine
+    took 10 s over a page run)."""
+    fake = Clock()
+    monkeypatch.setattr(queue_view, "clock", fake)
+    return fake
+
+
 def test_a_draft_on_screen_for_less_than_the_dwell_time_is_not_approved(
-    desk: Desk, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    desk: Desk, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, clock: Clock
 ) -> None:
     _with_dwell(desk, tmp_path, monkeypatch)  # the default: 1 s
     at = desk.signed_in("alice")
     first = desk.ids["bridge"]
+    clock.now += 0.9  # however long drawing and clicking took
     decision_button(at, "approve").click().run()
     assert f"Not approved: #{first} " in texts(at)
-    assert "on screen for only" in texts(at)
+    assert "on screen for only 0.9 s" in texts(at)
     assert item_state(desk.engine, first).status == "draft"
-    time.sleep(1.1)
+    clock.now += 0.1
     decision_button(at, "approve").click().run()
     assert f"Approved #{first} " in texts(at)
     assert item_state(desk.engine, first).status == "approved"

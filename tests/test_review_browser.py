@@ -364,15 +364,17 @@ def test_two_quick_a_presses_approve_only_the_draft_that_was_on_screen(
 
 @pytest.fixture
 def long_dwell_server(tmp_path: Path, sqlite_url: str) -> Iterator[Server]:
-    """A 3 s dwell: on a loaded machine, finding the draft and pressing A can take
-    longer than the default 1 s, and the press meant to be early would not be."""
-    with serve(tmp_path, sqlite_url, queue_of(*QUEUE_KEYS), dwell_seconds=3) as running:
+    """The longest dwell (30 s): finding the draft and pressing A took over 3 s on a
+    loaded machine, and a press meant to be early must be early on any machine."""
+    with serve(tmp_path, sqlite_url, queue_of(*QUEUE_KEYS), dwell_seconds=30) as running:
         yield running
 
 
 def test_a_pressed_too_soon_is_refused_naming_the_item(long_dwell_server: Server) -> None:
-    """A pressed on a draft that appeared a moment ago is refused in the browser,
-    with a message naming the item; pressed again once it has been read, it approves."""
+    """A pressed on a draft that appeared a moment ago is refused in the browser, with
+    a message naming the item, and nothing changes. (That the same press approves once
+    the dwell has passed is shown with a clock the test moves, in test_review_app.py
+    test_a_draft_on_screen_for_less_than_the_dwell_time_is_not_approved.)"""
     from playwright.sync_api import expect
 
     server = long_dwell_server
@@ -384,8 +386,4 @@ def test_a_pressed_too_soon_is_refused_naming_the_item(long_dwell_server: Server
         page.locator(".cd-headline").first.click()
         page.keyboard.press("a")
         expect(said(page, f"Not approved: #{ids['bridge']}")).to_be_visible()
-        assert statuses(server)["bridge"] == "draft"
-        page.wait_for_timeout(3300)
-        page.keyboard.press("a")
-        expect(said(page, f"Approved #{ids['bridge']}")).to_be_visible()
-    assert statuses(server)["bridge"] == "approved"
+    assert statuses(server)["bridge"] == "draft"

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy.engine import Engine
 
+from review_ui import streamlit_adapter as adapter
 from store.db import session_scope
 from tests.browser import Server, chromium, inert, serve, signed_in_page
 from tests.review_checks_material import CHECK
@@ -72,7 +73,7 @@ def test_filter_checks_did_not_run_in_chromium(server: Server) -> None:
         school = ARTICLES["school"].headline
         bridge = ARTICLES["bridge"].headline
         expect(page.locator("table.cd-claims")).to_have_count(1)  # the bridge, checked
-        page.locator("[data-testid=stSidebar]").get_by_text("Checks did not run").click()
+        page.locator(adapter.SIDEBAR).get_by_text("Checks did not run").click()
         expect(page.get_by_text("Model checks did not run on this draft")).to_be_visible()
         expect(page.locator("table.cd-claims")).to_have_count(0)
         main = page.locator("[data-testid=stMain]")

@@ -34,12 +34,12 @@ MODES = {"quotes_verbatim": "flag"}
 
 
 @pytest.fixture
-def desk(sqlite_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Desk:
+def desk(sqlite_url: str, migrated: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Desk:
     return make_desk(sqlite_url, tmp_path, monkeypatch)
 
 
 @pytest.fixture
-def any_desk(db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Desk:
+def any_desk(db_url: str, migrated: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Desk:
     return make_desk(db_url, tmp_path, monkeypatch)
 
 

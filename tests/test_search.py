@@ -88,7 +88,7 @@ def add(session: Session, key: str, to: str = st.DRAFT) -> int:
 
 
 @pytest.fixture
-def desk(db_url: str) -> Iterator[tuple[Engine, dict[str, int]]]:
+def desk(db_url: str, migrated: None) -> Iterator[tuple[Engine, dict[str, int]]]:
     engine = open_store(db_url)
     with session_scope(engine) as session:
         ids = {key: add(session, key) for key in SOURCES}

@@ -48,6 +48,7 @@ LEGAL = frozenset(
         ("draft", "discarded"),
         ("approved", "published"),
         ("approved", "draft"),
+        ("approved", "retracted"),  # live on some targets, refused by another (issue 21)
         ("rejected", "draft"),
         ("published", "retracted"),
     }
@@ -56,7 +57,7 @@ ALL_PAIRS = list(itertools.product(STATUSES, STATUSES))
 ILLEGAL = [pair for pair in ALL_PAIRS if pair not in LEGAL]
 DECISIONS = frozenset({("draft", "approved"), ("draft", "rejected")})
 REOPENS = frozenset({("approved", "draft"), ("rejected", "draft")})
-EDITOR_MOVES = DECISIONS | REOPENS | {("published", "retracted")}
+EDITOR_MOVES = DECISIONS | REOPENS | {("published", "retracted"), ("approved", "retracted")}
 NEEDS_REASON = frozenset({"discarded", "rejected", "error", "retracted"})
 NEEDS_REASON_PAIRS = frozenset({("approved", "draft")})
 
@@ -168,7 +169,7 @@ def edit(
 
 def test_design_table_has_every_status_and_pair() -> None:
     assert set(st.STATUSES) == set(STATUSES)
-    assert len(ALL_PAIRS) == 64 and len(ILLEGAL) == 52
+    assert len(ALL_PAIRS) == 64 and len(ILLEGAL) == 51
     assert st.FINAL == {"discarded", "retracted"}
     # Final means final: no legal move leaves a final status, and published only retracts.
     assert not [pair for pair in LEGAL if pair[0] in st.FINAL]
@@ -286,6 +287,7 @@ REASONED_MOVES = [
     ("error", "discarded"),
     ("new", "error"),
     ("approved", "draft"),
+    ("approved", "retracted"),
     ("published", "retracted"),
 ]
 

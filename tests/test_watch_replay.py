@@ -172,3 +172,32 @@ def test_watch_does_not_count_a_flag_as_no_longer_passing(tmp_path: Path, db_url
         ).all()
     assert (check.state, check.failing) == ("ok", [])
     engine.dispose()
+
+
+def test_watch_reads_the_sources_current_headline_too(tmp_path: Path, db_url: str) -> None:
+    """The source corrects a figure in its headline and its body: the published
+    summary that still says the old figure is flagged. (Before, watch put the stored
+    headline in front of the new body, and the old figure was still "grounded".)"""
+    article = ARTICLE.replace(
+        "Kessock Point quay extension approved", "Kessock Point approves {metres} metre quay"
+    )
+    page = Page(article, metres="1,250")
+    with page_server(page) as url:
+        config = write_config(tmp_path, db_url, targets=("jsonl",), extra=LOOPBACK)
+        assert cli(config, "submit", url).exit_code == 0
+        engine = open_store(db_url)
+        with Session(engine) as session:
+            item = session.scalars(select(Item).where(Item.source_url == url)).one()
+        assert "1,250" in (item.headline or "") + (item.summary or "")
+        approve(engine, 1)
+        assert cli(config, "publish").exit_code == 0
+        page.fields["metres"] = "1,520"
+        changed = cli(config, "watch", "--json")
+    assert changed.exit_code == 1, changed.output
+    assert json.loads(changed.stdout)["flagged"] == [item.id]
+    with Session(engine) as session:
+        check = session.scalars(
+            select(SourceCheck).where(SourceCheck.item_id == item.id, SourceCheck.state == "open")
+        ).one()
+    assert "1,250" not in check.new_text and "1,520" in check.new_text.splitlines()[0]
+    engine.dispose()

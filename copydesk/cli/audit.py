@@ -6,18 +6,27 @@ them); this module only turns options into calls and results into exit codes.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+import httpx
 import typer
 from sqlmodel import Session
 
-from copydesk.cli.context import EXIT_FAILED, EXIT_USAGE, context, err, fail, out
+from copydesk.cli.context import (
+    EXIT_FAILED,
+    EXIT_USAGE,
+    context,
+    emit_json,
+    err,
+    fail,
+    out,
+)
 from copydesk.render import audit_checks
 from copydesk.render.audit import render_discards, render_history, render_unchecked
 from copydesk.services import audit
-from store import audit_chain, status
+from publish.targets import published_heads
+from store import approvals, audit_chain, status
 from store.checks import FAILED, NOT_RUN, unchecked_items
 
 
@@ -50,6 +59,13 @@ def audit_command(
         "--head",
         help="print the last audit event as ID:HASH, an anchor to keep outside the database",
     ),
+    against_feed: str | None = typer.Option(
+        None,
+        "--against-feed",
+        metavar="URL_OR_FILE",
+        help="with --verify: exit 1 unless the log still holds every audit head this "
+        "published Atom feed or JSON Lines file carries (each publication carries one)",
+    ),
     expect_head: str | None = typer.Option(
         None,
         "--expect-head",
@@ -66,13 +82,16 @@ def audit_command(
             fail("--verify and --head concern the whole log: give no item with them", EXIT_USAGE)
         if head and (verify or expect_head):
             fail("--head prints the anchor, --verify checks against one: give one", EXIT_USAGE)
+        if head and against_feed:
+            fail("--against-feed goes with --verify", EXIT_USAGE)
         if head:
             _print_head(cli, as_json)
         else:
-            _verify_chain(cli, as_json, _anchor_option(expect_head))
+            published = _published_heads(against_feed) if against_feed else None
+            _verify_chain(cli, as_json, _anchor_option(expect_head), published)
         return
-    if expect_head is not None:
-        fail("--expect-head goes with --verify", EXIT_USAGE)
+    if expect_head is not None or against_feed is not None:
+        fail("--expect-head and --against-feed go with --verify", EXIT_USAGE)
     if item is None:
         fail("give an item id or URL, or --verify", EXIT_USAGE)
     ctx = context(cli)
@@ -182,9 +201,17 @@ def _anchor_option(expect_head: str | None) -> audit_chain.Anchor | None:
 
 
 def _configured_anchor(cli: typer.Context) -> tuple[audit_chain.Anchor | None, str]:
-    """The anchor in the `[runs] audit_anchor` file, and where it came from."""
-    path = context(cli).settings.runs.audit_anchor
+    """The anchor in the `[runs] audit_anchor` file, and where it came from. Every
+    commit with an audit event advances that file, so a missing one, while the log
+    holds events, is an alarm: exit 1."""
+    ctx = context(cli)
+    path = ctx.settings.runs.audit_anchor
     if not path:
+        err.print(
+            "note: no audit anchor is kept ([runs] audit_anchor is off): the log's end "
+            "is not checked",
+            markup=False,
+        )
         return None, ""
     try:
         anchor = audit_chain.read_anchor(Path(path))
@@ -193,9 +220,15 @@ def _configured_anchor(cli: typer.Context) -> tuple[audit_chain.Anchor | None, s
     except OSError as exc:
         fail(f"audit anchor file {path} cannot be read: {exc.strerror or exc}", EXIT_FAILED)
     if anchor is None:
-        err.print(
-            f"note: no audit anchor at {path} yet: the log's end is not checked", markup=False
-        )
+        head = audit_chain.head(ctx.engine)
+        if head.event_id:
+            fail(
+                f"audit anchor file {path} is missing, and the log holds events up to "
+                f"{head.event_id}: it was deleted, or the events were written without "
+                "copydesk (every commit with an audit event writes it)",
+                EXIT_FAILED,
+            )
+        err.print(f"note: no audit anchor at {path} yet: the log is empty", markup=False)
     return anchor, path
 
 
@@ -207,33 +240,96 @@ def _print_head(cli: typer.Context, as_json: bool) -> None:
         typer.echo(str(anchor))
 
 
+def _published_heads(source: str) -> list[audit_chain.Anchor]:
+    """The heads in a published Atom feed or JSON Lines file (a path or an http(s)
+    URL); one line and exit 1 when it cannot be read or holds none."""
+    try:
+        if source.startswith(("http://", "https://")):
+            response = httpx.get(source, timeout=30, follow_redirects=True)
+            response.raise_for_status()
+            data = response.content
+        else:
+            data = Path(source).read_bytes()
+        heads = [audit_chain.Anchor.parse(h) for h in published_heads(data)]
+    except (OSError, httpx.HTTPError, ValueError) as exc:
+        fail(f"--against-feed {source}: {getattr(exc, 'strerror', None) or exc}", EXIT_FAILED)
+    if not heads:
+        fail(f"--against-feed {source}: it carries no audit head", EXIT_FAILED)
+    return heads
+
+
 def _verify_chain(
-    cli: typer.Context, as_json: bool, expect: audit_chain.Anchor | None = None
+    cli: typer.Context,
+    as_json: bool,
+    expect: audit_chain.Anchor | None = None,
+    published: list[audit_chain.Anchor] | None = None,
 ) -> None:
+    """The chain, the anchor (the configured file must be the log's head; a head
+    given with --expect-head must only still be there), then the records against
+    each other (store/approvals.py)."""
     source = "--expect-head"
+    current = expect is None
     if expect is None:
         expect, source = _configured_anchor(cli)
-    report = audit_chain.verify(context(cli).engine, expect)
+    engine = context(cli).engine
+    report = audit_chain.verify(engine, expect, current=current)
+    records = approvals.verify(engine) if report.ok else None
+    against = audit_chain.verify_heads(engine, published) if published else []
     if as_json:
         _print_json(
             {
-                "ok": report.ok,
+                "ok": report.ok and records is not None and records.ok and not against,
                 "events_checked": report.events,
                 "head_hash": report.head,
                 "anchor": str(expect) if expect else None,
                 "bad_event": report.bad_event,
                 "problem": report.problem,
+                "records": None
+                if records is None
+                else {
+                    "items_checked": records.items,
+                    "approvals_without_text_hash": records.unhashed,
+                    "problems": [str(p) for p in records.problems],
+                },
+                "published_heads": None
+                if published is None
+                else {
+                    "checked": len(published),
+                    "problems": against,
+                },
             }
-        )
-    elif report.ok:
-        against = f"; holds the anchor {expect.event_id} from {source}" if expect else ""
-        out.print(
-            f"audit chain ok: {report.events} events, head {report.head}{against}", markup=False
         )
     if not report.ok:
         fail(f"audit chain broken at event {report.bad_event}: {report.problem}", EXIT_FAILED)
+    assert records is not None
+    if not records.ok:
+        for problem in records.problems[1:]:
+            err.print(f"copydesk: record: {problem}", markup=False)
+        more = f" (and {len(records.problems) - 1} more above)" if len(records.problems) > 1 else ""
+        fail(f"audit records do not match: {records.problems[0]}{more}", EXIT_FAILED)
+    if against:
+        for problem in against[1:]:
+            err.print(f"copydesk: {problem}", markup=False)
+        fail(f"audit log does not hold what was published: {against[0]}", EXIT_FAILED)
+    if not as_json:
+        holds = f"; holds the anchor {expect.event_id} from {source}" if expect else ""
+        out.print(
+            f"audit chain ok: {report.events} events, head {report.head}{holds}", markup=False
+        )
+        older = f"; {len(records.unhashed)} approved before text hashes" if records.unhashed else ""
+        out.print(
+            f"records ok: {records.items} items match their last audit event; every "
+            f"approved or published text is the text approved{older}",
+            markup=False,
+        )
+        if published:
+            out.print(
+                f"published heads ok: the log holds all {len(set(published))} heads "
+                "the feed carries",
+                markup=False,
+            )
 
 
 def _print_json(document: Any) -> None:
     """JSON straight to stdout: not through rich, which would wrap or highlight it."""
-    typer.echo(json.dumps(document, ensure_ascii=False, indent=2, default=str))
+    emit_json(document)

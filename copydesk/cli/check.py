@@ -30,7 +30,7 @@ from copydesk.render.text import plain
 from guards.registry import DRAFT_GATES, SOURCE_GATES, GateResult, run_checks, run_gates
 from summarise.base import Article
 from summarise.checks import RAN, Checker, NoChecker
-from summarise.factory import make_checker
+from summarise.factory import BackendChoiceError, make_checker
 
 GATES = SOURCE_GATES + DRAFT_GATES
 _BATCH = 512  # output lines per write in --jsonl mode
@@ -130,7 +130,7 @@ def check_command(
     passed = not any(r.hard_fail for r in results)
     if as_json:
         document = {"passed": passed, "verdicts": [verdict_json(r) for r in results]}
-        typer.echo(json.dumps(document, ensure_ascii=False, indent=2, default=str))
+        cx.emit_json(document)
     else:
         _print_results(results, passed)
     if not passed:
@@ -142,7 +142,10 @@ def check_command(
 
 def _model_checker(settings: Settings) -> Checker:
     """The checking model, said out loud; without a key, exit 3 before any work."""
-    checker = make_checker(settings.checks, os.environ)
+    try:
+        checker = make_checker(settings.checks, os.environ)
+    except BackendChoiceError as exc:
+        fail(str(exc))
     if isinstance(checker, NoChecker):
         why = (
             "ANTHROPIC_API_KEY is not set"

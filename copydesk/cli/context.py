@@ -5,7 +5,7 @@ app's callback puts on Typer's context (`ctx.obj`); every command declares a
 `cli: typer.Context` parameter and opens its settings and store through it:
 
     def my_command(cli: typer.Context, ...) -> None:
-        ctx = cx.context(cli)      # settings + engine (or cx.load(cli): settings only)
+        ctx = cx.context(cli)      # a Desk: settings + engine (or cx.load(cli): settings only)
         ...
         cx.fail("one line", cx.EXIT_USAGE)
 
@@ -16,6 +16,7 @@ the callback set up for --log-format (a plain line, or a JSON record).
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import os
 import sys
@@ -29,9 +30,27 @@ from rich.console import Console
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Engine
 
+# The exit codes, re-exported for the commands; each command's: copydesk/cli/exits.py.
+from copydesk.cli.exits import EXIT_FAILED, EXIT_OK, EXIT_UNABLE, EXIT_USAGE  # noqa: F401
 from copydesk.config import ConfigError, Settings, load_settings
 from copydesk.logs import TERMINAL
-from store.db import StoreError, open_store
+from copydesk.services.compose import Desk, NoPublishTargets
+from publish.service import Publisher
+from store import audit_chain
+from store.db import (
+    StoreError,
+    explain,
+    head_revision,
+    make_engine,
+    open_store,
+    read_only_url,
+    safe_url,
+    schema_revision,
+    where,
+)
+from summarise.base import Summariser
+from summarise.checks import Checker, NoChecker
+from summarise.factory import BackendChoiceError, run_start_warnings
 
 # Results go to stdout; logs, progress and errors to stderr.
 out = Console(soft_wrap=True, highlight=False)
@@ -39,11 +58,6 @@ err = Console(stderr=True, soft_wrap=True, highlight=False)
 for _console in (out, err):
     if not _console.is_terminal and "COLUMNS" not in os.environ:
         _console.width = 140  # pipes and logs: wide enough that tables stay readable
-
-EXIT_OK = 0
-EXIT_FAILED = 1  # the command ran and found something that needs a person (e.g. a hard gate)
-EXIT_USAGE = 2
-EXIT_UNABLE = 3  # the command could not do its job: bad config, database unreachable
 
 
 lines = logging.getLogger(TERMINAL)  # what fail() and note() write; see copydesk/logs.py
@@ -55,6 +69,7 @@ class CliState:
 
     config_path: Path | None = None  # --config
     json_logs: bool = False  # --log-format json
+    read_only: bool = False  # --read-only
 
 
 def state(cli: typer.Context) -> CliState:
@@ -63,21 +78,24 @@ def state(cli: typer.Context) -> CliState:
     return found if found is not None else CliState()
 
 
+class Failed(typer.Exit):
+    """The exit `fail` raises: it keeps the line said, for a command whose --json
+    must say it on stdout too (`run --json`)."""
+
+    def __init__(self, code: int, message: str):
+        super().__init__(code)
+        self.message = message
+
+
 def fail(message: str, code: int = EXIT_UNABLE) -> NoReturn:
     """One line on stderr, then exit. Never a traceback for an expected failure."""
     lines.error(message, extra={"exit_status": code})
-    raise typer.Exit(code)
+    raise Failed(code, message)
 
 
 def note(message: str) -> None:
     """A line for the person at the terminal, or a log record for a scheduler."""
     lines.info(message)
-
-
-@dataclass
-class Context:
-    settings: Settings
-    engine: Engine
 
 
 def load(cli: typer.Context) -> Settings:
@@ -88,12 +106,19 @@ def load(cli: typer.Context) -> Settings:
         fail(str(exc))
 
 
-def connect(settings: Settings) -> Engine:
+def connect(settings: Settings, *, create: bool = True) -> Engine:
+    """The store, up to date. With `create=False` a database that does not exist is
+    exit 3 naming it (a mistyped path), not a new empty one."""
     try:
-        engine = open_store(settings.database.url)
+        engine = open_store(settings.database.url, create=create)
     except StoreError as exc:
         fail(str(exc).splitlines()[0])
+    logging.getLogger("copydesk").debug(
+        "database %s (%s), config %s", where(engine), engine.dialect.name, settings.source
+    )
     note_database(settings, engine)
+    if settings.runs.audit_anchor:  # every commit with an audit event advances it
+        audit_chain.keep_anchor(engine, Path(settings.runs.audit_anchor))
     return engine
 
 
@@ -123,9 +148,75 @@ def note_database(settings: Settings, engine: Engine) -> None:
     note(f"database: {where} (from {origin})")
 
 
-def context(cli: typer.Context) -> Context:
+def context(cli: typer.Context) -> Desk:
+    """Settings and an up-to-date store, as the composition root that builds the
+    rest (copydesk/services/compose.py). With --read-only, the database is opened
+    so that nothing can be written through it, and never migrated."""
     settings = load(cli)
-    return Context(settings, connect(settings))
+    if state(cli).read_only:
+        return Desk(settings, connect_read_only(settings))
+    return Desk(settings, connect(settings))
+
+
+def connect_read_only(settings: Settings) -> Engine:
+    """An auditor's engine: a write fails in the database itself ("read-only")."""
+    try:
+        engine = make_engine(read_only_url(settings.database.url))
+        revision = schema_revision(engine)
+    except StoreError as exc:
+        fail(str(exc).splitlines()[0])
+    if revision != head_revision(engine):
+        engine.dispose()
+        fail(
+            f"database {safe_url(engine)} is at schema {revision or 'none'}, not "
+            f"{head_revision(engine)}, and --read-only never migrates: run `copydesk migrate`"
+        )
+    note_database(settings, engine)
+    return engine
+
+
+def summariser(desk: Desk, *, command: str) -> Summariser:
+    """The run's summariser, said out loud; a refusal is one line (and a run row
+    that says why nothing was touched)."""
+    backend = desk.backend_choice()
+    why = {
+        "auto": " (ANTHROPIC_API_KEY is set)"
+        if backend == "anthropic"
+        else " (no ANTHROPIC_API_KEY: offline extractive summariser)",
+    }.get(desk.settings.summarise.backend, "")
+    try:
+        chosen = desk.summariser(command=command)
+    except BackendChoiceError as exc:
+        fail(str(exc))
+    # Said first, so that a run's log shows which newsroom it worked on and how: a
+    # missing environment file (the default database, the offline summariser) shows.
+    note(f"database: {where(desk.engine)}; summariser: {chosen.name}{why}")
+    for warning in run_start_warnings(chosen):
+        note(warning)
+    return chosen
+
+
+def checker(desk: Desk) -> Checker:
+    """The model checks of this run, said out loud (which model, or why not)."""
+    try:
+        chosen = desk.checker()
+    except BackendChoiceError as exc:
+        fail(str(exc))
+    if isinstance(chosen, NoChecker):
+        note(f"model checks: not run ({chosen.why})")
+    else:
+        note(f"model checks: {chosen.name}")
+        for warning in run_start_warnings(chosen):
+            note(warning)
+    return chosen
+
+
+def publisher(desk: Desk, actor: str) -> Publisher:
+    """The configured targets, or a one-line exit 3 (no targets, no webhook secret)."""
+    try:
+        return desk.publisher(actor)
+    except NoPublishTargets as exc:
+        fail(str(exc))
 
 
 def one_line_errors(app: typer.Typer) -> None:
@@ -157,10 +248,18 @@ def _one_line(command: Callable[..., Any]) -> Callable[..., Any]:
 
 def database_problem(exc: sa_exc.DBAPIError) -> str:
     """The driver's own first line ("attempt to write a readonly database"),
-    without SQLAlchemy's statement and parameters (they may hold article text)."""
+    without SQLAlchemy's statement and parameters (they may hold article text);
+    PostgreSQL's "permission denied" with the fix (`copydesk migrate`)."""
     original = exc.orig if exc.orig is not None else exc
-    lines = str(original).strip().splitlines()
-    return lines[0] if lines else type(original).__name__
+    return explain(original) or type(original).__name__
+
+
+def emit_json(document: Any) -> None:
+    """The one JSON document of a --json invocation: compact, on one line of stdout,
+    nothing else there (a scheduler reads it with one json.loads per line)."""
+    out.file.write(json.dumps(document, separators=(",", ":"), ensure_ascii=False, default=str))
+    out.file.write("\n")
+    out.file.flush()
 
 
 def is_tty() -> bool:

@@ -33,6 +33,7 @@ from copydesk.cli.context import (
     EXIT_USAGE,
     connect,
     context,
+    emit_json,
     fail,
     load,
     out,
@@ -110,7 +111,7 @@ def eval_command(
     result = ev.facts_of_runs(pack, records, header)
     _write(folder, header, records, result, calibration)
     if as_json:
-        typer.echo(json.dumps(result | _maybe(calibration), indent=2, ensure_ascii=False))
+        emit_json(result | _maybe(calibration))
     else:
         print_report(result)
         if calibration is not None:
@@ -364,7 +365,7 @@ def compare_runs(out_dir: Path, run_a: str, run_b: str, as_json: bool) -> int:
             if cal_a[k] != cal_b.get(k)
         ]
     if as_json:
-        typer.echo(json.dumps({"a": run_a, "b": run_b, "changes": changes}, indent=2))
+        emit_json({"a": run_a, "b": run_b, "changes": changes})
         return EXIT_OK
     for label, facts in (("A", a), ("B", b)):
         run = facts.get("run", {})
@@ -409,7 +410,7 @@ def decisions_command(cli: typer.Context, since: str | None, as_json: bool) -> i
         report = tally(load_decided(session, start))
     report["since"] = since
     if as_json:
-        typer.echo(json.dumps(report, indent=2))
+        emit_json(report)
         return EXIT_OK
     _print_decisions(report)
     return EXIT_OK

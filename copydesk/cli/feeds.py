@@ -1,8 +1,9 @@
-"""`copydesk feeds add` and `copydesk feeds list`: the feeds a run polls, and their health."""
+"""`copydesk feeds add`, `list`, `rename`, `disable`, `enable`, `remove`: the feeds a run
+polls, and their health."""
 
 from __future__ import annotations
 
-import json
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from rich.text import Text
 from sqlmodel import Session, col, select
 
 from copydesk.cli import context as cx
+from copydesk.services.feeds import FeedChangeError, remove_feed, rename_feed, set_enabled
 from copydesk.services.pipeline import add_feed, sync_config_feeds
 from ingest.health import HISTORY, FeedHealth, feed_health
 from store.db import session_scope
@@ -31,15 +33,104 @@ def feeds_add(
     cli: typer.Context,
     url: str = typer.Argument(..., help="feed URL (http/https) or local file path"),
     name: str = typer.Option(None, "--name", "-n", help="a short name for tables and filters"),
+    as_json: bool = typer.Option(False, "--json", help="print the feed as JSON"),
 ) -> None:
-    """Add a feed to poll on every run."""
+    """Add a feed to poll on every run. A URL already known is left as it is, and
+    said so (rename a feed with `copydesk feeds rename`)."""
     url = _feed_location(url)
     ctx = cx.context(cli)
     with session_scope(ctx.engine) as session:
-        feed = add_feed(session, url, name)
-        if name and feed.name != name:
-            feed.name = name  # adding a known feed again renames it
+        known = session.exec(select(Feed).where(col(Feed.url) == url)).first()
+        feed = known or add_feed(session, url, name)
+        document = _feed_dict(feed) | {"added": known is None}
+    if as_json:
+        cx.emit_json(document)
+    elif known is None:
         cx.out.print(f"feed {feed.id}: {feed.name} <{feed.url}>", markup=False)
+    else:
+        cx.out.print(
+            f"feed {feed.id}: {feed.name} <{feed.url}> is known already; nothing changed"
+            + (f" (to rename it: copydesk feeds rename {feed.id} NAME)" if name else ""),
+            markup=False,
+        )
+
+
+def _feed_dict(feed: Feed) -> dict[str, Any]:
+    return {
+        "id": feed.id,
+        "name": feed.name,
+        "url": feed.url,
+        "enabled": feed.enabled,
+        "origin": feed.origin,
+    }
+
+
+def _change(
+    cli: typer.Context,
+    feed_ref: str,
+    change: Callable[[Session], Feed],
+    said: str,
+    as_json: bool,
+) -> None:
+    """Apply one change to one feed; exit 1 with the reason when it cannot be made."""
+    ctx = cx.context(cli)
+    declared = {f.name for f in ctx.settings.feeds} | {f.url for f in ctx.settings.feeds}
+    if feed_ref in declared:
+        cx.fail(f"feed {feed_ref} is declared in config.toml: change it there", cx.EXIT_FAILED)
+    try:
+        with session_scope(ctx.engine) as session:
+            feed = change(session)
+            document = _feed_dict(feed)
+    except FeedChangeError as exc:
+        cx.fail(str(exc), cx.EXIT_FAILED)
+    if as_json:
+        cx.emit_json(document | {"done": said})
+    else:
+        cx.out.print(
+            f"feed {document['id']}: {document['name']} <{document['url']}> {said}", markup=False
+        )
+
+
+FEED = typer.Argument(..., help="the feed's name, id or URL")
+JSON = typer.Option(False, "--json", help="print the feed as JSON")
+
+
+@feeds_app.command("rename")
+def feeds_rename(
+    cli: typer.Context,
+    feed: str = FEED,
+    new_name: str = typer.Argument(..., help="its new name"),
+    as_json: bool = JSON,
+) -> None:
+    """Give a feed added here another name (a feed of config.toml is renamed there)."""
+    _change(cli, feed, lambda s: rename_feed(s, _ref(s, feed), new_name), "renamed", as_json)
+
+
+@feeds_app.command("disable")
+def feeds_disable(cli: typer.Context, feed: str = FEED, as_json: bool = JSON) -> None:
+    """Stop polling a feed; its items and history stay."""
+    _change(cli, feed, lambda s: set_enabled(s, _ref(s, feed), False), "disabled", as_json)
+
+
+@feeds_app.command("enable")
+def feeds_enable(cli: typer.Context, feed: str = FEED, as_json: bool = JSON) -> None:
+    """Poll a disabled feed again, from the next run."""
+    _change(cli, feed, lambda s: set_enabled(s, _ref(s, feed), True), "enabled", as_json)
+
+
+@feeds_app.command("remove")
+def feeds_remove(cli: typer.Context, feed: str = FEED, as_json: bool = JSON) -> None:
+    """Delete a feed no item came from (one with items: disable it instead)."""
+    _change(cli, feed, lambda s: remove_feed(s, _ref(s, feed)), "removed", as_json)
+
+
+def _ref(session: Session, feed: str) -> str:
+    """A feed given by id becomes its URL; a name or URL stays as it is."""
+    if feed.isdigit():
+        found = session.get(Feed, int(feed))
+        if found is not None:
+            return found.url
+    return feed
 
 
 def _feed_location(url: str) -> str:
@@ -87,7 +178,7 @@ def feeds_list(
             }
             for f in feeds
         ]
-        cx.out.print(json.dumps(rows, indent=2), markup=False)
+        cx.emit_json(rows)
     else:
         cx.out.print(_table(feeds, health))
         attention = [f for f in feeds if health[f.id].needs_attention]

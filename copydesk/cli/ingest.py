@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -12,8 +11,7 @@ from sqlmodel import Session, select
 
 from copydesk.cli import context as cx
 from copydesk.cli.feeds import printable
-from copydesk.cli.run import announced_summariser, model_checker
-from copydesk.services.pipeline import Pipeline, compose_source
+from copydesk.services.pipeline import compose_source
 from guards.source import count_words
 from ingest.extract import Extracted, extract_page
 from ingest.fetch import Fetcher, gunzip_capped
@@ -40,16 +38,9 @@ def submit(
     if problem:
         cx.fail(f"cannot submit {url!r}: {problem}", cx.EXIT_USAGE)
     ctx = cx.context(cli)
-    summariser = announced_summariser(ctx.settings, ctx, command="submit")
+    summariser = cx.summariser(ctx, command="submit")
     with Fetcher(ctx.settings.ingest) as fetcher:
-        pipeline = Pipeline(
-            ctx.settings,
-            ctx.engine,
-            summariser,
-            fetcher,
-            command="submit",
-            checker=model_checker(ctx.settings),
-        )
+        pipeline = ctx.pipeline(summariser, fetcher, command="submit", checker=cx.checker(ctx))
         report, item_id, created = pipeline.submit(url)
     if report.fatal:
         cx.fail(f"submit stopped: {report.fatal}")
@@ -68,7 +59,7 @@ def submit(
         "run_id": report.run_id,
     }
     if as_json:
-        cx.out.print(json.dumps(outcome, indent=2), markup=False)
+        cx.emit_json(outcome)
     else:
         known = "" if created else " (already known: not processed again)"
         cx.out.print(f"item {item_id}: {item.status}{known}", markup=False)
@@ -127,7 +118,7 @@ def extract(
     extracted = extract_page(content, url)
     minimum = settings.gates.min_source_words
     if as_json:
-        cx.out.print(json.dumps(_as_dict(extracted, fetched, minimum), indent=2), markup=False)
+        cx.emit_json(_as_dict(extracted, fetched, minimum))
         return
     for line in _summary_lines(extracted, fetched, minimum):
         cx.out.print(printable(line), markup=False)

@@ -7,8 +7,6 @@ work (no targets configured, missing webhook secret, database).
 
 from __future__ import annotations
 
-import json
-import os
 from datetime import UTC, datetime
 from typing import Any
 
@@ -17,8 +15,8 @@ from rich.table import Table
 from rich.text import Text
 
 from copydesk.cli import context as cx
-from publish.service import GateConfig, NotPublishable, Publisher, PublishReport, retract
-from publish.targets import build_targets
+from copydesk.services.compose import Desk
+from publish.service import NotPublishable, PublishReport, retract, retry_failed
 from store.db import session_scope
 from store.editors import active_role
 
@@ -30,50 +28,52 @@ def register(app: typer.Typer) -> None:
     app.command("replay")(replay_command)
 
 
-def make_publisher(ctx: cx.Context, actor: str) -> Publisher:
-    """The configured targets, or a one-line exit 3 (no targets, no webhook secret)."""
-    settings = ctx.settings
-    if not settings.publish.targets:
-        cx.fail("no publish targets configured: add [[publish.targets]] to config.toml")
-    try:
-        targets = build_targets(settings.publish.targets, os.environ)
-    except ValueError as exc:
-        cx.fail(str(exc))
-    gates = GateConfig(settings.gates.all_modes(), settings.gates.min_source_words)
-    return Publisher(
-        ctx.engine,
-        targets,
-        actor=actor,
-        gates=gates,
-        lease_seconds=settings.publish.lease_seconds,
-    )
-
-
 def publish_command(
     cli: typer.Context,
     item: list[int] = typer.Option(None, "--item", help="only this item id; repeatable"),
+    retry_failed_: bool = typer.Option(
+        False,
+        "--retry-failed",
+        help="send again the deliveries a target refused (of --item, or all), and those"
+        " waiting for their next try",
+    ),
     as_json: bool = typer.Option(False, "--json", help="print the report as JSON"),
 ) -> None:
     """Deliver approved items (and pending retractions) to every configured target.
 
-    Exactly once per target: a target that fails keeps the item pending for it and
-    the next publish tries again; the item is published once every target has it."""
+    Exactly once per target: a target that fails for a passing reason keeps the item
+    pending for it, and a later publish tries again after a backoff; one that
+    refuses it (a 4xx, a 301) marks it failed until --retry-failed. The item is
+    published once every target has it. Exit 1 while anything is pending, failed,
+    held in its Undo window or blocked."""
     ctx = cx.context(cli)
-    run_publish(ctx, "cli:publish", item or None, as_json)
+    if retry_failed_:
+        again = retry_failed(ctx.engine, item or None)
+        if not as_json:
+            cx.note(f"{len(again)} failed delivery(ies) to try again")
+    report = deliver(ctx, "cli:publish", item or None)
+    if as_json:
+        cx.emit_json(report_dict(report))
+    else:
+        print_report(report)
+    finish(report)
 
 
-def run_publish(
-    ctx: cx.Context, actor: str, items: list[int] | None, as_json: bool
-) -> PublishReport:
-    publisher = make_publisher(ctx, actor)
+def deliver(ctx: Desk, actor: str, items: list[int] | None) -> PublishReport:
+    """Publish (all approved items, or `items`); exit 3 when publishing cannot start."""
+    publisher = cx.publisher(ctx, actor)
     try:
-        report = publisher.publish(items)
+        return publisher.publish(items)
     except NotPublishable as exc:
         cx.fail(str(exc))
-    print_report(report, as_json)
+    finally:
+        publisher.close()
+
+
+def finish(report: PublishReport) -> None:
+    """Exit 1 when a delivery is pending, failed, held or blocked: a person should know."""
     if not report.clean:
         raise typer.Exit(cx.EXIT_FAILED)
-    return report
 
 
 def report_dict(report: PublishReport) -> dict[str, Any]:
@@ -84,13 +84,12 @@ def report_dict(report: PublishReport) -> dict[str, Any]:
         "pending": [{"item": i, "target": t, "why": w} for i, t, w in report.pending],
         "failed": [{"item": i, "target": t, "why": w} for i, t, w in report.failed],
         "blocked": [{"item": i, "why": w} for i, w in report.blocked],
+        "held": [{"item": i, "why": w} for i, w in report.held],
+        "lost": [{"item": i, "target": t, "why": w} for i, t, w in report.lost],
     }
 
 
-def print_report(report: PublishReport, as_json: bool) -> None:
-    if as_json:
-        cx.out.print(json.dumps(report_dict(report)), markup=False)
-        return
+def print_report(report: PublishReport) -> None:
     cx.out.print(
         f"published {len(report.published)} item(s), retracted {len(report.retracted)};"
         f" {len(report.delivered)} deliveries made",
@@ -99,6 +98,8 @@ def print_report(report: PublishReport, as_json: bool) -> None:
     problems = [(i, t, "pending", w) for i, t, w in report.pending]
     problems += [(i, t, "failed", w) for i, t, w in report.failed]
     problems += [(i, "-", "blocked", w) for i, w in report.blocked]
+    problems += [(i, "-", "held", w) for i, w in report.held]
+    problems += [(i, t, "another worker's", w) for i, t, w in report.lost]
     if problems:
         table = Table("item", "target", "state", "why")
         for row in problems:
@@ -108,11 +109,13 @@ def print_report(report: PublishReport, as_json: bool) -> None:
 
 def retract_command(
     cli: typer.Context,
-    item_id: int = typer.Argument(..., help="the published item to withdraw"),
+    item_id: int = typer.Argument(..., help="the item to withdraw (live on some target)"),
     reason: str = typer.Option(..., "--reason", help="why: readers see it"),
     editor: str = typer.Option(..., "--editor", help="the editor withdrawing it (an account)"),
+    as_json: bool = typer.Option(False, "--json", help="print the report as JSON"),
 ) -> None:
-    """Withdraw a published item: every target that has it is told, exactly once."""
+    """Withdraw an item live on any target (published, or delivered to some targets
+    while another refused it): exactly the targets that have it are told, once."""
     ctx = cx.context(cli)
     with session_scope(ctx.engine) as session:
         role = active_role(session, editor)
@@ -123,8 +126,14 @@ def retract_command(
     except NotPublishable as exc:
         cx.fail(str(exc), cx.EXIT_FAILED)
     cx.note(f"item {item_id} retracted; telling {', '.join(targets) or 'no target'}")
-    if targets:
-        run_publish(ctx, "cli:retract", [item_id], as_json=False)
+    report = deliver(ctx, "cli:retract", [item_id]) if targets else None
+    if as_json:
+        told = report_dict(report) if report else None
+        cx.emit_json({"item": item_id, "retracted": True, "targets": targets, "publish": told})
+    elif report:
+        print_report(report)
+    if report:
+        finish(report)
 
 
 def watch_command(
@@ -137,7 +146,7 @@ def watch_command(
     """Re-read the sources of recently published items; flag summaries that no longer
     pass the gates against the changed text (shown in the queue's "Source changed").
 
-    Never changes an item. Safe in the same cron line as `run`. Exit 1 when an item
+    Never changes an item. Schedule it on its own line, beside `run`. Exit 1 when an item
     was flagged or a source could not be read."""
     from copydesk.services.watch import watch
     from ingest.fetch import Fetcher
@@ -160,7 +169,7 @@ def watch_command(
         "errors": [{"item": i, "why": w} for i, w in report.errors],
     }
     if as_json:
-        cx.out.print(json.dumps(summary), markup=False)
+        cx.emit_json(summary)
     else:
         cx.out.print(
             f"checked {report.checked} source(s): {report.unchanged} unchanged,"
@@ -214,7 +223,7 @@ def replay_command(
             "flips": [f.to_dict() for f in report.flips],
             "discarded": report.discarded,
         }
-        cx.out.print(json.dumps(data), markup=False)
+        cx.emit_json(data)
     else:
         cx.out.print(
             f"replayed {report.examined} item(s): {len(report.flips)} would flip",

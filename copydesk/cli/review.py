@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -20,7 +21,17 @@ from rich.table import Table
 from rich.text import Text
 from sqlmodel import Session
 
-from copydesk.cli.context import EXIT_OK, EXIT_UNABLE, EXIT_USAGE, connect, err, fail, load, out
+from copydesk.cli.context import (
+    EXIT_OK,
+    EXIT_UNABLE,
+    EXIT_USAGE,
+    connect,
+    emit_json,
+    err,
+    fail,
+    load,
+    out,
+)
 from copydesk.config import Settings
 from store.db import StoreError, check_writable, open_store, safe_url, session_scope
 from store.editors import (
@@ -104,11 +115,28 @@ def editor_password(
 
 
 @editor_app.command("list")
-def editor_list(cli: typer.Context) -> None:
-    """Every account with its role and state."""
+def editor_list(
+    cli: typer.Context,
+    as_json: bool = typer.Option(False, "--json", help="print the accounts as JSON"),
+) -> None:
+    """Every account with its role and state (never a password or its hash)."""
     engine = connect(load(cli))
     with session_scope(engine) as session:
         editors = list_editors(session)
+    if as_json:
+        emit_json(
+            [
+                {
+                    "name": e.name,
+                    "role": e.role,
+                    "enabled": e.enabled,
+                    "last_login_at": e.last_login_at,
+                    "failed_logins": e.failed_logins,
+                }
+                for e in editors
+            ]
+        )
+        return
     if not editors:
         out.print(Text("no editor accounts yet: copydesk editor add NAME"))
         return
@@ -303,12 +331,29 @@ def launch_review(settings: Settings, port: int | None = None, host: str | None 
         )
     err.print(Text(f"copydesk review: http://{host}:{port}  (database {where}; Ctrl-C stops it)"))
     process = subprocess.Popen(streamlit_command(host, port), env=review_env(settings))
+    # SIGTERM (systemd's stop, `kill`) ends the server like Ctrl-C does: without this
+    # handler Python dies at once and Streamlit, its child, keeps the port.
+    previous = signal.signal(signal.SIGTERM, _terminated)
     try:
         return process.wait()
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Terminated):
         process.terminate()
         try:
-            process.wait(timeout=10)
+            process.wait(timeout=STOP_SECONDS)
         except subprocess.TimeoutExpired:
             process.kill()
+            process.wait()
         return EXIT_OK
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+STOP_SECONDS = 15  # Streamlit's own shutdown on SIGTERM takes a few seconds
+
+
+class Terminated(Exception):
+    """SIGTERM arrived while the review server ran."""
+
+
+def _terminated(_signum: int, _frame: object) -> None:
+    raise Terminated

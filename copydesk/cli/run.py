@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import shlex
@@ -20,20 +19,19 @@ from sqlmodel import select
 
 from copydesk.cli import context as cx
 from copydesk.cli.review import free_port, launch_review, port_free
-from copydesk.config import Settings
+from copydesk.services.compose import Desk
 from copydesk.services.heartbeat import AnotherRunInProgress
-from copydesk.services.pipeline import Pipeline, sync_config_feeds
+from copydesk.services.pipeline import sync_config_feeds
 from copydesk.services.reports import RunReport
 from ingest.fetch import Fetcher
 from ingest.settings import FeedSettings
 from ingest.urls import canonical_url
-from store.db import StoreError, migrate_as_owner, session_scope
+from store.db import StoreError, describe_error, migrate_as_owner, session_scope
 from store.editors import ensure_demo_editor
-from store.models import Feed, Run, utcnow
+from store.models import Feed
 from summarise.base import Summariser
 from summarise.checks import Checker, NoChecker, RecordedChecker
 from summarise.extractive import ExtractiveSummariser
-from summarise.factory import BackendChoiceError, choose_backend, make_checker, make_summariser
 from summarise.recorded import RecordedSummariser, load_check_replies, load_replies
 
 log = logging.getLogger("copydesk.run")
@@ -54,25 +52,44 @@ def register(app: typer.Typer) -> None:
 MIGRATE_URL_ENV = "COPYDESK_MIGRATE_DATABASE_URL"
 
 
-def init(cli: typer.Context) -> None:
+def init(
+    cli: typer.Context,
+    review_role: str | None = typer.Option(
+        None,
+        "--review-role",
+        metavar="ROLE",
+        help="PostgreSQL: the review server's role; the database URL's role becomes the "
+        "workers' role, which the database lets neither decide nor change approved text",
+    ),
+) -> None:
     """Create or upgrade the database schema (`init` and `migrate` are the same).
 
     With COPYDESK_MIGRATE_DATABASE_URL set (PostgreSQL: the role that owns the
     schema), migrates as that role and grants the role of the database URL (the
     runtime role) only what it needs: no ownership, and only SELECT and INSERT on
-    the audit log. Without it, migrates with the database URL; other commands also
-    do that on first use when their role may."""
+    the audit log. With --review-role too, that role gets the same rights and is
+    the only one (besides the owner) allowed to decide. Without the owner's URL,
+    migrates with the database URL; other commands also bring an existing schema up
+    to date on first use when their role may."""
     settings = cx.load(cli)
     owner_url = os.environ.get(MIGRATE_URL_ENV) or settings.database.url
     try:
-        granted = migrate_as_owner(owner_url, settings.database.url)
+        granted = migrate_as_owner(owner_url, settings.database.url, review_role=review_role)
     except StoreError as exc:
         cx.fail(str(exc).splitlines()[0])
     where = make_url(owner_url).render_as_string(hide_password=True)
     cx.out.print(f"database ready: {where}", markup=False)
-    if granted:
+    if granted and review_role:
         cx.out.print(
-            f"runtime role {granted}: reads and writes, appends to the audit log, owns nothing",
+            f"workers' role {granted}: reads and writes, appends to the audit log, owns "
+            "nothing, cannot decide or change approved text",
+            markup=False,
+        )
+        cx.out.print(f"review role {review_role}: the same rights, and decides", markup=False)
+    elif granted:
+        cx.out.print(
+            f"runtime role {granted}: reads and writes, appends to the audit log, owns "
+            "nothing, decides (give the review server a role of its own: --review-role)",
             markup=False,
         )
 
@@ -91,50 +108,94 @@ def run(
     """Fetch every enabled feed, summarise new articles and store drafts or discards.
 
     Idempotent: safe to run every few minutes. Exit 0 when the run did its job
-    (discards included), 3 when it could not (bad config, database, model key)."""
+    (discards included), 3 when it could not (bad config, database, model key).
+    With --json, stdout holds one JSON document also when the run is refused or
+    cannot start ("status": "refused" or "failed", the exit code and why)."""
+    printed: list[bool] = []
+    try:
+        _run(cli, feed, all_feeds, as_json, publish, printed)
+    except typer.Exit as exc:
+        if as_json and not printed:
+            why = getattr(exc, "message", None)
+            status = "refused" if exc.exit_code == 0 else "failed"
+            document = {"run_id": None, "status": status, "exit_code": exc.exit_code}
+            cx.emit_json(document | {"error": why})
+        raise
+
+
+def _run(
+    cli: typer.Context,
+    feed: list[str] | None,
+    all_feeds: bool,
+    as_json: bool,
+    publish: bool,
+    printed: list[bool],
+) -> None:
     ctx = cx.context(cli)
     _check_feed_names(ctx, feed)
-    summariser = announced_summariser(ctx.settings, ctx, command="run")
+    summariser = cx.summariser(ctx, command="run")
+    checker = cx.checker(ctx)  # preflighted too: a refusal is one line before any work
     try:
         with Fetcher(ctx.settings.ingest) as fetcher:
             report = _run_pipeline(
-                ctx, summariser, fetcher, command="run", only=feed, force=all_feeds
+                ctx,
+                summariser,
+                fetcher,
+                command="run",
+                only=feed,
+                force=all_feeds,
+                checker=checker,
             )
     except AnotherRunInProgress as exc:  # SQLite: one run at a time; not a failure
         cx.note(str(exc))
-        raise typer.Exit(0) from None
+        raise cx.Failed(0, str(exc)) from None
     except Exception as exc:  # recorded on the run row; a person reads one line
         log.debug("run crashed", exc_info=True)
-        cx.fail(f"run crashed: {type(exc).__name__}: {str(exc).splitlines()[0]}")
-    _print_report(report, as_json)
-    if report.fatal:
-        cx.fail(f"run stopped: {report.fatal}")
-    if publish:
-        from copydesk.cli.publish import run_publish
+        cx.fail(f"run crashed: {describe_error(exc)}")
+    if report.fatal or not publish:
+        _print_report(report, as_json)
+        printed.append(True)
+        if report.fatal:
+            cx.fail(f"run stopped: {report.fatal}")
+        return
+    from copydesk.cli.publish import deliver, finish, print_report, report_dict
 
-        run_publish(ctx, f"run:{report.run_id}", None, as_json)
+    if not as_json:
+        _print_report(report, as_json=False)
+    delivered = deliver(ctx, f"run:{report.run_id}", None)
+    if as_json:  # one document: the run's report with the publication's inside
+        cx.emit_json(report.to_dict() | {"publish": report_dict(delivered)})
+    else:
+        print_report(delivered)
+    printed.append(True)
+    finish(delivered)
 
 
 def recheck(
     cli: typer.Context,
     as_json: bool = typer.Option(False, "--json", help="print the report as JSON"),
+    failed: bool = typer.Option(
+        False,
+        "--failed",
+        help="also the drafts whose checks failed for a configuration reason (a wrong "
+        "model, a refused temperature), once it is fixed; no attempts limit",
+    ),
 ) -> None:
     """Re-check now the drafts whose model checks failed for a passing reason (an
     outage, a timeout, an overload), as every `copydesk run` also does: at most
-    [checks] recheck_attempts times each. Exit 3 when no model can run the checks."""
+    [checks] recheck_attempts times each. With --failed, also those whose checks
+    failed for a configuration reason. Exit 3 when no model can run the checks."""
     ctx = cx.context(cli)
-    checker = model_checker(ctx.settings)
+    checker = cx.checker(ctx)
     if isinstance(checker, NoChecker):
         cx.fail(f"model checks cannot run: {checker.why} (set ANTHROPIC_API_KEY)")
-    summariser = announced_summariser(ctx.settings, ctx, command="recheck")
+    summariser = cx.summariser(ctx, command="recheck")
     with Fetcher(ctx.settings.ingest) as fetcher:
-        pipeline = Pipeline(
-            ctx.settings, ctx.engine, summariser, fetcher, command="recheck", checker=checker
-        )
-        report = pipeline.recheck_only()
+        pipeline = ctx.pipeline(summariser, fetcher, command="recheck", checker=checker)
+        report = pipeline.recheck_only(failed_too=failed)
     done = report.rechecks or {}
     if as_json:
-        cx.out.print(json.dumps({"run_id": report.run_id, "rechecks": done}), markup=False)
+        cx.emit_json({"run_id": report.run_id, "rechecks": done})
     elif done:
         cx.out.print(_rechecks_line(done), markup=False)
     else:
@@ -151,7 +212,7 @@ def _rechecks_line(done: dict[str, int]) -> str:
     )
 
 
-def _check_feed_names(ctx: cx.Context, names: list[str] | None) -> None:
+def _check_feed_names(ctx: Desk, names: list[str] | None) -> None:
     """`--feed NAME` that matches no feed is a typo, not an empty run."""
     if not names:
         return
@@ -161,52 +222,6 @@ def _check_feed_names(ctx: cx.Context, names: list[str] | None) -> None:
     unknown = [n for n in names if n not in known]
     if unknown:
         cx.fail(f"no feed named {', '.join(unknown)} (see copydesk feeds list)", cx.EXIT_USAGE)
-
-
-def announced_summariser(
-    settings: Settings, ctx: cx.Context | None = None, *, command: str = "run"
-) -> Summariser:
-    """The run's summariser, said out loud; a refusal is one line, and (with a
-    store at hand) a run row that says why nothing was touched."""
-    backend = choose_backend(settings.summarise)
-    why = {
-        "auto": " (ANTHROPIC_API_KEY is set)"
-        if backend == "anthropic"
-        else " (no ANTHROPIC_API_KEY: offline extractive summariser)",
-    }.get(settings.summarise.backend, "")
-    try:
-        summariser = make_summariser(settings.summarise)
-    except BackendChoiceError as exc:
-        if ctx is not None:
-            _record_refused_run(ctx, command, backend, str(exc))
-        cx.fail(str(exc))
-    cx.note(f"summariser: {summariser.name}{why}")
-    return summariser
-
-
-def model_checker(settings: Settings) -> Checker:
-    """The model checks of this run, said out loud (which model, or why not)."""
-    checker = make_checker(settings.checks, os.environ)
-    if isinstance(checker, NoChecker):
-        cx.note(f"model checks: not run ({checker.why})")
-    else:
-        cx.note(f"model checks: {checker.name}")
-    return checker
-
-
-def _record_refused_run(ctx: cx.Context, command: str, backend: str, reason: str) -> None:
-    with session_scope(ctx.engine) as session:
-        now = utcnow()
-        session.add(
-            Run(
-                command=command,
-                backend=backend,
-                started_at=now,
-                ended_at=now,
-                exit_status=cx.EXIT_UNABLE,
-                error=f"summariser refused: {reason}",
-            )
-        )
 
 
 @contextmanager
@@ -230,7 +245,7 @@ def _progress_bar() -> Iterator[callable]:
 
 
 def _run_pipeline(
-    ctx: cx.Context,
+    ctx: Desk,
     summariser: Summariser,
     fetcher: Fetcher,
     *,
@@ -240,11 +255,9 @@ def _run_pipeline(
     force: bool = False,
     checker: Checker | None = None,
 ) -> RunReport:
-    checker = checker or model_checker(ctx.settings)
+    checker = checker or cx.checker(ctx)
     with _progress_bar() as progress:
-        pipeline = Pipeline(
-            ctx.settings,
-            ctx.engine,
+        pipeline = ctx.pipeline(
             summariser,
             fetcher,
             command=command,
@@ -257,7 +270,7 @@ def _run_pipeline(
 
 def _print_report(report: RunReport, as_json: bool) -> None:
     if as_json:
-        cx.out.print(json.dumps(report.to_dict(), indent=2), markup=False)
+        cx.emit_json(report.to_dict())
         return
     table = Table(title=f"run {report.run_id} — summariser {report.backend}", title_justify="left")
     columns = (
@@ -350,7 +363,7 @@ def demo(
     settings.database.url = f"sqlite:///{db}"
     settings.feeds = [FeedSettings(url=str(SAMPLE_FEED), name="Sample: The Vellmouth Courier")]
     settings.summarise.backend = "extractive"
-    ctx = cx.Context(settings, cx.connect(settings))
+    ctx = Desk(settings, cx.connect(settings, create=True))
     _name_sample_feed(ctx)
     summariser = RecordedSummariser(
         load_replies(SAMPLE_REPLIES, key=canonical_url),  # the dedup key of a linked item
@@ -392,12 +405,12 @@ def demo_command(db: Path, command: str) -> str:
     return f"COPYDESK_DATABASE_URL={url} {shlex.quote(path)} {command}"
 
 
-def _name_sample_feed(ctx: cx.Context) -> None:
+def _name_sample_feed(ctx: Desk) -> None:
     with session_scope(ctx.engine) as session:
         sync_config_feeds(session, ctx.settings.feeds)
 
 
-def _launch_review(ctx: cx.Context, no_ui: bool, port: int | None = None) -> None:
+def _launch_review(ctx: Desk, no_ui: bool, port: int | None = None) -> None:
     name, password = ensure_demo_editor(ctx.engine)
     cx.out.print(f"demo editor: {name}   password: {password}", markup=False)
     if no_ui:

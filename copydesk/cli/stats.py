@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from datetime import datetime, timedelta
 from typing import Any
 
 import typer
 from rich.table import Table
 from rich.text import Text
-from sqlalchemy import func
+from sqlalchemy import case, func
 from sqlmodel import Session, select
 
 from copydesk.cli import context as cx
@@ -48,6 +47,13 @@ def run_usage(
                 func.coalesce(func.sum(ModelCall.cache_read_tokens), 0),
                 func.coalesce(func.sum(ModelCall.cache_creation_tokens), 0),
                 func.sum(ModelCall.cost_usd),
+                # Answered calls without a price: their cost is unknown, never 0.
+                func.coalesce(
+                    func.sum(
+                        case((ModelCall.cost_usd.is_(None) & ModelCall.ok.is_(True), 1), else_=0)
+                    ),
+                    0,
+                ),
             )
             .where(ModelCall.run_id.in_([r.id for r in runs]))
             .group_by(ModelCall.run_id)
@@ -55,7 +61,9 @@ def run_usage(
     }
     rows = []
     for run in runs:
-        calls, tin, tout, cread, cwrite, cost = usage.get(run.id, (0, 0, 0, 0, 0, None))
+        calls, tin, tout, cread, cwrite, cost, unpriced = usage.get(
+            run.id, (0, 0, 0, 0, 0, None, 0)
+        )
         totals = (run.counts or {}).get("totals", {})
         rows.append(
             {
@@ -78,10 +86,25 @@ def run_usage(
                 "output_tokens": tout,
                 "cache_read_tokens": cread,
                 "cache_creation_tokens": cwrite,
+                # None when no answered call had a price; the sum of the priced ones
+                # otherwise, with how many answered calls have an unknown cost.
                 "cost_usd": round(cost, 6) if cost is not None else None,
+                "cost_unknown_calls": unpriced,
             }
         )
     return rows
+
+
+def waiting(session: Session) -> dict[str, Any]:
+    """The items that wait in `error` for a retry (an outage never discards them):
+    how many, the oldest's last failure, and the next retry due."""
+    count, oldest, due = session.exec(
+        select(
+            func.count(Item.id), func.min(Item.updated_at), func.min(Item.next_attempt_at)
+        ).where(Item.status == "error")
+    ).one()
+    iso = lambda t: t.isoformat(timespec="seconds") if t else None  # noqa: E731
+    return {"count": count, "oldest_failure": iso(oldest), "next_retry": iso(due)}
 
 
 def status_counts(session: Session) -> dict[str, int]:
@@ -128,21 +151,29 @@ def stats(
         stale = timedelta(seconds=ctx.settings.runs.lease_seconds)
         rows = run_usage(session, runs, stale)
         counts = status_counts(session)
+        waits = waiting(session)
         checks = model_check_counts(session)
         editors = editor_throughput(session, days)
     if as_json:
         document = {
             "items_by_status": counts,
+            "waiting": waits,
             "runs": rows,
             "model_checks": checks,
             "editors": {"days": days, "decisions": [e.to_dict() for e in editors]},
         }
-        cx.out.print(json.dumps(document, indent=2), markup=False)
+        cx.emit_json(document)
         return
     cx.out.print(
         "items: " + (", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "none"),
         markup=False,
     )
+    if waits["count"]:
+        cx.out.print(
+            f"waiting for a retry: {waits['count']} item(s), waiting since at least "
+            f"{waits['oldest_failure']}; next retry due {waits['next_retry'] or 'now'}",
+            markup=False,
+        )
     table = Table(title="recent runs")
     columns = (
         "run",
@@ -163,6 +194,9 @@ def stats(
         table.add_column(column, justify="left" if left else "right")
     for r in rows:
         cost = "—" if r["cost_usd"] is None else f"{r['cost_usd']:.4f}"
+        if r["cost_unknown_calls"]:
+            unknown = f"unknown for {r['cost_unknown_calls']} calls"
+            cost = unknown if r["cost_usd"] is None else f"{cost} + {unknown}"
         table.add_row(
             str(r["run_id"]),
             r["started_at"],

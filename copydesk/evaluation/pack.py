@@ -35,7 +35,7 @@ KINDS: dict[str, str] = {
     "dropped_hedge": "faithfulness",
     "dropped_limiter": "faithfulness",
     "shifted_tense": "faithfulness",
-    "wrong_speaker": "faithfulness",
+    "wrong_speaker": "speakers_match",
     "invented_cause": "faithfulness",
     "reported_view_as_fact": "faithfulness",
 }

@@ -15,9 +15,11 @@ import threading
 import time
 from collections.abc import Callable
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy.engine import Engine
+from sqlmodel import Session
 
 from store import claims
 from store.db import session_scope
@@ -65,7 +67,11 @@ def take_sqlite_slot(
             )
             session.add(run)
             session.flush()
-            others = claims.live_runs(session, lease, exclude=run.id)
+            others = [
+                other
+                for other in claims.live_runs(session, lease, exclude=run.id)
+                if not _taken_over_from_the_dead(session, other, run.id)
+            ]
             if not others:
                 return run.id
             other = others[0]
@@ -77,6 +83,40 @@ def take_sqlite_slot(
         if time.monotonic() >= deadline:
             raise AnotherRunInProgress(busy)
         time.sleep(min(1.0, max(0.05, deadline - time.monotonic())))
+
+
+def process_gone(worker: str | None) -> bool:
+    """True when `worker` ("host:pid", `worker_name`) names a process of this host
+    that no longer exists (or is a zombie: killed, not yet reaped). A process of
+    another host, or one this user may not signal, is taken as alive."""
+    host, _, pid = (worker or "").rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    try:  # Linux: "pid (name) Z ..." for a zombie
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[:1] == ["Z"]
+
+
+def _taken_over_from_the_dead(session: Session, other: Run, run_id: int) -> bool:
+    """A run whose process on this host is gone (kill -9) holds the SQLite slot no
+    longer: its row is ended with why, its claims are handed back, at once (not
+    when its heartbeat grows stale)."""
+    if not process_gone(other.worker):
+        return False
+    log.warning("run %s: its process %s is gone; run %s takes over", other.id, other.worker, run_id)
+    other.ended_at = utcnow()
+    other.error = f"its process {other.worker} no longer exists (killed); run {run_id} took over"
+    claims.release_all(session, other.id)  # type: ignore[arg-type]
+    session.flush()
+    return True
 
 
 class Heartbeat:

@@ -70,8 +70,10 @@ def recheck_drafts(
     actor: str,
     run_id: int | None = None,
     limit: int = 100,
+    failed_too: bool = False,
 ) -> RecheckReport:
-    """Re-check up to `limit` drafts that are due (`store.checks.recheck_due`)."""
+    """Re-check up to `limit` drafts that are due (`store.checks.recheck_due`); with
+    `failed_too`, also those whose checks failed for a configuration reason."""
     report = RecheckReport()
     if isinstance(checker, NoChecker):
         return report  # no model here: nothing to ask
@@ -80,7 +82,7 @@ def recheck_drafts(
         return report  # the model checks are off: nothing to re-check
     attempts = settings.checks.recheck_attempts
     with Session(engine) as session:
-        due = recheck_due(session, attempts, run_id=run_id, limit=limit)
+        due = recheck_due(session, attempts, run_id=run_id, limit=limit, failed_too=failed_too)
     for item_id, version in due:
         draft = _load(engine, item_id, version)
         if draft is None:

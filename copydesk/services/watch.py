@@ -113,7 +113,10 @@ def _check_one(
     if not result.ok:
         report.errors.append((item.id, result.error or f"HTTP {result.status}"))
         return
-    new_text = compose(item.title, extract_page(result.content, result.final_url).text)
+    # The source as it reads now: its current headline too, so a figure corrected in
+    # the headline and the body is not still "grounded" by the stored headline.
+    page = extract_page(result.content, result.final_url)
+    new_text = compose(page.title or item.title, page.text)
     old_text = item.source_text or ""
     validators = (result.headers.get("etag"), result.headers.get("last-modified"))
     if text_hash(new_text) == text_hash(old_text):

@@ -14,7 +14,9 @@ and never makes the page run, so nothing on screen changes because of it.
 The thread stops, for good, at its next tick after any of these:
 
 - the browser session is no longer connected (Streamlit's runtime says so: a
-  closed tab, a lost network, a crash of the browser);
+  closed tab, a lost network, a crash of the browser; the page hands the keeper
+  `is_connected`, from review_ui/streamlit_adapter.py, so this module imports
+  no Streamlit);
 - the page runs with another draft open (the keeper is replaced, synchronously,
   before the new claim is taken), or the session stops it: a decision, leaving
   the queue view, signing out (`review_ui.views.queue.release_claim`);
@@ -52,10 +54,8 @@ __all__ = [
     "ClaimKeeper",
     "keep",
     "keeper_of",
-    "session_connected",
     "stop",
     "stop_if_other",
-    "this_session",
 ]
 
 log = logging.getLogger(__name__)
@@ -236,31 +236,3 @@ def stop(session_key: str | None) -> None:
         keeper = _KEEPERS.pop(session_key, None)
     if keeper is not None:
         keeper.stop()
-
-
-# --------------------------------------------------------------------------- Streamlit
-
-
-def this_session() -> str | None:
-    """The running Streamlit session's id, or None when no server runtime knows it
-    as connected (a bare script; AppTest, whose stand-in runtime answers nothing
-    for real): then no keeper runs, and page runs alone refresh the claim."""
-    from streamlit.runtime.scriptrunner import get_script_run_ctx
-
-    ctx = get_script_run_ctx()
-    if ctx is None or not session_connected(ctx.session_id)():
-        return None
-    return ctx.session_id
-
-
-def session_connected(session_id: str) -> Callable[[], bool]:
-    """Whether the browser of `session_id` is still connected, asked from any thread
-    (`Runtime.is_active_session` is thread-safe; a closed tab's session becomes
-    inactive as soon as its websocket closes)."""
-    from streamlit import runtime
-
-    def connected() -> bool:
-        # `is True`: AppTest's stand-in runtime answers with a mock, which is no answer.
-        return runtime.exists() and runtime.get_instance().is_active_session(session_id) is True
-
-    return connected

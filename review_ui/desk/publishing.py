@@ -16,8 +16,8 @@ from typing import Any
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from publish.service import GateConfig, Publisher, PublishReport, retract
-from publish.targets import build_targets
+from publish.build import configured_publisher
+from publish.service import PublishReport, retract
 from review_ui.desk.decisions import Reviewer, decide, reopen, require_editor
 from review_ui.desk.queries import last_event, utc
 from review_ui.settings import ReviewAppSettings
@@ -38,16 +38,18 @@ def publish_now(
         require_editor(session, reviewer)
     if not settings.publish.targets:
         raise ValueError("no publish targets are configured in config.toml")
-    targets = build_targets(settings.publish.targets, os.environ)
-    gates = GateConfig(settings.gates.all_modes(), settings.gates.min_source_words)
-    publisher = Publisher(
+    publisher = configured_publisher(
         engine,
-        targets,
+        settings.publish,
+        settings.gates,
         actor=reviewer.actor,
-        gates=gates,
-        lease_seconds=settings.publish.lease_seconds,
+        env=os.environ,
+        hold_seconds=settings.review.undo_seconds,
     )
-    return publisher.publish(None if item_ids is None else list(item_ids))
+    try:
+        return publisher.publish(None if item_ids is None else list(item_ids))
+    finally:
+        publisher.close()  # the webhook's HTTP client
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from sqlmodel import Session
 
 from guards.checks import RAN
 from guards.registry import CHECK_GATES
+from review_ui import streamlit_adapter
 from review_ui.desk import bulk, claim_keeper, decisions, flags
 from review_ui.desk import highlight as hl
 from review_ui.desk.decisions import Blocked, NotAllowed, ReasonRequired, Reviewer
@@ -56,11 +57,11 @@ from store.status import DRAFT, Conflict, IllegalMove
 OPEN = "open_id"  # the item on screen
 GEN = "queue_gen"  # bumped after every decision: resets the list's row selection
 PICKED = "picked_row"
-SHOWN = "shown_item"  # (item id, version, when it was first drawn: time.monotonic())
+SHOWN = "shown_item"  # (item id, version, when it was first drawn: clock())
 UNDO = "undo_offer"  # (item id, version after the decision, "approved"/"rejected", until)
-COMPACT_CSS = (
-    "<style>[data-testid=stMainBlockContainer]{padding-top:2.75rem;padding-bottom:2rem}"
-    "[data-testid=stMainBlockContainer] [data-testid=stVerticalBlock]{gap:0.45rem}</style>"
+COMPACT_CSS = streamlit_adapter.fill(
+    "<style>__MAIN_BLOCK__{padding-top:2.75rem;padding-bottom:2rem}"
+    "__MAIN_BLOCK__ __VERTICAL_BLOCK__{gap:0.45rem}</style>"
 )
 CLAIMED = "claimed"  # (item id, when this session last took or refreshed its claim)
 ADDRESS_MOVED = "address_moved"  # this run wrote a new ?item= to the address
@@ -126,7 +127,7 @@ def _keep_in_address(item_id: int | None) -> None:
 def release_claim(engine: Engine) -> None:
     """The editor moved on (decided, left the queue view, signed out): their soft
     claim goes, so other editors' queues offer the draft again."""
-    claim_keeper.stop(claim_keeper.this_session())  # before the release: no refresh after it
+    claim_keeper.stop(streamlit_adapter.this_session())  # before the release: no refresh after it
     editor = _editor()
     if editor is not None:
         st.session_state.pop(CLAIMED, None)
@@ -210,12 +211,19 @@ def _label(engine: Engine, item_id: int) -> str:
         return decisions.item_label(session, item_id)
 
 
+def clock() -> float:
+    """Seconds on a monotonic clock: the dwell and undo windows are measured by it.
+    Tests drive the windows by putting a clock of their own here, so that none of
+    them depends on how fast the machine draws a page."""
+    return time.monotonic()
+
+
 def _mark_shown(item_id: int, version: int, recount: bool = False) -> None:
     """Remember when this version of the draft was first fully drawn (`recount`:
     from now, whatever an earlier run drew)."""
     shown = st.session_state.get(SHOWN)
     if recount or not shown or tuple(shown[:2]) != (item_id, version):
-        st.session_state[SHOWN] = (item_id, version, time.monotonic())
+        st.session_state[SHOWN] = (item_id, version, clock())
 
 
 def _not_seen(settings: ReviewAppSettings, item_id: int, version: int) -> str | None:
@@ -227,7 +235,7 @@ def _not_seen(settings: ReviewAppSettings, item_id: int, version: int) -> str | 
     shown = st.session_state.get(SHOWN)
     if not shown or tuple(shown[:2]) != (item_id, version):
         return "it is not the draft on screen"
-    seen = time.monotonic() - shown[2]
+    seen = clock() - shown[2]
     wait = settings.review.dwell_seconds
     if seen < wait:
         return f"it had been on screen for only {seen:.1f} s (at least {wait:g} s); read it first"
@@ -235,7 +243,7 @@ def _not_seen(settings: ReviewAppSettings, item_id: int, version: int) -> str | 
 
 
 def _offer_undo(settings: ReviewAppSettings, item_id: int, version: int, verb: str) -> None:
-    until = time.monotonic() + settings.review.undo_seconds
+    until = clock() + settings.review.undo_seconds
     st.session_state[UNDO] = (item_id, version, verb, until)
     st.session_state.pop(forms.GROUP_UNDO, None)  # the newer offer wins
 
@@ -338,7 +346,7 @@ def _undo(
     """Put a decision just made back: the item is a draft again, audited as undone."""
     offer = st.session_state.pop(UNDO, None)
     label = _label(engine, item_id)
-    if not offer or tuple(offer[:2]) != (item_id, version) or time.monotonic() > offer[3]:
+    if not offer or tuple(offer[:2]) != (item_id, version) or clock() > offer[3]:
         flash(
             "error",
             f"Not undone: {label}: the time to undo has passed. Take the decision back "
@@ -382,7 +390,7 @@ def _undo_button(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer
     if not offer:
         return
     item_id, version, verb, until = offer
-    if time.monotonic() > until:
+    if clock() > until:
         st.session_state.pop(UNDO, None)
         return
     st.button(
@@ -800,7 +808,7 @@ def _presence(
     now = presence.utcnow()
     ttl = settings.review.claim_seconds
     keeping = reviewer.can_decide and settings.review.claim_idle_seconds > 0
-    session_key = claim_keeper.this_session() if keeping else None
+    session_key = streamlit_adapter.this_session() if keeping else None
     if session_key is not None:
         # Before the claim moves: a keeper still refreshing the previous draft
         # could otherwise move it back.
@@ -822,7 +830,7 @@ def _presence(
             item_id,
             ttl=ttl,
             idle_seconds=settings.review.claim_idle_seconds,
-            is_connected=claim_keeper.session_connected(session_key),
+            is_connected=streamlit_adapter.session_connected(session_key),
         )
     for other in others:
         plain(
@@ -842,10 +850,12 @@ def _actions(
 ) -> None:
     item = view.item
     if not reviewer.can_decide:
-        plain(
-            "You are signed in as a viewer: you can read everything, but only editors decide.",
-            kind="info",
-        )
+        # Keyed: the A key finds it and says why nothing was approved (shortcuts.py).
+        with st.container(key=f"viewer_{item.id}"):
+            plain(
+                "You are signed in as a viewer: you can read everything, but only editors decide.",
+                kind="info",
+            )
         return
     blocked = [f"{v.gate}: {v.reason}" for v in view.hard_failures]
     if settings.checks.require:  # a model check that did not judge the current text

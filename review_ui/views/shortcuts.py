@@ -32,6 +32,7 @@ import streamlit as st
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
+from review_ui import streamlit_adapter
 from review_ui.desk.queries import PAGE_SIZE, QueueFilter, queue_page, queue_position
 
 OPEN = "open_id"  # views.queue.OPEN: the item on screen
@@ -53,7 +54,9 @@ SHORTCUTS: tuple[tuple[str, str], ...] = (
     ("Esc", "close this list"),
 )
 
-# Our own script (see the module docstring). Installed once per page: a listener in
+# Our own script (see the module docstring). Streamlit's names for parts of the
+# page (__APP__, __KEY_CLASS__...) are put in from review_ui/streamlit_adapter.py,
+# the one place that knows them. Installed once per page: a listener in
 # the capture phase, so R reaches us before Streamlit's "rerun" key. The only value
 # put into it is the dwell time, an integer of milliseconds.
 #
@@ -68,7 +71,7 @@ SHORTCUTS: tuple[tuple[str, str], ...] = (
 # screen for DWELL_MS is refused here, with a message naming the item, and no
 # click is sent; otherwise the script clicks the Approve button of that very
 # draft (its key carries the id and version). The server still checks the dwell.
-_KEYS_TEMPLATE = """<script>
+_KEYS_TEMPLATE = streamlit_adapter.fill("""<script>
 (() => {
   if (window.__copydeskKeys) return;
   window.__copydeskKeys = true;
@@ -181,8 +184,8 @@ _KEYS_TEMPLATE = """<script>
   };
   const itemOf = (key) => "#" + String(key || shown || "?").split("_")[0];
   const keyIn = (el, prefix) => {
-    const box = el && el.closest('[class*="st-key-' + prefix + '"]');
-    const m = box && box.className.match(new RegExp("st-key-" + prefix + "([0-9]+_[0-9]+)"));
+    const box = el && el.closest('[class*="__KEY_CLASS__' + prefix + '"]');
+    const m = box && box.className.match(new RegExp("__KEY_CLASS__" + prefix + "([0-9]+_[0-9]+)"));
     return m ? m[1] : null;
   };
   // J, K, N, P, ? click a button; R and E move the cursor into a box. A press
@@ -196,15 +199,15 @@ _KEYS_TEMPLATE = """<script>
   const BUTTONS = {j: "nav_next", k: "nav_prev", n: "page_next", p: "page_prev", "?": "keys_help"};
   const NAMES = {j: "J", k: "K", n: "N", p: "P", "?": "?", r: "R", e: "E"};
   const settled = () => {
-    const app = document.querySelector('[data-testid="stApp"]');
-    return !app || app.getAttribute("data-test-script-state") === "notRunning";
+    const app = document.querySelector('__APP__');
+    return !app || app.getAttribute("__SCRIPT_STATE__") === "__NOT_RUNNING__";
   };
   const reasonBox = () => document.querySelector('input[aria-label="Reason for rejecting"]');
   const editToggle = () => [...document.querySelectorAll("summary")]
     .find((s) => s.textContent.includes("Edit the draft"));
   // Is the page still painting the button of widget `name`? The first queue page
   // after signing in draws a widget's frame up to two seconds before its button.
-  const painting = (name) => document.querySelector(".st-key-" + name) !== null;
+  const painting = (name) => document.querySelector(".__KEY_CLASS__" + name) !== null;
   // "done", "clicked", "wait" (not there yet) or "none" (the page has settled
   // without it: a disabled button, such as K on the first draft, does nothing, as
   // a click would).
@@ -212,7 +215,7 @@ _KEYS_TEMPLATE = """<script>
     if (Object.hasOwn(BUTTONS, key)) {
       // A button clicked during a run would act on the page before it.
       if (!settled()) return "wait";
-      const button = document.querySelector(".st-key-" + BUTTONS[key] + " button");
+      const button = document.querySelector(".__KEY_CLASS__" + BUTTONS[key] + " button");
       if (!button) return painting(BUTTONS[key]) ? "wait" : "none";
       if (button.disabled) return "none";
       button.click();
@@ -330,8 +333,8 @@ _KEYS_TEMPLATE = """<script>
     // dialog takes the cursor a moment after it appears (half a second on a busy
     // machine), and until then its own Esc handler never sees the key.
     if (key === "Escape") {
-      const dialog = document.querySelector('[role="dialog"]');
-      const close = dialog && dialog.querySelector('button[aria-label="Close"]');
+      const dialog = document.querySelector('__DIALOG__');
+      const close = dialog && dialog.querySelector('__DIALOG_CLOSE__');
       if (close && !dialog.contains(event.target)) {
         event.preventDefault(); event.stopImmediatePropagation();
         close.click();
@@ -343,12 +346,17 @@ _KEYS_TEMPLATE = """<script>
       event.preventDefault(); event.stopImmediatePropagation();
       if (event.repeat) return;
       const draft = shown;
+      if (document.querySelector('[class*="__KEY_CLASS__viewer_"]')) {
+        say("Not approved: " + itemOf(draft) + ": you are signed in as a viewer, and " +
+          "viewers cannot decide.");
+        return;
+      }
       // Never ahead of a key still waiting for the page (R, say: the editor meant
       // to reject, and is typing the reason).
       const why = waiting.length ? "an earlier key is still waiting for the page" :
         tooSoon(draft, event.timeStamp);
       if (why) { say("Not approved: " + itemOf(draft) + ": " + why + "."); return; }
-      if (document.querySelector(".st-key-approve_flagged_" + draft + " button")) {
+      if (document.querySelector(".__KEY_CLASS__approve_flagged_" + draft + " button")) {
         say("Not approved: " + itemOf(draft) + " is flagged: read what is wrong beside the " +
           "buttons, then press Y to approve it anyway.");
         return;
@@ -358,7 +366,7 @@ _KEYS_TEMPLATE = """<script>
           "the next draft is on its way.");
         return;
       }
-      const button = document.querySelector(".st-key-approve_" + draft + " button");
+      const button = document.querySelector(".__KEY_CLASS__approve_" + draft + " button");
       if (!button) {
         say("Not approved: " + itemOf(draft) + ": its buttons are still being drawn; " +
           "press A again.");
@@ -371,7 +379,7 @@ _KEYS_TEMPLATE = """<script>
     }
     // Y: approve a flagged draft anyway, once A has asked (its button is there).
     if ((key === "y" || key === "Y") && !event.shiftKey && shown !== null) {
-      const button = document.querySelector(".st-key-approve_flagged_" + shown + " button");
+      const button = document.querySelector(".__KEY_CLASS__approve_flagged_" + shown + " button");
       if (!button) return;
       event.preventDefault(); event.stopImmediatePropagation();
       if (event.repeat) return;
@@ -399,7 +407,7 @@ _KEYS_TEMPLATE = """<script>
     flush();
   }, true);
 })();
-</script>"""
+</script>""")
 _DWELL_SLOT = "const DWELL_MS = __DWELL_MS__;"
 
 
@@ -416,12 +424,12 @@ def draft_marker(item_id: int, version: int) -> str:
 
 # Blurs a sidebar box after a filter change; the counter makes each one a new
 # script, which Streamlit runs again.
-_REFOCUS_SCRIPT = """<script>/* refocus %d */
+_REFOCUS_SCRIPT = streamlit_adapter.fill("""<script>/* refocus %d */
 (() => {
   const el = document.activeElement;
-  if (el && el !== document.body && el.closest('[data-testid="stSidebar"]')) el.blur();
+  if (el && el !== document.body && el.closest('__SIDEBAR__')) el.blur();
 })();
-</script>"""
+</script>""")
 
 
 def own_script(body: str) -> bool:

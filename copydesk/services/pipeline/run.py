@@ -1,0 +1,361 @@
+"""The run loop: a run's row from start to end, the feeds polled (intake.py), then
+every waiting item through the two worker stages (source.py, then draft.py) and
+the writer (writer.py), and the re-checks of earlier drafts.
+
+Network and model work runs in thread pools: page fetching and extraction in
+one, model calls in another (`max_concurrency`), so pages are read while earlier
+articles are with the model. Every database write happens on the run's thread,
+in short transactions. A summariser that cannot work at all (`BackendFailure`)
+stops the run in `_process`: the place that decides when the model is given up
+on for this run.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import func
+from sqlalchemy.engine import Engine
+from sqlalchemy.orm import defer
+from sqlmodel import Session, select
+
+from copydesk.config import Settings
+from copydesk.services.heartbeat import Heartbeat, start_run_row, take_sqlite_slot
+from copydesk.services.pipeline import writer
+from copydesk.services.pipeline.draft import DraftStage
+from copydesk.services.pipeline.handoff import BackendFailure, Job, Outcome, failed, job_of
+from copydesk.services.pipeline.intake import Intake
+from copydesk.services.pipeline.source import SourceStage
+from copydesk.services.pipeline.state import RunState
+from copydesk.services.recheck import recheck_drafts
+from copydesk.services.reports import FeedReport, RunReport
+from ingest.fetch import Fetcher
+from store import audit_chain, claims
+from store import status as st
+from store.db import describe_error, session_scope
+from store.models import Feed, Item, Run, utcnow
+from summarise.base import Article, Summariser
+from summarise.checks import Checker, NoChecker
+
+log = logging.getLogger("copydesk.pipeline")
+
+PAGE_READERS = 4  # threads fetching and extracting pages while the model works
+Progress = Callable[[str, int, int], None]  # (phase, done, total)
+
+
+class Pipeline:
+    def __init__(
+        self,
+        settings: Settings,
+        engine: Engine,
+        summariser: Summariser,
+        fetcher: Fetcher,
+        *,
+        command: str = "run",
+        fetch_pages: bool = True,
+        progress: Progress | None = None,
+        checker: Checker | None = None,
+    ):
+        self.settings = settings
+        self.engine = engine
+        self.summariser = summariser
+        # The model checks after the draft gates; without one they are "not run".
+        self.checker: Checker = checker or NoChecker("no model")
+        self.fetcher = fetcher
+        self.command = command
+        self.progress = progress or (lambda phase, done, total: None)
+        self.state = RunState(settings, engine, command)
+        self.intake = Intake(
+            self.state,
+            fetcher,
+            fetch_pages=fetch_pages,
+            workers=self.workers,
+            progress=self.progress,
+        )
+        self.source = SourceStage(self.state, fetcher, fetch_pages=fetch_pages)
+        self.drafts = DraftStage(self.state, summariser, self.checker)
+        self.writer = writer.Writer(self.state)
+        self._backend_stopped = threading.Event()  # set by the model call that stops the run
+
+    @property
+    def run_id(self) -> int | None:
+        return self.state.run_id
+
+    @run_id.setter
+    def run_id(self, value: int | None) -> None:
+        self.state.run_id = value
+
+    @property
+    def reports(self) -> dict[int, FeedReport]:
+        return self.state.reports
+
+    @property
+    def actor(self) -> str:
+        return self.state.actor
+
+    @property
+    def workers(self) -> int:
+        return self.settings.summarise.max_concurrency
+
+    # ------------------------------------------------------------------ the run
+
+    def run(self, only_feeds: Iterable[str] | None = None, *, force: bool = False) -> RunReport:
+        """Poll the feeds that are due (all of them with `force`), then work through
+        every `new` item and every `error` item whose retry time has come."""
+        with self._recorded_run() as report:
+            feeds = self.intake.feeds(only_feeds)
+            due = self.intake.due_feeds(feeds, force)
+            self.intake.ingest_feeds(due)
+            self.intake.wait_for_other_polls()
+            total = self._pending_jobs()
+            self._process(self._claimed_jobs(), total)
+            self.recheck(report)
+        return report
+
+    def recheck_only(self, *, failed_too: bool = False) -> RunReport:
+        """A run that only re-checks (`copydesk recheck [--failed]`)."""
+        with self._recorded_run() as report:
+            self.recheck(report, failed_too=failed_too)
+        return report
+
+    def recheck(self, report: RunReport, *, failed_too: bool = False) -> None:
+        """Re-check the drafts whose model checks failed for a passing reason (with
+        `failed_too`, for any reason: copydesk/services/recheck.py); what it did
+        goes in the run's report."""
+        done = recheck_drafts(
+            self.engine,
+            self.settings,
+            self.checker,
+            actor=self.actor,
+            run_id=self.run_id,
+            failed_too=failed_too,
+        )
+        if done.attempted or done.dropped:
+            report.rechecks = done.to_dict()
+
+    def submit(self, url: str) -> tuple[RunReport, int, bool]:
+        """One article by hand (an editor's tip), through the same path as a feed
+        entry: (report, item id, whether the item is new). A URL already known is
+        not processed again."""
+        item_id, created = 0, False
+        with self._recorded_run() as report:
+            item_id, created = self.intake.create_submitted(url)
+            if created:
+                with Session(self.engine) as session:
+                    self._process([job_of(session.get(Item, item_id), None)], 1)
+        return report, item_id, created
+
+    @contextmanager
+    def _recorded_run(self) -> Iterator[RunReport]:
+        """A run row from start to end, whatever happens. A stopped backend is
+        recorded and the run returns; anything else (the database went away, a
+        bug; an item's own failure never gets here) is recorded and re-raised,
+        for the caller to report in one line."""
+        report = self._start_run()
+        heartbeat = Heartbeat(self.engine, self.run_id, self.state.lease, self._counts_so_far)
+        try:
+            with heartbeat:
+                yield report
+        except BackendFailure as exc:
+            report.fatal = str(exc)
+            if exc.count_waiting:
+                report.fatal += f"; {self._waiting()} items wait"
+            log.error("run %s stopped: %s", self.run_id, report.fatal)
+        except Exception as exc:
+            report.fatal = f"run crashed: {describe_error(exc)}"  # no SQL, no parameters
+            raise
+        finally:
+            self._finish_run(report)
+
+    def _waiting(self) -> int:
+        """Items waiting for the model: `new`, or in `error` for a retry."""
+        with Session(self.engine) as session:
+            waiting = select(func.count(Item.id)).where(Item.status.in_((st.NEW, st.ERROR)))
+            return session.exec(waiting).one()
+
+    def _start_run(self) -> RunReport:
+        """The run's row. On SQLite a `run` first waits for its turn (one at a time);
+        `AnotherRunInProgress` says when the wait ran out."""
+        name = self.summariser.name
+        if self.command == "run" and self.engine.dialect.name == "sqlite":
+            wait = self.settings.runs.wait_seconds
+            self.run_id = take_sqlite_slot(
+                self.engine, self.command, name, lease=self.state.lease, wait=wait
+            )
+        else:
+            self.run_id = start_run_row(self.engine, self.command, name)
+        log.info("run %s started with summariser %s", self.run_id, name)
+        return RunReport(self.run_id, name)
+
+    def _counts_so_far(self) -> dict[str, Any]:
+        """What the heartbeat writes on the run row as the run goes."""
+        report = RunReport(self.run_id, self.summariser.name, feeds=list(self.reports.values()))
+        return report.to_dict()
+
+    def _finish_run(self, report: RunReport) -> None:
+        report.feeds = list(self.reports.values())
+        with session_scope(self.engine) as session:
+            claims.release_all(session, self.run_id)
+            run = session.get(Run, self.run_id)
+            run.ended_at = utcnow()
+            run.counts = report.to_dict()
+            run.exit_status = report.exit_status
+            run.error = report.fatal
+        if self.settings.runs.audit_anchor:
+            _write_audit_anchor(self.engine, Path(self.settings.runs.audit_anchor))
+
+    # ------------------------------------------------------------------ items
+
+    def _pending_jobs(self) -> int:
+        """Move every `error` item whose retry time has come back to `new`, and count
+        the items waiting (for the progress bar: other runs may take some of them).
+        Another run may move the same item first: that item is simply theirs."""
+        now = utcnow()
+        big = (defer(Item.source_text), defer(Item.summary), defer(Item.last_error))
+        with session_scope(self.engine) as session:
+            due = session.exec(
+                select(Item).options(*big).where(Item.status == st.ERROR).order_by(Item.id)
+            ).all()
+            for item in due:
+                if item.next_attempt_at and item.next_attempt_at > now:
+                    continue
+                try:
+                    with session.begin_nested():
+                        st.move(
+                            session,
+                            item,
+                            st.NEW,
+                            actor=self.actor,
+                            reason=f"retry after {item.attempts} failed attempt(s)",
+                        )
+                except st.Conflict as exc:
+                    log.info("item %s: %s; left to that run", item.id, exc)
+                    continue
+                self.state.report_for(item.feed_id).retried += 1
+            waiting = select(func.count(Item.id)).where(Item.status == st.NEW)
+            return session.exec(waiting).one()
+
+    def _claimed_jobs(self) -> Iterator[Job]:
+        """Waiting items, claimed a small batch at a time as the workers need them, so
+        runs working at once share the backlog instead of each taking all of it."""
+        batch = max(1, self.workers)
+        feed_urls: dict[int, str] = {}
+        while True:
+            with session_scope(self.engine) as session:
+                claimed = claims.claim_items(session, self.run_id, batch, self.state.lease)
+                if not feed_urls or any(c.feed_id not in feed_urls for c in claimed):
+                    feed_urls = dict(session.exec(select(Feed.id, Feed.url)).all())
+            if not claimed:
+                return
+            for c in claimed:
+                yield Job(
+                    c.item_id,
+                    c.version,
+                    c.dedup_key,
+                    c.source_url,
+                    c.title,
+                    c.has_text,
+                    c.attempts,
+                    feed_urls.get(c.feed_id) if c.feed_id else None,
+                )
+
+    def _process(self, jobs: Iterable[Job], total: int) -> None:
+        """A bounded two-stage pipeline: page fetching and extraction in one pool,
+        model calls in another (`max_concurrency`), so pages are read while earlier
+        articles are with the model and a run takes as long as the slower of the two,
+        not their sum. At most `window` items are in flight (memory stays flat
+        however many are waiting); every outcome is committed here, on this thread,
+        by the writer. A `BackendFailure` from the model stage stops the run: nothing
+        new starts, what is running finishes and is kept."""
+        self.progress("items", 0, total)
+        queue: Iterator[Job] = iter(jobs)
+        window = self.workers * 4
+        readers = min(self.workers, PAGE_READERS)
+        pending: dict[Future[Any], str] = {}  # future -> "source" or "model"
+        stop: BackendFailure | None = None
+        done = 0
+        with (
+            ThreadPoolExecutor(max_workers=readers, thread_name_prefix="pages") as pages,
+            ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="model") as model,
+        ):
+            while True:
+                while stop is None and len(pending) < window:
+                    job = next(queue, None)
+                    if job is None:
+                        break
+                    pending[pages.submit(self._source_safely, job)] = "source"
+                if not pending:
+                    break
+                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+                ready: list[Outcome] = []  # committed together, in one transaction
+                for future in finished:
+                    stage = pending.pop(future)
+                    if future.cancelled():
+                        continue
+                    try:
+                        result = future.result()
+                    except BackendFailure as exc:
+                        self.writer.record_calls(exc.item_id, exc.calls)
+                        stop = stop or exc
+                        result = None
+                    if stage == "source" and result is not None and result[1] is not None:
+                        if stop is None:  # on to the model; after a stop the item waits
+                            pending[model.submit(self._draft_safely, *result)] = "model"
+                        continue
+                    if result is not None:
+                        ready.append(result[0] if stage == "source" else result)
+                    else:
+                        done += 1
+                for start in range(0, len(ready), writer.COMMIT_BATCH):
+                    self.writer.commit_batch(ready[start : start + writer.COMMIT_BATCH])
+                done += len(ready)
+                if finished:
+                    self.progress("items", done, max(done, total))
+                if stop is not None:
+                    # Start nothing new; what is already running finishes and is kept.
+                    for future in [f for f in pending if f.cancel()]:
+                        pending.pop(future)
+        if stop is not None:
+            raise stop
+
+    def _source_safely(self, job: Job) -> tuple[Outcome, Article | None]:
+        """The source stage, with a bug or a surprise confined to its item: the item
+        goes to `error` with the reason (retried, then discarded), the run goes on."""
+        try:
+            return self.source.prepare(job)
+        except Exception as exc:
+            return self._unexpected(Outcome(job, st.ERROR), exc), None
+
+    def _draft_safely(self, out: Outcome, article: Article) -> Outcome | None:
+        """The draft stage, likewise; a stopped backend stops the run. Once one model
+        call has stopped it, a queued item makes no call (None: it stays `new`), even
+        before the run's thread gets round to cancelling it (a busy machine)."""
+        if self._backend_stopped.is_set():
+            return None
+        try:
+            return self.drafts.prepare(out, article)
+        except BackendFailure:
+            self._backend_stopped.set()
+            raise
+        except Exception as exc:
+            return self._unexpected(Outcome(out.job, st.ERROR, calls=out.calls), exc)
+
+    def _unexpected(self, out: Outcome, exc: Exception) -> Outcome:
+        log.error("item %s: unexpected error", out.job.item_id, exc_info=exc)
+        reason = f"unexpected error: {type(exc).__name__}: {exc}"
+        return failed(out, reason, True, "internal", limits=self.settings.summarise)
+
+
+def _write_audit_anchor(engine: Engine, path: Path) -> None:
+    """The log's head, outside the database, for `audit --verify` to compare with.
+    A file that cannot be written is logged: the run's work is already kept."""
+    try:
+        audit_chain.advance_anchor(path, audit_chain.head(engine))
+    except (OSError, ValueError) as exc:
+        log.error("audit anchor %s not written: %s", path, exc.strerror or exc)

@@ -1,0 +1,175 @@
+"""The source stage (a page-reader thread): a `Job` becomes the article's text,
+fetched and extracted (or the feed's own text), through the source gates and the
+duplicate look-ups, or an `Outcome` that ends the item here.
+
+Workers may read the database (the stored text, duplicate look-ups), never write it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from sqlmodel import Session, select
+
+from copydesk.services.pipeline.duplicates import find_duplicate
+from copydesk.services.pipeline.handoff import (
+    Job,
+    Outcome,
+    compose_source,
+    discard,
+    duplicate,
+    failed,
+    failed_permanently,
+    fetch_notes,
+)
+from copydesk.services.pipeline.state import RunState
+from guards.registry import run_gates
+from guards.source import count_words
+from ingest.dedup import text_fingerprint, url_aliases
+from ingest.extract import extract_page
+from ingest.fetch import Fetcher
+from store import status as st
+from store.models import Item
+from summarise.base import Article
+
+log = logging.getLogger("copydesk.pipeline")
+
+PAGE_TYPES = ("html", "xml", "text/")  # content types a page's article can be read from
+
+
+class SourceStage:
+    def __init__(self, run: RunState, fetcher: Fetcher, *, fetch_pages: bool):
+        self.run = run
+        self.settings = run.settings
+        self.fetcher = fetcher
+        self.fetch_pages = fetch_pages
+        # Texts claimed by an item of this run: two workers holding the same story
+        # at once must not both summarise it.
+        self._claims: dict[str, int] = {}
+        self._claims_lock = threading.Lock()
+
+    def prepare(self, job: Job) -> tuple[Outcome, Article | None]:
+        """The article's text: fetched, extracted, through the source gates and the
+        duplicate look-ups. (outcome, None) when the item ends here."""
+        out = Outcome(job, st.DRAFT)
+        gates = self.settings.gates
+        modes = gates.all_modes()
+        # No request is made for a link that is not an absolute http(s) URL.
+        url_result = run_gates(("source_url",), "", job.source_url, "", modes=modes)
+        out.verdicts += [("source", r) for r in url_result]
+        if any(r.hard_fail for r in url_result):
+            return discard(out, url_result), None
+        text = self.stored_text(job) if job.has_text else None
+        if text is None:
+            text = self._fetch_page(job, out)
+            if text is None:
+                return out, None
+        length = run_gates(
+            ("source_length",),
+            text,
+            job.source_url,
+            "",
+            modes=modes,
+            min_source_words=gates.min_source_words,
+        )
+        out.verdicts += [("source", r) for r in length]
+        if any(r.hard_fail for r in length):
+            return discard(out, length), None
+        out.fingerprint = text_fingerprint(text, job.title, *out.titles)
+        found = self._duplicate_in_store(out) or self._claim(out)
+        if found is not None:
+            return duplicate(out, *found), None
+        article = Article(job.dedup_key, out.changes.get("title", job.title), job.source_url, text)
+        return out, article
+
+    def _fetch_page(self, job: Job, out: Outcome) -> str | None:
+        """The article text from its page, or None with the outcome set: refused,
+        disallowed by robots.txt, failed (transient or not), or not a web page."""
+        if not self.fetch_pages:
+            failed_permanently(out, "the feed carries no text and page fetching is off", "fetch")
+            return None
+        result = self.fetcher.get_page(job.source_url, trusted=self._trusted(job))
+        out.changes.update(fetch_status=result.status, fetch_bytes=len(result.content))
+        notes = fetch_notes(result)
+        if notes:
+            out.details["fetch"] = notes
+        if result.error:
+            if result.disallowed:
+                failed_permanently(out, result.error, "robots")
+            elif result.refused:  # the error reads "refused: <why>"
+                failed_permanently(out, f"link {result.error}", "refused")
+            else:
+                failed(
+                    out,
+                    f"page fetch failed: {result.error}",
+                    result.transient,
+                    "fetch",
+                    limits=self.settings.summarise,
+                    retry_after=result.retry_after,
+                )
+            return None
+        content_type = result.headers.get("content-type", "").lower()
+        if content_type and not any(kind in content_type for kind in PAGE_TYPES):
+            failed_permanently(
+                out, f"the link is {content_type.split(';')[0]}, not a page", "fetch"
+            )
+            return None
+        try:
+            extracted = extract_page(
+                result.content, result.final_url, max_bytes=self.settings.ingest.max_extract_bytes
+            )
+        except Exception as exc:  # noqa: BLE001 - one odd page must not stop the run
+            log.exception("item %s: extraction failed", job.item_id)
+            failed_permanently(out, f"text extraction failed: {type(exc).__name__}", "fetch")
+            return None
+        if extracted.cut:
+            out.details.setdefault("fetch", {})["extract_cut_at_bytes"] = (
+                self.settings.ingest.max_extract_bytes
+            )
+        title = job.title or extracted.title
+        text = compose_source(title, extracted.text)
+        out.titles = [t for t in (extracted.title,) if t]
+        out.aliases = url_aliases(job.source_url, result.final_url, extracted.canonical_url)
+        out.changes.update(
+            source_text=text,
+            word_count=count_words(text),
+            text_origin="page",
+            title=title,
+        )
+        if out.aliases:
+            found = self._duplicate_in_store(out)
+            if found is not None:
+                duplicate(out, *found)
+                return None
+        return text
+
+    def stored_text(self, job: Job) -> str | None:
+        """The item's source text, read by the worker when it starts on the item (a
+        read-only look-up): memory holds the texts of the window in flight only."""
+        with Session(self.run.engine) as session:
+            query = select(Item.source_text).where(Item.id == job.item_id)
+            return session.exec(query).first()
+
+    def _trusted(self, job: Job) -> bool:
+        """Whether the allow-list (`ingest.allow_private`) applies to the item's page:
+        an editor's own tip, or a link in a feed whose own host is allow-listed (an
+        intranet feed linking intranet pages). A public feed's link never reaches a
+        private address, whatever the allow-list says."""
+        return job.feed_url is None or self.fetcher.vouches_for(job.feed_url)
+
+    # ------------------------------------------------------------------ duplicates
+
+    def _claim(self, out: Outcome) -> tuple[int, str] | None:
+        """First item of this run to hold a text owns it; a later one is its duplicate."""
+        with self._claims_lock:
+            owner = self._claims.setdefault(out.fingerprint, out.job.item_id)
+        if owner != out.job.item_id:
+            return owner, "same text"
+        return None
+
+    def _duplicate_in_store(self, out: Outcome) -> tuple[int, str] | None:
+        """A read-only look-up from a worker, so that no model call is spent on a
+        known story; the writer repeats it inside the writing transaction."""
+        with Session(self.run.engine) as session:
+            return find_duplicate(session, out.job.item_id, out.aliases, out.fingerprint)

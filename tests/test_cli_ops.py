@@ -1,0 +1,181 @@
+"""The command line as an operator's scheduler and shell meet it (issue 22), through
+the real console script: one compact JSON document per --json invocation, log
+levels, --version, shell completion, the database a run uses, a mistyped database
+path, the feeds commands people expect."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+import copydesk
+from tests.cli_helpers import cli_env, run
+from tests.ops_helpers import make_desk, one_json_line
+
+# --- one compact JSON document per invocation ------------------------------------
+
+
+def test_run_publish_json_is_one_document_on_one_line(tmp_path):
+    env = make_desk(tmp_path)
+    done = run(["run", "--publish", "--json"], tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    report = one_json_line(done.stdout)
+    assert report["totals"]["drafts"] == 2
+    assert report["publish"] == {
+        "published": [],
+        "retracted": [],
+        "delivered": [],
+        "pending": [],
+        "failed": [],
+        "blocked": [],
+        "held": [],
+        "lost": [],
+    }
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["run", "--json"],
+        ["feeds", "list", "--json"],
+        ["feeds", "add", "https://news.example.org/rss.xml", "--json"],
+        ["editor", "list", "--json"],
+        ["stats", "--json"],
+        ["discards", "--json"],
+        ["publish", "--json"],
+        ["watch", "--json"],
+        ["replay", "--json"],
+        ["audit", "--verify", "--json"],
+        ["unchecked", "--json"],
+    ],
+    ids=lambda args: "-".join(a for a in args if not a.startswith("http")),
+)
+def test_every_json_report_is_one_line(tmp_path, args):
+    env = make_desk(tmp_path)
+    done = run(args, tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    one_json_line(done.stdout)
+
+
+def test_feeds_add_json_names_the_feed_and_whether_it_was_new(tmp_path):
+    env = make_desk(tmp_path)
+    url = "https://news.example.org/rss.xml"
+    first = one_json_line(run(["feeds", "add", url, "--json"], tmp_path, env=env).stdout)
+    again = run(["feeds", "add", url, "--name", "other", "--json"], tmp_path, env=env)
+    assert first["url"] == url and first["added"] is True
+    second = one_json_line(again.stdout)
+    assert second["id"] == first["id"] and second["added"] is False
+    assert second["name"] == first["name"]  # re-adding never renames
+
+
+# --- log levels, version, completion ----------------------------------------------
+
+
+def test_quiet_keeps_info_lines_off_and_verbose_adds_debug(tmp_path):
+    def levels(args: list[str]) -> set[str]:
+        done = run(["--log-format", "json", *args, "run", "--all", "--json"], tmp_path, env=env)
+        assert done.returncode == 0, done.stderr
+        return {json.loads(line)["level"] for line in done.stderr.splitlines()}
+
+    env = make_desk(tmp_path)
+    assert "info" in levels([]) and "debug" not in levels([])
+    assert levels(["--quiet"]) <= {"warning", "error"}
+    assert "debug" in levels(["-v"])
+    clash = run(["--quiet", "-v", "run"], tmp_path, env=env)
+    assert clash.returncode == 2 and "--quiet" in clash.stderr
+
+
+def test_version(tmp_path):
+    done = run(["--version"], tmp_path)
+    assert done.returncode == 0
+    assert done.stdout == f"copydesk {copydesk.__version__}\n"
+
+
+def test_shell_completion_completes_commands(tmp_path):
+    script = run(["--show-completion", "bash"], tmp_path)
+    assert script.returncode == 0, script.stderr
+    assert "_COPYDESK_COMPLETE" in script.stdout
+    env = cli_env(
+        tmp_path, _COPYDESK_COMPLETE="complete_bash", COMP_WORDS="copydesk fe", COMP_CWORD="1"
+    )
+    done = run([], tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "feeds" in done.stdout.split()
+
+
+# --- the database a command uses ---------------------------------------------------
+
+
+def test_a_run_says_which_database_and_backend_it_uses(tmp_path):
+    env = make_desk(tmp_path)
+    done = run(["run"], tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    first = done.stderr.splitlines()[0]
+    assert str(tmp_path / "desk.db") in first and "extractive" in first
+
+
+def test_anthropic_backend_without_a_key_is_exit_3(tmp_path):
+    env = make_desk(tmp_path, backend="anthropic")
+    env.pop("ANTHROPIC_API_KEY", None)
+    done = run(["run"], tmp_path, env=env)
+    assert done.returncode == 3
+    assert "ANTHROPIC_API_KEY" in done.stderr
+
+
+# --- feeds ---------------------------------------------------------------------------
+
+
+def feed_rows(folder: Path) -> list[tuple[str, str, int]]:
+    with sqlite3.connect(folder / "desk.db") as conn:
+        return list(conn.execute("SELECT name, url, enabled FROM feeds ORDER BY id"))
+
+
+def test_feeds_rename_disable_enable_remove(tmp_path):
+    env = make_desk(tmp_path)
+    url = "https://news.example.org/rss.xml"
+    assert run(["feeds", "add", url, "--name", "wire"], tmp_path, env=env).returncode == 0
+    renamed = run(["feeds", "rename", "wire", "agency"], tmp_path, env=env)
+    assert renamed.returncode == 0, renamed.stderr
+    assert run(["feeds", "disable", "agency"], tmp_path, env=env).returncode == 0
+    assert ("agency", url, 0) in feed_rows(tmp_path)
+    assert run(["feeds", "enable", url], tmp_path, env=env).returncode == 0  # by URL too
+    assert ("agency", url, 1) in feed_rows(tmp_path)
+    removed = run(["feeds", "remove", "agency"], tmp_path, env=env)
+    assert removed.returncode == 0, removed.stderr
+    assert all(row[1] != url for row in feed_rows(tmp_path))
+    missing = run(["feeds", "remove", "agency"], tmp_path, env=env)
+    assert missing.returncode == 1 and "no feed named agency" in missing.stderr
+
+
+def test_a_feed_declared_in_config_is_changed_there(tmp_path):
+    env = make_desk(tmp_path)
+    for args in (["remove", "local"], ["disable", "local"], ["rename", "local", "x"]):
+        refused = run(["feeds", *args], tmp_path, env=env)
+        assert refused.returncode == 1, refused.stderr
+        assert "config.toml" in refused.stderr
+
+
+def test_a_feed_with_items_is_kept_and_disable_suggested(tmp_path):
+    env = make_desk(tmp_path)
+    (tmp_path / "config.toml").write_text('[summarise]\nbackend = "extractive"\n')
+    env["COPYDESK_DATABASE_URL"] = f"sqlite:///{tmp_path}/desk.db"
+    added = run(["feeds", "add", str(tmp_path / "feed.xml"), "--name", "copy"], tmp_path, env=env)
+    assert added.returncode == 0, added.stderr
+    assert run(["run", "--feed", "copy"], tmp_path, env=env).returncode == 0
+    refused = run(["feeds", "remove", "copy"], tmp_path, env=env)
+    assert refused.returncode == 1
+    assert "feeds disable copy" in refused.stderr
+    assert ("copy", str(tmp_path / "feed.xml"), 1) in feed_rows(tmp_path)
+
+
+def test_re_adding_a_known_url_says_so_and_renames_nothing(tmp_path):
+    env = make_desk(tmp_path)
+    url = "https://news.example.org/rss.xml"
+    assert run(["feeds", "add", url, "--name", "wire"], tmp_path, env=env).returncode == 0
+    again = run(["feeds", "add", url, "--name", "other"], tmp_path, env=env)
+    assert again.returncode == 0
+    assert "already" in again.stdout + again.stderr and "wire" in again.stdout + again.stderr
+    assert ("wire", url, 1) in feed_rows(tmp_path)

@@ -1,0 +1,79 @@
+"""README's command table and every command's --help agree with the CLI (issue 22):
+each command has one row naming it, with exactly the exit codes copydesk/cli/exits.py
+gives it, and its --help ends with those codes and their meanings."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from copydesk.cli import app
+from copydesk.cli.exits import SPECIFIC, codes
+from docs import gen_cli
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def commands() -> list[str]:
+    """Every command a person runs ("feeds add"): the leaves of the command tree."""
+    found = []
+    for path, command in gen_cli.walk(gen_cli.root_command(), ("copydesk",)):
+        if len(path) > 1 and not hasattr(command, "commands"):
+            found.append(" ".join(path[1:]))
+    return found
+
+
+def table_rows(text: str) -> dict[str, set[int]]:
+    """README's command table: {"feeds add": {0, 2, 3}}, from the first code span
+    of each row (its command words: lowercase, up to the first argument or option)."""
+    start = text.index("| command | what it does | exit codes |")
+    rows: dict[str, set[int]] = {}
+    for line in text[start:].splitlines()[2:]:
+        if not line.startswith("|"):
+            break
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        span = re.match(r"`copydesk ([^`]*)`", cells[0])
+        assert span, f"a row without `copydesk ...`: {line}"
+        words = []
+        for word in span.group(1).split():
+            if not re.fullmatch(r"[a-z]+", word):
+                break
+            words.append(word)
+        name = " ".join(words)
+        assert name not in rows, f"two rows for {name}"
+        rows[name] = {int(c) for c in re.findall(r"\d", cells[-1])}
+    return rows
+
+
+def test_the_readme_table_lists_every_command_with_its_exit_codes():
+    rows = table_rows(README.read_text(encoding="utf-8"))
+    names = commands()
+    assert sorted(rows) == sorted(names), (
+        f"missing: {sorted(set(names) - set(rows))}; not commands: {sorted(set(rows) - set(names))}"
+    )
+    for name in names:
+        assert rows[name] == set(codes(name)), (
+            f"{name}: README {rows[name]}, CLI {set(codes(name))}"
+        )
+
+
+def test_a_missing_row_or_a_wrong_code_is_caught():
+    text = README.read_text(encoding="utf-8")
+    rows = table_rows(
+        text.replace("| `copydesk stats [--json]` |", "| `copydesk statz [--json]` |")
+    )
+    assert "stats" not in rows and "statz" in rows
+    assert table_rows(text)["watch"] == {0, 1, 2, 3}
+
+
+@pytest.mark.parametrize("name", commands())
+def test_help_ends_with_every_exit_code(name):
+    assert name in SPECIFIC, f"add {name!r} and its exit codes to copydesk/cli/exits.py"
+    done = CliRunner().invoke(app, [*name.split(), "--help"], terminal_width=400)
+    assert done.exit_code == 0, done.output
+    epilog = " ".join(done.output.split("Exit codes:")[1].split())
+    for code, meaning in codes(name).items():
+        assert f"{code} {' '.join(meaning.split())}" in epilog, (code, epilog)

@@ -1,0 +1,195 @@
+"""An outage is never the story's fault: `copydesk run` against a loopback API that
+is down, capped, or refuses one article (the real SDK, a real SQLite database)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from sqlmodel import Session, select
+
+from store.db import open_store
+from store.models import AuditEvent, Item, Run
+from tests import anthropic_fake as fake_api
+from tests.articles import long_articles, rss
+from tests.pipeline_helpers import KEY, config_for, invoke
+
+
+@pytest.fixture
+def feed_url(httpserver):
+    httpserver.expect_request("/feed.xml").respond_with_data(
+        rss(long_articles(8)), content_type="application/rss+xml"
+    )
+    return httpserver.url_for("/feed.xml")
+
+
+def statuses(sqlite_url: str) -> list[str]:
+    with Session(open_store(sqlite_url)) as session:
+        return [i.status for i in session.exec(select(Item).order_by(Item.id))]
+
+
+def test_an_outage_longer_than_max_attempts_discards_nothing(
+    tmp_path, sqlite_url, feed_url, monkeypatch
+):
+    """Before: after max_attempts runs of 529s the whole backlog was discarded, exit 0."""
+    # max_attempts = 3 and retry_base_seconds = 0 (tests/pipeline_helpers.py)
+    config = config_for(tmp_path, sqlite_url, feed_url, "breaker_failures = 100")
+    down = fake_api.FakeAnthropic(responder=lambda _req: fake_api.overloaded(), api_key=KEY)
+    with down.serve() as base_url:
+        for _ in range(4):
+            result = invoke(config, monkeypatch, base_url, "run")
+            assert result.exit_code == 0, result.output
+    found = statuses(sqlite_url)
+    assert len(found) == 8 and "discarded" not in found
+    with Session(open_store(sqlite_url)) as session:
+        attempts = [i.attempts for i in session.exec(select(Item))]
+    assert min(attempts) == 4  # retried past max_attempts (3), still waiting
+
+
+def test_the_breaker_stops_the_run_with_one_line_and_keeps_the_backlog(
+    tmp_path, sqlite_url, feed_url, monkeypatch
+):
+    config = config_for(tmp_path, sqlite_url, feed_url, "breaker_failures = 3")
+    config.write_text(config.read_text().replace("max_concurrency = 4", "max_concurrency = 1"))
+    down = fake_api.FakeAnthropic(responder=lambda _req: fake_api.overloaded(), api_key=KEY)
+    with down.serve() as base_url:
+        result = invoke(config, monkeypatch, base_url, "run")
+    assert result.exit_code == 3, result.output
+    line = result.stderr.strip().splitlines()[-1]
+    assert re.search(
+        r"Anthropic API unavailable since \d\d:\d\d UTC: 529 overloaded_error; 8 items wait", line
+    ), line
+    assert len(down.message_requests) == 3  # no model work after the breaker opened
+    assert set(statuses(sqlite_url)) == {"new", "error"}
+    with Session(open_store(sqlite_url)) as session:
+        run = session.exec(select(Run)).one()
+    assert run.exit_status == 3 and "unavailable since" in run.error
+
+
+def test_the_spend_cap_stops_the_run_at_once(tmp_path, sqlite_url, feed_url, monkeypatch):
+    config = config_for(tmp_path, sqlite_url, feed_url)
+    config.write_text(config.read_text().replace("max_concurrency = 4", "max_concurrency = 1"))
+    capped = fake_api.FakeAnthropic(responder=lambda _req: fake_api.spend_cap(), api_key=KEY)
+    with capped.serve() as base_url:
+        result = invoke(config, monkeypatch, base_url, "run")
+    assert result.exit_code == 3
+    assert "spend cap" in result.stderr.strip().splitlines()[-1]
+    assert len(capped.message_requests) == 1
+    assert set(statuses(sqlite_url)) == {"new"}
+
+
+def test_a_400_one_article_provokes_quarantines_that_article_only(
+    tmp_path, sqlite_url, feed_url, monkeypatch
+):
+    """Before: any 400 stopped every cron run (or, with the right words, discarded
+    every item). Now the article whose request the API refuses while others pass
+    is discarded with the API's message; the others become drafts."""
+    good = fake_api.first_sentences_responder()
+
+    def respond(request_json):  # type: ignore[no-untyped-def]
+        if "Report 3 from the council desk" in json.dumps(request_json):
+            return fake_api.bad_request("messages.0.content.0.text: exceeds the allowed size")
+        return good(request_json)
+
+    config = config_for(tmp_path, sqlite_url, feed_url)
+    config.write_text(config.read_text().replace("max_concurrency = 4", "max_concurrency = 1"))
+    fake = fake_api.FakeAnthropic(responder=respond, api_key=KEY)
+    with fake.serve() as base_url:
+        result = invoke(config, monkeypatch, base_url, "run")
+    assert result.exit_code == 0, result.output
+    found = statuses(sqlite_url)
+    assert found.count("draft") == 7 and found.count("discarded") == 1
+    with Session(open_store(sqlite_url)) as session:
+        bad = session.exec(select(Item).where(Item.status == "discarded")).one()
+        event = session.exec(
+            select(AuditEvent).where(
+                AuditEvent.item_id == bad.id, AuditEvent.to_status == "discarded"
+            )
+        ).one()
+    assert bad.discard_kind == "model"
+    assert "quarantined" in event.reason and "exceeds the allowed size" in event.reason
+
+
+def test_a_retry_after_beyond_the_cap_sends_the_item_to_wait_until_then(
+    tmp_path, sqlite_url, feed_url, monkeypatch
+):
+    config = config_for(tmp_path, sqlite_url, feed_url)
+    config.write_text(config.read_text().replace("max_retries = 0", "max_retries = 2", 1))
+    fake = fake_api.FakeAnthropic(
+        responder=lambda _req: fake_api.rate_limited_for(3600), api_key=KEY
+    )
+    with fake.serve() as base_url:
+        invoke(config, monkeypatch, base_url, "run")
+    assert len(fake.message_requests) <= 8  # one attempt each: nobody slept an hour
+    with Session(open_store(sqlite_url)) as session:
+        waiting = session.exec(select(Item).where(Item.status == "error")).all()
+    assert waiting
+    for item in waiting:
+        wait = item.next_attempt_at.replace(tzinfo=None) - item.updated_at.replace(tzinfo=None)
+        assert wait.total_seconds() >= 3500
+
+
+# --- run start ----------------------------------------------------------------------------------
+
+
+def test_the_checking_model_is_preflighted_and_its_section_named(
+    tmp_path, sqlite_url, feed_url, monkeypatch
+):
+    """Before: only the summariser was preflighted; a checker refusing temperature 0
+    failed every check of the run instead of stopping it before any work."""
+    config = config_for(tmp_path, sqlite_url, feed_url)
+    config.write_text(config.read_text() + '\n[checks]\nmodel = "claude-haiku-5-5"\n')
+    fake = fake_api.FakeAnthropic(responder=fake_api.first_sentences_responder(), api_key=KEY)
+    with fake.serve() as base_url:
+        result = invoke(config, monkeypatch, base_url, "run")
+    assert result.exit_code == 3
+    line = result.stderr.strip().splitlines()[-1]
+    assert "[checks]" in line and 'temperature = "model-default"' in line
+    assert fake.message_requests == []
+
+
+def test_run_start_warns_of_a_legacy_model_and_an_unknown_price(
+    tmp_path, sqlite_url, feed_url, monkeypatch
+):
+    config = config_for(tmp_path, sqlite_url, feed_url)
+    config.write_text(
+        config.read_text()
+        + '\n[checks]\nmodel = "claude-fable-5-1"\ntemperature = "model-default"\n'
+    )
+    fake = fake_api.FakeAnthropic(responder=fake_api.first_sentences_responder(), api_key=KEY)
+    with fake.serve() as base_url:
+        result = invoke(config, monkeypatch, base_url, "run")
+    assert result.exit_code == 0, result.output
+    assert "warning: model claude-haiku-4-5 is a legacy model" in result.stderr
+    assert "warning: model claude-fable-5-1 has no price: its cost is unknown" in result.stderr
+
+
+def test_stats_says_how_many_wait_and_an_unknown_cost_is_not_zero(
+    tmp_path, sqlite_url, feed_url, monkeypatch
+):
+    """Before: stats summed the priced calls only (an unpriced model cost "0.0000")
+    and said nothing of the items an outage left waiting."""
+    config = config_for(tmp_path, sqlite_url, feed_url, "breaker_failures = 100")
+    down = fake_api.FakeAnthropic(responder=lambda _req: fake_api.overloaded(), api_key=KEY)
+    with down.serve() as base_url:
+        invoke(config, monkeypatch, base_url, "run")
+        result = invoke(config, monkeypatch, base_url, "stats", "--json")
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert document["waiting"]["count"] == 8 and document["waiting"]["oldest_failure"]
+    with down.serve() as base_url:
+        text = invoke(config, monkeypatch, base_url, "stats")
+    assert "waiting for a retry: 8 item(s), waiting since at least" in text.stdout
+
+    unpriced = config_for(tmp_path, sqlite_url, feed_url)  # the same store, another model
+    unpriced.write_text(
+        unpriced.read_text().replace("[summarise]\n", '[summarise]\nmodel = "claude-nova-1"\n', 1)
+        + '\n[checks]\nbackend = "off"\n'
+    )
+    up = fake_api.FakeAnthropic(responder=fake_api.first_sentences_responder(), api_key=KEY)
+    with up.serve() as base_url:
+        invoke(unpriced, monkeypatch, base_url, "run")
+        result = invoke(unpriced, monkeypatch, base_url, "stats", "--json")
+    newest = json.loads(result.stdout)["runs"][0]
+    assert newest["cost_usd"] is None and newest["cost_unknown_calls"] == 8

@@ -69,6 +69,7 @@ def test_each_page_name_has_its_pattern():
         "KEY_CLASS": "st-key-",
         "SIDEBAR": "stSidebar",
         "MAIN_BLOCK": "stMainBlockContainer",
+        "VERTICAL_BLOCK": "stVerticalBlock",
         "DIALOG": "dialog",
         "DIALOG_CLOSE": "Close",
     }

@@ -3,7 +3,9 @@ cannot touch the audit log's triggers, its columns, or its rows once written."""
 
 from __future__ import annotations
 
+import os
 import uuid
+from pathlib import Path
 
 import pytest
 from alembic import command
@@ -35,8 +37,18 @@ def cli(args: list[str], runtime_url: str, owner_url: str | None = None):
     return runner.invoke(app, args, env=env)
 
 
-def add_items(url: str, count: int = 2) -> None:
+def anchor_path(url: str) -> Path:
+    """Where the CLI keeps the audit anchor for `url` when no config.toml is found."""
+    from copydesk.config import load_settings
+
+    return Path(load_settings(env={**os.environ, "COPYDESK_DATABASE_URL": url}).runs.audit_anchor)
+
+
+def add_items(url: str, count: int = 2, anchor: Path | None = None) -> None:
+    """Two drafts written as a run writes them; with `anchor`, the commits advance the
+    audit anchor there, as every copydesk command's commits do."""
     engine = open_store(url)
+    audit_chain.keep_anchor(engine, anchor)
     try:
         for _ in range(count):
             with session_scope(engine) as session:
@@ -44,16 +56,22 @@ def add_items(url: str, count: int = 2) -> None:
                 st.create(session, item, actor="run:1", reason="found in a feed")
                 st.move(session, item, "draft", actor="run:1")
     finally:
+        audit_chain.keep_anchor(engine, None)
         engine.dispose()
 
 
-def test_migrate_as_owner_then_the_runtime_role_works(pg_url: str, pg_runtime_url: str) -> None:
+def test_migrate_as_owner_then_the_runtime_role_works(
+    pg_url: str, pg_runtime_url: str, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Run away from the repository's own config.toml: its anchor file would land in the
+    # checkout. No config here puts the anchor in this test's own state folder.
+    monkeypatch.chdir(tmp_path)
     result = cli(["migrate"], pg_runtime_url, owner_url=pg_url)
     assert result.exit_code == 0, result.output
     assert "runtime role copydesk_app" in result.stdout
     assert "copydesk:***@" in result.stdout  # the password is masked
 
-    add_items(pg_runtime_url)
+    add_items(pg_runtime_url, anchor=anchor_path(pg_runtime_url))
     verified = cli(["audit", "--verify"], pg_runtime_url)
     assert verified.exit_code == 0, verified.output
     assert "audit chain ok: 4 events" in verified.stdout

@@ -183,22 +183,31 @@ def test_every_entry_ends_as_an_item_with_a_status_and_a_reason(
     gazette, wire = by_feed["Gazette"], by_feed["Wire"]
     assert (gazette["seen"], gazette["new"], gazette["duplicates"]) == (14, 13, 1)
     assert (wire["seen"], wire["new"]) == (1, 1)
-    assert gazette["drafts"] == 2 and gazette["errors"] == 1
+    # The gazette's ferry page and the wire's copy of it carry the same text; their
+    # fetches run side by side, so which one is committed first (and so is the story)
+    # depends on the machine's timing. Whichever it is, the other is its duplicate.
+    got = items(engine)
+    story, copy = (
+        ("g-ferry", "w-ferry") if got["g-ferry"].status == "draft" else ("w-ferry", "g-ferry")
+    )
+    gazette_won = story == "g-ferry"
+    assert (gazette["drafts"], wire["drafts"]) == ((2, 0) if gazette_won else (1, 1))
+    assert gazette["errors"] == 1
     assert gazette["discarded_by"] == {
-        "duplicate": 2,
+        "duplicate": 2 if gazette_won else 3,
         "fetch": 2,
         "refused": 1,
         "robots": 1,
         "source_length": 1,
         "source_url": 3,
     }
-    assert wire["discarded_by"] == {"duplicate": 1}
+    assert wire["discarded_by"] == ({"duplicate": 1} if gazette_won else {})
 
-    got = items(engine)
     assert len(got) == 14
     status = {key: item.status for key, item in got.items()}
     assert status == {
-        "g-ferry": "draft",
+        story: "draft",
+        copy: "discarded",
         "g-library": "draft",
         "g-nolink": "discarded",
         "g-js": "discarded",
@@ -211,7 +220,6 @@ def test_every_entry_ends_as_an_item_with_a_status_and_a_reason(
         "g-photo": "discarded",
         "g-library-short": "discarded",
         "g-amp": "discarded",
-        "w-ferry": "discarded",
     }
     reason = {key: last_event(engine, item.id).reason for key, item in got.items()}
     ferry, library = got["g-ferry"].id, got["g-library"].id
@@ -232,11 +240,13 @@ def test_every_entry_ends_as_an_item_with_a_status_and_a_reason(
     assert reason["g-amp"] == (
         f"duplicate of item {ferry} (same canonical URL {got['g-ferry'].source_url})"
     )
-    assert reason["w-ferry"] == f"duplicate of item {ferry} (same text)"
+    # g-amp names the gazette's ferry page as canonical: a duplicate of it by URL,
+    # whichever copy of the text won.
+    assert reason[copy] == f"duplicate of item {got[story].id} (same text)"
 
     # The story that counts keeps its fingerprint; a duplicate points at it.
-    assert got["g-ferry"].content_hash and got["w-ferry"].content_hash is None
-    assert last_event(engine, got["w-ferry"].id).details["duplicate_of"] == ferry
+    assert got[story].content_hash and got[copy].content_hash is None
+    assert last_event(engine, got[copy].id).details["duplicate_of"] == got[story].id
     assert got["w-ferry"].feed_id == ids["Wire"]
     # The transient failure waits at least as long as the server asked.
     busy = got["g-busy"]

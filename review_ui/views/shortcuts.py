@@ -305,7 +305,9 @@ _KEYS_TEMPLATE = streamlit_adapter.fill("""<script>
   }, true);
   const restore = () => {
     const box = reasonBox();
-    if (!box || box.dataset.cdRestored) return;
+    // The editor's name is part of the key: until the sidebar naming them is drawn
+    // (later than the box on a busy machine), try again on the next tick.
+    if (!box || box.dataset.cdRestored || !who()) return;
     box.dataset.cdRestored = "1";
     const draft = keyIn(box, "reason_");
     const value = draft && sessionStorage.getItem(kept(draft));

@@ -74,6 +74,12 @@ out: Console = _LazyConsole(stderr=False)  # type: ignore[assignment]
 err: Console = _LazyConsole(stderr=True)  # type: ignore[assignment]
 
 
+def stderr_console() -> Console:
+    """The real stderr Console, for rich objects that drive it themselves (a
+    progress bar enters it as a context manager, which no stand-in can be)."""
+    return err._made()  # type: ignore[attr-defined]
+
+
 lines = logging.getLogger(TERMINAL)  # what fail() and note() write; see copydesk/logs.py
 
 

@@ -239,7 +239,7 @@ def _progress_bar() -> Iterator[callable]:
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
-        console=cx.err,
+        console=cx.stderr_console(),
         transient=True,
         disable=not cx.is_tty(),
     ) as bar:

@@ -14,7 +14,7 @@ stored once in `ledger_parts` under that hash:
 The hash is the SHA-256 of the part's canonical JSON text, which is what
 `ledger_parts.content` holds, so every part proves its own content. `requests`
 puts the exact request back together for `copydesk audit` (a part that is
-missing is named, never guessed). Rows written before migration 0014 keep their
+missing is named, never guessed). Rows written before migration 0015 keep their
 full request and read unchanged (they name no part).
 
 Parts are only ever inserted (`INSERT ... ON CONFLICT DO NOTHING`, in hash order

@@ -115,6 +115,9 @@ class Item(SQLModel, table=True):
     text_origin: str | None = None  # "feed_content", "page" or None
     fetch_status: int | None = None  # HTTP status of the page fetch, when there was one
     fetch_bytes: int | None = None
+    # The page was larger than max_page_bytes and cut off after this many bytes: the
+    # draft tells only the story's beginning (issue 26; migration 0014). None: whole.
+    page_cut_at: int | None = None
     source_text: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     word_count: int | None = None
     summariser: str | None = None  # backend name, e.g. "extractive", "anthropic:claude-..."

@@ -1,7 +1,7 @@
 """ledger parts: what repeats across model calls is stored once, by hash
 
-Revision ID: 0014_ledger_parts
-Revises: 0013_runtime_roles
+Revision ID: 0015_ledger_parts
+Revises: 0014_page_cut
 Create Date: 2026-12-03
 
 - ledger_parts (hash, content): a part of model requests that repeats across calls
@@ -20,8 +20,8 @@ import json
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0014_ledger_parts"
-down_revision = "0013_runtime_roles"
+revision = "0015_ledger_parts"
+down_revision = "0014_page_cut"
 branch_labels = None
 depends_on = None
 

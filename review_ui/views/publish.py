@@ -7,6 +7,7 @@ and `table`, never markdown."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 import streamlit as st
 from sqlalchemy.engine import Engine
@@ -21,7 +22,6 @@ from review_ui.views import forms
 from review_ui.views.lists import decided_view
 from review_ui.views.widgets import flash, plain, show_flash, table
 from store.deliveries import TargetState, Trouble, target_states, troubles
-from store.models import Item
 from store.status import Conflict, IllegalMove
 
 
@@ -144,19 +144,8 @@ def _report_problems(report: PublishReport) -> None:
 
 
 def _take_back_form(engine: Engine, reviewer: Reviewer) -> None:
-    with Session(engine) as session:
-        rows = decided_page(session, "approved", page=1)
-        items = {
-            r.id: (session.get(Item, r.id).version, f"#{r.id} {r.headline}")  # type: ignore[union-attr]
-            for r in rows
-        }
-    forms.item_form(
-        "take_back",
-        "Take an approval back",
-        items,
-        "Take back to draft",
-        lambda item_id, version, reason: _take_back(engine, reviewer, item_id, version, reason),
-    )
+    texts = ("take_back", "Take an approval back", "Take back to draft")
+    forms.decided_form(engine, "approved", texts, partial(_take_back, engine, reviewer))
 
 
 def _take_back(engine: Engine, reviewer: Reviewer, item_id: int, version: int, reason: str) -> bool:
@@ -213,21 +202,8 @@ def published_view(engine: Engine, settings: ReviewAppSettings, reviewer: Review
 
 def _retract_form(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer) -> None:
     """Retract a published item from the desk: a reason is required, editors only."""
-    with Session(engine) as session:
-        rows = decided_page(session, "published", page=1)
-        items = {
-            r.id: (session.get(Item, r.id).version, f"#{r.id} {r.headline}")  # type: ignore[union-attr]
-            for r in rows
-        }
-    forms.item_form(
-        "retract",
-        "Retract a published item",
-        items,
-        "Retract",
-        lambda item_id, version, reason: _retract(
-            engine, settings, reviewer, item_id, version, reason
-        ),
-    )
+    texts = ("retract", "Retract a published item", "Retract")
+    forms.decided_form(engine, "published", texts, partial(_retract, engine, settings, reviewer))
 
 
 def _retract(

@@ -686,6 +686,15 @@ def decided_page(
     return rows
 
 
+def decided_choices(session: Session, status: str) -> dict[int, tuple[int, str]]:
+    """The first page of `status` items as an item form offers them:
+    id -> (version shown, "#id headline")."""
+    return {
+        r.id: (session.get(Item, r.id).version, f"#{r.id} {r.headline}")  # type: ignore[union-attr]
+        for r in decided_page(session, status, page=1)
+    }
+
+
 # --------------------------------------------------------------------------- audit trail
 
 

@@ -38,10 +38,10 @@ source has it.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from typing import Any, NamedTuple
 
 from guards.quotes import _source
+from guards.sourcetext import source_text
 from guards.text import Normalised
 from guards.verdict import Verdict, all_found
 
@@ -330,11 +330,13 @@ def _clause(text: str, start: int, end: int) -> tuple[int, int]:
     return cs, after.start() if after else len(text)
 
 
+_LONG_WORD = re.compile(r"[^\W\d_]{4,}")
+
+
 def _stems(text: str) -> set[str]:
     """The event words of `text`: lower-case words of four letters or more, cut to five
     (names say who, not what happened; "Mr Salmond met" names no event)."""
-    words = re.findall(r"[^\W\d_]+", text)
-    return {w[:5] for w in words if len(w) >= 4 and w.islower() and w not in _EVENT_STOP}
+    return {w[:5] for w in _LONG_WORD.findall(text) if w.islower() and w not in _EVENT_STOP}
 
 
 def _event(text: str, start: int, end: int) -> tuple[set[str], set[str], tuple[int, int]]:
@@ -386,9 +388,12 @@ def _same_event(
     return span, None  # the draft's words are not in the source: the benefit of the doubt
 
 
-@lru_cache(maxsize=64)
 def _clause_stems(text: str) -> tuple[tuple[int, int, frozenset[str]], ...]:
-    """Every clause of a source with its event words, once per source."""
+    """Every clause of a source with its event words, once per source (guards.sourcetext)."""
+    return source_text(text).derived("clause stems", lambda s: _read_clause_stems(s.text))
+
+
+def _read_clause_stems(text: str) -> tuple[tuple[int, int, frozenset[str]], ...]:
     breaks = list(_CLAUSE_BREAK.finditer(text))
     ends = [m.start() for m in breaks] + [len(text)]
     starts = [0] + [m.end() for m in breaks]

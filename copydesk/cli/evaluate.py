@@ -170,12 +170,11 @@ class LedgerWriter:
             self.run_id = run.id
 
     def __call__(self, calls: list[CallRecord]) -> list[int]:
+        from store import ledger
         from store.db import session_scope
-        from store.models import ModelCall
 
         with session_scope(self.engine) as session:
-            rows = [ModelCall.of(c, item_id=None, run_id=self.run_id) for c in calls]
-            session.add_all(rows)
+            rows = ledger.add(session, calls, item_id=None, run_id=self.run_id)
             session.flush()
             return [row.id for row in rows if row.id is not None]
 

@@ -174,7 +174,10 @@ def feeds_list(
     check: bool = typer.Option(
         False,
         "--check",
-        help="exit 1 when a feed is failing, stale or cut by its size cap (for monitoring)",
+        help=(
+            "exit 1 when a feed is failing, stale, cut by max_feed_bytes, or has pages cut "
+            "by max_page_bytes (for monitoring)"
+        ),
     ),
 ) -> None:
     """Every feed with its state: ok, retrying, FAILING (erroring for longer than
@@ -221,12 +224,12 @@ def _health(session: Session, feed: Feed, failing_after: timedelta, now: datetim
     from store.models import Item
 
     rows = session.exec(
-        select(Item.published_at, Item.seen_at)
+        select(Item.published_at, Item.seen_at, Item.page_cut_at)
         .where(Item.feed_id == feed.id)
         .order_by(col(Item.id).desc())
         .limit(HISTORY)
     ).all()
-    times = [published or seen for published, seen in rows]
+    times = [published or seen for published, seen, _ in rows]
     if feed.enabled and feed.truncated:
         return FeedHealth(
             "cut",
@@ -234,7 +237,7 @@ def _health(session: Session, feed: Feed, failing_after: timedelta, now: datetim
             f"last poll cut off at max_feed_bytes after {feed.entries_read} entries: "
             "later entries were not read (raise [ingest] max_feed_bytes)",
         )
-    return feed_health(
+    health = feed_health(
         enabled=feed.enabled,
         created_at=feed.created_at,
         last_fetched_at=feed.last_fetched_at,
@@ -244,6 +247,18 @@ def _health(session: Session, feed: Feed, failing_after: timedelta, now: datetim
         failing_after=failing_after,
         now=now,
     )
+    cut = [cut_at for _, _, cut_at in rows if cut_at is not None]
+    if feed.enabled and cut and not health.needs_attention:
+        # A page cut by max_page_bytes among the feed's latest items (issue 26): its
+        # draft tells the story only up to the cut. Clears as later pages fit.
+        return FeedHealth(
+            "pages cut",
+            True,
+            f"{len(cut)} of its last {len(rows)} pages cut off at max_page_bytes "
+            f"({max(cut):,} bytes kept): raise [ingest] max_page_bytes",
+            health.usual_interval,
+        )
+    return health
 
 
 def _table(feeds: list[Feed], health: dict[Any, FeedHealth]) -> Table:

@@ -337,6 +337,11 @@ def _print_report(report: RunReport, as_json: bool) -> None:
             f"{totals['checks_failed']}: never a pass; each such draft carries a warning "
             "for its editor."
         )
+    if totals["pages_cut"]:
+        cx.out.print(
+            f"{totals['pages_cut']} page(s) CUT at max_page_bytes: their drafts tell the story "
+            "only up to the cut, and say so in the queue (raise [ingest] max_page_bytes)."
+        )
     if report.rechecks:
         cx.out.print(_rechecks_line(report.rechecks), markup=False)
     recorded = sum(f.recorded_replies for f in report.feeds)

@@ -17,10 +17,11 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from publish.build import configured_publisher
-from publish.service import PublishReport, retract
+from publish.service import PublishReport, retract, retry_failed
 from review_ui.desk.decisions import Reviewer, decide, reopen, require_editor
 from review_ui.desk.queries import last_event, utc
 from review_ui.settings import ReviewAppSettings
+from store.deliveries import troubles
 from store.models import Delivery, Item, SourceCheck, utcnow
 from store.status import Conflict
 
@@ -102,6 +103,22 @@ def retract_now(
     if not settings.publish.targets:
         return None
     return publish_now(engine, settings, reviewer, [])
+
+
+def retry_now(
+    engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer, item_id: int
+) -> tuple[list[tuple[int, str]], PublishReport | None]:
+    """The Delivery failed view's Retry: the item's refused deliveries (and those
+    waiting for their next try) are made due, in an audit event naming the editor
+    (publish.service.retry_failed), then sent. Returns the deliveries made pending
+    again and what the publish did (None when nothing was left to retry: another
+    editor's Retry, or a publish, came first). Raises NotAllowed for a viewer."""
+    with Session(engine) as session:
+        require_editor(session, reviewer)
+        if not troubles(session, [item_id]):
+            return [], None
+    again = retry_failed(engine, [item_id], editor=reviewer.name)
+    return again, publish_now(engine, settings, reviewer, [item_id])
 
 
 def take_back(

@@ -1,16 +1,19 @@
 """The Approved view (Publish now, take an approval back), the Published view (each
-item's deliveries) and the Source changed view (summaries a changed source no longer
-grounds). Untrusted text goes through `plain` and `table`, never markdown."""
+item's deliveries), the Delivery failed view (what a target refused or keeps
+failing, with Retry) and the Source changed view (summaries a changed source no
+longer grounds). Untrusted text (headlines, a target's answer) goes through `plain`
+and `table`, never markdown."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 import streamlit as st
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from publish.service import NotPublishable
+from publish.service import NotPublishable, PublishReport
 from review_ui.desk import publishing
 from review_ui.desk.decisions import NotAllowed, Reviewer, conflict_message
 from review_ui.desk.queries import decided_page, stamp
@@ -18,7 +21,7 @@ from review_ui.settings import ReviewAppSettings
 from review_ui.views import forms
 from review_ui.views.lists import decided_view
 from review_ui.views.widgets import flash, plain, show_flash, table
-from store.models import Item
+from store.deliveries import TargetState, Trouble, target_states, troubles
 from store.status import Conflict, IllegalMove
 
 
@@ -37,6 +40,41 @@ def approved_view(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewe
         forms.confirmation("publish_now", _publish_confirmed(engine, settings, reviewer))
         _take_back_form(engine, reviewer)
     decided_view(engine, settings, "approved")
+    _delivery_states(engine, settings)
+
+
+STATES_SHOWN = 200  # approved items in the delivery-state table, oldest approval first
+
+
+def _delivery_states(engine: Engine, settings: ReviewAppSettings) -> None:
+    """Each approved item's state on each configured target (README: the Approved
+    view shows it): delivered, failed, sending, pending (and its next try), or not
+    sent yet. Refused ones are retried from the Delivery failed view."""
+    names = [t.name for t in settings.publish.targets]
+    with Session(engine) as session:
+        items = publishing.approved_items(session, settings.review.undo_seconds)[:STATES_SHOWN]
+        states = target_states(session, [i.item_id for i in items], names)
+    if not items:
+        return
+    st.html('<div style="font-size:1.2rem;font-weight:650">Delivery state per target</div>')
+    table(
+        [
+            {
+                "#": i.item_id,
+                "headline": i.headline,
+                **{name: _state_label(state) for name, state in states[i.item_id].items()},
+                "note": "inside its Undo window" if i.in_undo_window else "",
+            }
+            for i in items
+        ],
+        key="approved_delivery_states",
+    )
+
+
+def _state_label(state: TargetState) -> str:
+    if state.state == "pending" and state.next_attempt_at is not None:
+        return f"pending: next try after {stamp(state.next_attempt_at)}"
+    return state.state
 
 
 def _ask_publish(engine: Engine, settings: ReviewAppSettings) -> None:
@@ -93,6 +131,10 @@ def _publish_now(
         "success" if report.clean else "warning",
         f"Published {len(report.published)} item(s); {len(report.delivered)} deliveries made.",
     )
+    _report_problems(report)
+
+
+def _report_problems(report: PublishReport) -> None:
     for item_id, target, why in report.failed:
         flash("error", f"Item {item_id}: {target} refused it for good: {why}")
     for item_id, target, why in report.pending:
@@ -102,19 +144,8 @@ def _publish_now(
 
 
 def _take_back_form(engine: Engine, reviewer: Reviewer) -> None:
-    with Session(engine) as session:
-        rows = decided_page(session, "approved", page=1)
-        items = {
-            r.id: (session.get(Item, r.id).version, f"#{r.id} {r.headline}")  # type: ignore[union-attr]
-            for r in rows
-        }
-    forms.item_form(
-        "take_back",
-        "Take an approval back",
-        items,
-        "Take back to draft",
-        lambda item_id, version, reason: _take_back(engine, reviewer, item_id, version, reason),
-    )
+    texts = ("take_back", "Take an approval back", "Take back to draft")
+    forms.decided_form(engine, "approved", texts, partial(_take_back, engine, reviewer))
 
 
 def _take_back(engine: Engine, reviewer: Reviewer, item_id: int, version: int, reason: str) -> bool:
@@ -171,21 +202,8 @@ def published_view(engine: Engine, settings: ReviewAppSettings, reviewer: Review
 
 def _retract_form(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer) -> None:
     """Retract a published item from the desk: a reason is required, editors only."""
-    with Session(engine) as session:
-        rows = decided_page(session, "published", page=1)
-        items = {
-            r.id: (session.get(Item, r.id).version, f"#{r.id} {r.headline}")  # type: ignore[union-attr]
-            for r in rows
-        }
-    forms.item_form(
-        "retract",
-        "Retract a published item",
-        items,
-        "Retract",
-        lambda item_id, version, reason: _retract(
-            engine, settings, reviewer, item_id, version, reason
-        ),
-    )
+    texts = ("retract", "Retract a published item", "Retract")
+    forms.decided_form(engine, "published", texts, partial(_retract, engine, settings, reviewer))
 
 
 def _retract(
@@ -207,6 +225,86 @@ def _retract(
         flash("success", f"Retracted #{item_id} (reason: {reason.strip()}){sent}.")
         return True
     return False
+
+
+def delivery_failed_view(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer) -> None:
+    """Each item a target refused (failed) or keeps failing (waiting for its next
+    try), with the target's answer and the tries so far; an editor's Retry sends
+    it again now (audited, publish.service.retry_failed)."""
+    show_flash()
+    st.html('<h1 style="font-size:1.6rem;font-weight:700;margin:0;padding:0">Delivery failed</h1>')
+    with Session(engine) as session:
+        found = troubles(session)
+    if not found:
+        plain("Every delivery went out, or is on its way.", kind="info")
+        return
+    by_item: dict[int, list[Trouble]] = {}
+    for trouble in found:
+        by_item.setdefault(trouble.item_id, []).append(trouble)
+    for item_id, rows in by_item.items():
+        first = rows[0]
+        with st.container(border=True, key=f"failed_{item_id}"):
+            plain(f"#{item_id} {first.headline}", style="font-weight:650")
+            plain(
+                f"{first.item_status.capitalize()}: its {_kinds(rows)} did not reach "
+                f"{', '.join(t.target for t in rows)}."
+            )
+            table(
+                [
+                    {
+                        "target": t.target,
+                        "kind": t.kind,
+                        "state": "failed"
+                        if t.state == "failed"
+                        else f"next try after {stamp(t.next_attempt_at)}",
+                        "attempts": t.attempts,
+                        "answer": t.error,
+                        "since": stamp(t.since),
+                    }
+                    for t in rows
+                ],
+                key=f"failed_rows_{item_id}",
+            )
+            if reviewer.can_decide:
+                st.button(
+                    f"Retry #{item_id}",
+                    key=f"retry_{item_id}",
+                    on_click=_retry,
+                    args=(engine, settings, reviewer, item_id),
+                    help="send it again now to the targets above (recorded in its audit trail)",
+                )
+
+
+def _kinds(rows: list[Trouble]) -> str:
+    kinds = {t.kind for t in rows}
+    return (
+        "retraction"
+        if kinds == {"retract"}
+        else "publication"
+        if kinds == {"publish"}
+        else "deliveries"
+    )
+
+
+def _retry(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer, item_id: int) -> None:
+    try:
+        again, report = publishing.retry_now(engine, settings, reviewer, item_id)
+    except NotAllowed as exc:
+        flash("error", str(exc))
+        return
+    except ValueError as exc:
+        flash("error", f"Not retried: #{item_id}: {exc}")
+        return
+    if report is None:
+        flash("info", f"Nothing to retry for #{item_id}: it was retried or sent meanwhile.")
+        return
+    sent = [t for i, t, _ in report.delivered if i == item_id]
+    flash(
+        "success" if sent else "warning",
+        f"Retried #{item_id}: delivered to {', '.join(sent) or 'no target'}"
+        + ("; it is published." if item_id in report.published else "."),
+    )
+    _report_problems(report)
 
 
 def source_changed_view(engine: Engine, reviewer: Reviewer) -> None:

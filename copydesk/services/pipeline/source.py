@@ -91,6 +91,16 @@ class SourceStage:
             return None
         result = self.fetcher.get_page(job.source_url, trusted=self._trusted(job))
         out.changes.update(fetch_status=result.status, fetch_bytes=len(result.content))
+        if result.truncated:  # said out loud, as a feed cut by max_feed_bytes is (issue 26)
+            out.changes.page_cut_at = len(result.content)
+            log.warning(
+                "item %s: page %s cut off at max_page_bytes (%d bytes kept): its draft "
+                "tells the story only up to the cut (raise [ingest] max_page_bytes)",
+                job.item_id,
+                job.source_url,
+                len(result.content),
+                extra={"item_id": job.item_id},
+            )
         notes = fetch_notes(result)
         if notes:
             out.details["fetch"] = notes

@@ -118,10 +118,13 @@ def write_config(
     targets: tuple[str, ...] = ("atom", "jsonl", "webhook"),
     extra: str = "",
     undo_seconds: float = 0,
+    init: bool = True,
 ) -> Path:
     """config.toml: the sample feed, the extractive summariser, and the targets.
     `undo_seconds`: the queue's Undo window, which publishing waits out (0 here: the
-    tests approve and publish at once; one test checks the wait)."""
+    tests approve and publish at once; one test checks the wait). With `init`, the
+    database is made as an operator makes it: `copydesk init` (no other command
+    creates one)."""
     blocks = {
         "atom": '[[publish.targets]]\nkind = "atom"\npath = "out/feed.xml"\nmax_entries = 50\n',
         "jsonl": '[[publish.targets]]\nkind = "jsonl"\npath = "out/items.jsonl"\n',
@@ -139,6 +142,9 @@ def write_config(
     )
     path = folder / "config.toml"
     path.write_text(text, encoding="utf-8")
+    if init:
+        done = cli(path, "init")
+        assert done.exit_code == 0, done.output
     return path
 
 

@@ -128,9 +128,11 @@ def load(cli: typer.Context) -> Settings:
         fail(str(exc))
 
 
-def connect(settings: Settings, *, create: bool = True) -> Engine:
-    """The store, up to date. With `create=False` a database that does not exist is
-    exit 3 naming it (a mistyped path), not a new empty one."""
+def connect(settings: Settings, *, create: bool = False) -> Engine:
+    """The store, up to date. Only `init` and `migrate` create a database (and `demo`
+    its own, `create=True`): for every other command a database file that does not
+    exist, or one without copydesk's tables, is exit 3 naming it and the fix (a
+    mistyped path), not a new empty newsroom (issue 22)."""
     from store import audit_chain
     from store.db import StoreError, open_store, where
 

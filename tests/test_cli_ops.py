@@ -39,6 +39,7 @@ def test_run_publish_json_is_one_document_on_one_line(tmp_path):
 @pytest.mark.parametrize(
     "args",
     [
+        ["init", "--json"],
         ["run", "--json"],
         ["feeds", "list", "--json"],
         ["feeds", "add", "https://news.example.org/rss.xml", "--json"],

@@ -35,6 +35,7 @@ def invoke(config: Path, *args: str):
 
 
 def test_offline_doctor_names_a_refused_temperature_and_exits_1(tmp_path) -> None:
+    assert CliRunner().invoke(app, ["--config", str(write(tmp_path)), "init"]).exit_code == 0
     ok = invoke(write(tmp_path), "--json")
     assert ok.exit_code == 0, ok.output
     found = json.loads(ok.stdout)

@@ -377,6 +377,7 @@ def cli(tmp_path: Path, sqlite_url: str, monkeypatch: pytest.MonkeyPatch) -> typ
     return app
 
 
+@pytest.mark.usefixtures("migrated")  # only `copydesk init` creates a database
 def test_editor_commands_add_list_disable(cli: typer.Typer, sqlite_url: str) -> None:
     runner = CliRunner()
     added = runner.invoke(cli, ["editor", "add", "alice", "--password-stdin"], input=STDIN)

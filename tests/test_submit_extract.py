@@ -151,6 +151,7 @@ def test_submit_with_an_unreachable_database_exits_3(tmp_path, site, monkeypatch
     assert site.log == []
 
 
+@pytest.mark.usefixtures("migrated")  # only `copydesk init` creates a database
 def test_submit_refuses_an_address_that_is_not_allowed(tmp_path, sqlite_url, site):
     config = tmp_path / "config.toml"
     config.write_text(f'[database]\nurl = "{sqlite_url}"\n[summarise]\nbackend = "extractive"\n')

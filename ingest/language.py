@@ -7,7 +7,7 @@ meant to be an RFC 3066 / BCP 47 tag ("en-GB", "de"), but publishers also write
 "English" or "fr_FR": feedparser passes it on as written ("Universal Feed Parser
 does not do any parsing or normalization of language codes",
 https://pythonhosted.org/feedparser/reference-feed-title_detail.html). Stored on the
-item (`items.language`, migration 0015) so that the gates read the number
+item (`items.language`, migration 0016) so that the gates read the number
 separators and date words of that language instead of detecting it from the text;
 detection stays the fallback when nothing is declared.
 """

@@ -67,6 +67,46 @@ def test_a_rolled_back_append_leaves_the_anchor(anchored) -> None:  # type: igno
     assert audit_chain.read_anchor(path) == audit_chain.head(engine)
 
 
+def test_a_savepoint_does_not_advance_the_anchor_before_the_commit(anchored) -> None:  # type: ignore[no-untyped-def]
+    """A feed's items are created in savepoints of one transaction (issue 24): the
+    anchor must not name an event before that transaction commits (a rollback
+    would leave it naming an event the log never held), and it moves once, to the
+    last event, when it does."""
+    engine, path = anchored
+    new_item(engine)
+    before = audit_chain.read_anchor(path)
+    with pytest.raises(RuntimeError):
+        with session_scope(engine) as session:
+            # A write first, as the feed's fetch record is (on SQLite a savepoint
+            # with no transaction open would be one, and its release a commit).
+            st.create(
+                session, Item(dedup_key="https://news.example.test/a"), actor="run:1", reason="r"
+            )
+            for n in range(3):
+                with session.begin_nested():
+                    item = Item(dedup_key=f"https://news.example.test/saved-{n}")
+                    st.create(session, item, actor="run:1", reason="found in a feed")
+                assert audit_chain.read_anchor(path) == before  # not committed yet
+            raise RuntimeError("the feed's transaction fails after its savepoints")
+    assert audit_chain.read_anchor(path) == before == audit_chain.head(engine)
+    assert audit_chain.verify(engine, before, current=True).ok
+    with session_scope(engine) as session:
+        st.create(session, Item(dedup_key="https://news.example.test/b"), actor="run:1", reason="r")
+        for n in range(3):
+            with session.begin_nested():
+                item = Item(dedup_key=f"https://news.example.test/kept-{n}")
+                st.create(session, item, actor="run:1", reason="found in a feed")
+        with pytest.raises(RuntimeError):  # a savepoint that fails after its append
+            with session.begin_nested():
+                item = Item(dedup_key="https://news.example.test/undone")
+                st.create(session, item, actor="run:1", reason="found in a feed")
+                raise RuntimeError("this entry is dropped")
+    head = audit_chain.head(engine)
+    assert audit_chain.verify(engine).events == 5  # the first item, then 4 kept
+    assert audit_chain.read_anchor(path) == head
+    assert audit_chain.verify(engine, head, current=True).ok
+
+
 def test_the_anchor_never_moves_back(tmp_path: Path) -> None:
     """Two processes commit events 7 and 8; the second to commit may reach the file
     first: the later event stays."""

@@ -45,6 +45,7 @@ from copydesk.evaluation.calibrate import headline
 from copydesk.evaluation.decisions import load_decided, tally
 from copydesk.evaluation.pack import KINDS, Pack, PackError, default_pack_dir, load_pack
 from guards.registry import CHECK_GATES, DRAFT_GATES
+from store import ledger
 from store.db import session_scope
 from store.models import ModelCall, Run, utcnow
 from summarise.base import CallRecord
@@ -165,8 +166,7 @@ class LedgerWriter:
 
     def __call__(self, calls: list[CallRecord]) -> list[int]:
         with session_scope(self.engine) as session:
-            rows = [ModelCall.of(c, item_id=None, run_id=self.run_id) for c in calls]
-            session.add_all(rows)
+            rows = ledger.add(session, calls, item_id=None, run_id=self.run_id)
             session.flush()
             return [row.id for row in rows if row.id is not None]
 

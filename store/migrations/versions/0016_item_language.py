@@ -1,7 +1,7 @@
 """items.language: the language a feed or page declares is stored with its item
 
-Revision ID: 0015_item_language
-Revises: 0014_page_cut
+Revision ID: 0016_item_language
+Revises: 0015_ledger_parts
 Create Date: 2026-12-03
 
 - items.language: the primary language subtag ("de", "fr") the feed (RSS
@@ -18,8 +18,8 @@ import sqlalchemy as sa
 import sqlmodel
 from alembic import op
 
-revision = "0015_item_language"
-down_revision = "0014_page_cut"
+revision = "0016_item_language"
+down_revision = "0015_ledger_parts"
 branch_labels = None
 depends_on = None
 

@@ -21,7 +21,7 @@ from review_ui.settings import ReviewAppSettings
 from review_ui.views import forms
 from review_ui.views.lists import decided_view
 from review_ui.views.widgets import flash, plain, show_flash, table
-from store.deliveries import Trouble, troubles
+from store.deliveries import TargetState, Trouble, target_states, troubles
 from store.status import Conflict, IllegalMove
 
 
@@ -40,6 +40,41 @@ def approved_view(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewe
         forms.confirmation("publish_now", _publish_confirmed(engine, settings, reviewer))
         _take_back_form(engine, reviewer)
     decided_view(engine, settings, "approved")
+    _delivery_states(engine, settings)
+
+
+STATES_SHOWN = 200  # approved items in the delivery-state table, oldest approval first
+
+
+def _delivery_states(engine: Engine, settings: ReviewAppSettings) -> None:
+    """Each approved item's state on each configured target (README: the Approved
+    view shows it): delivered, failed, sending, pending (and its next try), or not
+    sent yet. Refused ones are retried from the Delivery failed view."""
+    names = [t.name for t in settings.publish.targets]
+    with Session(engine) as session:
+        items = publishing.approved_items(session, settings.review.undo_seconds)[:STATES_SHOWN]
+        states = target_states(session, [i.item_id for i in items], names)
+    if not items:
+        return
+    st.html('<div style="font-size:1.2rem;font-weight:650">Delivery state per target</div>')
+    table(
+        [
+            {
+                "#": i.item_id,
+                "headline": i.headline,
+                **{name: _state_label(state) for name, state in states[i.item_id].items()},
+                "note": "inside its Undo window" if i.in_undo_window else "",
+            }
+            for i in items
+        ],
+        key="approved_delivery_states",
+    )
+
+
+def _state_label(state: TargetState) -> str:
+    if state.state == "pending" and state.next_attempt_at is not None:
+        return f"pending: next try after {stamp(state.next_attempt_at)}"
+    return state.state
 
 
 def _ask_publish(engine: Engine, settings: ReviewAppSettings) -> None:

@@ -21,9 +21,10 @@ from sqlmodel import Session
 from copydesk.services.pipeline.duplicates import find_duplicate
 from copydesk.services.pipeline.handoff import Outcome, duplicate
 from copydesk.services.pipeline.state import RunState
+from store import ledger
 from store import status as st
 from store.db import session_scope
-from store.models import GateVerdict, Item, ModelCall
+from store.models import GateVerdict, Item
 from summarise.base import CallRecord
 from summarise.checks import FAILED, NOT_RUN
 
@@ -80,8 +81,7 @@ class Writer:
         if not calls:
             return
         with session_scope(self.run.engine) as session:
-            for call in calls:
-                session.add(ModelCall.of(call, item_id=item_id, run_id=self.run.run_id))
+            ledger.add(session, calls, item_id=item_id, run_id=self.run.run_id)
 
     def write_outcome(
         self, session: Session, out: Outcome
@@ -104,8 +104,7 @@ class Writer:
             session.add(
                 GateVerdict.from_result(result, item_id=item.id, stage=stage, run_id=run_id)
             )
-        for call in out.calls:
-            session.add(ModelCall.of(call, item_id=item.id, run_id=run_id))
+        ledger.add(session, out.calls, item_id=item.id, run_id=run_id)
         failed = [r.gate for _, r in out.verdicts if r.hard_fail]
         flagged = [r.gate for _, r in out.verdicts if r.flagged and not r.not_run]
         reason = out.reason

@@ -12,8 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError
 
 from guards.settings import GateMode, GateSettings
 from ingest.settings import FeedSettings, IngestSettings
@@ -163,6 +161,10 @@ def _place_anchor_without_config(settings: Settings, env: dict[str, str]) -> Non
     anchor = settings.runs.audit_anchor
     if not anchor or Path(anchor).is_absolute():
         return
+    # Here, not at the top: loading the settings must not import SQLAlchemy (`check`).
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
     try:
         url = make_url(settings.database.url)
     except ArgumentError:

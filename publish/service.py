@@ -25,7 +25,7 @@ import logging
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import func, or_, select, true, update
@@ -82,6 +82,10 @@ def installation_ids(session: Session, authority: str = "copydesk") -> Ids:
     """The ids this installation publishes under (see publish.payload.Ids)."""
     made = installation(session)
     return Ids(made.id, authority, made.day)
+
+
+def _stamp(at: datetime) -> str:
+    return at.isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def backoff(attempts: int, base: float, cap: float) -> timedelta:
@@ -500,22 +504,38 @@ class Publisher:
     def _waiting(
         session: Session, item_ids: list[int], kind: str, target: str, report: PublishReport
     ) -> None:
-        """Rows left unclaimed because their next try is later: pending, with when."""
+        """Rows left unclaimed, pending, with why: their next try is later, or another
+        publisher's claim holds them (one that is sending now, or one that died with
+        the row in flight: its claim lasts until its lease runs out, issue 26)."""
         if not item_ids:
             return
         now = utcnow()
         rows = session.execute(
-            select(Delivery.item_id, Delivery.next_attempt_at, Delivery.last_error).where(
+            select(
+                Delivery.item_id,
+                Delivery.next_attempt_at,
+                Delivery.last_error,
+                Delivery.claimed_until,
+                Delivery.attempts,
+            ).where(
                 col(Delivery.item_id).in_(item_ids),
                 Delivery.kind == kind,
                 Delivery.target == target,
                 Delivery.state == PENDING,
-                col(Delivery.next_attempt_at) > now,
+                or_(col(Delivery.next_attempt_at) > now, col(Delivery.claimed_until) > now),
             )
         ).all()
-        for item_id, at, error in rows:
-            when = at.isoformat(timespec="seconds").replace("+00:00", "Z")
-            report.pending.append((item_id, target, f"next try after {when} ({error})"))
+        for item_id, at, error, held_until, attempts in rows:
+            if held_until is not None and held_until > now:
+                why = (
+                    f"in flight (attempt {attempts}): held by another publisher's claim until "
+                    f"{_stamp(held_until)} (if that publisher died, the send may or may not "
+                    "have reached the target); left alone by this publish, sent again by the "
+                    f"first publish after {_stamp(held_until)}, with the same Idempotency-Key"
+                )
+            else:
+                why = f"next try after {_stamp(at)} ({error})"
+            report.pending.append((item_id, target, why))
 
     @staticmethod
     def _feed(session: Session, target: Target, events: list[Event]) -> list[dict[str, Any]]:

@@ -118,23 +118,35 @@ def troubles(session: Session, item_ids: Sequence[int] | None = None) -> list[Tr
     ]
 
 
-NOT_SENT = "not sent yet"
+NOT_SENT, SENDING = "not sent yet", "sending"
 
 
-def states(
+@dataclass(frozen=True)
+class TargetState:
+    """An item's publication on one target: delivered, failed, sending (a worker
+    holds it now), pending (not tried yet, or `next_attempt_at` after a passing
+    failure), or not sent yet (no row: the next publish writes it)."""
+
+    state: str
+    attempts: int = 0
+    next_attempt_at: datetime | None = None
+
+
+def target_states(
     session: Session, item_ids: Sequence[int], targets: Sequence[str]
-) -> dict[int, dict[str, str]]:
-    """Each item's publication state on each target: delivered, pending (not tried
-    yet, or waiting for its next try), failed, or not sent yet (no row: the next
-    publish writes it)."""
-    out = {item_id: dict.fromkeys(targets, NOT_SENT) for item_id in item_ids}
-    rows = session.execute(
-        select(Delivery.item_id, Delivery.target, Delivery.state).where(
-            col(Delivery.item_id).in_(list(item_ids)), Delivery.kind == PUBLISH
-        )
+) -> dict[int, dict[str, TargetState]]:
+    """Each item's publication state on each target named (and on any other target
+    it has a row for)."""
+    out = {item_id: dict.fromkeys(targets, TargetState(NOT_SENT)) for item_id in item_ids}
+    now = utcnow()
+    rows = session.scalars(
+        select(Delivery).where(col(Delivery.item_id).in_(list(item_ids)), Delivery.kind == PUBLISH)
     ).all()
-    for item_id, target, state in rows:
-        out[item_id][target] = state
+    for row in rows:
+        state = row.state
+        if state == PENDING and row.claimed_until is not None and row.claimed_until > now:
+            state = SENDING
+        out[row.item_id][row.target] = TargetState(state, row.attempts, row.next_attempt_at)
     return out
 
 

@@ -29,10 +29,11 @@ from sqlmodel import Session
 from copydesk.config import Settings
 from guards.registry import CHECK_GATES, GateResult, run_checks
 from publish.evidence import draft_text
+from store import ledger
 from store import status as st
 from store.checks import recheck_count, recheck_due
 from store.db import session_scope
-from store.models import GateVerdict, Item, ModelCall
+from store.models import GateVerdict, Item
 from summarise.base import Article
 from summarise.checks import NOT_RUN, RAN, Checker, CheckOutcome, NoChecker
 
@@ -144,8 +145,7 @@ def _store(
                         result, item_id=draft.item_id, stage="check", run_id=run_id
                     )
                 )
-            for call in checked.calls:
-                session.add(ModelCall.of(call, item_id=draft.item_id, run_id=run_id))
+            ledger.add(session, checked.calls, item_id=draft.item_id, run_id=run_id)
             if failed:
                 st.move(
                     session,
@@ -166,8 +166,7 @@ def _store(
         log.warning("item %s: %s; the re-check is dropped", draft.item_id, exc)
         report.dropped += 1
         with session_scope(engine) as session:
-            for call in checked.calls:
-                session.add(ModelCall.of(call, item_id=draft.item_id, run_id=run_id))
+            ledger.add(session, checked.calls, item_id=draft.item_id, run_id=run_id)
         return
     if failed:
         report.discarded += 1

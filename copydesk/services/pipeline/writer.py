@@ -23,12 +23,13 @@ from typing import Any
 from sqlalchemy import insert, select, update
 from sqlmodel import Session
 
-from copydesk.services.pipeline.duplicates import find_duplicate
+from copydesk.services.pipeline.duplicates import find_duplicate, hold_stories
 from copydesk.services.pipeline.handoff import Outcome, duplicate
 from copydesk.services.pipeline.state import RunState
+from store import ledger
 from store import status as st
 from store.db import session_scope
-from store.models import GateVerdict, Item, ModelCall, Run, utcnow
+from store.models import GateVerdict, Item, Run, utcnow
 from summarise.base import CallRecord
 from summarise.checks import FAILED, NOT_RUN
 
@@ -78,6 +79,10 @@ class Writer:
         before = copy.deepcopy(self.run.reports)
         try:
             with session_scope(self.run.engine) as session:
+                if any(_looks_up(out) for out in outs):
+                    # The look-ups and the writes, one step (duplicates.py); first in
+                    # the transaction, once for the batch.
+                    hold_stories(session)
                 ids = [out.job.item_id for out in outs]
                 # One SELECT for the batch's items (session.get below finds them loaded).
                 session.scalars(select(Item).where(Item.id.in_(ids))).all()  # type: ignore[attr-defined]
@@ -106,8 +111,7 @@ class Writer:
         if not calls:
             return
         with session_scope(self.run.engine) as session:
-            for call in calls:
-                session.add(ModelCall.of(call, item_id=item_id, run_id=self.run.run_id))
+            ledger.add(session, calls, item_id=item_id, run_id=self.run.run_id)
 
     def write_outcome(
         self, session: Session, out: Outcome, verdicts: list[dict[str, Any]]
@@ -118,7 +122,7 @@ class Writer:
         a rollback gives the same result."""
         job, run_id = out.job, self.run.run_id
         item = session.get(Item, job.item_id)
-        if out.to_status != st.DISCARDED and (out.fingerprint or out.aliases):
+        if _looks_up(out):  # under hold_stories, taken by `_commit` first
             # Another worker or machine may have stored the same story since the
             # worker looked: the database inside this transaction has the last word.
             found = find_duplicate(session, item.id, out.aliases, out.fingerprint)
@@ -132,8 +136,7 @@ class Writer:
             GateVerdict.row_of(result, item_id=item.id, stage=stage, run_id=run_id, created_at=now)
             for stage, result in out.verdicts
         )
-        for call in out.calls:
-            session.add(ModelCall.of(call, item_id=item.id, run_id=run_id))
+        ledger.add(session, out.calls, item_id=item.id, run_id=run_id)
         failed = [r.gate for _, r in out.verdicts if r.hard_fail]
         flagged = [r.gate for _, r in out.verdicts if r.flagged and not r.not_run]
         reason = out.reason
@@ -179,6 +182,11 @@ class Writer:
             report.errors += 1
         else:
             report.discarded[out.discard_kind or "other"] += 1
+
+
+def _looks_up(out: Outcome) -> bool:
+    """Whether the writer asks the database if the item's story is already there."""
+    return out.to_status != st.DISCARDED and bool(out.fingerprint or out.aliases)
 
 
 def _log(out: Outcome, reason: str | None) -> None:

@@ -80,9 +80,7 @@ class Writer:
         try:
             with session_scope(self.run.engine) as session:
                 if any(_looks_up(out) for out in outs):
-                    # The look-ups and the writes, one step (duplicates.py); first in
-                    # the transaction, once for the batch.
-                    hold_stories(session)
+                    _hold_stories_once(session)  # first in the transaction
                 ids = [out.job.item_id for out in outs]
                 # One SELECT for the batch's items (session.get below finds them loaded).
                 session.scalars(select(Item).where(Item.id.in_(ids))).all()  # type: ignore[attr-defined]
@@ -114,15 +112,19 @@ class Writer:
             ledger.add(session, calls, item_id=item_id, run_id=self.run.run_id)
 
     def write_outcome(
-        self, session: Session, out: Outcome, verdicts: list[dict[str, Any]]
+        self, session: Session, out: Outcome, verdicts: list[dict[str, Any]] | None = None
     ) -> Callable[[], tuple[int | None, str | None]]:
-        """The item's ledger rows, in the caller's transaction, its verdict rows added
-        to `verdicts` (inserted together by the caller), and its move to make next
-        (which returns the item's feed and the move's reason). Writing it again after
-        a rollback gives the same result."""
+        """The item's verdicts and ledger rows, in the caller's transaction, and its
+        move to make next (which returns the item's feed and the move's reason).
+        With `verdicts`, the verdict rows are added to it for the caller to insert
+        with the rest of its batch. Writing it again after a rollback gives the
+        same result."""
         job, run_id = out.job, self.run.run_id
+        looks = _looks_up(out)
+        if looks:  # the look-up and the write, one step (duplicates.py)
+            _hold_stories_once(session)
         item = session.get(Item, job.item_id)
-        if _looks_up(out):  # under hold_stories, taken by `_commit` first
+        if looks:
             # Another worker or machine may have stored the same story since the
             # worker looked: the database inside this transaction has the last word.
             found = find_duplicate(session, item.id, out.aliases, out.fingerprint)
@@ -132,10 +134,14 @@ class Writer:
             out.changes.content_hash = out.fingerprint
         out.changes.update(claimed_by=None, claim_until=None)  # the claim ends here
         now = utcnow()
-        verdicts.extend(
+        rows = [
             GateVerdict.row_of(result, item_id=item.id, stage=stage, run_id=run_id, created_at=now)
             for stage, result in out.verdicts
-        )
+        ]
+        if verdicts is not None:
+            verdicts.extend(rows)
+        elif rows:
+            session.execute(insert(GateVerdict.__table__), rows)  # type: ignore[arg-type]
         ledger.add(session, out.calls, item_id=item.id, run_id=run_id)
         failed = [r.gate for _, r in out.verdicts if r.hard_fail]
         flagged = [r.gate for _, r in out.verdicts if r.flagged and not r.not_run]
@@ -182,6 +188,18 @@ class Writer:
             report.errors += 1
         else:
             report.discarded[out.discard_kind or "other"] += 1
+
+
+_STORIES_HELD = "copydesk.writer.stories_held"  # the transaction that holds the lock
+
+
+def _hold_stories_once(session: Session) -> None:
+    """`hold_stories`, once a transaction (the lock lasts until it ends): a batch
+    takes it once, not once an item (a round trip each on PostgreSQL)."""
+    held = session.info.get(_STORIES_HELD)
+    if held is None or held is not session.get_transaction():
+        hold_stories(session)  # begins the transaction if none has begun
+        session.info[_STORIES_HELD] = session.get_transaction()
 
 
 def _looks_up(out: Outcome) -> bool:

@@ -9,8 +9,10 @@ place, person and event is invented.
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from guards.dates import dates_grounded, find_dates
+from guards.dates import _CALENDAR, _LOWER, _near_months, dates_grounded, find_dates
 from guards.registry import DEFAULT_MODES, run_gates
 
 URL = "https://news.example.org/vallee/gare"
@@ -150,3 +152,17 @@ def test_the_other_event_rule_reads_french() -> None:
 def test_words_that_are_not_dates(text: str, language: str) -> None:
     assert find_dates(text) == []
     assert find_dates(text, language=language) == []
+
+
+_TOKENS = ["9", "31st", "of", "January", "jan.", "Jan", "march", "May", "2026", "20", ",", "x"]
+_TOKENS += ["on", "sept.", "12th", "the", "2026x", "mayor", "dec", "3", "nov", "20261", "  "]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_TOKENS), min_size=1, max_size=14))
+def test_calendar_dates_searched_near_month_words_are_all_of_them(words: list[str]) -> None:
+    """The fast path (search around each month word) finds what a scan of every
+    position finds."""
+    low = " ".join(words).replace(" ,", ",").lower()
+    everywhere = [m.span() for m in _LOWER[_CALENDAR].finditer(low)]
+    assert [m.span() for m in _near_months(low)] == everywhere

@@ -266,6 +266,7 @@ class Publisher:
             evidence.draft_text(item.headline, item.summary or ""),
             modes=self.gates.modes,
             min_source_words=self.gates.min_source_words,
+            language=item.language,  # as the pipeline, replay and watch read it
         )
 
     def payload(self, session: Session, item: Item, results: list[GateResult]) -> dict[str, Any]:

@@ -25,7 +25,7 @@ import logging
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import func, or_, select, true, update
@@ -41,7 +41,7 @@ from publish.targets import DELIVERED, FAILED, Event, Sent, Target
 from store import approvals, audit_chain, locks
 from store import status as st
 from store.db import session_scope
-from store.deliveries import PENDING, PUBLISH, RETRACT
+from store.deliveries import PENDING, PUBLISH, RETRACT, record_retry, still_wanted
 from store.installation import installation
 from store.models import Delivery, Feed, GateVerdict, Item, ModelCall, utcnow
 
@@ -82,6 +82,10 @@ def installation_ids(session: Session, authority: str = "copydesk") -> Ids:
     """The ids this installation publishes under (see publish.payload.Ids)."""
     made = installation(session)
     return Ids(made.id, authority, made.day)
+
+
+def _stamp(at: datetime) -> str:
+    return at.isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def backoff(attempts: int, base: float, cap: float) -> timedelta:
@@ -262,6 +266,7 @@ class Publisher:
             evidence.draft_text(item.headline, item.summary or ""),
             modes=self.gates.modes,
             min_source_words=self.gates.min_source_words,
+            language=item.language,  # as the pipeline, replay and watch read it
         )
 
     def payload(self, session: Session, item: Item, results: list[GateResult]) -> dict[str, Any]:
@@ -500,22 +505,38 @@ class Publisher:
     def _waiting(
         session: Session, item_ids: list[int], kind: str, target: str, report: PublishReport
     ) -> None:
-        """Rows left unclaimed because their next try is later: pending, with when."""
+        """Rows left unclaimed, pending, with why: their next try is later, or another
+        publisher's claim holds them (one that is sending now, or one that died with
+        the row in flight: its claim lasts until its lease runs out, issue 26)."""
         if not item_ids:
             return
         now = utcnow()
         rows = session.execute(
-            select(Delivery.item_id, Delivery.next_attempt_at, Delivery.last_error).where(
+            select(
+                Delivery.item_id,
+                Delivery.next_attempt_at,
+                Delivery.last_error,
+                Delivery.claimed_until,
+                Delivery.attempts,
+            ).where(
                 col(Delivery.item_id).in_(item_ids),
                 Delivery.kind == kind,
                 Delivery.target == target,
                 Delivery.state == PENDING,
-                col(Delivery.next_attempt_at) > now,
+                or_(col(Delivery.next_attempt_at) > now, col(Delivery.claimed_until) > now),
             )
         ).all()
-        for item_id, at, error in rows:
-            when = at.isoformat(timespec="seconds").replace("+00:00", "Z")
-            report.pending.append((item_id, target, f"next try after {when} ({error})"))
+        for item_id, at, error, held_until, attempts in rows:
+            if held_until is not None and held_until > now:
+                why = (
+                    f"in flight (attempt {attempts}): held by another publisher's claim until "
+                    f"{_stamp(held_until)} (if that publisher died, the send may or may not "
+                    "have reached the target); left alone by this publish, sent again by the "
+                    f"first publish after {_stamp(held_until)}, with the same Idempotency-Key"
+                )
+            else:
+                why = f"next try after {_stamp(at)} ({error})"
+            report.pending.append((item_id, target, why))
 
     @staticmethod
     def _feed(session: Session, target: Target, events: list[Event]) -> list[dict[str, Any]]:
@@ -734,6 +755,7 @@ def retract(engine: Engine, item_id: int, *, editor: str, reason: str) -> list[s
             details={"targets": targets},
         )
         made = installation_ids(session)
+        head = str(audit_chain.head_in(session))  # the retraction's own event
         for d in sent:
             session.add(
                 Delivery(
@@ -741,25 +763,24 @@ def retract(engine: Engine, item_id: int, *, editor: str, reason: str) -> list[s
                     target=d.target,
                     kind=RETRACT,
                     idempotency_key=made.key(item_id, RETRACT, d.target),
-                    payload=retraction(d.payload, reason.strip(), editor, event.at),
+                    payload=retraction(d.payload, reason.strip(), editor, event.at, head),
                 )
             )
         return targets
 
 
-def retry_failed(engine: Engine, item_ids: Sequence[int] | None) -> list[tuple[int, str]]:
+def retry_failed(
+    engine: Engine, item_ids: Sequence[int] | None, *, editor: str | None = None
+) -> list[tuple[int, str]]:
     """The way back from a refused delivery (`copydesk publish --retry-failed`, the
     queue's Retry): failed deliveries of items still to be published (approved) or
     retracted become pending, to be sent by the next publish. Deliveries waiting for
-    their backoff are due at once. Returns the (item, target) pairs made pending."""
+    their backoff are due at once. Returns the (item, target) pairs made pending.
+    `editor`: the queue's Retry names the editor who asked, in an audit event per
+    item (store/deliveries.py `record_retry`) written in the same transaction; a
+    Retry that finds nothing to retry records nothing."""
     now = utcnow()
     table = Delivery.__table__
-    items = Item.__table__
-    wanted = or_(
-        (table.c.kind == PUBLISH) & (items.c.status == st.APPROVED),
-        (table.c.kind == RETRACT) & (items.c.status == st.RETRACTED),
-    )
-    live = select(items.c.id).where(items.c.id == table.c.item_id, wanted).exists()
     scope = table.c.item_id.in_(item_ids) if item_ids is not None else true()
     with session_scope(engine) as session:
         locks.write_transaction(session)
@@ -767,17 +788,33 @@ def retry_failed(engine: Engine, item_ids: Sequence[int] | None) -> list[tuple[i
             session.connection()
             .execute(
                 update(table)
-                .where(table.c.state == FAILED, live, scope)
+                .where(table.c.state == FAILED, still_wanted(), scope)
                 .values(state=PENDING, next_attempt_at=None, updated_at=now)
                 .returning(table.c.item_id, table.c.target)
             )
             .all()
         )
-        session.connection().execute(
-            update(table)
-            .where(table.c.state == PENDING, table.c.next_attempt_at.is_not(None), live, scope)
-            .values(next_attempt_at=None)
+        due = (
+            session.connection()
+            .execute(
+                update(table)
+                .where(
+                    table.c.state == PENDING,
+                    table.c.next_attempt_at.is_not(None),
+                    still_wanted(),
+                    scope,
+                )
+                .values(next_attempt_at=None)
+                .returning(table.c.item_id, table.c.target)
+            )
+            .all()
         )
+        if editor is not None:
+            asked: dict[int, list[str]] = {}
+            for item_id, target in [*revived, *due]:
+                asked.setdefault(int(item_id), []).append(str(target))
+            for item_id, targets in sorted(asked.items()):
+                record_retry(session, item_id, actor=f"editor:{editor}", targets=targets)
     for item_id, target in revived:
         log.info("delivery of item %s to %s will be tried again", item_id, target)
     return sorted((int(i), str(t)) for i, t in revived)

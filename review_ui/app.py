@@ -21,7 +21,12 @@ from review_ui.desk.queries import QueueFilter, queue_count
 from review_ui.settings import ReviewAppSettings
 from review_ui.views import auth
 from review_ui.views.lists import decided_view, discarded_view
-from review_ui.views.publish import approved_view, published_view, source_changed_view
+from review_ui.views.publish import (
+    approved_view,
+    delivery_failed_view,
+    published_view,
+    source_changed_view,
+)
 from review_ui.views.queue import open_from_link, queue_view, release_claim, sidebar_filters
 from review_ui.views.stats import stats_view
 from review_ui.views.widgets import plain
@@ -34,6 +39,7 @@ VIEWS = (
     "Approved",
     "Rejected",
     "Published",
+    "Delivery failed",
     "Retracted",
     "Source changed",
     "Stats",
@@ -102,10 +108,12 @@ def main(settings: ReviewAppSettings) -> None:
         approved_view(engine, settings, reviewer)
     elif view == "Published":
         published_view(engine, settings, reviewer)
+    elif view == "Delivery failed":
+        delivery_failed_view(engine, settings, reviewer)
     elif view == "Retracted":
         decided_view(engine, settings, "retracted")
     elif view == "Source changed":
-        source_changed_view(engine, reviewer)
+        source_changed_view(engine, settings, reviewer)
     elif view == "Rejected":
         decided_view(engine, settings, "rejected", reviewer)
     else:

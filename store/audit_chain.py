@@ -125,6 +125,7 @@ def append(session: Session, event: AuditEvent) -> AuditEvent:
 # Anchor files kept up to date, by database URL (`keep_anchor`).
 _ANCHORS: dict[str, Path] = {}
 _APPENDED = "copydesk.audit_appended"
+_SAVED = "copydesk.audit_appended_before_savepoint"
 log = logging.getLogger("copydesk.audit")
 
 
@@ -142,7 +143,12 @@ def keep_anchor(engine: Engine, path: Path | None) -> None:
 @sa_event.listens_for(orm.Session, "after_commit")
 def _advance_after_commit(session: orm.Session) -> None:
     """After the commit (no SQL may run here): the event the transaction appended
-    last is the chain's head at that moment (appends are serialised until commit)."""
+    last is the chain's head at that moment (appends are serialised until commit).
+    A savepoint's release fires this event too, inside the transaction: the anchor
+    waits for the real commit (issue 24: a feed's items, one savepoint each, moved
+    it once per item, and to events a rollback could still take back)."""
+    if session.in_nested_transaction():
+        return
     appended = session.info.pop(_APPENDED, None)
     if appended is None:
         return
@@ -157,9 +163,30 @@ def _advance_after_commit(session: orm.Session) -> None:
         log.error("audit anchor %s not advanced to %s: %s", path, anchor, exc)
 
 
+@sa_event.listens_for(orm.Session, "after_transaction_create")
+def _remember_before_savepoint(session: orm.Session, transaction: orm.SessionTransaction) -> None:
+    """What was appended before a savepoint, for its rollback to go back to."""
+    if transaction.nested:
+        session.info.setdefault(_SAVED, {})[transaction] = session.info.get(_APPENDED)
+
+
+@sa_event.listens_for(orm.Session, "after_transaction_end")
+def _forget_savepoint(session: orm.Session, transaction: orm.SessionTransaction) -> None:
+    if transaction.nested:
+        session.info.get(_SAVED, {}).pop(transaction, None)
+
+
 @sa_event.listens_for(orm.Session, "after_rollback")
 def _forget_after_rollback(session: orm.Session) -> None:
-    session.info.pop(_APPENDED, None)
+    nested = session.get_nested_transaction() if session.in_nested_transaction() else None
+    if nested is None:
+        session.info.pop(_APPENDED, None)
+        return
+    before = session.info.get(_SAVED, {}).get(nested)  # the savepoint's appends are undone
+    if before is None:
+        session.info.pop(_APPENDED, None)
+    else:
+        session.info[_APPENDED] = before
 
 
 def advance_anchor(path: Path, anchor: Anchor) -> None:

@@ -35,6 +35,8 @@ class ItemChanges:
     text_origin: str | None | _Unset = UNSET
     fetch_status: int | None | _Unset = UNSET
     fetch_bytes: int | None | _Unset = UNSET
+    page_cut_at: int | None | _Unset = UNSET
+    language: str | None | _Unset = UNSET
     content_hash: str | None | _Unset = UNSET
     # From the summariser.
     summariser: str | None | _Unset = UNSET

@@ -142,123 +142,28 @@ class ModelCapabilities:
         }
 
 
-def _entry(
-    model: str,
-    *,
-    sampling: bool,
-    forced: bool,
-    structured: bool,
-    min_cache: int,
-    max_out: int,
-    price: Price | None,
-    lifecycle: str = "active",
-    retires_on: date | None = None,
-) -> ModelCapabilities:
-    return ModelCapabilities(
-        model, True, sampling, forced, structured, min_cache, max_out, price, lifecycle, retires_on
-    )
-
-
 _SONNET_45_LONG = _price(6.0, 22.5)  # prompts over 200k tokens (long context pricing)
+_SONNET_45 = _price(3.0, 15.0, (200_000, _SONNET_45_LONG))
 
-# The shipped table, by alias. Dated ids (claude-haiku-4-5-20251001) resolve to
-# their alias (see `_alias`).
+# The shipped table, by alias, one row a model: alias, sampling, forced tool choice,
+# structured outputs, minimum cacheable tokens, maximum output tokens, price (None: not
+# in the shipped table, set [summarise.prices] to count cost), lifecycle. Dated ids
+# (claude-haiku-4-5-20251001) resolve to their alias (see `_alias`).
+_ROWS: tuple[tuple[str, bool, bool, bool, int, int, Price | None, str], ...] = (
+    ("claude-haiku-4-5", True, True, True, 4096, 64_000, _price(1.0, 5.0), "legacy"),
+    ("claude-sonnet-4-5", True, True, True, 1024, 64_000, _SONNET_45, "legacy"),
+    ("claude-sonnet-4-6", True, True, True, 2048, 64_000, _price(3.0, 15.0), "active"),
+    ("claude-opus-4-7", False, True, True, 4096, 128_000, _price(5.0, 25.0), "active"),
+    ("claude-sonnet-5", False, True, True, 1024, 128_000, _price(3.0, 15.0), "active"),
+    ("claude-opus-5", False, True, True, 512, 128_000, _price(5.0, 25.0), "active"),
+    ("claude-opus-5-5", False, False, True, 512, 128_000, _price(4.0, 20.0), "active"),
+    ("claude-sonnet-5-5", False, False, True, 512, 128_000, None, "active"),
+    # Haiku 5.5: a tenth of Haiku 4.5's price.
+    ("claude-haiku-5-5", False, False, True, 512, 64_000, _price(0.1, 0.5), "active"),
+    ("claude-fable-5-1", False, False, True, 512, 128_000, None, "active"),
+)
 TABLE: dict[str, ModelCapabilities] = {
-    m.model: m
-    for m in (
-        _entry(
-            "claude-haiku-4-5",
-            sampling=True,
-            forced=True,
-            structured=True,
-            min_cache=4096,
-            max_out=64_000,
-            price=_price(1.0, 5.0),
-            lifecycle="legacy",
-        ),
-        _entry(
-            "claude-sonnet-4-5",
-            sampling=True,
-            forced=True,
-            structured=True,
-            min_cache=1024,
-            max_out=64_000,
-            price=_price(3.0, 15.0, (200_000, _SONNET_45_LONG)),
-            lifecycle="legacy",
-        ),
-        _entry(
-            "claude-sonnet-4-6",
-            sampling=True,
-            forced=True,
-            structured=True,
-            min_cache=2048,
-            max_out=64_000,
-            price=_price(3.0, 15.0),
-        ),
-        _entry(
-            "claude-opus-4-7",
-            sampling=False,
-            forced=True,
-            structured=True,
-            min_cache=4096,
-            max_out=128_000,
-            price=_price(5.0, 25.0),
-        ),
-        _entry(
-            "claude-sonnet-5",
-            sampling=False,
-            forced=True,
-            structured=True,
-            min_cache=1024,
-            max_out=128_000,
-            price=_price(3.0, 15.0),
-        ),
-        _entry(
-            "claude-opus-5",
-            sampling=False,
-            forced=True,
-            structured=True,
-            min_cache=512,
-            max_out=128_000,
-            price=_price(5.0, 25.0),
-        ),
-        _entry(
-            "claude-opus-5-5",
-            sampling=False,
-            forced=False,
-            structured=True,
-            min_cache=512,
-            max_out=128_000,
-            price=_price(4.0, 20.0),
-        ),
-        _entry(
-            "claude-sonnet-5-5",
-            sampling=False,
-            forced=False,
-            structured=True,
-            min_cache=512,
-            max_out=128_000,
-            price=None,  # not in the shipped table: set [summarise.prices] to count cost
-        ),
-        _entry(
-            "claude-haiku-5-5",
-            sampling=False,
-            forced=False,
-            structured=True,
-            min_cache=512,
-            max_out=64_000,
-            price=_price(0.1, 0.5),  # a tenth of Haiku 4.5
-        ),
-        _entry(
-            "claude-fable-5-1",
-            sampling=False,
-            forced=False,
-            structured=True,
-            min_cache=512,
-            max_out=128_000,
-            price=None,
-        ),
-    )
+    row[0]: ModelCapabilities(row[0], True, *row[1:]) for row in _ROWS
 }
 
 # claude-<family>-<major>[-<minor>] and the older claude-<major>[-<minor>]-<family>.

@@ -47,6 +47,7 @@ from sqlmodel import Session
 from review_ui import streamlit_adapter as adapter
 from store.db import open_store
 from store.models import Item
+from tests.publish_helpers import SECRET, SECRET_ENV
 from tests.review_seed import ARTICLES, PASSWORD, seed_editor, seed_queue, write_config
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -173,6 +174,9 @@ def _shared_server() -> _SharedServer:
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("COPYDESK_")}
     env.update(COPYDESK_CONFIG=str(config_link), HOME=str(home))
+    # The loopback webhook's secret (tests/publish_helpers.py), for a test whose config
+    # names a webhook target: a secret comes from the environment, never config.toml.
+    env[SECRET_ENV] = SECRET
     log = home / "review.log"
     with log.open("wb") as sink:
         process = subprocess.Popen(

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.review_seed import ARTICLES, IMG, SCRIPT
+from sqlalchemy.engine import Engine
+
+from store.db import session_scope
+from tests.review_seed import ARTICLES, IMG, SCRIPT, seed_checks, seed_editor, seed_queue
 
 BRIDGE = ARTICLES["bridge"]
 H = BRIDGE.headline
@@ -57,3 +60,14 @@ CHECK = {
     ],
     "sentences": [judged(H, P_CLOSE), judged(S1, P_HANGERS), judged(S2, P_COST, "modality")],
 }
+
+
+def checked_desk(engine: Engine) -> dict[str, int]:
+    """A seed: the bridge draft judged by CHECK, the school draft whose model checks
+    did not run, and the editor alice."""
+    ids = seed_queue(engine, ("bridge", "school"))
+    with session_scope(engine) as session:
+        seed_checks(session, ids["bridge"], CHECK)
+        seed_checks(session, ids["school"], None)  # the school's checks did not run
+    seed_editor(engine, "alice")
+    return ids

@@ -15,9 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy.engine import Engine
 
-from store.db import session_scope
 from tests.browser import (
     Server,
     chromium,
@@ -30,24 +28,14 @@ from tests.browser import (
     signed_in_page,
 )
 from tests.desk_kit import item_status, read
-from tests.review_checks_material import CHECK, S2
-from tests.review_seed import seed_checks, seed_editor, seed_queue
+from tests.review_checks_material import S2, checked_desk
 
 pytestmark = pytest.mark.browser
 
 
-def _flagged_desk(engine: Engine) -> dict[str, int]:
-    ids = seed_queue(engine, ("bridge", "school"))
-    with session_scope(engine) as session:
-        seed_checks(session, ids["bridge"], CHECK)
-        seed_checks(session, ids["school"], None)  # the school's checks did not run
-    seed_editor(engine, "alice")
-    return ids
-
-
 @pytest.fixture
 def server(tmp_path: Path, sqlite_url: str) -> Iterator[Server]:
-    with serve(tmp_path, sqlite_url, _flagged_desk, dwell_seconds=1) as running:
+    with serve(tmp_path, sqlite_url, checked_desk, dwell_seconds=1) as running:
         yield running
 
 

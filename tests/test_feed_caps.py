@@ -116,3 +116,72 @@ def test_hostile_markup_strips_in_linear_time_and_an_open_script_runs_to_the_end
     assert cut and len(html) == 2000 and html.startswith(b"<p>word")
     html, cut = reduce_page(b"<p>one</p>" * 400, max_bytes=2005)
     assert cut and html == b"<p>one</p>" * 200  # cut before a tag, never inside one
+
+
+# ------------------------------------------------------------------ a page cut by its cap
+
+
+def test_a_page_cut_by_its_cap_is_reported_everywhere(db_url, tmp_path, httpserver) -> None:
+    """Issue 26: a page cut by max_page_bytes is said out loud, as the feed cap is:
+    a log line, `run --json`, `feeds list --check`, the item's own column, and a
+    badge on the draft in the queue. A page under the cap says nothing."""
+    from review_ui.desk.queries import QueueFilter, queue_page
+    from tests.articles import FERRY, LIBRARY, TITLES, page_html
+
+    long_page = page_html(TITLES["ferry"], FERRY + "\n\n" + LIBRARY)
+    cap = len(long_page.encode()) * 2 // 3
+    short_page = page_html(TITLES["library"], LIBRARY)
+    assert len(short_page.encode()) < cap
+    feed = rss(
+        [
+            {"guid": "long", "title": TITLES["ferry"], "link": httpserver.url_for("/long")},
+            {"guid": "short", "title": TITLES["library"], "link": httpserver.url_for("/short")},
+        ]
+    )
+    httpserver.expect_request("/feed.xml").respond_with_data(feed, content_type="text/xml")
+    httpserver.expect_request("/long").respond_with_data(long_page, content_type="text/html")
+    httpserver.expect_request("/short").respond_with_data(short_page, content_type="text/html")
+    config = write_config(tmp_path, db_url, httpserver.url_for("/feed.xml"))
+    config.write_text(
+        config.read_text().replace(
+            "respect_robots = false", f"respect_robots = false\nmax_page_bytes = {cap}"
+        )
+    )
+    assert invoke(config, "feeds", "list", "--check").exit_code == 0
+
+    result = invoke(config, "run", "--json")
+    assert result.exit_code == 0, result.stderr
+    [report] = json.loads(result.stdout)["feeds"]
+    assert report["pages_cut"] == 1 and report["drafts"] == 2
+    assert json.loads(result.stdout)["totals"]["pages_cut"] == 1
+    assert f"cut off at max_page_bytes ({cap} bytes kept)" in result.stderr
+    assert result.stderr.count("cut off at max_page_bytes") == 1  # the short page: nothing
+
+    with Session(open_store(db_url)) as session:
+        by_entry = {i.entry_id: i for i in session.exec(select(Item))}
+        rows = {r.id: r for r in queue_page(session, QueueFilter())}
+    long_item, short_item = by_entry["long"], by_entry["short"]
+    assert (long_item.page_cut_at, short_item.page_cut_at) == (cap, None)
+    assert rows[long_item.id].badge == f"source cut at {cap:,} bytes"
+    assert rows[short_item.id].badge == ""
+
+    listed = invoke(config, "feeds", "list")
+    assert "PAGES CUT" in listed.stdout and "max_page_bytes" in listed.stdout
+    [as_json] = json.loads(invoke(config, "feeds", "list", "--json").stdout)
+    assert as_json["state"] == "pages cut" and as_json["needs_attention"] is True
+    assert invoke(config, "feeds", "list", "--check").exit_code == 1
+
+
+def test_the_run_table_says_how_many_pages_were_cut() -> None:
+    from copydesk.cli import context as cx
+    from copydesk.cli.run import _print_report
+    from copydesk.services.reports import FeedReport, RunReport
+
+    report = RunReport(1, "extractive", [FeedReport("Gazette", "https://g.example.test/")])
+    with cx.out.capture() as quiet:
+        _print_report(report, as_json=False)
+    assert "max_page_bytes" not in quiet.get()
+    report.feeds[0].pages_cut = 2
+    with cx.out.capture() as said:
+        _print_report(report, as_json=False)
+    assert "2 page(s) CUT at max_page_bytes" in said.get()

@@ -7,7 +7,9 @@ person and figure is invented.
 
 from __future__ import annotations
 
+import json
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -16,6 +18,7 @@ from hypothesis import strategies as st
 from guards.numbers import detect_language, numbers_grounded, tokenise
 
 URL = "https://news.example.org/vellmouth/budget"
+DATA = Path(__file__).resolve().parent / "data"
 
 # A lead sentence in the source's language: the gate reads the language from the
 # text (or is told it), and one line of figures is too short to tell.
@@ -25,94 +28,17 @@ ES = "El consejo de la ciudad votó el lunes y los vecinos están en contra del 
 IT = "Il consiglio della città ha votato lunedì e gli abitanti sono per il progetto. "
 NL = "De raad van de stad heeft maandag gestemd en het plan is niet voor de bewoners. "
 
-CASES = [
-    # --- percent is not percentage points
-    ("Support rose 13 percentage points to 41%.", "Support rose 13% to 41%.", False, "pp != %"),
-    ("Support rose 13% to 41%.", "Support rose 13 percentage points.", False, "% != pp"),
-    ("Support rose 13 percentage points.", "a rise of 13 percentage points", True, "same"),
-    (DE + "Die Zustimmung stieg um 12 Prozentpunkte.", "Support rose 12 per cent.", False, "de pp"),
-    (FR + "Le chômage a baissé de 12 %.", "Unemployment fell 12 per cent.", True, "fr %"),
-    (DE + "Die Quote lag bei 17 Prozent.", "The rate was 17%.", True, "Prozent is %"),
-    # --- counts tied to their noun
-    ("The motion passed by 31 votes to 17.", "The motion won 17 per cent.", False, "votes"),
-    ("The motion passed by 31 votes to 17.", "It passed 31 votes to 17.", True, "same count"),
-    ("Between 12 and 17 per cent of berths", "up to 12 per cent", True, "range shares unit"),
-    ("Kelbrook has 48 councillors.", "Kelbrook spends 48% of it.", False, "noun vs %"),
-    # --- currency by symbol or code
-    ("The deal was worth £48m.", "The deal was worth $48m.", False, "£ is not $"),
-    ("The deal was worth £48m.", "The deal was worth £48 million.", True, "same"),
-    ("a grant of EUR 5 million", "a grant of USD 5 million", False, "EUR is not USD"),
-    ("a grant of EUR 5 million", "a grant of €5m", True, "EUR is €"),
-    (DE + "eine Förderung von 5 Millionen Euro", "a grant of €5 million", True, "de Euro suffix"),
-    (DE + "eine Förderung von 5 Millionen Euro", "a grant of £5 million", False, "de € vs £"),
-    (FR + "une aide de 5 millions d'euros", "a grant of EUR 5m", True, "fr euros"),
-    (FR + "une aide de 5 millions d'euros", "a grant of $5m", False, "fr € vs $"),
-    (ES + "un contrato de 12 millones de euros", "a €12m contract", True, "es millones"),
-    (IT + "un contratto da 3 miliardi di euro", "a €3bn contract", True, "it miliardi"),
-    (NL + "een subsidie van 7 miljoen euro", "a €7m grant", True, "nl miljoen"),
-    ("The fund holds $30m.", "The fund holds US$30m.", True, "$ grounds US$"),
-    # --- units of measure
-    ("The route is 26 miles long.", "The route is 26 km long.", False, "miles are not km"),
-    ("The route is 26 miles long.", "The 26-mile route", True, "26-mile"),
-    (DE + "Die Strecke ist 26 Kilometer lang.", "The route is 26 km long.", True, "de km"),
-    (FR + "La digue mesure 14 mètres.", "The dyke is 14 metres high.", True, "fr mètres"),
-    ("The dyke is 14 metres high.", "The dyke is 14 feet high.", False, "feet != metres"),
-    ("The barge carries 40 tonnes.", "The barge carries 40 kg.", False, "tonnes != kg"),
-    # --- time: duration and frequency
-    ("Buses run every 15 minutes.", "Journeys are 15 minutes longer.", False, "freq vs dur"),
-    ("Buses run every 15 minutes.", "a bus every 15 minutes", True, "same frequency"),
-    (DE + "Die Busse fahren alle 15 Minuten.", "Buses come every 15 minutes.", True, "de alle"),
-    (FR + "Les bus passent toutes les 15 minutes.", "a 15-minute wait", False, "fr frequency"),
-    ("The works took 15 hours.", "The works took 15 minutes.", False, "hours != minutes"),
-    ("The works took 15 hours.", "a 15-hour job", True, "15-hour"),
-    # --- ambiguous "46m": every plausible reading
-    ("Crews drilled a well 46m deep.", "a 46-metre well", True, "46m may be metres"),
-    ("Crews drilled a well 46m deep.", "a 46 m well", True, "46 m"),
-    ("Crews drilled a well 46m deep.", "a well 46 metres deep", True, "46 metres"),
-    ("The scheme cost 46m.", "The scheme cost £46 million.", True, "46m may be million"),
-    ("Crews drilled a well 46m deep.", "a 46 km well", False, "not km"),
-    ("The scheme cost £46m.", "a 46-metre well", False, "£46m is money"),
-    # --- a decimal before a scale word is a decimal
-    ("1.125 million passengers", "1,125,000 passengers", True, "1.125 million"),
-    ("1.125 million passengers", "1.125bn passengers", False, "not a billion"),
-    ("1.198 million passengers", "1,198,000 passengers", True, "1.198 million"),
-    ("a loan of EUR 1.125bn", "a loan of €1,125,000,000", True, "EUR 1.125bn"),
-    (DE + "1,125 Millionen Fahrgäste", "1.125 million passengers", True, "de decimal comma"),
-    (FR + "1,125 millions de passagers", "1,125,000 passengers", True, "fr decimal comma"),
-    (DE + "Das Defizit beträgt 2,3 Mrd. Euro.", "a deficit of €2.3bn", True, "Mrd."),
-    (DE + "Das Defizit beträgt 2,3 Mio. Euro.", "a deficit of €2.3bn", False, "Mio. != bn"),
-    (FR + "un déficit de 4,2 milliards d'euros", "a €4.2bn deficit", True, "milliards"),
-    (FR + "un déficit de 4,2 milliards d'euros", "a €4.2m deficit", False, "not millions"),
-    # --- fractions
-    ("The wall is 2\u00bd metres high.", "The wall is 2.5 metres high.", True, "2½ = 2.5"),
-    ("The wall is 2\u00bd metres high.", "The wall is 21 metres high.", False, "not 21"),
-    ("a wall of two and a half metres", "a wall of 2.5 metres", True, "two and a half"),
-    ("a dozen boats sank", "12 boats sank", True, "a dozen"),
-    ("a score of boats sank", "20 boats sank", True, "a score"),
-    ("a dozen boats sank", "20 boats sank", False, "a dozen is not 20"),
-    (DE + "Pegel um 1\u00be Meter gestiegen", "the level rose 1.75 metres", True, "¾"),
-    # --- hard-wrapped sources
-    ("The port handled 14.6\nmillion tonnes.", "14.6 million tonnes", True, "wrapped"),
-    ("The port handled 14.6\nmillion tonnes.", "14.6 tonnes", False, "scale still read"),
-    # --- European separators and space-grouped numbers
-    (DE + "Die Stadt hat 85 000 Einwohner.", "The town has 85,000 residents.", True, "space"),
-    (FR + "La ville compte 85\u202f000 habitants.", "a town of 85 000 people", True, "nnbsp"),
-    (FR + "La ville compte 85 000 habitants.", "a town of 85\u00a0000 people", True, "nbsp"),
-    (FR + "La ville compte 85 000 habitants.", "a town of 85,000 people", True, "fr space"),
-    (DE + "Der Haushalt umfasst 1.250 Stellen.", "The budget covers 1,250 posts.", True, "de dot"),
-    (ES + "La obra costó 3,5 millones de euros.", "The work cost €3.5m.", True, "es"),
-    (NL + "De bouw kost 2,75 miljard euro.", "The build costs €2.75bn.", True, "nl miljard"),
-    (IT + "Il progetto vale 1,8 milioni di euro.", "The project is worth €1.8m.", True, "it"),
-    (FR + "Le projet coûte 3 milliards.", "The project costs 3 billion.", True, "fr milliards"),
-    # --- clock times are times
-    ("The meeting opens at 10am.", "The meeting opens at 10.00am.", True, "10.00am"),
-    ("The meeting opens at 10am.", "The meeting opens at 11.00am.", False, "11 is not 10"),
-    (DE + "Die Sitzung beginnt um 10.30 Uhr.", "The meeting starts at 10.30am.", True, "Uhr"),
-    (FR + "La séance commence à 22h30.", "The session starts at 10.30pm.", True, "22h30"),
-    # --- years in words
-    ("It was founded in nineteen forty-four.", "It was founded in 1944.", True, "year"),
-    ("It was founded in nineteen forty-four.", "It was founded in 1945.", False, "1945"),
-]
+LEADS = {"": "", "de": DE, "fr": FR, "es": ES, "it": IT, "nl": NL}
+
+
+def _cases() -> list[tuple[str, str, bool, str]]:
+    """tests/data/numbers_units.jsonl: [lead language, source, draft, passes, why]."""
+    lines = (DATA / "numbers_units.jsonl").read_text(encoding="utf-8").splitlines()
+    rows = [json.loads(line) for line in lines if line.strip() and not line.startswith("#")]
+    return [(LEADS[lang] + source, draft, passes, why) for lang, source, draft, passes, why in rows]
+
+
+CASES = _cases()
 
 
 @pytest.mark.parametrize(

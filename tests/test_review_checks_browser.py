@@ -8,35 +8,21 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy.engine import Engine
 
 from review_ui import streamlit_adapter as adapter
-from store.db import session_scope
 from tests.browser import Server, chromium, inert, serve, signed_in_page
-from tests.review_checks_material import CHECK
+from tests.review_checks_material import checked_desk
 from tests.review_seed import (
     ARTICLES,
     SCRIPT,
-    seed_checks,
-    seed_editor,
-    seed_queue,
 )
 
 pytestmark = pytest.mark.browser
 
 
-def _checked_desk(engine: Engine) -> dict[str, int]:
-    ids = seed_queue(engine, ("bridge", "school"))
-    with session_scope(engine) as session:
-        seed_checks(session, ids["bridge"], CHECK)
-        seed_checks(session, ids["school"], None)  # the school's checks did not run
-    seed_editor(engine, "alice")
-    return ids
-
-
 @pytest.fixture
 def server(tmp_path: Path, sqlite_url: str) -> Iterator[Server]:
-    with serve(tmp_path, sqlite_url, _checked_desk) as running:
+    with serve(tmp_path, sqlite_url, checked_desk) as running:
         yield running
 
 

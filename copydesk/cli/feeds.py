@@ -6,20 +6,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import typer
-from rich.table import Table
-from rich.text import Text
-from sqlmodel import Session, col, select
 
 from copydesk.cli import context as cx
-from copydesk.services.feeds import FeedChangeError, remove_feed, rename_feed, set_enabled
-from copydesk.services.pipeline import add_feed, sync_config_feeds
-from ingest.health import HISTORY, FeedHealth, feed_health
-from store.db import session_scope
-from store.models import Feed, Item, utcnow
+
+if TYPE_CHECKING:
+    from rich.table import Table
+    from sqlmodel import Session
+
+    from ingest.health import FeedHealth
+    from store.models import Feed
+
 
 feeds_app = typer.Typer(help="Feeds polled by `copydesk run`.", no_args_is_help=True)
 
@@ -37,6 +37,12 @@ def feeds_add(
 ) -> None:
     """Add a feed to poll on every run. A URL already known is left as it is, and
     said so (rename a feed with `copydesk feeds rename`)."""
+    from sqlmodel import col, select
+
+    from copydesk.services.pipeline import add_feed
+    from store.db import session_scope
+    from store.models import Feed
+
     url = _feed_location(url)
     ctx = cx.context(cli)
     with session_scope(ctx.engine) as session:
@@ -73,6 +79,9 @@ def _change(
     as_json: bool,
 ) -> None:
     """Apply one change to one feed; exit 1 with the reason when it cannot be made."""
+    from copydesk.services.feeds import FeedChangeError
+    from store.db import session_scope
+
     ctx = cx.context(cli)
     declared = {f.name for f in ctx.settings.feeds} | {f.url for f in ctx.settings.feeds}
     if feed_ref in declared:
@@ -103,29 +112,39 @@ def feeds_rename(
     as_json: bool = JSON,
 ) -> None:
     """Give a feed added here another name (a feed of config.toml is renamed there)."""
+    from copydesk.services.feeds import rename_feed
+
     _change(cli, feed, lambda s: rename_feed(s, _ref(s, feed), new_name), "renamed", as_json)
 
 
 @feeds_app.command("disable")
 def feeds_disable(cli: typer.Context, feed: str = FEED, as_json: bool = JSON) -> None:
     """Stop polling a feed; its items and history stay."""
+    from copydesk.services.feeds import set_enabled
+
     _change(cli, feed, lambda s: set_enabled(s, _ref(s, feed), False), "disabled", as_json)
 
 
 @feeds_app.command("enable")
 def feeds_enable(cli: typer.Context, feed: str = FEED, as_json: bool = JSON) -> None:
     """Poll a disabled feed again, from the next run."""
+    from copydesk.services.feeds import set_enabled
+
     _change(cli, feed, lambda s: set_enabled(s, _ref(s, feed), True), "enabled", as_json)
 
 
 @feeds_app.command("remove")
 def feeds_remove(cli: typer.Context, feed: str = FEED, as_json: bool = JSON) -> None:
     """Delete a feed no item came from (one with items: disable it instead)."""
+    from copydesk.services.feeds import remove_feed
+
     _change(cli, feed, lambda s: remove_feed(s, _ref(s, feed)), "removed", as_json)
 
 
 def _ref(session: Session, feed: str) -> str:
     """A feed given by id becomes its URL; a name or URL stays as it is."""
+    from store.models import Feed
+
     if feed.isdigit():
         found = session.get(Feed, int(feed))
         if found is not None:
@@ -155,12 +174,21 @@ def feeds_list(
     check: bool = typer.Option(
         False,
         "--check",
-        help="exit 1 when a feed is failing, stale or cut by its size cap (for monitoring)",
+        help=(
+            "exit 1 when a feed is failing, stale, cut by max_feed_bytes, or has pages cut "
+            "by max_page_bytes (for monitoring)"
+        ),
     ),
 ) -> None:
     """Every feed with its state: ok, retrying, FAILING (erroring for longer than
     ingest.feed_stale_hours), STALE (silent for much longer than it usually is),
     with its last success, errors in a row, next fetch and last error."""
+    from sqlmodel import select
+
+    from copydesk.services.pipeline import sync_config_feeds
+    from store.db import session_scope
+    from store.models import Feed, utcnow
+
     ctx = cx.context(cli)
     now = utcnow()
     failing_after = timedelta(hours=ctx.settings.ingest.feed_stale_hours)
@@ -190,13 +218,18 @@ def feeds_list(
 
 
 def _health(session: Session, feed: Feed, failing_after: timedelta, now: datetime) -> FeedHealth:
+    from sqlmodel import col, select
+
+    from ingest.health import HISTORY, FeedHealth, feed_health
+    from store.models import Item
+
     rows = session.exec(
-        select(Item.published_at, Item.seen_at)
+        select(Item.published_at, Item.seen_at, Item.page_cut_at)
         .where(Item.feed_id == feed.id)
         .order_by(col(Item.id).desc())
         .limit(HISTORY)
     ).all()
-    times = [published or seen for published, seen in rows]
+    times = [published or seen for published, seen, _ in rows]
     if feed.enabled and feed.truncated:
         return FeedHealth(
             "cut",
@@ -204,7 +237,7 @@ def _health(session: Session, feed: Feed, failing_after: timedelta, now: datetim
             f"last poll cut off at max_feed_bytes after {feed.entries_read} entries: "
             "later entries were not read (raise [ingest] max_feed_bytes)",
         )
-    return feed_health(
+    health = feed_health(
         enabled=feed.enabled,
         created_at=feed.created_at,
         last_fetched_at=feed.last_fetched_at,
@@ -214,11 +247,26 @@ def _health(session: Session, feed: Feed, failing_after: timedelta, now: datetim
         failing_after=failing_after,
         now=now,
     )
+    cut = [cut_at for _, _, cut_at in rows if cut_at is not None]
+    if feed.enabled and cut and not health.needs_attention:
+        # A page cut by max_page_bytes among the feed's latest items (issue 26): its
+        # draft tells the story only up to the cut. Clears as later pages fit.
+        return FeedHealth(
+            "pages cut",
+            True,
+            f"{len(cut)} of its last {len(rows)} pages cut off at max_page_bytes "
+            f"({max(cut):,} bytes kept): raise [ingest] max_page_bytes",
+            health.usual_interval,
+        )
+    return health
 
 
 def _table(feeds: list[Feed], health: dict[Any, FeedHealth]) -> Table:
     """Feed names, errors and bozo messages come from config and from servers:
     cells are plain Text, never markup."""
+    from rich.table import Table
+    from rich.text import Text
+
     table = Table()
     columns = (
         "id",

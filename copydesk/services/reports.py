@@ -32,6 +32,7 @@ class FeedReport:
     next_fetch_at: str | None = None  # when a failing feed will be tried again
     entries_read: int | None = None  # entries the poll read from the feed's body
     truncated: bool = False  # the body was cut by max_feed_bytes: later entries unseen
+    pages_cut: int = 0  # items committed whose page was cut by max_page_bytes
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -55,6 +56,7 @@ class FeedReport:
             "next_fetch_at": self.next_fetch_at,
             "entries_read": self.entries_read,
             "truncated": self.truncated,
+            "pages_cut": self.pages_cut,
         }
 
 
@@ -82,6 +84,7 @@ class RunReport:
             "retried",
             "checks_not_run",
             "checks_failed",
+            "pages_cut",
         )
         rows = [f.to_dict() for f in self.feeds]
         return {k: sum(r[k] for r in rows) for k in keys}

@@ -12,7 +12,7 @@ is review_ui/views/bulk_panel.py; this module has no Streamlit in it).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,39 +62,34 @@ def reject_many(
     """Reject each item at the version the editor saw, one decision each."""
     if not reason.strip():
         raise ReasonRequired("a rejection needs a reason")
-    report = BulkReport()
-    for item_id, version in seen.items():
-        label = label_of(engine, item_id)
-        try:
-            item = decisions.decide(
-                engine,
-                lambda s, i=item_id, v=version: decisions.reject(
-                    s, reviewer, i, v, reason, details=details
-                ),
-            )
-        except Conflict as conflict:
-            report.skipped.append((label, _changed(conflict)))
-        except (IllegalMove, LookupError) as exc:
-            report.skipped.append((label, str(exc)))
-        else:
-            report.done.append(label)
-            report.versions[item_id] = item.version
-    return report
+    return _one_by_one(
+        engine,
+        seen,
+        lambda s, i, v: decisions.reject(s, reviewer, i, v, reason, details=details),
+    )
 
 
 def undo_many(engine: Engine, reviewer: Reviewer, done: Mapping[int, int], verb: str) -> BulkReport:
     """Put a group decision back, item by item (each audited as undone), at the
     version the decision left; an item someone changed since is named and skipped."""
+    return _one_by_one(
+        engine,
+        done,
+        lambda s, i, v: decisions.reopen(s, reviewer, i, v, "undone", details={"undo": verb}),
+    )
+
+
+def _one_by_one(
+    engine: Engine, versions: Mapping[int, int], move: Callable[[Session, int, int], Item]
+) -> BulkReport:
+    """`move(session, item_id, version)` on each item in its own decision (one
+    transaction and audit event each); an item that changed since, or may not make
+    the move, is named and skipped, the rest proceed."""
     report = BulkReport()
-    for item_id, version in done.items():
+    for item_id, version in versions.items():
         label = label_of(engine, item_id)
         try:
-            item = decisions.decide(
-                engine,
-                lambda s, i=item_id, v=version: decisions.reopen(
-                    s, reviewer, i, v, "undone", details={"undo": verb}
-                ),
-            )
+            item = decisions.decide(engine, lambda s, i=item_id, v=version: move(s, i, v))
         except Conflict as conflict:
             report.skipped.append((label, _changed(conflict)))
         except (IllegalMove, LookupError) as exc:

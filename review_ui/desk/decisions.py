@@ -170,58 +170,56 @@ def approve(
     return item
 
 
-def reject(
-    session: Session,
-    reviewer: Reviewer,
-    item_id: int,
-    expected_version: int,
-    reason: str,
-    *,
-    details: Mapping[str, Any] | None = None,
-) -> Item:
-    require_editor(session, reviewer)
-    if not reason or not reason.strip():
-        raise ReasonRequired("a rejection needs a reason")
-    item = _load(session, item_id, expected_version)
-    status.move(
-        session,
-        item,
-        status.REJECTED,
-        actor=reviewer.actor,
-        reason=reason.strip(),
-        expected_version=expected_version,
-        details=dict(details) if details else None,
-    )
-    return item
-
-
-def reopen(
-    session: Session,
-    reviewer: Reviewer,
-    item_id: int,
-    expected_version: int,
-    reason: str,
-    *,
-    details: Mapping[str, Any] | None = None,
-) -> Item:
-    """An approved (not yet published) or rejected item back to the queue as a
-    draft: Undo, "reopen" and "take back" are all this move, with a reason."""
-    require_editor(session, reviewer)
-    if not reason or not reason.strip():
-        raise ReasonRequired("taking a decision back needs a reason")
+def _get(session: Session, item_id: int, expected_version: int) -> Item:
+    """The item whatever its status (the status move checks the version)."""
     item = session.get(Item, item_id, populate_existing=True)
     if item is None:
         raise LookupError(f"item {item_id} does not exist")
-    status.move(
-        session,
-        item,
-        status.DRAFT,
-        actor=reviewer.actor,
-        reason=reason.strip(),
-        expected_version=expected_version,
-        details=dict(details or {}),
-    )
     return item
+
+
+@dataclass(frozen=True)
+class ReasonedMove:
+    """A decision an editor must give a reason for, called as
+    `move(session, reviewer, item_id, expected_version, reason, details=...)`:
+    the editor's right, the reason, the item as `load` finds it, one status move."""
+
+    to: str
+    no_reason: str  # the ReasonRequired message
+    load: Callable[[Session, int, int], Item]
+    empty_details: dict[str, Any] | None  # what an event without details stores
+
+    def __call__(
+        self,
+        session: Session,
+        reviewer: Reviewer,
+        item_id: int,
+        expected_version: int,
+        reason: str,
+        *,
+        details: Mapping[str, Any] | None = None,
+    ) -> Item:
+        require_editor(session, reviewer)
+        if not reason or not reason.strip():
+            raise ReasonRequired(self.no_reason)
+        item = self.load(session, item_id, expected_version)
+        status.move(
+            session,
+            item,
+            self.to,
+            actor=reviewer.actor,
+            reason=reason.strip(),
+            expected_version=expected_version,
+            details=dict(details) if details else self.empty_details,
+        )
+        return item
+
+
+# A draft, at the version the editor saw, rejected.
+reject = ReasonedMove(status.REJECTED, "a rejection needs a reason", _load, None)
+# An approved (not yet published) or rejected item back to the queue as a draft:
+# Undo, "reopen" and "take back" are all this move, with a reason.
+reopen = ReasonedMove(status.DRAFT, "taking a decision back needs a reason", _get, {})
 
 
 def item_label(session: Session, item_id: int, width: int = 60) -> str:
@@ -240,8 +238,10 @@ def check_text(
     summary: str,
     gate_modes: Mapping[str, str],
     min_source_words: int,
+    language: str | None = None,
 ) -> list[GateResult]:
-    """Every deterministic draft gate on a proposed text, at once, without saving."""
+    """Every deterministic draft gate on a proposed text, at once, without saving;
+    `language` is the one the article's feed or page declared (None: detected)."""
     modes = {gate: gate_modes.get(gate, DEFAULT_MODES[gate]) for gate in DRAFT_GATES}
     return run_gates(
         DRAFT_GATES,
@@ -250,6 +250,7 @@ def check_text(
         f"{headline}\n\n{summary}",
         modes=modes,
         min_source_words=min_source_words,
+        language=language,
     )
 
 
@@ -277,7 +278,13 @@ def edit(
     if headline == (item.headline or "") and summary == (item.summary or ""):
         raise IllegalMove("the text is unchanged: nothing to save")
     results = check_text(
-        item.source_text, item.source_url, headline, summary, gate_modes, min_source_words
+        item.source_text,
+        item.source_url,
+        headline,
+        summary,
+        gate_modes,
+        min_source_words,
+        item.language,
     )
     original = pipeline_draft(session, item_id)
     event = status.record_edit(

@@ -111,15 +111,19 @@ class QueueRow:
     assigned_to: str | None = None
     blocked_by: tuple[str, ...] = ()  # hard gates failing on the current text
     flagged_by: tuple[str, ...] = ()  # flag-mode gates that fired on it
+    page_cut_at: int | None = None  # its page was cut by max_page_bytes after so many bytes
 
     @property
     def badge(self) -> str:
-        """'blocked: numbers_grounded', 'flagged: names_grounded, dates_grounded', ''."""
+        """'blocked: numbers_grounded', 'flagged: names_grounded, dates_grounded',
+        'source cut at 15,000,000 bytes', ''."""
         parts = []
         if self.blocked_by:
             parts.append("blocked: " + ", ".join(self.blocked_by))
         if self.flagged_by:
             parts.append("flagged: " + ", ".join(self.flagged_by))
+        if self.page_cut_at is not None:
+            parts.append(f"source cut at {self.page_cut_at:,} bytes")
         return " · ".join(parts)
 
 
@@ -290,6 +294,7 @@ def queue_page(
             Item.seen_at,
             Item.published_at,
             Item.assigned_to,
+            Item.page_cut_at,
         )
         .outerjoin(Feed, Feed.id == Item.feed_id)
         .where(*queue_where(filt))
@@ -308,6 +313,7 @@ def queue_page(
             blocked_by=failing.get(r[0], ((), ()))[0],
             flagged_by=failing.get(r[0], ((), ()))[1],
             assigned_to=r[6],
+            page_cut_at=r[7],
         )
         for r in rows
     ]
@@ -678,6 +684,15 @@ def decided_page(
         event = last_event(session, row.id, status)
         row.reason = event.reason if event else None
     return rows
+
+
+def decided_choices(session: Session, status: str) -> dict[int, tuple[int, str]]:
+    """The first page of `status` items as an item form offers them:
+    id -> (version shown, "#id headline")."""
+    return {
+        r.id: (session.get(Item, r.id).version, f"#{r.id} {r.headline}")  # type: ignore[union-attr]
+        for r in decided_page(session, status, page=1)
+    }
 
 
 # --------------------------------------------------------------------------- audit trail

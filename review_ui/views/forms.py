@@ -22,8 +22,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import streamlit as st
+from sqlalchemy.engine import Engine
+from sqlmodel import Session
 
 from review_ui.desk.highlight import escape_text
+from review_ui.desk.queries import decided_choices
 from review_ui.views.widgets import flash
 
 PENDING = "confirm_pending"  # the Ask waiting for its confirmation, if any
@@ -54,6 +57,16 @@ def item_form(
             )
             st.text_input("Reason (required)", key=f"{key}_reason")
             st.form_submit_button(submit, on_click=_submitted, args=(key, versions, act))
+
+
+def decided_form(
+    engine: Engine, status: str, texts: tuple[str, str, str], act: Callable[[int, int, str], bool]
+) -> None:
+    """`item_form` over the first page of `status` items; `texts`: (key, title, submit)."""
+    with Session(engine) as session:
+        items = decided_choices(session, status)
+    key, title, submit = texts
+    item_form(key, title, items, submit, act)
 
 
 def _submitted(key: str, versions: Mapping[int, int], act: Callable[[int, int, str], bool]) -> None:

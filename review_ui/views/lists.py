@@ -4,6 +4,7 @@ with its full audit trail when a row is picked."""
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import streamlit as st
 from sqlalchemy.engine import Engine
@@ -29,7 +30,6 @@ from review_ui.views import forms
 from review_ui.views.item_panel import draw_audit_trail, draw_item, draw_verdicts
 from review_ui.views.search import search_box
 from review_ui.views.widgets import flash, plain, show_flash, table
-from store.models import Item
 from store.status import Conflict, IllegalMove
 
 
@@ -187,19 +187,8 @@ def decided_view(
 
 def _reopen_form(engine: Engine, reviewer: Reviewer) -> None:
     """A rejected item back to the queue, with a reason (audited as rejected -> draft)."""
-    with Session(engine) as session:
-        rows = decided_page(session, "rejected", page=1)
-        items = {
-            r.id: (session.get(Item, r.id).version, f"#{r.id} {r.headline}")  # type: ignore[union-attr]
-            for r in rows
-        }
-    forms.item_form(
-        "reopen",
-        "Reopen a rejected item",
-        items,
-        "Reopen as a draft",
-        lambda item_id, version, reason: _reopen(engine, reviewer, item_id, version, reason),
-    )
+    texts = ("reopen", "Reopen a rejected item", "Reopen as a draft")
+    forms.decided_form(engine, "rejected", texts, partial(_reopen, engine, reviewer))
 
 
 def _reopen(engine: Engine, reviewer: Reviewer, item_id: int, version: int, reason: str) -> bool:

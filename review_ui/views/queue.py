@@ -144,6 +144,28 @@ def _filters_changed() -> None:
     shortcuts.filters_changed()  # the cursor goes back to the queue: J/K work at once
 
 
+# The sidebar's on/off filters: (label, session key, help).
+_FILTER_TOGGLES = (
+    ("Flagged only", "f_flagged", "a gate in flag mode fired"),
+    (
+        "Blocked only",
+        "f_blocked",
+        "an edit left a hard gate failing: it cannot be approved as it is",
+    ),
+    (
+        "Show drafts others have open",
+        "f_held",
+        "by default the queue skips a draft another editor opened in the last few minutes",
+    ),
+    (
+        "Checks did not run",
+        "f_unchecked",
+        "the model checks were not run (no model) or failed (an outage, a reply "
+        "that broke the schema): no model has checked these drafts' claims",
+    ),
+)
+
+
 def sidebar_filters(engine: Engine) -> None:
     with Session(engine) as session:
         feeds = dict(feed_choices(session))
@@ -154,31 +176,8 @@ def sidebar_filters(engine: Engine) -> None:
         key="f_feed",
         on_change=_filters_changed,
     )
-    st.sidebar.toggle(
-        "Flagged only",
-        key="f_flagged",
-        on_change=_filters_changed,
-        help="a gate in flag mode fired",
-    )
-    st.sidebar.toggle(
-        "Blocked only",
-        key="f_blocked",
-        on_change=_filters_changed,
-        help="an edit left a hard gate failing: it cannot be approved as it is",
-    )
-    st.sidebar.toggle(
-        "Show drafts others have open",
-        key="f_held",
-        on_change=_filters_changed,
-        help="by default the queue skips a draft another editor opened in the last few minutes",
-    )
-    st.sidebar.toggle(
-        "Checks did not run",
-        key="f_unchecked",
-        on_change=_filters_changed,
-        help="the model checks were not run (no model) or failed (an outage, a reply "
-        "that broke the schema): no model has checked these drafts' claims",
-    )
+    for label, key, why in _FILTER_TOGGLES:
+        st.sidebar.toggle(label, key=key, on_change=_filters_changed, help=why)
     st.sidebar.selectbox(
         "Order", list(ORDERS), format_func=ORDERS.get, key="f_order", on_change=_filters_changed
     )
@@ -440,13 +439,22 @@ def _check_edit(
 
 
 def _decide_text(
-    engine: Engine, settings: ReviewAppSettings, change: Callable[[Session], Any], refused: str
+    engine: Engine,
+    settings: ReviewAppSettings,
+    change: Callable[..., Any],
+    refused: str,
+    hard_failed: str,
 ) -> Any | None:
-    """Run an edit or a revert; report a conflict or a refusal. None when nothing
-    was saved."""
+    """Run an edit or a revert (`change(session, gate_modes=, min_source_words=)`);
+    report a conflict, a refusal, or a saved text a hard gate fails (`hard_failed`
+    with the reasons in its {}). The outcome when saved and no hard gate fails."""
     filt = current_filter(settings)
+    gates = settings.gates
     try:
-        outcome = decisions.decide(engine, change)
+        outcome = decisions.decide(
+            engine,
+            lambda s: change(s, gate_modes=gates.modes, min_source_words=gates.min_source_words),
+        )
     except Conflict as conflict:
         _report_conflict(engine, filt, conflict)
         return None
@@ -454,6 +462,9 @@ def _decide_text(
         flash("error", f"{refused}: {exc}")
         return None
     st.session_state.pop("edit_check", None)
+    if outcome.hard_failures:
+        flash("error", hard_failed.format(_reasons(outcome.hard_failures)))
+        return None
     return outcome
 
 
@@ -473,26 +484,13 @@ def _save_edit(
     outcome = _decide_text(
         engine,
         settings,
-        lambda s: decisions.edit(
-            s,
-            reviewer,
-            item_id,
-            version,
-            headline,
-            summary,
-            gate_modes=settings.gates.modes,
-            min_source_words=settings.gates.min_source_words,
+        lambda s, **gates: decisions.edit(
+            s, reviewer, item_id, version, headline, summary, **gates
         ),
         "Edit not saved",
+        "Edit saved, but it cannot be approved while a hard gate fails: {}. Edit again or reject.",
     )
     if outcome is None:
-        return
-    if outcome.hard_failures:
-        flash(
-            "error",
-            "Edit saved, but it cannot be approved while a hard gate fails: "
-            f"{_reasons(outcome.hard_failures)}. Edit again or reject.",
-        )
         return
     flagged = _reasons(outcome.flagged)
     flash(
@@ -510,24 +508,11 @@ def _revert(
     outcome = _decide_text(
         engine,
         settings,
-        lambda s: decisions.revert(
-            s,
-            reviewer,
-            item_id,
-            version,
-            gate_modes=settings.gates.modes,
-            min_source_words=settings.gates.min_source_words,
-        ),
+        lambda s, **gates: decisions.revert(s, reviewer, item_id, version, **gates),
         "Not reverted",
+        "Reverted to the pipeline's draft, but a hard gate fails: {}.",
     )
     if outcome is None:
-        return
-    if outcome.hard_failures:
-        flash(
-            "error",
-            "Reverted to the pipeline's draft, but a hard gate fails: "
-            f"{_reasons(outcome.hard_failures)}.",
-        )
         return
     flash(
         "success",

@@ -18,12 +18,13 @@ from collections.abc import Callable
 
 from sqlmodel import Session
 
-from copydesk.services.pipeline.duplicates import find_duplicate
+from copydesk.services.pipeline.duplicates import find_duplicate, hold_stories
 from copydesk.services.pipeline.handoff import Outcome, duplicate
 from copydesk.services.pipeline.state import RunState
+from store import ledger
 from store import status as st
 from store.db import session_scope
-from store.models import GateVerdict, Item, ModelCall
+from store.models import GateVerdict, Item
 from summarise.base import CallRecord
 from summarise.checks import FAILED, NOT_RUN
 
@@ -80,8 +81,7 @@ class Writer:
         if not calls:
             return
         with session_scope(self.run.engine) as session:
-            for call in calls:
-                session.add(ModelCall.of(call, item_id=item_id, run_id=self.run.run_id))
+            ledger.add(session, calls, item_id=item_id, run_id=self.run.run_id)
 
     def write_outcome(
         self, session: Session, out: Outcome
@@ -90,8 +90,11 @@ class Writer:
         move to make next (which returns the item's feed and the move's reason).
         Writing it again after a rollback gives the same result."""
         job, run_id = out.job, self.run.run_id
+        looks = out.to_status != st.DISCARDED and bool(out.fingerprint or out.aliases)
+        if looks:
+            hold_stories(session)  # the look-up and the write, one step (duplicates.py)
         item = session.get(Item, job.item_id)
-        if out.to_status != st.DISCARDED and (out.fingerprint or out.aliases):
+        if looks:
             # Another worker or machine may have stored the same story since the
             # worker looked: the database inside this transaction has the last word.
             found = find_duplicate(session, item.id, out.aliases, out.fingerprint)
@@ -104,8 +107,7 @@ class Writer:
             session.add(
                 GateVerdict.from_result(result, item_id=item.id, stage=stage, run_id=run_id)
             )
-        for call in out.calls:
-            session.add(ModelCall.of(call, item_id=item.id, run_id=run_id))
+        ledger.add(session, out.calls, item_id=item.id, run_id=run_id)
         failed = [r.gate for _, r in out.verdicts if r.hard_fail]
         flagged = [r.gate for _, r in out.verdicts if r.flagged and not r.not_run]
         reason = out.reason
@@ -146,6 +148,7 @@ class Writer:
         check_state = (out.details.get("checks") or {}).get("state")
         report.checks_not_run += check_state == NOT_RUN
         report.checks_failed += check_state == FAILED
+        report.pages_cut += out.changes.get("page_cut_at") is not None
         if out.to_status == st.DRAFT:
             report.drafts += 1
         elif out.to_status == st.ERROR:

@@ -1,0 +1,336 @@
+"""Issue 21: the queue's Delivery failed view and its Retry, on SQLite and PostgreSQL.
+
+A webhook that refuses an item (a 4xx) leaves it approved, live on the other
+targets; one that keeps failing (5xx) leaves it waiting for its next try. Both are
+listed with the target's answer and the tries so far; an editor's Retry sends them
+again at once and is recorded in the item's audit trail under the editor's name; a
+viewer may not retry; a Retry that finds nothing left to retry records nothing.
+The page itself is driven through AppTest (the Chromium test is
+tests/test_delivery_failed_browser.py)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select, update
+from sqlalchemy.engine import Engine
+from sqlmodel import Session
+from streamlit.testing.v1 import AppTest
+
+from copydesk.config import load_settings
+from publish.build import configured_publisher
+from publish.service import retract
+from review_ui.desk import publishing
+from review_ui.desk.decisions import NotAllowed, Reviewer
+from store import approvals, audit_chain
+from store.db import open_store, session_scope
+from store.deliveries import RETRIED, target_states, troubles
+from store.models import AuditEvent, Delivery, Item, utcnow
+from tests.publish_helpers import (
+    SECRET,
+    SECRET_ENV,
+    Webhook,
+    add_editor_once,
+    approve,
+    jsonl_lines,
+    run_pipeline,
+    webhook_server,
+    write_config,
+)
+
+APP = Path(__file__).resolve().parents[1] / "copydesk" / "review_app.py"
+PASSWORD = "correct horse battery"
+HOSTILE = "<script>alert(1)</script> ![](https://tracker.example.net/p.png)"
+ANN, VERA = Reviewer("ann", "editor"), Reviewer("vera", "viewer")
+
+
+@pytest.fixture
+def drafts(tmp_path: Path, db_url: str, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    """Drafts from the real pipeline, two accounts, the secret in the environment."""
+    run_pipeline(write_config(tmp_path, db_url, targets=()))
+    engine = open_store(db_url)
+    with session_scope(engine) as session:
+        add_editor_once(session, "ann")
+        add_editor_once(session, "vera", role="viewer")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(SECRET_ENV, SECRET)
+    yield tmp_path, db_url, engine
+    engine.dispose()
+
+
+def configure(folder: Path, db_url: str, hook: Webhook, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    """config.toml with the JSON Lines file and the hook (one try per publish)."""
+    config = write_config(folder, db_url, webhook_url=hook.url, targets=("jsonl", "webhook"))
+    text = config.read_text(encoding="utf-8").replace("attempts = 3", "attempts = 1")
+    config.write_text(text, encoding="utf-8")
+    monkeypatch.setenv("COPYDESK_CONFIG", str(config))
+    return load_settings().for_review()
+
+
+def approved_earlier(engine: Engine, count: int) -> list[int]:
+    ids = approve(engine, count)
+    with session_scope(engine) as session:
+        for item_id in ids:
+            item = session.get(Item, item_id)
+            item.decided_at = item.decided_at - timedelta(minutes=5)
+            session.add(item)
+    return ids
+
+
+def publish_as_cli(engine: Engine, settings) -> None:  # type: ignore[no-untyped-def]
+    import os
+
+    publisher = configured_publisher(
+        engine, settings.publish, settings.gates, actor="cli:publish", env=os.environ
+    )
+    try:
+        publisher.publish()
+    finally:
+        publisher.close()
+
+
+def retries(engine: Engine, item_id: int) -> list[AuditEvent]:
+    with Session(engine) as session:
+        return list(
+            session.scalars(
+                select(AuditEvent).where(
+                    AuditEvent.item_id == item_id, AuditEvent.reason == RETRIED
+                )
+            )
+        )
+
+
+def status(engine: Engine, item_id: int) -> str:
+    with Session(engine) as session:
+        return session.get(Item, item_id).status  # type: ignore[union-attr]
+
+
+def test_a_refused_delivery_is_listed_and_an_editors_retry_sends_it_and_is_audited(
+    drafts, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    folder, db_url, engine = drafts
+    [item_id] = approved_earlier(engine, 1)
+    with webhook_server(Webhook(then=422)) as hook:
+        settings = configure(folder, db_url, hook, monkeypatch)
+        publish_as_cli(engine, settings)
+        assert status(engine, item_id) == "approved"  # live in the file, refused by the hook
+        with Session(engine) as session:
+            [trouble] = troubles(session)
+        assert (trouble.item_id, trouble.target, trouble.kind, trouble.state) == (
+            item_id,
+            "webhook",
+            "publish",
+            "failed",
+        )
+        assert trouble.attempts == 1 and "422" in trouble.error
+
+        # A viewer may look, not retry: nothing changes, nothing is recorded.
+        with pytest.raises(NotAllowed):
+            publishing.retry_now(engine, settings, VERA, item_id)
+        assert retries(engine, item_id) == [] and len(hook.received) == 1
+
+        hook.then = 200
+        again, report = publishing.retry_now(engine, settings, ANN, item_id)
+    assert again == [(item_id, "webhook")]
+    assert report is not None and report.published == [item_id]
+    assert status(engine, item_id) == "published"
+    assert [r.json["item_id"] for r in hook.received] == [item_id, item_id]
+    assert len({r.headers["idempotency-key"] for r in hook.received}) == 1  # the same delivery
+    assert [line["item_id"] for line in jsonl_lines(folder)] == [item_id]  # not sent twice
+    [event] = retries(engine, item_id)
+    assert (event.actor, event.from_status, event.to_status) == (
+        "editor:ann",
+        "approved",
+        "approved",
+    )
+    assert event.details == {"targets": ["webhook"]}
+    with Session(engine) as session:
+        assert troubles(session) == []
+    # The audit trail still proves the records (the Retry's event keeps the status).
+    assert approvals.verify(engine).ok and audit_chain.verify(engine).ok
+    # Retried again (a second editor's click that came late): nothing is recorded.
+    assert publishing.retry_now(engine, settings, ANN, item_id) == ([], None)
+    assert len(retries(engine, item_id)) == 1
+
+
+def test_a_delivery_waiting_for_its_next_try_is_listed_and_retried_at_once(
+    drafts, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    folder, db_url, engine = drafts
+    [item_id] = approved_earlier(engine, 1)
+    with webhook_server(Webhook(then=503)) as hook:
+        settings = configure(folder, db_url, hook, monkeypatch)
+        publish_as_cli(engine, settings)
+        with Session(engine) as session:
+            [trouble] = troubles(session)
+        assert trouble.state == "pending" and trouble.next_attempt_at is not None
+        assert "503" in trouble.error
+        publish_as_cli(engine, settings)  # inside its backoff: not tried
+        assert len(hook.received) == 1
+        hook.then = 200
+        again, report = publishing.retry_now(engine, settings, ANN, item_id)
+    assert again == []  # nothing was failed; the waiting one was made due
+    assert report is not None and report.published == [item_id]
+    assert len(hook.received) == 2
+    [event] = retries(engine, item_id)
+    assert event.details == {"targets": ["webhook"]}
+
+
+def test_a_refused_retraction_is_listed_and_retried(drafts, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    folder, db_url, engine = drafts
+    [item_id] = approved_earlier(engine, 1)
+    with webhook_server(Webhook()) as hook:
+        settings = configure(folder, db_url, hook, monkeypatch)
+        publish_as_cli(engine, settings)
+        assert status(engine, item_id) == "published"
+        retract(engine, item_id, editor="ann", reason="The harbour board withdrew the plan")
+        hook.then = 410
+        publish_as_cli(engine, settings)
+        with Session(engine) as session:
+            [trouble] = troubles(session)
+        assert (trouble.kind, trouble.state, trouble.item_status) == (
+            "retract",
+            "failed",
+            "retracted",
+        )
+        hook.then = 200
+        again, _ = publishing.retry_now(engine, settings, ANN, item_id)
+    assert again == [(item_id, "webhook")]
+    assert [r.json["event"] for r in hook.received] == ["published", "retracted", "retracted"]
+    [event] = retries(engine, item_id)
+    assert (event.from_status, event.to_status) == ("retracted", "retracted")
+    with Session(engine) as session:
+        assert troubles(session) == []
+
+
+# ----------------------------------------------------------------- the page (AppTest)
+
+
+def signed_in(name: str, view: str) -> AppTest:
+    at = AppTest.from_file(str(APP), default_timeout=60)
+    at.run()
+    at.text_input(key="login_name").input(name)
+    at.text_input(key="login_password").input(PASSWORD)
+    at.button(key="login_submit").click()
+    at.run()
+    at.radio(key="view").set_value(view)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def shown(at: AppTest) -> str:
+    parts: list[str] = []
+    for kind in ("html", "markdown", "error", "warning", "info", "success"):
+        parts += [str(e.value) for e in getattr(at, kind)]
+    parts += [e.value.to_csv() for e in at.dataframe]
+    return "\n".join(parts)
+
+
+def test_the_view_shows_the_answer_as_text_and_an_editor_retries_from_it(
+    tmp_path: Path, sqlite_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run_pipeline(write_config(tmp_path, sqlite_url, targets=()))
+    engine = open_store(sqlite_url)
+    with session_scope(engine) as session:
+        add_editor_once(session, "ann")
+        add_editor_once(session, "vera", role="viewer")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(SECRET_ENV, SECRET)
+    try:
+        [refused, fine] = approved_earlier(engine, 2)
+        with webhook_server(Webhook(script=[422], then=200)) as hook:
+            settings = configure(tmp_path, sqlite_url, hook, monkeypatch)
+            publish_as_cli(engine, settings)
+            assert [status(engine, i) for i in (refused, fine)] == ["approved", "published"]
+            with session_scope(engine) as session:  # a hostile answer from the target
+                session.execute(
+                    update(Delivery)
+                    .where(Delivery.item_id == refused, Delivery.target == "webhook")
+                    .values(last_error=f"HTTP 422 {HOSTILE}")
+                )
+
+            viewer = signed_in("vera", "Delivery failed")
+            page = shown(viewer)
+            assert f"#{refused} " in page and f"#{fine} " not in page
+            assert "webhook" in page and "failed" in page
+            assert "<script>" not in page.replace(f"HTTP 422 {HOSTILE}", "")
+            assert not any((b.key or "").startswith("retry_") for b in viewer.button)
+
+            at = signed_in("ann", "Delivery failed")
+            [row] = [f.value for f in at.dataframe]
+            assert row.iloc[0]["attempts"] == 1 and row.iloc[0]["answer"] == f"HTTP 422 {HOSTILE}"
+            assert all("<script>" not in str(h.value) for h in at.html)
+            at.button(key=f"retry_{refused}").click()
+            at.run()
+            assert not at.exception, at.exception
+            assert status(engine, refused) == "published"
+            page = shown(at)
+            assert f"Retried #{refused}: delivered to webhook; it is published." in page
+            assert "Every delivery went out" in page
+        [event] = retries(engine, refused)
+        assert event.actor == "editor:ann"
+    finally:
+        engine.dispose()
+
+
+# ----------------------------------------------------------------- the Approved view
+
+
+def test_the_approved_view_shows_each_targets_state(
+    tmp_path: Path, sqlite_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 21: "The Approved view shows each target's delivery state". One item is
+    in the file and refused by the hook, one in the file and waiting for the hook's
+    next try, one not sent anywhere yet."""
+    run_pipeline(write_config(tmp_path, sqlite_url, targets=()))
+    engine = open_store(sqlite_url)
+    with session_scope(engine) as session:
+        add_editor_once(session, "ann")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(SECRET_ENV, SECRET)
+    try:
+        refused, waiting = approved_earlier(engine, 2)
+        with webhook_server(Webhook(script=[422], then=503)) as hook:
+            settings = configure(tmp_path, sqlite_url, hook, monkeypatch)
+            publish_as_cli(engine, settings)
+            [fresh] = approved_earlier(engine, 1)
+            at = signed_in("ann", "Approved")
+        states = {
+            int(row["#"]): (row["jsonl"], row["webhook"])
+            for frame in at.dataframe
+            if "webhook" in frame.value.columns
+            for _, row in frame.value.iterrows()
+        }
+        assert states[refused] == ("delivered", "failed")
+        assert states[waiting][0] == "delivered"
+        assert states[waiting][1].startswith("pending: next try after ")
+        assert states[fresh] == ("not sent yet", "not sent yet")
+    finally:
+        engine.dispose()
+
+
+def test_target_states_on_both_backends(drafts, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    folder, db_url, engine = drafts
+    refused, fresh = approved_earlier(engine, 2)
+    with webhook_server(Webhook(then=422)) as hook:
+        settings = configure(folder, db_url, hook, monkeypatch)
+        publish_as_cli(engine, settings)
+    with session_scope(engine) as session:  # the second item: a worker is sending it now
+        session.execute(
+            update(Delivery)
+            .where(Delivery.item_id == fresh, Delivery.target == "webhook")
+            .values(state="pending", claimed_until=utcnow() + timedelta(minutes=5))
+        )
+    with Session(engine) as session:
+        got = target_states(session, [refused, fresh, 999], ["jsonl", "webhook"])
+    assert {t: s.state for t, s in got[refused].items()} == {
+        "jsonl": "delivered",
+        "webhook": "failed",
+    }
+    assert got[fresh]["webhook"].state == "sending"
+    assert {t: s.state for t, s in got[999].items()} == dict.fromkeys(
+        ["jsonl", "webhook"], "not sent yet"
+    )

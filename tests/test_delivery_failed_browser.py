@@ -1,0 +1,121 @@
+"""Issue 21: the Delivery failed view and its Retry, in a real headless Chromium.
+
+Publish now runs in the background: while the loopback webhook holds its answer,
+the page shows the progress and offers no second publish. The webhook then refuses
+the item (HTTP 422): it stays approved, live in the JSON Lines file. The Delivery
+failed view lists it with the webhook's answer and its tries; once the receiver
+accepts again, the editor's Retry sends it, the item is published, and the Retry
+is in its audit trail under the editor's name."""
+
+from __future__ import annotations
+
+import re
+import threading
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+from sqlalchemy.engine import Engine
+from sqlmodel import Session
+
+from store.db import open_store, session_scope
+from store.deliveries import RETRIED
+from store.models import AuditEvent, Item, utcnow
+from tests.browser import chromium, said, serve, signed_in_page
+from tests.desk_kit import decide_as, item_status
+from tests.publish_helpers import Webhook, webhook_server
+from tests.review_seed import seed_editor, seed_queue
+
+pytestmark = pytest.mark.browser
+
+
+def _desk(engine: Engine) -> dict[str, int]:
+    ids = seed_queue(engine, ("bridge", "school"))
+    seed_editor(engine, "alice")
+    seed_editor(engine, "bob")
+    return ids
+
+
+def _targets(url: str) -> str:
+    return (
+        '[[publish.targets]]\nkind = "jsonl"\npath = "out/items.jsonl"\n'
+        f'[[publish.targets]]\nkind = "webhook"\nurl = "{url}"\nattempts = 1\n'
+        "timeout_seconds = 20\n"
+    )
+
+
+def _approved_long_ago(db_url: str, item_id: int) -> None:
+    engine = open_store(db_url)
+    try:
+        with session_scope(engine) as session:
+            item = session.get(Item, item_id)
+            assert item is not None
+            item.decided_at = utcnow() - timedelta(hours=1)
+            session.add(item)
+    finally:
+        engine.dispose()
+
+
+def _retries(db_url: str, item_id: int) -> list[str]:
+    engine = open_store(db_url)
+    try:
+        with Session(engine) as session:
+            return list(
+                session.scalars(
+                    select(AuditEvent.actor).where(
+                        AuditEvent.item_id == item_id, AuditEvent.reason == RETRIED
+                    )
+                )
+            )
+    finally:
+        engine.dispose()
+
+
+def _view(page, name: str) -> None:  # type: ignore[no-untyped-def]
+    page.locator("[data-testid=stSidebar]").get_by_text(name, exact=True).click()
+
+
+def test_a_refused_delivery_is_listed_and_retried_from_the_desk(
+    tmp_path: Path, sqlite_url: str
+) -> None:
+    from playwright.sync_api import expect
+
+    go = threading.Event()  # the receiver holds its first answer until the page showed progress
+    with (
+        webhook_server(Webhook(then=422, on_request=lambda _: go.wait(120))) as hook,
+        serve(tmp_path, sqlite_url, _desk, undo_seconds=300, extra=_targets(hook.url)) as server,
+        chromium() as browser,
+    ):
+        bridge = server.ids["bridge"]
+        decide_as(server, "bob", bridge, "approve")
+        _approved_long_ago(server.db_url, bridge)
+        page = signed_in_page(browser, server, width=1280, height=900)
+        _view(page, "Approved")
+        page.get_by_role("button", name=re.compile(r"^Publish now")).click()
+        page.get_by_role("button", name="Confirm: publish 1").click()
+        # Publish now runs in the background: the page answers, shows the progress,
+        # and offers no second publish until it ends (then draws what it did).
+        progress = said(page, "Publishing 1 item(s)")
+        expect(progress).to_contain_text(re.compile(r"[01] of 2 deliveries made"))
+        expect(page.get_by_role("button", name=re.compile(r"^Publish now"))).to_be_disabled()
+        go.set()
+        expect(said(page, "webhook refused it for good")).to_be_visible()
+        expect(page.get_by_role("button", name=re.compile(r"^Publish now"))).to_be_enabled()
+        assert item_status(server, bridge) == "approved"
+
+        _view(page, "Delivery failed")
+        main = page.locator("[data-testid=stMain]")
+        expect(main).to_contain_text(f"#{bridge}")
+        expect(main).to_contain_text("did not reach webhook")
+        grid = main.locator("[data-testid=stDataFrame]").first
+        expect(grid).to_be_visible()
+        assert not _retries(server.db_url, bridge)
+
+        hook.then = 200
+        page.get_by_role("button", name=f"Retry #{bridge}").click()
+        expect(said(page, f"Retried #{bridge}")).to_contain_text("it is published")
+        expect(said(page, "Every delivery went out")).to_be_visible()
+        assert item_status(server, bridge) == "published"
+        assert _retries(server.db_url, bridge) == ["editor:alice"]
+        assert [r.status for r in hook.received] == [422, 200]

@@ -144,7 +144,7 @@ def retract_now(
     retract(engine, item_id, editor=reviewer.name, reason=reason)
     if not settings.publish.targets:
         return None
-    return publish_now(engine, settings, reviewer, [])
+    return publish_now(engine, settings, reviewer, [item_id])  # its retractions, now
 
 
 def retry_now(
@@ -216,6 +216,7 @@ def delivery_summaries(session: Session, item_ids: list[int]) -> dict[int, str]:
 class ChangedSource:
     check_id: int
     item_id: int
+    version: int  # the item's, when the list was read (a retraction checks it)
     headline: str
     source_url: str | None
     checked_at: datetime
@@ -234,6 +235,7 @@ def open_source_changes(session: Session) -> list[ChangedSource]:
         ChangedSource(
             c.id,
             i.id,
+            i.version,
             i.headline or i.title or f"item {i.id}",
             i.source_url,
             c.checked_at,

@@ -355,7 +355,7 @@ def _retry(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer, item
     _report_problems(report)
 
 
-def source_changed_view(engine: Engine, reviewer: Reviewer) -> None:
+def source_changed_view(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer) -> None:
     show_flash()
     st.html('<h1 style="font-size:1.6rem;font-weight:700;margin:0;padding:0">Source changed</h1>')
     with Session(engine) as session:
@@ -378,13 +378,36 @@ def source_changed_view(engine: Engine, reviewer: Reviewer) -> None:
                     plain(f"After ({n})", style="font-weight:600")
                     plain(passage.get("after", ""), style="white-space:pre-wrap")
             if reviewer.can_decide:
+                # The summary is wrong now: retract it (a reason), and the check is closed.
+                forms.item_form(
+                    f"source_retract_{change.check_id}",
+                    f"Retract #{change.item_id}",
+                    {change.item_id: (change.version, f"#{change.item_id} {change.headline}")},
+                    "Retract",
+                    partial(_retract_changed, engine, settings, reviewer, change.check_id),
+                )
                 st.button(
                     "Reviewed",
                     key=f"resolve_{change.check_id}",
                     on_click=_resolve,
                     args=(engine, reviewer, change.check_id),
-                    help="mark as seen; retract with `copydesk retract` if the summary is wrong",
+                    help="mark as seen: the summary stands",
                 )
+
+
+def _retract_changed(
+    engine: Engine,
+    settings: ReviewAppSettings,
+    reviewer: Reviewer,
+    check_id: int,
+    item_id: int,
+    version: int,
+    reason: str,
+) -> bool:
+    if not _retract(engine, settings, reviewer, item_id, version, reason):
+        return False
+    _resolve(engine, reviewer, check_id)
+    return True
 
 
 def _resolve(engine: Engine, reviewer: Reviewer, check_id: int) -> None:

@@ -91,7 +91,7 @@ def _gates(min_source_words: int, language: str | None = None) -> dict[str, Gate
         "quotes_verbatim": quotes_verbatim,
         "speakers_match": speakers_match,
         "names_grounded": names_grounded,
-        "dates_grounded": dates_grounded,
+        "dates_grounded": partial(dates_grounded, language=language),
     }
 
 

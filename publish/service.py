@@ -761,6 +761,7 @@ def retract(engine: Engine, item_id: int, *, editor: str, reason: str) -> list[s
             details={"targets": targets},
         )
         made = installation_ids(session)
+        head = str(audit_chain.head_in(session))  # the retraction's own event
         for d in sent:
             session.add(
                 Delivery(
@@ -768,7 +769,7 @@ def retract(engine: Engine, item_id: int, *, editor: str, reason: str) -> list[s
                     target=d.target,
                     kind=RETRACT,
                     idempotency_key=made.key(item_id, RETRACT, d.target),
-                    payload=retraction(d.payload, reason.strip(), editor, event.at),
+                    payload=retraction(d.payload, reason.strip(), editor, event.at, head),
                 )
             )
         return targets

@@ -182,9 +182,14 @@ def move(
         values.update(decided_by=None, decided_at=None)
     if (from_status, to_status) == (APPROVED, DRAFT):
         _take_back_before_publication(session, item)
+    signed = (from_status, to_status) == (NEW, DRAFT)
+    if signed:  # its near-duplicate signature, once, written by the same UPDATE
+        text = {"title": item.title, "source_text": item.source_text} | columns
+        values["dup_signature"] = duplicates.signed(text["title"], text["source_text"])
     _compare_and_set(session, item, from_status, version, values)
-    if (from_status, to_status) == (NEW, DRAFT):  # its near-duplicate signature, once
-        duplicates.record(session, item.id, item.title, item.source_text)  # type: ignore[arg-type]
+    if signed:  # a draft is made once, from new: there are no bands to replace
+        raw = values["dup_signature"]
+        duplicates.write_bands(session.connection(), item.id, raw, replace=False)  # type: ignore[arg-type]
     event = AuditEvent(
         item_id=item.id,
         at=now,

@@ -38,7 +38,7 @@ from guards.verdict import Verdict
 from publish import evidence
 from publish.payload import Attribution, Ids, Publication, retraction, source_digest
 from publish.targets import DELIVERED, FAILED, Event, Sent, Target
-from store import approvals, audit_chain, locks
+from store import approvals, audit_chain, deliveries, locks
 from store import status as st
 from store.db import session_scope
 from store.deliveries import PENDING, PUBLISH, RETRACT, record_retry, still_wanted
@@ -241,6 +241,10 @@ class Publisher:
                     select(Delivery).where(Delivery.item_id == item_id, Delivery.kind == PUBLISH)
                 )
             }
+            # A correction's deliveries are new ones: a key of their own (a receiver
+            # that keeps seen keys must not drop the corrected text as a repeat).
+            fixed = deliveries.correction(session, item_id) if payload.get("correction") else None
+            keyed = f"correct-{fixed.revision}" if fixed else PUBLISH
             for target in self.targets:
                 row = existing.get(target.name)
                 if row is not None and _from_an_earlier_approval(row, payload):
@@ -251,7 +255,7 @@ class Publisher:
                             item_id=item_id,
                             target=target.name,
                             kind=PUBLISH,
-                            idempotency_key=self.ids.key(item_id, PUBLISH, target.name),
+                            idempotency_key=self.ids.key(item_id, keyed, target.name),
                             payload=payload,
                         )
                     )
@@ -266,6 +270,7 @@ class Publisher:
             evidence.draft_text(item.headline, item.summary or ""),
             modes=self.gates.modes,
             min_source_words=self.gates.min_source_words,
+            language=item.language,  # as the pipeline, replay and watch read it
         )
 
     def payload(self, session: Session, item: Item, results: list[GateResult]) -> dict[str, Any]:
@@ -314,6 +319,7 @@ class Publisher:
                 ),
                 model_checks=states,
             ),
+            correction=deliveries.correction(session, item.id),  # type: ignore[arg-type]
         ).to_dict()
 
     @staticmethod
@@ -557,8 +563,9 @@ class Publisher:
         for row in rows:
             if row.item_id in sending:
                 continue  # the feed carries what was delivered, and these events
-            if row.kind == RETRACT or row.item_id not in newest:
-                newest[row.item_id] = row.payload
+            # Oldest first: a correction replaces the entry it corrects (the same
+            # id), a retraction replaces either.
+            newest[row.item_id] = row.payload
         for event in events:
             newest[event.item_id] = event.payload
         return list(newest.values())
@@ -710,13 +717,25 @@ def _from_an_earlier_approval(row: Delivery, payload: dict[str, Any]) -> bool:
     return untried and (row.payload or {}).get("approved_at") != payload.get("approved_at")
 
 
-def retract(engine: Engine, item_id: int, *, editor: str, reason: str) -> list[str]:
+def retract(
+    engine: Engine,
+    item_id: int,
+    *,
+    editor: str,
+    reason: str,
+    expected_version: int | None = None,
+) -> list[str]:
     """Withdraw an item that is live on any target: published, or approved and
     delivered to some targets (another refused it, or is still failing). The item
     moves to retracted (an editor, a reason) and a pending retraction is written for
     exactly the targets that have it, or may have it (a try whose answer was lost),
     in one transaction; its other deliveries are never sent. Returns those targets;
-    the retractions are sent by `Publisher.publish` (the `retract` command calls it)."""
+    the retractions are sent by `Publisher.publish` (the `retract` command calls it).
+
+    `expected_version` is the version an editor's screen showed (the desk): it is
+    checked in the same transaction, under the same lock, as the move, so nothing
+    can move the item between the check and the retraction (Conflict, naming who
+    moved it and when, changes nothing)."""
     if not reason or not reason.strip():
         raise NotPublishable("a retraction needs a reason (--reason)")
     with session_scope(engine) as session:
@@ -726,6 +745,7 @@ def retract(engine: Engine, item_id: int, *, editor: str, reason: str) -> list[s
         ).scalar_one_or_none()
         if item is None:
             raise NotPublishable(f"no item {item_id}")
+        st.check_version(session, item, expected_version)
         if item.status not in (st.PUBLISHED, st.APPROVED):
             raise NotPublishable(
                 f"item {item_id} is {item.status}: only an item live on a target can be retracted"
@@ -754,6 +774,7 @@ def retract(engine: Engine, item_id: int, *, editor: str, reason: str) -> list[s
             details={"targets": targets},
         )
         made = installation_ids(session)
+        head = str(audit_chain.head_in(session))  # the retraction's own event
         for d in sent:
             session.add(
                 Delivery(
@@ -761,7 +782,7 @@ def retract(engine: Engine, item_id: int, *, editor: str, reason: str) -> list[s
                     target=d.target,
                     kind=RETRACT,
                     idempotency_key=made.key(item_id, RETRACT, d.target),
-                    payload=retraction(d.payload, reason.strip(), editor, event.at),
+                    payload=retraction(d.payload, reason.strip(), editor, event.at, head),
                 )
             )
         return targets

@@ -188,7 +188,8 @@ def recheck(
 ) -> None:
     """Re-check now the drafts whose model checks failed for a passing reason (an
     outage, a timeout, an overload), as every `copydesk run` also does: at most
-    [checks] recheck_attempts times each. With --failed, also those whose checks
+    [checks] recheck_attempts times each, none started after [runs] deadline_seconds
+    (the rest wait for the next run). With --failed, also those whose checks
     failed for a configuration reason. Exit 3 when no model can run the checks."""
     from ingest.fetch import Fetcher
     from summarise.checks import NoChecker
@@ -217,6 +218,11 @@ def _rechecks_line(done: dict[str, int]) -> str:
         f"re-checked {done['attempted']} draft(s) whose model checks had failed: "
         f"{done['ran']} now checked, {done['discarded']} discarded (a verified wrong fact), "
         f"{done['failed_again']} failed again, {done['dropped']} dropped (moved meanwhile)"
+        + (
+            f", {done['deferred']} deferred to a later run (the run's deadline passed)"
+            if done.get("deferred")
+            else ""
+        )
     )
 
 

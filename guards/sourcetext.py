@@ -45,7 +45,7 @@ class SourceText:
         return self._derived[key]
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=256)  # a review desk's worth of sources (a 2,000-word one: ~60 kB read)
 def source_text(text: str) -> SourceText:
     """The shared reading of `text` (a string hashes once; a hit costs a dict lookup)."""
     return SourceText(text)

@@ -115,8 +115,12 @@ class Publication:
         } | ({"audit_head": self.audit_head} if self.audit_head else {})
 
 
-def retraction(published: dict[str, Any], reason: str, by: str, at: datetime) -> dict[str, Any]:
-    """The retraction event for an item published with `published` (its payload)."""
+def retraction(
+    published: dict[str, Any], reason: str, by: str, at: datetime, audit_head: str | None = None
+) -> dict[str, Any]:
+    """The retraction event for an item published with `published` (its payload).
+    `audit_head`: the log's head with the retraction recorded (its own event), as
+    every publication carries one (issue 26)."""
     keep = ("id", "item_id", "headline", "source_url", "approved_by", "published_at")
     return {
         "schema": SCHEMA_ID,
@@ -125,7 +129,7 @@ def retraction(published: dict[str, Any], reason: str, by: str, at: datetime) ->
         "reason": reason,
         "retracted_by": by,
         "retracted_at": iso(at),
-    }
+    } | ({"audit_head": audit_head} if audit_head else {})
 
 
 def to_bytes(payload: dict[str, Any]) -> bytes:

@@ -266,6 +266,7 @@ class Publisher:
             evidence.draft_text(item.headline, item.summary or ""),
             modes=self.gates.modes,
             min_source_words=self.gates.min_source_words,
+            language=item.language,  # as the pipeline, replay and watch read it
         )
 
     def payload(self, session: Session, item: Item, results: list[GateResult]) -> dict[str, Any]:
@@ -754,6 +755,7 @@ def retract(engine: Engine, item_id: int, *, editor: str, reason: str) -> list[s
             details={"targets": targets},
         )
         made = installation_ids(session)
+        head = str(audit_chain.head_in(session))  # the retraction's own event
         for d in sent:
             session.add(
                 Delivery(
@@ -761,7 +763,7 @@ def retract(engine: Engine, item_id: int, *, editor: str, reason: str) -> list[s
                     target=d.target,
                     kind=RETRACT,
                     idempotency_key=made.key(item_id, RETRACT, d.target),
-                    payload=retraction(d.payload, reason.strip(), editor, event.at),
+                    payload=retraction(d.payload, reason.strip(), editor, event.at, head),
                 )
             )
         return targets

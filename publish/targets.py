@@ -88,6 +88,13 @@ class _FeedNamespace(BaseExtension):
         return {"cd": NS}
 
 
+def _audit_head(entry: Any, payload: dict[str, Any]) -> None:
+    """`<cd:audit-head>`: the audit log's head when the event was prepared."""
+    if payload.get("audit_head"):
+        event_id, _, digest = payload["audit_head"].partition(":")
+        etree.SubElement(entry, f"{{{NS}}}audit-head", event=event_id, hash=digest)
+
+
 class _Evidence(BaseEntryExtension):
     """`<cd:evidence>` on an entry: where each figure is grounded and what passed."""
 
@@ -103,6 +110,7 @@ class _Evidence(BaseEntryExtension):
                 at=p["retracted_at"],
                 reason=p["reason"],
             )
+            _audit_head(entry, p)
             return entry
         approved = {
             k: v for k, v in (("by", p.get("approved_by")), ("at", p.get("approved_at"))) if v
@@ -121,9 +129,7 @@ class _Evidence(BaseEntryExtension):
         }
         if source:
             etree.SubElement(entry, f"{{{NS}}}source", **source)
-        if p.get("audit_head"):  # the audit log's head when this was prepared
-            event_id, _, digest = p["audit_head"].partition(":")
-            etree.SubElement(entry, f"{{{NS}}}audit-head", event=event_id, hash=digest)
+        _audit_head(entry, p)
         box = etree.SubElement(
             entry, f"{{{NS}}}evidence", source_sha256=p.get("source_sha256") or ""
         )

@@ -119,6 +119,9 @@ class Item(SQLModel, table=True):
     # The page was larger than max_page_bytes and cut off after this many bytes: the
     # draft tells only the story's beginning (issue 26; migration 0014). None: whole.
     page_cut_at: int | None = None
+    # The language the feed or page declares for the article ("de"; ingest/language.py),
+    # read by the gates instead of detecting it; None: nothing declared (migration 0016).
+    language: str | None = None
     source_text: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     word_count: int | None = None
     summariser: str | None = None  # backend name, e.g. "extractive", "anthropic:claude-..."

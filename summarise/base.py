@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from store.models import CallRecord  # the ledger's one definition of a call
+if TYPE_CHECKING:
+    from store.models import CallRecord  # the ledger's one definition of a call
 
 __all__ = [
     "CALL_JOURNAL",
@@ -55,6 +56,17 @@ class CallJournal(Protocol):
 # Set by the pipeline around one item's model calls, on the worker's thread; the
 # backend's HTTP middleware, which runs on that thread, reads it before each attempt.
 CALL_JOURNAL: ContextVar[CallJournal | None] = ContextVar("copydesk_call_journal", default=None)
+
+
+def __getattr__(name: str) -> Any:
+    """`CallRecord` (store.models), imported when first asked for: it is an SQLModel,
+    and loading the settings (`copydesk check`, `--help`) must not import the store
+    (https://peps.python.org/pep-0562/: `from summarise.base import CallRecord` works)."""
+    if name == "CallRecord":
+        from store.models import CallRecord
+
+        return CallRecord
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)

@@ -12,10 +12,10 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import text
 
 from store import ledger
-from store import status as st
 from store.db import alembic_config, make_engine, migrate, session_scope
 from store.history import item_history
-from store.models import CallRecord, Item
+from store.models import CallRecord
+from tests.migration_helpers import insert_article
 
 REVISION = "0015_ledger_parts"
 SYSTEM = "You are a news copy editor in Harrowby. " * 8
@@ -33,11 +33,16 @@ def test_upgrade_keeps_old_rows_and_new_rows_share_parts(db_url: str) -> None:
     previous = ScriptDirectory.from_config(config).get_revision(REVISION).down_revision
     assert isinstance(previous, str)
     command.upgrade(config, previous)
-    with session_scope(engine) as session:
-        item = Item(dedup_key="https://x.example.test/1", headline="Harrowby ferry fares rise")
-        st.create(session, item, actor="run:1", reason="found in a feed")
-        item_id = item.id
-    with engine.begin() as conn:  # a row as the code before 0015 wrote it
+    with engine.begin() as conn:  # rows as the code before 0015 wrote them (in SQL: the
+        # Item model has the columns of later revisions too)
+        item_id = insert_article(
+            conn,
+            1,
+            "new",
+            "Harrowby ferry fares rise",
+            "Fares rose.",
+            "https://x.example.test/1",
+        )
         conn.execute(
             text(
                 "INSERT INTO model_calls (item_id, purpose, backend, temperature_in_force, ok, "

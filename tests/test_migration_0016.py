@@ -1,52 +1,55 @@
-"""0016_calls_in_flight: a database made at the revision before it, with an item and
-its model calls in it, upgrades to one where every existing call reads as done (its
-outcome recorded, no estimate), and a run's start leaves them alone."""
+"""0016_item_language: a database made at the revision before it, with items in it,
+upgrades to one where every item reads as declaring no language (language NULL: the
+gates detect it, as before), the items otherwise untouched; a declared language can
+then be stored, read back, and is what a replay of the gates reads."""
 
 from __future__ import annotations
 
-from datetime import timedelta
-
-from alembic import command
-from alembic.script import ScriptDirectory
-from sqlalchemy import text
 from sqlmodel import Session, select
 
-from store import ledger
-from store import status as st
-from store.db import alembic_config, make_engine, migrate, session_scope
-from store.models import Item, ModelCall
+from copydesk.services.replay import replay
+from guards.registry import DEFAULT_MODES
+from store.db import migrate, session_scope
+from store.models import Item
+from tests.language_material import HEADLINE, SOURCE, SUMMARY
+from tests.migration_helpers import at_previous_revision, insert_article
 
-REVISION = "0016_calls_in_flight"
+REVISION = "0016_item_language"
 
 
-def test_upgrade_keeps_calls_as_done(db_url: str) -> None:
-    engine = make_engine(db_url)
-    config = alembic_config(engine)
-    previous = ScriptDirectory.from_config(config).get_revision(REVISION).down_revision
-    assert isinstance(previous, str)
-    command.upgrade(config, previous)
-    with session_scope(engine) as session:
-        item = Item(dedup_key="https://x.example.test/1", headline="Harrowby ferry fares rise")
-        st.create(session, item, actor="run:1", reason="found in a feed")
-        item_id = item.id
+def test_upgrade_adds_language_and_keeps_items(db_url: str) -> None:
+    engine = at_previous_revision(db_url, REVISION)
     with engine.begin() as conn:
-        for ok in (True, False):
-            conn.execute(
-                text(
-                    "INSERT INTO model_calls (item_id, purpose, backend, temperature_in_force, "
-                    "ok, cost_usd, created_at) VALUES (:item, 'summary', "
-                    "'anthropic:claude-haiku-4-5', true, :ok, 0.002, CURRENT_TIMESTAMP)"
-                ),
-                {"item": item_id, "ok": ok},
-            )
+        first = insert_article(
+            conn, 1, "draft", "Saint-Aulne protest", SOURCE, "https://aulne.example.test/gare"
+        )
+        second = insert_article(
+            conn,
+            2,
+            "new",
+            "Tamsett mill sold",
+            "The Tamsett mill was sold on Friday.",
+            "https://tamsett.example.test/mill",
+        )
     migrate(engine)
     with session_scope(engine) as session:
-        assert ledger.settle_unknown(session, timedelta(seconds=1)) == (0, None)
-        assert ledger.unknown_outcomes(session, timedelta(seconds=1)) == (0, None)
+        items = {i.id: i for i in session.exec(select(Item))}
+        assert {i: (items[i].status, items[i].title, items[i].language) for i in items} == {
+            first: ("draft", "Saint-Aulne protest", None),
+            second: ("new", "Tamsett mill sold", None),
+        }
+        items[first].headline, items[first].summary = HEADLINE, SUMMARY
+        session.add(items[first])
+    # Nothing declared: the detector reads the bilingual story as French, and replay
+    # says the faithful draft would now fail (4,500 read as 4.5).
+    modes = dict(DEFAULT_MODES)
+    (flip,) = replay(engine, modes=modes, min_source_words=150).flips
+    assert (flip.item_id, flip.now, flip.gates) == (first, "fails", ("numbers_grounded",))
+    with session_scope(engine) as session:
+        item = session.get(Item, first)
+        item.language = "en"  # type: ignore[union-attr]
+        session.add(item)
     with Session(engine) as session:
-        calls = session.exec(select(ModelCall).order_by(ModelCall.id)).all()
-    assert [(c.state, c.ok, c.cost_usd, c.cost_estimate_usd) for c in calls] == [
-        ("done", True, 0.002, None),
-        ("done", False, 0.002, None),
-    ]
+        assert session.get(Item, first).language == "en"  # type: ignore[union-attr]
+    assert replay(engine, modes=modes, min_source_words=150).flips == []
     engine.dispose()

@@ -15,11 +15,9 @@ import subprocess
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
-from rich.table import Table
-from rich.text import Text
-from sqlmodel import Session
 
 from copydesk.cli.context import (
     EXIT_OK,
@@ -32,17 +30,12 @@ from copydesk.cli.context import (
     load,
     out,
 )
-from copydesk.config import Settings
-from store.db import StoreError, check_writable, open_store, safe_url, session_scope
-from store.editors import (
-    ROLES,
-    EditorError,
-    add_editor,
-    check_password,
-    disable_editor,
-    list_editors,
-    set_password,
-)
+
+if TYPE_CHECKING:
+    from sqlmodel import Session
+
+    from copydesk.config import Settings
+
 
 editor_app = typer.Typer(
     help="Editor accounts for the review queue (editor: decides; viewer: reads).",
@@ -60,6 +53,8 @@ def _read_password(password_stdin: bool, command: str = "copydesk editor add NAM
     twice on the terminal. Without a terminal there is no one to ask: say how to
     pass it instead of waiting or failing with a bare "Aborted!". A password the
     rules refuse is refused before it is asked again."""
+    from store.editors import EditorError, check_password
+
     if password_stdin:
         line = sys.stdin.readline()
         password = line.rstrip("\r\n")
@@ -86,12 +81,21 @@ def _read_password(password_stdin: bool, command: str = "copydesk editor add NAM
 def editor_add(
     cli: typer.Context,
     name: str = typer.Argument(..., help="sign-in name (with single sign-on: the e-mail)"),
-    role: str = typer.Option("editor", "--role", help=f"one of: {', '.join(ROLES)}"),
+    role: str = typer.Option(
+        "editor",
+        "--role",
+        # store/editors.py ROLES (not imported for --help; tests/test_cli_imports.py checks)
+        help="one of: editor, viewer",
+    ),
     password_stdin: bool = typer.Option(
         False, "--password-stdin", help="read the password from the first line of stdin"
     ),
 ) -> None:
     """Create an account. Asks for the password twice unless --password-stdin."""
+    from rich.text import Text
+
+    from store.editors import ROLES, add_editor
+
     if role not in ROLES:
         fail(f"--role must be one of {', '.join(ROLES)}, not {role!r}", EXIT_USAGE)
     password = _read_password(password_stdin)
@@ -109,6 +113,10 @@ def editor_password(
     enable: bool = typer.Option(False, "--enable", help="also re-enable a disabled account"),
 ) -> None:
     """Set a new password (also lifts a lock from repeated wrong passwords)."""
+    from rich.text import Text
+
+    from store.editors import set_password
+
     password = _read_password(password_stdin, "copydesk editor password NAME")
     _change_accounts(cli, lambda session: set_password(session, name, password, enable=enable))
     out.print(Text(f"password changed for {name}" + (" (enabled)" if enable else "")))
@@ -120,6 +128,12 @@ def editor_list(
     as_json: bool = typer.Option(False, "--json", help="print the accounts as JSON"),
 ) -> None:
     """Every account with its role and state (never a password or its hash)."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from store.db import session_scope
+    from store.editors import list_editors
+
     engine = connect(load(cli))
     with session_scope(engine) as session:
         editors = list_editors(session)
@@ -158,6 +172,10 @@ def editor_list(
 @editor_app.command("disable")
 def editor_disable(cli: typer.Context, name: str = typer.Argument(...)) -> None:
     """Stop an account from signing in; a signed-in session ends at its next click."""
+    from rich.text import Text
+
+    from store.editors import disable_editor
+
     _change_accounts(cli, lambda session: disable_editor(session, name))
     out.print(Text(f"disabled {name}"))
 
@@ -165,6 +183,9 @@ def editor_disable(cli: typer.Context, name: str = typer.Argument(...)) -> None:
 def _change_accounts(cli: typer.Context, change: Callable[[Session], object]) -> None:
     """One transaction on the editors table; a refusal (unknown name, weak password,
     duplicate) is a usage error in one line."""
+    from store.db import session_scope
+    from store.editors import EditorError
+
     engine = connect(load(cli))
     try:
         with session_scope(engine) as session:
@@ -302,6 +323,11 @@ def free_port(host: str, taken: int) -> int:
 
 def launch_review(settings: Settings, port: int | None = None, host: str | None = None) -> int:
     """Run the review app in the foreground; returns its exit code (0 after Ctrl-C)."""
+    from rich.text import Text
+
+    from store.db import StoreError, check_writable, open_store, safe_url, session_scope
+    from store.editors import list_editors
+
     host = host or settings.review.host
     port = settings.review.port if port is None else port
     if not 0 < port < 65536:

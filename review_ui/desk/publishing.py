@@ -16,12 +16,13 @@ from typing import Any
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
+from publish import worker
 from publish.build import configured_publisher
-from publish.service import PublishReport, retract, retry_failed
+from publish.service import Publisher, PublishReport, retract, retry_failed
 from review_ui.desk.decisions import Reviewer, decide, reopen, require_editor
 from review_ui.desk.queries import last_event, utc
 from review_ui.settings import ReviewAppSettings
-from store.deliveries import troubles
+from store.deliveries import DELIVERED, target_states, troubles
 from store.models import Delivery, Item, SourceCheck, utcnow
 from store.status import Conflict
 
@@ -39,7 +40,15 @@ def publish_now(
         require_editor(session, reviewer)
     if not settings.publish.targets:
         raise ValueError("no publish targets are configured in config.toml")
-    publisher = configured_publisher(
+    publisher = _publisher_for(engine, settings, reviewer)
+    try:
+        return publisher.publish(None if item_ids is None else list(item_ids))
+    finally:
+        publisher.close()  # the webhook's HTTP client
+
+
+def _publisher_for(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer) -> Publisher:
+    return configured_publisher(
         engine,
         settings.publish,
         settings.gates,
@@ -47,10 +56,43 @@ def publish_now(
         env=os.environ,
         hold_seconds=settings.review.undo_seconds,
     )
-    try:
-        return publisher.publish(None if item_ids is None else list(item_ids))
-    finally:
-        publisher.close()  # the webhook's HTTP client
+
+
+def _job_key(engine: Engine) -> str:
+    return engine.url.render_as_string(hide_password=True)
+
+
+def publish_in_background(
+    engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer, item_ids: Sequence[int]
+) -> worker.Job:
+    """Publish now: the items are published by a worker thread, as this editor, and
+    this returns at once with the running job (publish/worker.py). Raises
+    NotAllowed for a viewer, ValueError when no target is configured or a secret is
+    missing, worker.AlreadyRunning while a publish of this database runs."""
+    with Session(engine) as session:
+        require_editor(session, reviewer)
+    if not settings.publish.targets:
+        raise ValueError("no publish targets are configured in config.toml")
+    return worker.start(
+        _job_key(engine),
+        lambda: _publisher_for(engine, settings, reviewer),
+        item_ids,
+        reviewer.name,
+    )
+
+
+def current_job(engine: Engine) -> worker.Job | None:
+    """The running background publish of this database, or the last one to end."""
+    return worker.current(_job_key(engine))
+
+
+def job_progress(session: Session, job: worker.Job, settings: ReviewAppSettings) -> tuple[int, int]:
+    """(deliveries made, deliveries to make) of the job's items to the configured
+    targets, read from the delivery rows (true even for a job that died)."""
+    names = [t.name for t in settings.publish.targets]
+    states = target_states(session, job.item_ids, names)
+    made = sum(s.state == DELIVERED for item in states.values() for s in item.values())
+    return made, len(job.item_ids) * len(names)
 
 
 @dataclass(frozen=True)
@@ -102,7 +144,7 @@ def retract_now(
     retract(engine, item_id, editor=reviewer.name, reason=reason)
     if not settings.publish.targets:
         return None
-    return publish_now(engine, settings, reviewer, [])
+    return publish_now(engine, settings, reviewer, [item_id])  # its retractions, now
 
 
 def retry_now(
@@ -174,6 +216,7 @@ def delivery_summaries(session: Session, item_ids: list[int]) -> dict[int, str]:
 class ChangedSource:
     check_id: int
     item_id: int
+    version: int  # the item's, when the list was read (a retraction checks it)
     headline: str
     source_url: str | None
     checked_at: datetime
@@ -192,6 +235,7 @@ def open_source_changes(session: Session) -> list[ChangedSource]:
         ChangedSource(
             c.id,
             i.id,
+            i.version,
             i.headline or i.title or f"item {i.id}",
             i.source_url,
             c.checked_at,

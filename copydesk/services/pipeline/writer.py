@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from sqlmodel import Session
 
-from copydesk.services.pipeline.duplicates import find_duplicate
+from copydesk.services.pipeline.duplicates import find_duplicate, hold_stories
 from copydesk.services.pipeline.handoff import Outcome, duplicate
 from copydesk.services.pipeline.state import RunState
 from store import ledger
@@ -90,8 +90,11 @@ class Writer:
         move to make next (which returns the item's feed and the move's reason).
         Writing it again after a rollback gives the same result."""
         job, run_id = out.job, self.run.run_id
+        looks = out.to_status != st.DISCARDED and bool(out.fingerprint or out.aliases)
+        if looks:
+            hold_stories(session)  # the look-up and the write, one step (duplicates.py)
         item = session.get(Item, job.item_id)
-        if out.to_status != st.DISCARDED and (out.fingerprint or out.aliases):
+        if looks:
             # Another worker or machine may have stored the same story since the
             # worker looked: the database inside this transaction has the last word.
             found = find_duplicate(session, item.id, out.aliases, out.fingerprint)

@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 from bench.bench_scale import start_server  # noqa: E402
 
 KEY = "sk-ant-bench-0123456789abcdef"
-CASES = ("bare", "extractive", "model")
+CASES = ("bare", "extractive", "model", "writer")
 
 
 # --------------------------------------------------------------------------- children
@@ -114,6 +114,128 @@ def fake_api(port_out, latency: float) -> None:  # type: ignore[no-untyped-def]
         port_out.put(url)
         while True:
             time.sleep(3600)
+
+
+def writer_alone(db_url: str, n: int, batch: int, profile: bool = False) -> dict[str, float]:
+    """The writer by itself, on this thread with no other thread running: `n`
+    claimed items of ~300 words, each with its nine gate verdicts, fingerprint,
+    URL aliases and draft, committed `batch` at a time as a busy run does.
+    Returns the writer's wall and CPU seconds per item, and SQL statements per item."""
+    from datetime import timedelta
+
+    from sqlalchemy import event
+
+    from bench.bench_scale import PARAGRAPH
+    from copydesk.config import Settings
+    from copydesk.services.heartbeat import start_run_row
+    from copydesk.services.pipeline.handoff import Job, Outcome, compose_source
+    from copydesk.services.pipeline.state import RunState
+    from copydesk.services.pipeline.writer import Writer
+    from guards.registry import DRAFT_GATES, SOURCE_GATES, run_gates
+    from ingest.dedup import text_fingerprint
+    from store import claims
+    from store import status as st
+    from store.changes import ItemChanges
+    from store.db import open_store, session_scope
+    from store.models import Item
+
+    engine = open_store(db_url)
+    with session_scope(engine) as session:
+        for i in range(n):
+            url = f"http://tollmere.example.test/p/{i}"
+            item = Item(dedup_key=url, source_url=url, title=f"Dispatch {i}")
+            st.create(session, item, actor="cli", reason="bench")
+    run_id = start_run_row(engine, "run", "bench")
+    with session_scope(engine) as session:
+        claimed = claims.claim_items(session, run_id, n, timedelta(hours=1))
+    outs = []
+    for c in claimed:
+        body = " ".join(PARAGRAPH.format(i=c.item_id) + f"Part {k}." for k in range(4))
+        source = compose_source(c.title, body)
+        summary = ". ".join(body.split(". ")[:2]).rstrip(".") + "."
+        draft = f"{c.title}\n\n{summary}"
+        verdicts = [
+            ("source", r) for r in run_gates(SOURCE_GATES, source, c.source_url, "", modes={})
+        ]
+        verdicts += [
+            ("draft", r) for r in run_gates(DRAFT_GATES, source, c.source_url, draft, modes={})
+        ]
+        changes = ItemChanges(
+            source_text=source,
+            word_count=len(source.split()),
+            headline=c.title,
+            summary=summary,
+            summariser="extractive",
+            text_origin="page",
+        )
+        job = Job(c.item_id, c.version, c.dedup_key, c.source_url, c.title, False, 0, None)
+        outs.append(
+            Outcome(
+                job,
+                st.DRAFT,
+                changes=changes,
+                verdicts=verdicts,
+                fingerprint=text_fingerprint(body, c.title),
+                aliases=[],
+            )
+        )
+    state = RunState(Settings(), engine, run_id=run_id)
+    try:
+        writer = Writer(state, counts=lambda: {"totals": {"drafts": 0}})  # type: ignore[call-arg]
+    except TypeError:  # the writer before issue 24 (for a before/after in one run)
+        writer = Writer(state)
+    statements = [0]
+
+    def count(*args: object) -> None:
+        statements[0] += 1
+
+    event.listen(engine, "before_cursor_execute", count)
+    profiler = None
+    if profile:
+        import cProfile
+
+        # CPU time, not wall: on a shared machine wall time is mostly waiting for a core.
+        profiler = cProfile.Profile(time.process_time)
+        profiler.enable()
+    cpu, wall = time.process_time(), time.perf_counter()
+    for start in range(0, len(outs), batch):
+        writer.commit_batch(outs[start : start + batch])
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    if profiler is not None:
+        profiler.disable()
+        _where_it_goes(profiler, n)
+    engine.dispose()
+    return {"wall": wall / n, "cpu": cpu / n, "statements": statements[0] / n}
+
+
+# The writer's parts, by function (file suffix, name), for `--profile-writer`.
+PARTS = [
+    ("writer.py", "_commit", "commit_batch, all of it"),
+    ("writer.py", "write_outcome", "  an item's rows (duplicate check, verdict rows)"),
+    ("pipeline/duplicates.py", "find_duplicate", "    duplicate check in the transaction"),
+    ("models.py", "row_of", "    verdict rows built"),
+    ("status.py", "move", "  status move"),
+    ("duplicates.py", "signed", "    near-duplicate signature (MinHash)"),
+    ("status.py", "_compare_and_set", "    compare-and-set UPDATE"),
+    ("duplicates.py", "write_bands", "    band rows INSERT"),
+    ("audit_chain.py", "append", "    audit append (hash, INSERT)"),
+    ("session.py", "commit", "  COMMIT"),
+    ("audit_chain.py", "advance_anchor", "    anchor file (fsync, rename)"),
+]
+
+
+def _where_it_goes(profiler, n: int) -> None:  # type: ignore[no-untyped-def]
+    import pstats
+
+    stats = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
+    print(f"{'writer part (CPU under cProfile)':<50} {'ms/item':>8}")
+    for suffix, name, label in PARTS:
+        total = sum(
+            cumtime
+            for (path, _, func), (_, _, _, cumtime, _) in stats.items()
+            if func == name and path.endswith(suffix)
+        )
+        print(f"{label:<50} {total * 1000 / n:>8.2f}")
 
 
 # --------------------------------------------------------------------------- measuring
@@ -263,6 +385,10 @@ def main() -> int:
     parser.add_argument("--cases", default=",".join(CASES))
     parser.add_argument("--pg-url", default=None, help="also run the copydesk cases on PostgreSQL")
     parser.add_argument("--profile", default=None, help="cProfile file of the extractive run")
+    parser.add_argument(
+        "--profile-writer", action="store_true", help="where the writer's time goes, by part"
+    )
+    parser.add_argument("--batch", type=int, default=8, help="outcomes per commit (writer case)")
     args = parser.parse_args()
     cases = args.cases.split(",")
     n = args.articles
@@ -298,13 +424,24 @@ def main() -> int:
                         r = copydesk_case(url, feed_url, "auto", args.concurrency, api, None)
                     r["ideal"] = r["calls"] * args.latency / args.concurrency
                     rows.append((f"model {db_name}", r))
+                if "writer" in cases:
+                    with Database(pg, Path(tmp)) as url:
+                        r = writer_alone(url, n, args.batch, args.profile_writer)
+                    rows.append((f"writer {db_name}", r))
     finally:
         page_server.terminate()
         if api_proc is not None:
             api_proc.terminate()
-    table(rows, n)
+    table([(name, r) for name, r in rows if not name.startswith("writer")], n)
     for name, r in rows:
-        if name != "bare":
+        if name.startswith("writer"):
+            print(
+                f"{name} alone ({n} items, {args.batch} per commit, no other thread): "
+                f"{r['wall'] * 1000:.2f} ms/item wall, {r['cpu'] * 1000:.2f} ms/item CPU, "
+                f"{r['statements']:.1f} SQL statements/item"
+            )
+    for name, r in rows:
+        if name != "bare" and not name.startswith("writer"):
             print(
                 f"{name}: {r['items']} items ({r['drafts']} drafts), {r['calls']} model calls",
                 end="; ",

@@ -203,6 +203,8 @@ def find_names(draft: str) -> list[Name]:
         if m is not None:
             # Each word's offset and text read once: this loop runs for every word.
             start, word = m.start(), m.group()
+            if not run and not word[0].isupper():
+                continue  # an ordinary word outside any run (most words): nothing to do
             if (
                 start
                 and (draft[start - 1].isdigit() or word in UNIT_WORDS)
@@ -210,8 +212,6 @@ def find_names(draft: str) -> list[Name]:
             ):
                 # -17.4C, 450 MW: a unit, and it ends a run of capitalised words
                 m, start, word = _NOT_A_NAME, -1, "x"
-            elif not run and not word[0].isupper():
-                continue  # an ordinary word outside any run: nothing to do
         if m is not None and run and draft[run[-1].end() : start].strip() == "":
             if word[0].isupper() or (word in _CONNECTORS and _next_capitalised(draft, m)):
                 run.append(m)

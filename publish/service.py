@@ -711,13 +711,25 @@ def _from_an_earlier_approval(row: Delivery, payload: dict[str, Any]) -> bool:
     return untried and (row.payload or {}).get("approved_at") != payload.get("approved_at")
 
 
-def retract(engine: Engine, item_id: int, *, editor: str, reason: str) -> list[str]:
+def retract(
+    engine: Engine,
+    item_id: int,
+    *,
+    editor: str,
+    reason: str,
+    expected_version: int | None = None,
+) -> list[str]:
     """Withdraw an item that is live on any target: published, or approved and
     delivered to some targets (another refused it, or is still failing). The item
     moves to retracted (an editor, a reason) and a pending retraction is written for
     exactly the targets that have it, or may have it (a try whose answer was lost),
     in one transaction; its other deliveries are never sent. Returns those targets;
-    the retractions are sent by `Publisher.publish` (the `retract` command calls it)."""
+    the retractions are sent by `Publisher.publish` (the `retract` command calls it).
+
+    `expected_version` is the version an editor's screen showed (the desk): it is
+    checked in the same transaction, under the same lock, as the move, so nothing
+    can move the item between the check and the retraction (Conflict, naming who
+    moved it and when, changes nothing)."""
     if not reason or not reason.strip():
         raise NotPublishable("a retraction needs a reason (--reason)")
     with session_scope(engine) as session:
@@ -727,6 +739,7 @@ def retract(engine: Engine, item_id: int, *, editor: str, reason: str) -> list[s
         ).scalar_one_or_none()
         if item is None:
             raise NotPublishable(f"no item {item_id}")
+        st.check_version(session, item, expected_version)
         if item.status not in (st.PUBLISHED, st.APPROVED):
             raise NotPublishable(
                 f"item {item_id} is {item.status}: only an item live on a target can be retracted"

@@ -212,18 +212,33 @@ class GateVerdict(SQLModel, table=True):
     ) -> GateVerdict:
         """The one way a gate's result becomes a stored verdict (pipeline, edit,
         replay): the mode stored is what the result did (`GateResult.stored_mode`)."""
-        row = result.to_dict()
         return cls(
-            item_id=item_id,
-            run_id=run_id,
-            stage=stage,
-            gate=row["gate"],
-            passed=row["passed"],
-            mode=row["mode"],
-            reason=row["reason"],
-            evidence=row["evidence"],
-            created_at=created_at or utcnow(),
+            **cls.row_of(result, item_id=item_id, stage=stage, run_id=run_id, created_at=created_at)
         )
+
+    @staticmethod
+    def row_of(
+        result: GateResult,
+        *,
+        item_id: int,
+        stage: str,
+        run_id: int | None = None,
+        created_at: datetime | None = None,
+    ) -> dict[str, Any]:
+        """`from_result`'s columns as a plain row, for a Core INSERT of many verdicts
+        at once (the run's writer: no ORM object per verdict)."""
+        row = result.to_dict()
+        return {
+            "item_id": item_id,
+            "run_id": run_id,
+            "stage": stage,
+            "gate": row["gate"],
+            "passed": row["passed"],
+            "mode": row["mode"],
+            "reason": row["reason"],
+            "evidence": row["evidence"],
+            "created_at": created_at or utcnow(),
+        }
 
     @property
     def check_state(self) -> str:

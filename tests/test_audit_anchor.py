@@ -102,8 +102,10 @@ def test_a_savepoint_does_not_advance_the_anchor_before_the_commit(anchored) -> 
                 item = Item(dedup_key="https://news.example.test/undone")
                 st.create(session, item, actor="run:1", reason="found in a feed")
                 raise RuntimeError("this entry is dropped")
+        # The chain's head is the last kept event again, not the dropped one.
+        st.create(session, Item(dedup_key="https://news.example.test/c"), actor="run:1", reason="r")
     head = audit_chain.head(engine)
-    assert audit_chain.verify(engine).events == 5  # the first item, then 4 kept
+    assert audit_chain.verify(engine).events == 6  # the first item, then 5 kept
     assert audit_chain.read_anchor(path) == head
     assert audit_chain.verify(engine, head, current=True).ok
 

@@ -20,11 +20,10 @@ from publish import worker
 from publish.build import configured_publisher
 from publish.service import Publisher, PublishReport, retract, retry_failed
 from review_ui.desk.decisions import Reviewer, decide, reopen, require_editor
-from review_ui.desk.queries import last_event, utc
+from review_ui.desk.queries import utc
 from review_ui.settings import ReviewAppSettings
 from store.deliveries import DELIVERED, target_states, troubles
 from store.models import Delivery, Item, SourceCheck, utcnow
-from store.status import Conflict
 
 
 def publish_now(
@@ -132,16 +131,11 @@ def retract_now(
 ) -> PublishReport | None:
     """published -> retracted from the desk (an editor, a reason, the version the
     list showed), then the retractions are sent to every target that has it.
-    Raises NotAllowed, NotPublishable (no reason, not published) or Conflict."""
+    Raises NotAllowed, NotPublishable (no reason, not published) or Conflict: the
+    version is checked in the retraction's own transaction (`retract`)."""
     with Session(engine) as session:
         require_editor(session, reviewer)
-        item = session.get(Item, item_id)
-        if item is not None and item.version != version:
-            event = last_event(session, item_id)
-            raise Conflict(
-                item_id, item.status, event.actor if event else None, event.at if event else None
-            )
-    retract(engine, item_id, editor=reviewer.name, reason=reason)
+    retract(engine, item_id, editor=reviewer.name, reason=reason, expected_version=version)
     if not settings.publish.targets:
         return None
     return publish_now(engine, settings, reviewer, [item_id])  # its retractions, now

@@ -21,7 +21,7 @@ from review_ui.desk.queries import decided_page, stamp
 from review_ui.settings import ReviewAppSettings
 from review_ui.views import forms
 from review_ui.views.lists import decided_view
-from review_ui.views.widgets import flash, plain, show_flash, table
+from review_ui.views.widgets import At, flash, plain, show_flash, table
 from store.deliveries import TargetState, Trouble, target_states, troubles
 from store.status import Conflict, IllegalMove
 
@@ -366,7 +366,7 @@ def source_changed_view(engine: Engine, settings: ReviewAppSettings, reviewer: R
     for change in changes:
         with st.container(border=True):
             plain(f"#{change.item_id} {change.headline}", style="font-weight:650")
-            plain(f"Source re-read {stamp(change.checked_at)}: {change.source_url or ''}")
+            plain(("Source re-read ", At(change.checked_at), f": {change.source_url or ''}"))
             for failure in change.failing:
                 plain(f"{failure['gate']}: {failure['reason']}", kind="error")
             for n, passage in enumerate(change.passages, 1):

@@ -80,7 +80,7 @@ class Pipeline:
         )
         self.source = SourceStage(self.state, fetcher, fetch_pages=fetch_pages)
         self.drafts = DraftStage(self.state, summariser, self.checker)
-        self.writer = writer.Writer(self.state)
+        self.writer = writer.Writer(self.state, counts=self._counts_so_far)
         self._backend_stopped = threading.Event()  # set by the model call that stops the run
         self._started = recheck.clock()  # set again when the run starts (its deadline)
 

@@ -10,7 +10,6 @@ copydesk_app) and the review server's role (`pg_review_url`, copydesk_review);
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -31,7 +30,7 @@ from store.db import (
     session_scope,
 )
 from store.models import AuditEvent, Item
-from tests.migration_helpers import insert_article
+from tests.migration_helpers import draft_in_sql
 from tests.publish_helpers import approve, cli, jsonl_lines, write_config
 
 
@@ -211,48 +210,6 @@ def test_one_runtime_role_without_a_review_role_may_still_decide(
         owner.dispose()
 
 
-def draft_in_sql(engine: Engine, n: int) -> int:
-    """`new_draft` for a database at an older revision, in SQL: the Item model carries
-    later revisions' columns (0014's page_cut_at, 0016's language). Its two audit
-    events are chained as `audit_chain.append` chains them."""
-    with engine.begin() as conn:
-        item_id = insert_article(
-            conn,
-            n,
-            st.DRAFT,
-            "Harrowby pier opens",
-            "Harrowby opened its new ferry pier on Monday.",
-            f"https://news.example.test/{uuid.uuid4().hex}",
-        )
-        for from_status, to_status, reason in (
-            (None, st.NEW, "found in a feed"),
-            (st.NEW, st.DRAFT, None),
-        ):
-            head = conn.execute(
-                text("SELECT hash FROM audit_events ORDER BY id DESC LIMIT 1")
-            ).scalar()
-            at = datetime.now(UTC)
-            event = {
-                "item_id": item_id,
-                "at": at,
-                "actor": "run:1",
-                "from_status": from_status,
-                "to_status": to_status,
-                "reason": reason,
-            }
-            prev = head or audit_chain.GENESIS
-            digest = audit_chain.event_hash(prev_hash=prev, details=None, **event)
-            conn.execute(
-                text(
-                    "INSERT INTO audit_events (item_id, at, actor, from_status, to_status, "
-                    "reason, prev_hash, hash) VALUES (:item_id, :at, :actor, :from_status, "
-                    ":to_status, :reason, :prev, :hash)"
-                ),
-                event | {"prev": prev, "hash": digest},
-            )
-    return item_id
-
-
 def test_upgrade_from_0012_keeps_the_runtime_role_deciding_until_split(
     pg_url: str, pg_runtime_url: str, pg_review_url: str
 ) -> None:
@@ -264,8 +221,9 @@ def test_upgrade_from_0012_keeps_the_runtime_role_deciding_until_split(
     try:
         command.upgrade(alembic_config(owner), "0012_publish_fence")
         grant_runtime_rights(owner, role(pg_runtime_url))
-        first = draft_in_sql(runtime, 1)
-        second = draft_in_sql(runtime, 2)
+        pier = ("Harrowby pier opens", "Harrowby opened its new ferry pier on Monday.")
+        first = draft_in_sql(runtime, 1, *pier)
+        second = draft_in_sql(runtime, 2, *pier)
         before = [row(owner, first), row(owner, second)]
         migrate(owner)
         assert role_kinds(owner) == {role(pg_runtime_url): "review"}

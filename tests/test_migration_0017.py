@@ -1,52 +1,70 @@
-"""0017_calls_in_flight: a database made at the revision before it, with an item and
-its model calls in it, upgrades to one where every existing call reads as done (its
-outcome recorded, no estimate), and a run's start leaves them alone."""
+"""0017_correction_by_review_only: a database made at the revision before it, with
+items in it, upgrades with its items untouched (SQLite and PostgreSQL); on
+PostgreSQL the workers' role may then not reopen a published item as a correction
+(the review role may), as it may not make any other editor's move."""
 
 from __future__ import annotations
 
-from datetime import timedelta
-
-from alembic import command
-from alembic.script import ScriptDirectory
+import pytest
+from sqlalchemy import exc as sa_exc
 from sqlalchemy import text
-from sqlmodel import Session, select
 
-from store import ledger
 from store import status as st
-from store.db import alembic_config, make_engine, migrate, session_scope
-from store.models import Item, ModelCall
+from store.db import make_engine, migrate, migrate_as_owner, session_scope
+from store.models import Item
+from tests.migration_helpers import at_previous_revision, insert_article
+from tests.test_pg_runtime_roles import new_draft, role
 
-REVISION = "0017_calls_in_flight"
+REVISION = "0017_correction_by_review_only"
 
 
-def test_upgrade_keeps_calls_as_done(db_url: str) -> None:
-    engine = make_engine(db_url)
-    config = alembic_config(engine)
-    previous = ScriptDirectory.from_config(config).get_revision(REVISION).down_revision
-    assert isinstance(previous, str)
-    command.upgrade(config, previous)
-    with session_scope(engine) as session:
-        item = Item(dedup_key="https://x.example.test/1", headline="Harrowby ferry fares rise")
-        st.create(session, item, actor="run:1", reason="found in a feed")
-        item_id = item.id
+def test_upgrade_keeps_items(db_url: str) -> None:
+    engine = at_previous_revision(db_url, REVISION)
     with engine.begin() as conn:
-        for ok in (True, False):
-            conn.execute(
-                text(
-                    "INSERT INTO model_calls (item_id, purpose, backend, temperature_in_force, "
-                    "ok, cost_usd, created_at) VALUES (:item, 'summary', "
-                    "'anthropic:claude-haiku-4-5', true, :ok, 0.002, CURRENT_TIMESTAMP)"
-                ),
-                {"item": item_id, "ok": ok},
-            )
+        first = insert_article(
+            conn,
+            1,
+            "published",
+            "Tamsett quay",
+            "The quay is 1,520 metres long.",
+            "https://t.test/q",
+        )
     migrate(engine)
-    with session_scope(engine) as session:
-        assert ledger.settle_unknown(session, timedelta(seconds=1)) == (0, None)
-        assert ledger.unknown_outcomes(session, timedelta(seconds=1)) == (0, None)
-    with Session(engine) as session:
-        calls = session.exec(select(ModelCall).order_by(ModelCall.id)).all()
-    assert [(c.state, c.ok, c.cost_usd, c.cost_estimate_usd) for c in calls] == [
-        ("done", True, 0.002, None),
-        ("done", False, 0.002, None),
-    ]
+    with engine.connect() as conn:
+        rows = conn.execute(text("SELECT id, status, title FROM items")).all()
+    assert [tuple(r) for r in rows] == [(first, "published", "Tamsett quay")]
     engine.dispose()
+
+
+def test_only_the_review_role_reopens_a_published_item(
+    pg_url: str, pg_runtime_url: str, pg_review_url: str
+) -> None:
+    migrate_as_owner(pg_url, pg_runtime_url, review_role=role(pg_review_url))
+    worker, review = make_engine(pg_runtime_url), make_engine(pg_review_url)
+    try:
+        item_id = new_draft(worker)
+        with session_scope(review) as session:
+            item = session.get(Item, item_id)
+            st.move(session, item, st.APPROVED, actor="editor:alice")  # type: ignore[arg-type]
+        with session_scope(worker) as session:  # the publisher, as the workers' role
+            item = session.get(Item, item_id)
+            st.move(session, item, st.PUBLISHED, actor="cli:publish", reason="published")  # type: ignore[arg-type]
+        # A plain statement leaving decided_by alone (0013's trigger caught only a move
+        # that clears it, as the status machine's does).
+        with pytest.raises(sa_exc.DBAPIError, match="may not move item"):
+            with worker.begin() as conn:
+                conn.execute(
+                    text("UPDATE items SET status = 'draft', version = version + 1 WHERE id = :i"),
+                    {"i": item_id},
+                )
+        with pytest.raises(sa_exc.DBAPIError, match="may not"):
+            with session_scope(worker) as session:
+                item = session.get(Item, item_id)
+                st.move(session, item, st.DRAFT, actor="editor:alice", reason="a correction")  # type: ignore[arg-type]
+        with session_scope(review) as session:
+            item = session.get(Item, item_id)
+            st.move(session, item, st.DRAFT, actor="editor:alice", reason="a correction")  # type: ignore[arg-type]
+            assert item.status == st.DRAFT  # type: ignore[union-attr]
+    finally:
+        worker.dispose()
+        review.dispose()

@@ -1,7 +1,7 @@
 """model calls in flight: a ledger row is written before its request goes out
 
-Revision ID: 0017_calls_in_flight
-Revises: 0016_item_language
+Revision ID: 0018_calls_in_flight
+Revises: 0017_correction_by_review_only
 Create Date: 2026-12-03
 
 - model_calls.state: "done" (every row before this revision), "in_flight" (written
@@ -16,8 +16,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0017_calls_in_flight"
-down_revision = "0016_item_language"
+revision = "0018_calls_in_flight"
+down_revision = "0017_correction_by_review_only"
 branch_labels = None
 depends_on = None
 

@@ -94,25 +94,47 @@ class Publication:
     # of the chain's head (`copydesk audit --verify --against-feed`).
     audit_head: str | None = None
     attribution: Attribution = field(default_factory=Attribution)
+    # A corrected item (store.deliveries.Correction): republished under the same id
+    # as event "corrected", with the editor's note, the correction's number and the
+    # first publication's time (RFC 4287 4.2.6: an entry's id never changes; 4.2.15:
+    # `updated` is when it last changed in a way the publisher considers significant).
+    correction: Any = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "schema": SCHEMA_ID,
-            "event": "published",
-            "id": self.entry_id,
-            "item_id": self.item_id,
-            "headline": self.headline,
-            "summary": self.summary,
-            "source_url": self.source_url,
-            "source_title": self.source_title,
-            "source_sha256": self.source_sha256,
-            "approved_by": self.approved_by,
-            "approved_at": iso(self.approved_at),
-            "published_at": iso(self.published_at),
-            "evidence": self.evidence,
-            "checks": self.checks,
-            **self.attribution.to_dict(),
-        } | ({"audit_head": self.audit_head} if self.audit_head else {})
+        fixed = self.correction
+        corrected = (
+            {
+                "correction": {
+                    "note": fixed.note,
+                    "revision": fixed.revision,
+                    "reopened_at": iso(fixed.at),
+                },
+                "first_published_at": fixed.first_published_at,
+            }
+            if fixed is not None
+            else {}
+        )
+        return (
+            corrected
+            | {
+                "schema": SCHEMA_ID,
+                "event": "corrected" if fixed is not None else "published",
+                "id": self.entry_id,
+                "item_id": self.item_id,
+                "headline": self.headline,
+                "summary": self.summary,
+                "source_url": self.source_url,
+                "source_title": self.source_title,
+                "source_sha256": self.source_sha256,
+                "approved_by": self.approved_by,
+                "approved_at": iso(self.approved_at),
+                "published_at": iso(self.published_at),
+                "evidence": self.evidence,
+                "checks": self.checks,
+                **self.attribution.to_dict(),
+            }
+            | ({"audit_head": self.audit_head} if self.audit_head else {})
+        )
 
 
 def retraction(

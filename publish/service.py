@@ -38,7 +38,7 @@ from guards.verdict import Verdict
 from publish import evidence
 from publish.payload import Attribution, Ids, Publication, retraction, source_digest
 from publish.targets import DELIVERED, FAILED, Event, Sent, Target
-from store import approvals, audit_chain, locks
+from store import approvals, audit_chain, deliveries, locks
 from store import status as st
 from store.db import session_scope
 from store.deliveries import PENDING, PUBLISH, RETRACT, record_retry, still_wanted
@@ -241,6 +241,10 @@ class Publisher:
                     select(Delivery).where(Delivery.item_id == item_id, Delivery.kind == PUBLISH)
                 )
             }
+            # A correction's deliveries are new ones: a key of their own (a receiver
+            # that keeps seen keys must not drop the corrected text as a repeat).
+            fixed = deliveries.correction(session, item_id) if payload.get("correction") else None
+            keyed = f"correct-{fixed.revision}" if fixed else PUBLISH
             for target in self.targets:
                 row = existing.get(target.name)
                 if row is not None and _from_an_earlier_approval(row, payload):
@@ -251,7 +255,7 @@ class Publisher:
                             item_id=item_id,
                             target=target.name,
                             kind=PUBLISH,
-                            idempotency_key=self.ids.key(item_id, PUBLISH, target.name),
+                            idempotency_key=self.ids.key(item_id, keyed, target.name),
                             payload=payload,
                         )
                     )
@@ -315,6 +319,7 @@ class Publisher:
                 ),
                 model_checks=states,
             ),
+            correction=deliveries.correction(session, item.id),  # type: ignore[arg-type]
         ).to_dict()
 
     @staticmethod
@@ -558,8 +563,9 @@ class Publisher:
         for row in rows:
             if row.item_id in sending:
                 continue  # the feed carries what was delivered, and these events
-            if row.kind == RETRACT or row.item_id not in newest:
-                newest[row.item_id] = row.payload
+            # Oldest first: a correction replaces the entry it corrects (the same
+            # id), a retraction replaces either.
+            newest[row.item_id] = row.payload
         for event in events:
             newest[event.item_id] = event.payload
         return list(newest.values())

@@ -116,6 +116,15 @@ class _Evidence(BaseEntryExtension):
             k: v for k, v in (("by", p.get("approved_by")), ("at", p.get("approved_at"))) if v
         }
         etree.SubElement(entry, f"{{{NS}}}approved", **approved)
+        fixed = p.get("correction") if p.get("event") == "corrected" else None
+        if fixed:
+            etree.SubElement(
+                entry,
+                f"{{{NS}}}correction",
+                revision=str(fixed["revision"]),
+                note=fixed["note"],
+                at=p.get("published_at") or "",
+            )
         # Whose story it is: the outlet, its byline and date (attributes, so the text
         # is escaped by the XML writer, never markup).
         source = {
@@ -201,16 +210,25 @@ class AtomTarget:
         retracted = p.get("event") == "retracted"
         headline = p.get("headline") or "(no headline)"
         fe.title(f"Retracted: {headline}" if retracted else headline)
+        fixed = p.get("correction") if p.get("event") == "corrected" else None
         if retracted:
             fe.summary(f"This summary was withdrawn: {p['reason']}")
+        elif fixed:
+            # The note is part of the text a reader sees (and <cd:correction> below).
+            fe.summary(f"{p['summary']}\n\nCorrection: {fixed['note']}")
         else:
             fe.summary(p["summary"])
         if p.get("source_url"):
             fe.link(href=p["source_url"], rel="alternate")
         if p.get("approved_by"):
             fe.contributor({"name": p["approved_by"]})
-        if p.get("published_at"):
-            fe.published(_time(p["published_at"]))
+        # https://validator.w3.org/feed/docs/rfc4287.html#element.updated (4.2.15) and
+        # #element.published (4.2.9): `published` is the entry's first availability, so a
+        # correction keeps the first publication's; `updated` (4.2.15) is the
+        # correction's own publication time (_entry_time).
+        first = p.get("first_published_at") if fixed else p.get("published_at")
+        if first:
+            fe.published(_time(first))
         fe.updated(_entry_time(p))
         fe.copydesk.payload = p
 
@@ -255,16 +273,24 @@ class JsonlTarget:
     def _already_there(path: Path, payload: dict[str, Any]) -> bool:
         if not path.exists():
             return False
-        wanted = (payload["id"], payload["event"])
+        wanted = (payload["id"], payload["event"], _revision(payload))
         with open(path, encoding="utf-8", errors="replace") as handle:
             for line in handle:
                 try:
                     seen = json.loads(line)
                 except ValueError:
                     continue  # a line cut short by a crash
-                if isinstance(seen, dict) and (seen.get("id"), seen.get("event")) == wanted:
+                if not isinstance(seen, dict):
+                    continue
+                if (seen.get("id"), seen.get("event"), _revision(seen)) == wanted:
                     return True
         return False
+
+
+def _revision(payload: dict[str, Any]) -> Any:
+    """Which correction a line carries (None: the first publication)."""
+    fixed = payload.get("correction")
+    return fixed.get("revision") if isinstance(fixed, dict) else None
 
 
 def _ends_with_newline(path: Path) -> bool:

@@ -43,7 +43,8 @@ MOVES: dict[str, frozenset[str]] = {
     # while another refused it (publish.service.retract)
     APPROVED: frozenset({PUBLISHED, DRAFT, RETRACTED}),
     REJECTED: frozenset({DRAFT}),  # reopened (or undone) by an editor
-    PUBLISHED: frozenset({RETRACTED}),
+    # retracted, or reopened as a correction (republished under the same id)
+    PUBLISHED: frozenset({RETRACTED, DRAFT}),
     DISCARDED: frozenset(),
     RETRACTED: frozenset(),
 }
@@ -51,11 +52,14 @@ MOVES: dict[str, frozenset[str]] = {
 # An editor's decision on a draft: the item records who decided and when.
 DECISIONS = frozenset({(DRAFT, APPROVED), (DRAFT, REJECTED)})
 # An editor takes a decision back (take back, reopen, undo): the item is undecided again.
-REOPENS = frozenset({(APPROVED, DRAFT), (REJECTED, DRAFT)})
+REOPENS = frozenset({(APPROVED, DRAFT), (REJECTED, DRAFT), (PUBLISHED, DRAFT)})
+# A published item reopened as a correction draft: the reason is the correction note
+# the republished item carries (store/deliveries.py `correction`).
+CORRECTION = (PUBLISHED, DRAFT)
 # Moves that only a signed-in editor may make, and the ones that need a reason.
 EDITOR_MOVES = DECISIONS | REOPENS | frozenset({(PUBLISHED, RETRACTED), (APPROVED, RETRACTED)})
 REASON_REQUIRED = frozenset({DISCARDED, REJECTED, ERROR, RETRACTED})
-REASON_REQUIRED_MOVES = frozenset({(APPROVED, DRAFT)})
+REASON_REQUIRED_MOVES = frozenset({(APPROVED, DRAFT), CORRECTION})
 # The two events that keep a draft a draft (their reasons tell them apart): an
 # editor's edit, and a later run's re-check of the model checks.
 # An edit that puts the pipeline's own draft back is "reverted".
@@ -182,6 +186,9 @@ def move(
         values.update(decided_by=None, decided_at=None)
     if (from_status, to_status) == (APPROVED, DRAFT):
         _take_back_before_publication(session, item)
+    if (from_status, to_status) == CORRECTION:
+        revision = deliveries.archive_publication(session, item.id)  # type: ignore[arg-type]
+        details = (details or {}) | {deliveries.CORRECTION_KEY: revision}
     signed = (from_status, to_status) == (NEW, DRAFT)
     if signed:  # its near-duplicate signature, once, written by the same UPDATE
         text = {"title": item.title, "source_text": item.source_text} | columns

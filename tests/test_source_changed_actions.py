@@ -110,3 +110,44 @@ def test_an_editor_retracts_from_the_source_changed_view(
         assert [line["event"] for line in jsonl_lines(tmp_path)] == ["published", "retracted"]
     finally:
         engine.dispose()
+
+
+def test_an_editor_reopens_a_changed_item_as_a_correction(
+    tmp_path: Path, sqlite_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = write_config(tmp_path, sqlite_url, targets=("jsonl",))
+    run_pipeline(config)
+    engine = open_store(sqlite_url)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COPYDESK_CONFIG", str(config))
+    try:
+        with session_scope(engine) as session:
+            add_editor_once(session, "ann")
+        [item_id] = approve(engine, 1)
+        assert cli(config, "publish").exit_code == 0
+        with session_scope(engine) as session:
+            check = SourceCheck(item_id=item_id, state="open", failing=[], passages=[])
+            session.add(check)
+            session.flush()
+            form = f"source_correct_{check.id}"
+            check_id = check.id
+        at = signed_in("ann", "Source changed")
+        note = "The council now gives the quay as 1,520 metres"
+        at.text_input(key=f"{form}_reason").input(note)
+        at.button(key=f"FormSubmitter:{form}-Reopen as a correction").click()
+        at.run()
+        assert not at.exception, at.exception
+        assert f"#{item_id} is a correction draft" in shown(at)
+        with Session(engine) as session:
+            assert session.get(Item, item_id).status == "draft"  # type: ignore[union-attr]
+            assert session.get(SourceCheck, check_id).resolved_by == "ann"  # type: ignore[union-attr]
+            event = session.scalars(
+                select(AuditEvent)
+                .where(AuditEvent.item_id == item_id)
+                .order_by(AuditEvent.id.desc())
+            ).first()
+        assert (event.from_status, event.to_status, event.reason) == ("published", "draft", note)  # type: ignore[union-attr]
+        assert event.actor == "editor:ann"  # type: ignore[union-attr]
+        assert [line["event"] for line in jsonl_lines(tmp_path)] == ["published"]  # still live
+    finally:
+        engine.dispose()

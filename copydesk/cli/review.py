@@ -15,7 +15,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from sqlmodel import Session
 
     from copydesk.config import Settings
+    from store.models import Editor
 
 
 editor_app = typer.Typer(
@@ -90,17 +91,17 @@ def editor_add(
     password_stdin: bool = typer.Option(
         False, "--password-stdin", help="read the password from the first line of stdin"
     ),
+    as_json: bool = typer.Option(False, "--json", help="print the account as JSON"),
 ) -> None:
     """Create an account. Asks for the password twice unless --password-stdin."""
-    from rich.text import Text
 
     from store.editors import ROLES, add_editor
 
     if role not in ROLES:
         fail(f"--role must be one of {', '.join(ROLES)}, not {role!r}", EXIT_USAGE)
     password = _read_password(password_stdin)
-    _change_accounts(cli, lambda session: add_editor(session, name, password, role=role))
-    out.print(Text(f"added {role} {name.strip()}"))
+    account = _change_accounts(cli, lambda session: add_editor(session, name, password, role=role))
+    _said(account, "added", as_json, f"added {account['role']} {account['name']}")
 
 
 @editor_app.command("password")
@@ -111,15 +112,17 @@ def editor_password(
         False, "--password-stdin", help="read the password from the first line of stdin"
     ),
     enable: bool = typer.Option(False, "--enable", help="also re-enable a disabled account"),
+    as_json: bool = typer.Option(False, "--json", help="print the account as JSON"),
 ) -> None:
     """Set a new password (also lifts a lock from repeated wrong passwords)."""
-    from rich.text import Text
-
     from store.editors import set_password
 
     password = _read_password(password_stdin, "copydesk editor password NAME")
-    _change_accounts(cli, lambda session: set_password(session, name, password, enable=enable))
-    out.print(Text(f"password changed for {name}" + (" (enabled)" if enable else "")))
+    account = _change_accounts(
+        cli, lambda session: set_password(session, name, password, enable=enable)
+    )
+    line = f"password changed for {account['name']}" + (" (enabled)" if enable else "")
+    _said(account, "password changed", as_json, line)
 
 
 @editor_app.command("list")
@@ -170,28 +173,43 @@ def editor_list(
 
 
 @editor_app.command("disable")
-def editor_disable(cli: typer.Context, name: str = typer.Argument(...)) -> None:
+def editor_disable(
+    cli: typer.Context,
+    name: str = typer.Argument(...),
+    as_json: bool = typer.Option(False, "--json", help="print the account as JSON"),
+) -> None:
     """Stop an account from signing in; a signed-in session ends at its next click."""
-    from rich.text import Text
-
     from store.editors import disable_editor
 
-    _change_accounts(cli, lambda session: disable_editor(session, name))
-    out.print(Text(f"disabled {name}"))
+    account = _change_accounts(cli, lambda session: disable_editor(session, name))
+    _said(account, "disabled", as_json, f"disabled {account['name']}")
 
 
-def _change_accounts(cli: typer.Context, change: Callable[[Session], object]) -> None:
-    """One transaction on the editors table; a refusal (unknown name, weak password,
-    duplicate) is a usage error in one line."""
+def _said(account: dict[str, Any], done: str, as_json: bool, line: str) -> None:
+    """What an account command did: one JSON document (`--json`), or one line."""
+    from rich.text import Text
+
+    if as_json:
+        emit_json(account | {"done": done})
+    else:
+        out.print(Text(line))  # a name is the operator's text: never markup
+
+
+def _change_accounts(cli: typer.Context, change: Callable[[Session], Editor]) -> dict[str, Any]:
+    """One transaction on the editors table, and the account as it is after it
+    (name, role, enabled; never the password); a refusal (unknown name, weak
+    password, duplicate) is a usage error in one line."""
     from store.db import session_scope
     from store.editors import EditorError
 
     engine = connect(load(cli))
     try:
         with session_scope(engine) as session:
-            change(session)
+            editor = change(session)
+            account = {"name": editor.name, "role": editor.role, "enabled": editor.enabled}
     except EditorError as exc:
         fail(str(exc), EXIT_USAGE)
+    return account
 
 
 def review_command(

@@ -51,6 +51,9 @@ def init(
         help="PostgreSQL: the review server's role; the database URL's role becomes the "
         "workers' role, which the database lets neither decide nor change approved text",
     ),
+    as_json: bool = typer.Option(
+        False, "--json", help="print the database and the roles given rights as JSON"
+    ),
 ) -> None:
     """Create or upgrade the database schema (`init` and `migrate` are the same).
 
@@ -72,6 +75,10 @@ def init(
     except StoreError as exc:
         cx.fail(str(exc).splitlines()[0])
     where = make_url(owner_url).render_as_string(hide_password=True)
+    if as_json:
+        roles = {"runtime_role": granted, "review_role": review_role if granted else None}
+        cx.emit_json({"database": where} | roles)
+        return
     cx.out.print(f"database ready: {where}", markup=False)
     if granted and review_role:
         cx.out.print(

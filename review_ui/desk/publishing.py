@@ -157,6 +157,18 @@ def retry_now(
     return again, publish_now(engine, settings, reviewer, [item_id])
 
 
+def reopen_as_correction(
+    engine: Engine, reviewer: Reviewer, item_id: int, expected_version: int, note: str
+) -> Item:
+    """published -> draft, as a correction: `note` (required) is the correction note
+    the republished item carries. The item stays live on its targets as it was until
+    its corrected text is approved and published (under the same id)."""
+    return decide(
+        engine,
+        lambda s: reopen(s, reviewer, item_id, expected_version, note, details={"reopened": True}),
+    )
+
+
 def take_back(
     engine: Engine, reviewer: Reviewer, item_id: int, expected_version: int, reason: str
 ) -> Item:

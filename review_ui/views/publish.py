@@ -386,6 +386,15 @@ def source_changed_view(engine: Engine, settings: ReviewAppSettings, reviewer: R
                     "Retract",
                     partial(_retract_changed, engine, settings, reviewer, change.check_id),
                 )
+                # The summary can be put right: a correction draft, republished later
+                # under the same id with this note.
+                forms.item_form(
+                    f"source_correct_{change.check_id}",
+                    f"Reopen #{change.item_id} as a correction",
+                    {change.item_id: (change.version, f"#{change.item_id} {change.headline}")},
+                    "Reopen as a correction",
+                    partial(_correct_changed, engine, reviewer, change.check_id),
+                )
                 st.button(
                     "Reviewed",
                     key=f"resolve_{change.check_id}",
@@ -408,6 +417,26 @@ def _retract_changed(
         return False
     _resolve(engine, reviewer, check_id)
     return True
+
+
+def _correct_changed(
+    engine: Engine, reviewer: Reviewer, check_id: int, item_id: int, version: int, note: str
+) -> bool:
+    try:
+        publishing.reopen_as_correction(engine, reviewer, item_id, version, note)
+    except Conflict as exc:
+        flash("error", conflict_message(exc))
+    except (NotAllowed, IllegalMove, ValueError, LookupError) as exc:
+        flash("error", f"Not reopened: #{item_id}: {exc}")
+    else:
+        _resolve(engine, reviewer, check_id)
+        flash(
+            "success",
+            f"#{item_id} is a correction draft in the queue; once approved it is republished "
+            "under the same id with the note.",
+        )
+        return True
+    return False
 
 
 def _resolve(engine: Engine, reviewer: Reviewer, check_id: int) -> None:

@@ -16,6 +16,7 @@ from sqlmodel import Session, select
 
 from copydesk.services.pipeline.handoff import (
     BackendFailure,
+    Job,
     Outcome,
     discard,
     failed,
@@ -23,14 +24,18 @@ from copydesk.services.pipeline.handoff import (
 )
 from copydesk.services.pipeline.state import RunState
 from guards.registry import CHECK_GATES, DRAFT_GATES, run_checks, run_gates
-from store.models import ModelCall, utcnow
+from store import claims, ledger
+from store.db import session_scope
+from store.models import CallRecord, ModelCall, utcnow
 from summarise.base import (
+    CALL_JOURNAL,
     REJECTED,
     SPEND_CAP,
     TRANSIENT,
     Article,
     BackendUnavailable,
     Draft,
+    LeaseLost,
     Summariser,
     SummaryFailed,
 )
@@ -80,8 +85,29 @@ class ModelHealth:
             return self.rejections >= REJECTIONS_TO_STOP
 
 
+class InFlight:
+    """One item's call journal (`summarise.base.CallJournal`): before each model
+    request, the claim is checked and the call's ledger row written as in flight,
+    in one short transaction; the writer completes the row with the outcome. A
+    claim this worker no longer holds raises `LeaseLost`: no request is sent."""
+
+    def __init__(self, run: RunState, job: Job):
+        self.run, self.job = run, job
+
+    def begin(self, call: CallRecord) -> int | None:
+        job = self.job
+        with session_scope(self.run.engine) as session:
+            if not claims.still_holds(session, job.item_id, self.run.run_id, job.version):
+                raise LeaseLost(
+                    f"item {job.item_id}: this run no longer holds its claim (the lease ran "
+                    "out or another run took it over); no model call was sent"
+                )
+            return ledger.begin(session, call, item_id=job.item_id, run_id=self.run.run_id)
+
+
 class DraftStage:
     def __init__(self, run: RunState, summariser: Summariser, checker: Checker):
+        self.run = run
         self.settings = run.settings
         self.engine = run.engine
         self.summariser = summariser
@@ -89,7 +115,19 @@ class DraftStage:
         self.health = ModelHealth(run.settings.summarise.breaker_failures)
 
     def prepare(self, out: Outcome, article: Article) -> Outcome:
-        """The model's draft of the article, through the draft gates and the checks."""
+        """The model's draft of the article, through the draft gates and the checks.
+        Each model call's ledger row is written before it is sent (`InFlight`); a
+        lost claim raises `LeaseLost` with the item's calls so far."""
+        token = CALL_JOURNAL.set(InFlight(self.run, out.job))
+        try:
+            return self._prepare(out, article)
+        except LeaseLost as exc:
+            exc.item_id, exc.calls = out.job.item_id, [*out.calls, *exc.calls]
+            raise
+        finally:
+            CALL_JOURNAL.reset(token)
+
+    def _prepare(self, out: Outcome, article: Article) -> Outcome:
         job, text = out.job, article.text
         modes = self.settings.gates.all_modes()
         out.changes.summariser = self.summariser.name  # recorded whatever the outcome

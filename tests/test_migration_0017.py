@@ -13,7 +13,7 @@ from store import status as st
 from store.db import make_engine, migrate, migrate_as_owner, session_scope
 from store.models import Item
 from tests.migration_helpers import at_previous_revision, insert_article
-from tests.test_pg_runtime_roles import new_draft, role
+from tests.pg_role_helpers import new_draft, role
 
 REVISION = "0017_correction_by_review_only"
 

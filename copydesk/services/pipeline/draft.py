@@ -51,32 +51,44 @@ _DETAIL = re.compile(r"\(([^()]*)\)\s*$")
 
 class ModelHealth:
     """The circuit breaker, shared by a run's model threads: K transient failures in
-    a row, across items, open it; any answered call closes it. It also remembers
-    whether the API answered a summary this run, and rejections in a row."""
+    a row, across items, open it (issue 19: the run stops taking model work).
+    Summary calls and check calls keep separate streaks, each closed only by an
+    answer to its own kind of call: a check comes only after an answered summary,
+    so one shared streak would be reset by every summary and a check-model outage
+    would never open it. It also remembers whether the API answered a summary this
+    run, and rejections in a row."""
 
     def __init__(self, breaker: int):
         self.breaker = breaker
         self._lock = threading.Lock()
-        self.streak = 0
-        self.since: datetime | None = None
+        self.streaks: dict[str, int] = {}
+        self.since: dict[str, datetime] = {}
         self.last: str | None = None
         self.answered = False
         self.rejections = 0
 
-    def ok(self) -> None:
-        with self._lock:
-            self.streak, self.since, self.answered, self.rejections = 0, None, True, 0
+    @property
+    def streak(self) -> int:
+        return self.streaks.get("summary", 0)
 
-    def transient(self, reason: str) -> str | None:
+    def ok(self, purpose: str = "summary") -> None:
+        with self._lock:
+            self.streaks[purpose] = 0
+            self.since.pop(purpose, None)
+            if purpose == "summary":
+                self.answered, self.rejections = True, 0
+
+    def transient(self, reason: str, purpose: str = "summary") -> str | None:
         """Count a transient failure; the run's stop line when the breaker opens."""
         with self._lock:
-            self.streak += 1
-            self.since = self.since or utcnow()
+            self.streaks[purpose] = self.streaks.get(purpose, 0) + 1
+            since = self.since.setdefault(purpose, utcnow())
             found = _DETAIL.search(reason)
             self.last = (found.group(1) if found else reason).split(":")[0].strip()
-            if self.streak < self.breaker:
+            if self.streaks[purpose] < self.breaker:
                 return None
-            return f"Anthropic API unavailable since {self.since:%H:%M} UTC: {self.last}"
+            calls = "" if purpose == "summary" else " (check calls)"
+            return f"Anthropic API unavailable since {since:%H:%M} UTC{calls}: {self.last}"
 
     def rejected(self) -> bool:
         """Count a rejection no success explains; True when the run should stop."""
@@ -215,6 +227,12 @@ class DraftStage:
                 checked.reason or "spend cap", item_id=out.job.item_id, calls=checked.calls
             )
         ran = checked.state == RAN
+        if ran:
+            self.health.ok("checks")
+        elif checked.transient:
+            line = self.health.transient(checked.reason or "check failed", "checks")
+            if line is not None:  # the draft is kept (its checks wait); nothing new starts
+                out.stop = BackendFailure(line, item_id=out.job.item_id, count_waiting=True)
         results = run_checks(
             article.text,
             draft.text,

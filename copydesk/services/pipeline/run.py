@@ -323,6 +323,8 @@ class Pipeline:
                         if stop is None:  # on to the model; after a stop the item waits
                             pending[model.submit(self._draft_safely, *result)] = "model"
                         continue
+                    if stage == "model" and result is not None and result.stop is not None:
+                        stop = stop or result.stop
                     if result is not None:
                         ready.append(result[0] if stage == "source" else result)
                     else:
@@ -354,7 +356,10 @@ class Pipeline:
         if self._backend_stopped.is_set():
             return None
         try:
-            return self.drafts.prepare(out, article)
+            done = self.drafts.prepare(out, article)
+            if done.stop is not None:
+                self._backend_stopped.set()
+            return done
         except BackendFailure:
             self._backend_stopped.set()
             raise

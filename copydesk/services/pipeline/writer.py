@@ -182,6 +182,7 @@ class Writer:
         check_state = (out.details.get("checks") or {}).get("state")
         report.checks_not_run += check_state == NOT_RUN
         report.checks_failed += check_state == FAILED
+        report.pages_cut += out.changes.get("page_cut_at") is not None
         if out.to_status == st.DRAFT:
             report.drafts += 1
         elif out.to_status == st.ERROR:

@@ -50,32 +50,22 @@ def _worker_outcome(engine, url: str, story: str = "ferry") -> tuple[Writer, Out
     return Writer(state), out
 
 
-def test_two_workers_with_one_story_at_once_make_one_story_and_a_duplicate(
-    engine, monkeypatch
-) -> None:
-    writer_a, out_a = _worker_outcome(engine, "https://harrowby.example.test/ferry")
-    writer_b, out_b = _worker_outcome(engine, "https://wire.example.test/harrowby-ferry")
-    a_checked = threading.Event()  # A looked for a duplicate, found none, has not committed
-    b_progress = threading.Event()  # B committed, or waits on the lock A holds
+def _cross(engine, a, b, a_checked=None, b_progress=None):  # type: ignore[no-untyped-def]
+    """Worker A writes its outcome up to the move and waits; worker B then writes
+    and commits; A moves once B has made progress (committed, or, with the test's
+    hook, started to wait on A's lock). Returns what either raised."""
+    a_checked = a_checked or threading.Event()  # A looked, found none, has not committed
+    b_progress = b_progress or threading.Event()
     errors: list[BaseException] = []
-
-    real_hold = locks.hold
-
-    def hold(session, name: str) -> None:  # type: ignore[no-untyped-def]
-        if threading.current_thread().name == "B" and name.startswith(pipeline_duplicates.STORIES):
-            b_progress.set()  # B is about to wait for A's lock
-        real_hold(session, name)
-
-    monkeypatch.setattr(locks, "hold", hold)
 
     def worker_a() -> None:
         try:
             with session_scope(engine) as session:
-                move = writer_a.write_outcome(session, out_a)
+                move = a[0].write_outcome(session, a[1])
                 a_checked.set()
                 assert b_progress.wait(WAIT), "B neither committed nor waited for A"
                 move()
-        except BaseException as exc:  # noqa: BLE001 - reported by the test below
+        except BaseException as exc:  # noqa: BLE001 - reported by the test
             errors.append(exc)
             a_checked.set()
 
@@ -83,8 +73,8 @@ def test_two_workers_with_one_story_at_once_make_one_story_and_a_duplicate(
         try:
             assert a_checked.wait(WAIT)
             with session_scope(engine) as session:
-                writer_b.write_outcome(session, out_b)()
-        except BaseException as exc:  # noqa: BLE001 - reported by the test below
+                b[0].write_outcome(session, b[1])()
+        except BaseException as exc:  # noqa: BLE001 - reported by the test
             errors.append(exc)
         finally:
             b_progress.set()
@@ -98,6 +88,26 @@ def test_two_workers_with_one_story_at_once_make_one_story_and_a_duplicate(
     for thread in threads:
         thread.join(WAIT * 2)
     assert not any(t.is_alive() for t in threads)
+    return errors
+
+
+def test_two_workers_with_one_story_at_once_make_one_story_and_a_duplicate(
+    engine, monkeypatch
+) -> None:
+    writer_a, out_a = _worker_outcome(engine, "https://harrowby.example.test/ferry")
+    writer_b, out_b = _worker_outcome(engine, "https://wire.example.test/harrowby-ferry")
+    a_checked = threading.Event()  # A looked for a duplicate, found none, has not committed
+    b_progress = threading.Event()  # B committed, or waits on the lock A holds
+    real_hold = locks.hold
+
+    def hold(session, name: str) -> None:  # type: ignore[no-untyped-def]
+        if threading.current_thread().name == "B" and name.startswith(pipeline_duplicates.STORIES):
+            b_progress.set()  # B is about to wait for A's lock
+        real_hold(session, name)
+
+    monkeypatch.setattr(locks, "hold", hold)
+
+    errors = _cross(engine, (writer_a, out_a), (writer_b, out_b), a_checked, b_progress)
     assert errors == []
 
     with Session(engine) as session:
@@ -119,34 +129,7 @@ def test_two_workers_with_two_stories_do_not_wait_for_each_other(pg_url, migrate
     engine = open_store(pg_url)
     writer_a, out_a = _worker_outcome(engine, "https://harrowby.example.test/ferry")
     writer_b, out_b = _worker_outcome(engine, "https://harrowby.example.test/library", "library")
-    a_checked, b_done = threading.Event(), threading.Event()
-    errors: list[BaseException] = []
-
-    def worker_a() -> None:
-        try:
-            with session_scope(engine) as session:
-                move = writer_a.write_outcome(session, out_a)
-                a_checked.set()
-                assert b_done.wait(WAIT), "B waited for A's lock: the stories crossed"
-                move()
-        except BaseException as exc:  # noqa: BLE001 - reported by the test below
-            errors.append(exc)
-            a_checked.set()
-
-    def worker_b() -> None:
-        try:
-            assert a_checked.wait(WAIT)
-            with session_scope(engine) as session:
-                writer_b.write_outcome(session, out_b)()
-            b_done.set()
-        except BaseException as exc:  # noqa: BLE001 - reported by the test below
-            errors.append(exc)
-
-    threads = [threading.Thread(target=worker_a), threading.Thread(target=worker_b)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(WAIT * 2)
+    errors = _cross(engine, (writer_a, out_a), (writer_b, out_b))
     assert errors == []
     with Session(engine) as session:
         statuses = {session.get(Item, o.job.item_id).status for o in (out_a, out_b)}

@@ -226,15 +226,16 @@ def find_dates(
     fallback: Callable[[], str | None] | None = None,
 ) -> list[DateMention]:
     """The dates the draft states (see the module docstring), in English and in the
-    draft's other language: `language` (the one its source declared) and the one
-    detected from the draft, else `fallback()` (the source's) for a draft too short
-    to tell. `prefilter` skips a pattern whose words are not in the draft (same
-    result, see `_MONTH_HINTS`)."""
+    draft's language: `language`, its item's as the feed or page declared it (a draft
+    is written in its article's language: a French quotation in an English draft is
+    not read as French); when None, the one detected from the draft, else
+    `fallback()` (the source's) for a draft too short to tell. `prefilter` skips a
+    pattern whose words are not in the draft (same result, see `_MONTH_HINTS`)."""
     found = _english_dates(draft, prefilter)
     if prefilter and not _may_be_foreign(draft):
         return sorted(found)
-    detected = detect_language(draft) or (fallback() if fallback else None)
-    for lang in _languages(language, detected):
+    own = language or detect_language(draft) or (fallback() if fallback else None)
+    for lang in _languages(own):
         found += [d for d in _foreign_dates(draft, lang) if d.kind != "month name"]
     return sorted(found)
 

@@ -34,6 +34,7 @@ from tests.browser import (
     on_screen,
     queue_of,
     read_until_quiet,
+    run_apart,
     said,
     serve,
     shows,
@@ -41,6 +42,7 @@ from tests.browser import (
     statuses,
     websocket_rerun,
 )
+from tests.desk_kit import read
 from tests.review_seed import ARTICLES, IMG, JS_LINK, MD_IMAGE, PASSWORD, SCRIPT
 
 pytestmark = pytest.mark.browser
@@ -55,9 +57,15 @@ def server(tmp_path: Path, sqlite_url: str) -> Iterator[Server]:
 
 @pytest.fixture
 def dwell_server(tmp_path: Path, sqlite_url: str) -> Iterator[Server]:
-    """The app as shipped: `[review] dwell_seconds` left at its default (1 s)."""
-    with serve(tmp_path, sqlite_url, queue_of(*QUEUE_KEYS), dwell_seconds=None) as running:
+    """The app with a dwell of DWELL seconds (the shipped default is 1 s)."""
+    with serve(tmp_path, sqlite_url, queue_of(*QUEUE_KEYS), dwell_seconds=DWELL) as running:
         yield running
+
+
+# Seconds. The second of two quick presses must come within the dwell of the next
+# draft appearing: with the default 1 s, a loaded test machine (a press sent late,
+# 700 ms planned) could let it count, and the test would fail for speed alone.
+DWELL = 5
 
 
 def test_sign_in_approve_reject_in_a_real_browser(server: Server) -> None:
@@ -201,7 +209,7 @@ def test_parallel_sign_ins_from_many_browsers_are_each_counted(server: Server) -
             finally:
                 await browser.close()
 
-    asyncio.run(burst())
+    run_apart(burst())
     engine = open_store(server.db_url)
     try:
         with Session(engine) as session:
@@ -217,7 +225,6 @@ def test_malformed_websocket_messages_show_no_trace_to_a_stranger(server: Server
     garbage bytes, then reruns with crafted widget ids and values of the wrong type.
     Whatever error that causes, nothing it receives carries a stack trace, a
     source line or an exception message (client.showErrorDetails = none)."""
-    import asyncio
 
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
     from websockets.asyncio.client import connect  # the [test] extra lists it
@@ -286,7 +293,7 @@ def test_malformed_websocket_messages_show_no_trace_to_a_stranger(server: Server
                 await read_until_quiet(connection, received, 2)
         return received
 
-    received = asyncio.run(talk())
+    received = run_apart(talk())
     assert received, "the server sent nothing back"
     exceptions = []
     for raw in received:
@@ -307,16 +314,17 @@ def test_malformed_websocket_messages_show_no_trace_to_a_stranger(server: Server
 def _slow_down(page, how: str) -> None:  # type: ignore[no-untyped-def]
     """Make the browser as slow as a loaded editor's machine: every task six times
     slower (Chromium's own CPU throttling), or the page's main thread busy for
-    1.5 s right after the first press, so the second key press waits in the queue
-    behind the next draft's drawing."""
+    half a second longer than the dwell right after the first press, so the second
+    key press waits in the queue behind the next draft's drawing."""
     if how == "throttled":
         page.context.new_cdp_session(page).send("Emulation.setCPUThrottlingRate", {"rate": 6})
     elif how == "busy":
         page.evaluate(
-            """() => { setTimeout(() => {
-                const until = performance.now() + 1500;
+            """(busy) => { setTimeout(() => {
+                const until = performance.now() + busy;
                 while (performance.now() < until) {}
-            }, 0); }"""
+            }, 0); }""",
+            DWELL * 1000 + 500,
         )
 
 
@@ -328,7 +336,7 @@ def test_two_quick_a_presses_approve_only_the_draft_that_was_on_screen(
 ) -> None:
     """Issue 12: A pressed twice quickly approved two drafts, the second never
     seen. Now a decision applies only to a draft on screen for `dwell_seconds`
-    (1 s by default), measured in the browser from the moment the key was
+    (DWELL here), measured in the browser from the moment the key was
     pressed, and every outcome is a message naming its item. A slow browser (one
     that handles the second press only after drawing the next draft) used to
     approve the unseen draft: the server measured from when the click arrived."""
@@ -344,7 +352,7 @@ def test_two_quick_a_presses_approve_only_the_draft_that_was_on_screen(
         expect(page.get_by_role("button", name="Approve", exact=True)).to_be_visible()
         if slow == "throttled":
             _slow_down(page, slow)
-        page.wait_for_timeout(1300)  # the editor reads the first draft
+        read(page, ids["bridge"])  # the editor reads the first draft
         page.locator(".cd-headline").first.click()  # focus the page, not a text box
         page.keyboard.press("a")
         if slow == "busy":

@@ -34,6 +34,7 @@ from tests.browser import (
     signed_in_page,
     statuses,
 )
+from tests.desk_kit import read
 from tests.review_seed import ARTICLES, seed_copies, seed_editor, seed_queue
 
 pytestmark = pytest.mark.browser
@@ -237,7 +238,7 @@ def test_a_row_picked_with_the_mouse_opens_is_marked_and_a_approves_exactly_it(
         expect(marked).to_have_count(1)
         expect(marked).to_contain_text(ARTICLES["market"].headline)
         # A, once the picked draft has been read: that draft, and no other.
-        page.wait_for_timeout(1_300)
+        read(page, ids["market"])
         focus_page(page)
         page.keyboard.press("a")
         expect(said(page, f"Approved #{ids['market']}")).to_be_visible()

@@ -34,6 +34,7 @@ from tests.browser import (
     statuses,
     submit_sign_in,
 )
+from tests.desk_kit import read
 from tests.review_seed import ARTICLES, seed_copies, seed_editor, seed_queue
 
 pytestmark = pytest.mark.browser
@@ -88,7 +89,7 @@ def test_help_r_e_and_a_refusal_that_keeps_the_earlier_message(slow_server: Serv
 
         # R on a draft read long enough: the cursor goes to the reason box, and
         # Enter rejects with what was typed (an "a" typed there approves nothing).
-        page.wait_for_timeout(DWELL * 1000 + 300)
+        read(page, ids["bridge"])
         focus_page(page)
         page.keyboard.press("r")
         reason = page.get_by_label("Reason for rejecting")
@@ -118,7 +119,7 @@ def test_help_r_e_and_a_refusal_that_keeps_the_earlier_message(slow_server: Serv
         # A, then A again on the draft that has just opened: the second is refused
         # and both messages stay on screen, each naming its item.
         focus_page(page)
-        page.wait_for_timeout(DWELL * 1000 + 300)
+        read(page, ids["school"])
         page.keyboard.press("a")
         expect(said(page, f"Approved #{ids['school']}")).to_be_visible()
         shows(page, "market")

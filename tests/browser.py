@@ -21,7 +21,7 @@
 - `submit_sign_in` / `sign_in`: the sign-in form, without and with waiting for the queue.
 - Page helpers: `shows`, `said`, `on_screen`, `drawn`, `idle`, `focus_page`,
   `inert`; `statuses(server)` reads the items' statuses back.
-- `websocket_rerun` / `read_until_quiet`: Streamlit's websocket protocol spoken by
+- `websocket_rerun` / `read_until_run_ends`: Streamlit's websocket protocol spoken by
   hand, as a stranger who never opened the page would.
 
 Needs Debian's chromium at /usr/bin/chromium: a test is skipped when it is
@@ -523,13 +523,25 @@ def websocket_rerun(states: list[dict[str, object]]) -> bytes:
     return message.SerializeToString()
 
 
-async def read_until_quiet(connection: Any, received: list[bytes], quiet: float) -> None:
-    """Append every binary message to `received` until none comes for `quiet`
-    seconds or the server closes the connection."""
+async def read_until_run_ends(connection: Any, received: list[bytes], quiet: float) -> None:
+    """Append every binary message to `received` until the page run they belong to has
+    ended (Streamlit's `script_finished`, other than a finish early for a rerun), the
+    server closes the connection, or none comes for `quiet` seconds (a message that
+    starts no run). Waiting for the run's end, not for a quiet spell, is what makes
+    this as quick as the server allows and right on a slow machine."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
     while True:
         try:
             message = await asyncio.wait_for(connection.recv(), timeout=quiet)
         except Exception:  # noqa: BLE001 - quiet (TimeoutError) or closed: done
             return
-        if isinstance(message, bytes):
-            received.append(message)
+        if not isinstance(message, bytes):
+            continue
+        received.append(message)
+        parsed = ForwardMsg.FromString(message)
+        if (
+            parsed.WhichOneof("type") == "script_finished"
+            and parsed.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN
+        ):
+            return

@@ -104,6 +104,18 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _session_working_directory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The same for module and session fixtures, which are made before a test's own
+    folder is: a folder per test process."""
+    cwd = tmp_path_factory.mktemp("cwd")
+    shutil.copyfile(ROOT / "config.toml", cwd / "config.toml")
+    before = os.getcwd()
+    os.chdir(cwd)
+    yield
+    os.chdir(before)
+
+
 @pytest.fixture(autouse=True)
 def _working_directory_of_its_own(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Every test runs in a folder of its own holding a copy of the checkout's

@@ -21,7 +21,7 @@ from tests.browser import (
     chromium,
     new_page,
     queue_of,
-    read_until_quiet,
+    read_until_run_ends,
     run_apart,
     serve,
     signed_in_page,
@@ -88,7 +88,7 @@ def test_a_name_that_is_not_text_is_answered_not_crashed_on(small_server: Server
         received: list[bytes] = []
         async with connect(ws_url, subprotocols=["streamlit"], max_size=None) as connection:
             await connection.send(websocket_rerun([]))
-            await read_until_quiet(connection, received, 20)
+            await read_until_run_ends(connection, received, 20)
             widget = ids(received)
             assert set(widget) == {"login_name", "login_password", "login_submit"}, widget
             received.clear()
@@ -101,7 +101,7 @@ def test_a_name_that_is_not_text_is_answered_not_crashed_on(small_server: Server
                     ]
                 )
             )
-            await read_until_quiet(connection, received, 5)
+            await read_until_run_ends(connection, received, 5)
         return received
 
     received = run_apart(talk())

@@ -33,7 +33,7 @@ from tests.browser import (
     new_page,
     on_screen,
     queue_of,
-    read_until_quiet,
+    read_until_run_ends,
     run_apart,
     said,
     serve,
@@ -269,7 +269,7 @@ def test_malformed_websocket_messages_show_no_trace_to_a_stranger(server: Server
         received: list[bytes] = []
         async with connect(ws_url, subprotocols=["streamlit"], max_size=None) as connection:
             await connection.send(websocket_rerun([]))
-            await read_until_quiet(connection, received, 20)
+            await read_until_run_ends(connection, received, 20)
             ids = widget_ids(received)
             assert ids, [ForwardMsg.FromString(r).WhichOneof("type") for r in received]
             # The real widget ids with values of the wrong type, then made-up ids.
@@ -290,7 +290,7 @@ def test_malformed_websocket_messages_show_no_trace_to_a_stranger(server: Server
                     await connection.send(payload)
                 except Exception:  # noqa: BLE001 - the server hung up: read what it sent
                     break
-                await read_until_quiet(connection, received, 2)
+                await read_until_run_ends(connection, received, 2)
         return received
 
     received = run_apart(talk())

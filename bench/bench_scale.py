@@ -264,11 +264,39 @@ def _timed_commits() -> list[float]:
     return spent
 
 
+def _timed_locks() -> dict[str, float]:
+    """Seconds this process's statements spent waiting for PostgreSQL advisory
+    locks, by lock: the audit chain's and the stories' (duplicate look-ups)."""
+    from sqlalchemy import event
+    from sqlalchemy.engine import Engine
+
+    from store import audit_chain, locks
+
+    names = {audit_chain.PG_CHAIN_LOCK: "chain", locks.key("stories"): "stories"}
+    waited: dict[str, float] = {"chain": 0.0, "stories": 0.0}
+
+    @event.listens_for(Engine, "before_cursor_execute")
+    def before(conn, cursor, statement, parameters, context, executemany):  # type: ignore[no-untyped-def]
+        if "pg_advisory_xact_lock" in statement:
+            conn.info["lock_started"] = time.perf_counter()
+
+    @event.listens_for(Engine, "after_cursor_execute")
+    def after(conn, cursor, statement, parameters, context, executemany):  # type: ignore[no-untyped-def]
+        started = conn.info.pop("lock_started", None)
+        if started is not None:
+            key = (parameters or {}).get("key") if isinstance(parameters, dict) else None
+            name = names.get(key, "other")  # type: ignore[arg-type]
+            waited[name] = waited.get(name, 0.0) + time.perf_counter() - started
+
+    return waited
+
+
 def _worker(db_url: str, feed_url: str, level: int, latency: float, out) -> None:  # type: ignore[no-untyped-def]
     spent = _timed_commits()
+    waited = _timed_locks()
     totals = one_run(settings_for(db_url, feed_url, level), latency)
     usage = resource.getrusage(resource.RUSAGE_SELF)
-    out.put((totals, usage.ru_utime + usage.ru_stime, spent[0]))
+    out.put((totals, usage.ru_utime + usage.ru_stime, spent[0], waited))
 
 
 def workers(articles: int, pg_url: str, counts: list[int], level: int, latency: float) -> None:
@@ -287,7 +315,7 @@ def workers(articles: int, pg_url: str, counts: list[int], level: int, latency: 
     print(
         f"{'workers':>7} {'seconds':>8} {'articles/s':>11} {'vs 1 worker':>12} {'of ideal':>9}"
         f" {'drafts':>7} {'CPU ms/article':>15} {'(workers':>9} {'pg':>5} {'feed)':>6}"
-        f" {'commit ms':>10}"
+        f" {'commit ms':>10} {'chain ms':>9} {'stories ms':>11}"
     )
     base = None
     try:
@@ -297,7 +325,7 @@ def workers(articles: int, pg_url: str, counts: list[int], level: int, latency: 
                 conn.execute(text(f'CREATE DATABASE "{name}"'))
             db_url = admin_url.set(database=name).render_as_string(hide_password=False)
             open_store(db_url).dispose()  # migrated once, before the workers start
-            out: multiprocessing.Queue[tuple[dict[str, int], float, float]] = (
+            out: multiprocessing.Queue[tuple[dict[str, int], float, float, dict[str, float]]] = (
                 multiprocessing.Queue()
             )
             procs = [
@@ -319,6 +347,8 @@ def workers(articles: int, pg_url: str, counts: list[int], level: int, latency: 
             drafts = sum(r[0]["drafts"] for r in results)
             worker_cpu = sum(r[1] for r in results)
             commit = sum(r[2] for r in results)
+            chain = sum(r[3]["chain"] for r in results)
+            stories = sum(r[3]["stories"] for r in results)
             total_cpu = worker_cpu + pg.seconds + server_cpu
             rate = articles / took
             base = base or rate
@@ -327,7 +357,7 @@ def workers(articles: int, pg_url: str, counts: list[int], level: int, latency: 
                 f"{count:>7} {took:>8.1f} {rate:>11.1f} {rate / base:>12.2f}"
                 f" {rate / (ideal1 * count):>9.2f} {drafts:>7} {total_cpu * per:>15.0f}"
                 f" {worker_cpu * per:>9.0f} {pg.seconds * per:>5.0f} {server_cpu * per:>6.0f}"
-                f" {commit * per:>10.1f}"
+                f" {commit * per:>10.1f} {chain * per:>9.1f} {stories * per:>11.1f}"
             )
             with admin.connect() as conn:
                 conn.execute(text(f'DROP DATABASE "{name}" WITH (FORCE)'))
@@ -336,7 +366,9 @@ def workers(articles: int, pg_url: str, counts: list[int], level: int, latency: 
         admin.dispose()
     print(
         "CPU ms/article: all CPU the run used (worker processes, PostgreSQL backends, "
-        "the loopback feed server) per article; commit ms: writer-thread time per article."
+        "the loopback feed server) per article; commit ms: writer-thread time per article; "
+        "chain ms / stories ms: time the writers waited for the audit chain's lock and the "
+        "duplicate look-ups' lock (PostgreSQL advisory locks), per article."
     )
 
 

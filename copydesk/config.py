@@ -12,8 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError
 
 from guards.settings import GateMode, GateSettings
 from ingest.settings import FeedSettings, IngestSettings
@@ -62,6 +60,10 @@ class RunSettings(BaseModel):
 
     lease_seconds: float = Field(default=300, gt=0)
     wait_seconds: float = Field(default=0, ge=0)
+    # The run's deadline, from its start: no re-check of earlier drafts starts after
+    # it (the rest wait for the next run), so re-checks that hang cannot hold the
+    # run, and SQLite's one run slot, for hours (issue 26).
+    deadline_seconds: float = Field(default=1800, gt=0)
     # A file outside the database holding the audit log's head (ID:HASH), advanced
     # by every command that commits an audit event, for `audit --verify` to catch
     # events cut from the log's end. On by default; "" turns it off.
@@ -163,6 +165,10 @@ def _place_anchor_without_config(settings: Settings, env: dict[str, str]) -> Non
     anchor = settings.runs.audit_anchor
     if not anchor or Path(anchor).is_absolute():
         return
+    # Here, not at the top: loading the settings must not import SQLAlchemy (`check`).
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
     try:
         url = make_url(settings.database.url)
     except ArgumentError:

@@ -31,6 +31,12 @@ not have at all is given the benefit of the doubt.
 A weekday never grounds a calendar date nor the other way round: turning a
 source's "on Tuesday" into "on 9 January" needs a calendar the source does
 not give. Month names count only when capitalised (the verbs may and march).
+
+Other languages: French, German, Spanish, Italian and Dutch dates are read too
+("9 janvier", "9. Januar", "9 de enero", "en mars", "vendredi", "gestern"; see
+`_FOREIGN`), in a draft and in a source, and compared by value, so a date grounds
+the same date in any language. A text is read in English and in its own language
+only (declared by the feed or page, or detected; a short draft takes its source's).
 Evidence: per date, the words, the kind and value compared, and where the
 source has it.
 """
@@ -38,11 +44,13 @@ source has it.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 from guards.quotes import _source
+from guards.sourcetext import SourceText, source_text
 from guards.text import Normalised
+from guards.units import detect_language
 from guards.verdict import Verdict, all_found
 
 GATE = "dates_grounded"
@@ -151,11 +159,13 @@ def _calendar_match(m: re.Match[str]) -> list[DateMention]:
     return out
 
 
-def _calendar(text: str, *, strict_case: bool) -> list[DateMention]:
+def _calendar(text: str, *, strict_case: bool, low: str | None = None) -> list[DateMention]:
+    """The calendar dates of `text`; with `low` (`text` lower-cased, ASCII) the
+    case-sensitive twin of the pattern runs over it, twice as fast (see `_LOWER`)."""
     out = []
-    for m in _CALENDAR.finditer(text):
-        word = m.group("m1") or m.group("m2") or m.group("m3")
-        if strict_case and not word[0].isupper():
+    for m in _near_months(low) if low is not None else _CALENDAR.finditer(text):
+        group = "m1" if m.group("m1") else "m2" if m.group("m2") else "m3"
+        if strict_case and not text[m.start(group)].isupper():
             continue  # "may", "march": verbs
         out += _calendar_match(m)
     return out
@@ -208,9 +218,85 @@ def _has_word(low: str, hints: tuple[str, ...], spellings: frozenset[str]) -> bo
     return False
 
 
-def find_dates(draft: str, *, prefilter: bool = True) -> list[DateMention]:
-    """The dates the draft states (see the module docstring). `prefilter` skips a
-    pattern whose words are not in the draft (same result, see `_MONTH_HINTS`)."""
+def find_dates(
+    draft: str,
+    *,
+    prefilter: bool = True,
+    language: str | None = None,
+    fallback: Callable[[], str | None] | None = None,
+) -> list[DateMention]:
+    """The dates the draft states (see the module docstring), in English and in the
+    draft's other language: `language` (the one its source declared) and the one
+    detected from the draft, else `fallback()` (the source's) for a draft too short
+    to tell. `prefilter` skips a pattern whose words are not in the draft (same
+    result, see `_MONTH_HINTS`)."""
+    found = _english_dates(draft, prefilter)
+    if prefilter and not _may_be_foreign(draft):
+        return sorted(found)
+    detected = detect_language(draft) or (fallback() if fallback else None)
+    for lang in _languages(language, detected):
+        found += [d for d in _foreign_dates(draft, lang) if d.kind != "month name"]
+    return sorted(found)
+
+
+_DAY_REACH = 16  # characters a calendar match may start before its month word ("31st of ")
+_MONTH_REACH = 40  # and run on after it (", 2026")
+
+
+def _near_months(low: str) -> Iterator[re.Match[str]]:
+    """`_CALENDAR.finditer` over a lower-cased ASCII text, searched only around its
+    month words (every match has one; a scan of every position costs several times
+    more): from `_DAY_REACH` characters before each to `_MONTH_REACH` after, a match
+    that reaches the window's end read again over the whole text."""
+    pattern = _LOWER[_CALENDAR]
+    months = sorted(
+        i
+        for hint in _MONTH_HINTS
+        for i in _word_starts(low, hint)
+        if _LETTERS.match(low, i).group() in _MONTH_SPELLINGS  # type: ignore[union-attr]
+    )
+    end = 0
+    for i in months:
+        pos = max(end, i - _DAY_REACH)
+        while pos <= i:
+            window = min(len(low), i + _MONTH_REACH)
+            m = pattern.search(low, pos, window)
+            if m is None or m.start() > i:
+                break
+            if m.end() >= window - 1:  # it may go on: read it whole
+                full_start = m.start()
+                m = pattern.match(low, full_start)
+                if m is None:
+                    pos = full_start + 1
+                    continue
+            yield m
+            end = m.end()
+            break
+
+
+def _word_starts(low: str, hint: str) -> Iterator[int]:
+    i = low.find(hint)
+    while i >= 0:
+        if not (i and (low[i - 1].isalnum() or low[i - 1] == "_")):
+            yield i
+        i = low.find(hint, i + 1)
+
+
+def _has_capitalised_month(text: str) -> bool:
+    """Whether `text` has a capitalised month name not followed by a letter (the
+    "May" of "Mayor" is not one): `_BARE_MONTH` needs one."""
+    for month in _CAPITALISED_MONTHS:
+        i = text.find(month)
+        while i >= 0:
+            end = i + len(month)
+            if end >= len(text) or not (text[end].isalnum() or text[end] == "_"):
+                return True
+            i = text.find(month, i + 1)
+    return False
+
+
+def _english_dates(draft: str, prefilter: bool) -> list[DateMention]:
+    low = None
     if prefilter and draft.isascii():
         low = draft.lower()
         calendar = _ANY_DIGIT.search(draft) is not None
@@ -219,21 +305,198 @@ def find_dates(draft: str, *, prefilter: bool = True) -> list[DateMention]:
         relative = _has_word(low, _RELATIVE_HINTS, _RELATIVE_SPELLINGS)
     else:
         calendar = weekday = relative = True
-    bare_month = not prefilter or any(m in draft for m in _CAPITALISED_MONTHS)
-    found = (_calendar(draft, strict_case=True) if calendar else []) + _slashed(draft)
+    # Over an ASCII draft, the case-insensitive patterns run as their case-sensitive
+    # twins over the lower-cased text (same matches, see `_LOWER`), the case of a
+    # match read from the draft.
+    text = draft if low is None else low
+    scan = (lambda p: p) if low is None else _LOWER.__getitem__
+    bare_month = not prefilter or _has_capitalised_month(draft)
+    found = (_calendar(draft, strict_case=True, low=low) if calendar else []) + _slashed(draft)
     for m in _BARE_MONTH.finditer(draft) if bare_month else ():
         month = _MONTH_NAMES.index(m.group("m").lower()) + 1
         found.append(DateMention(m.start("m"), m.end("m"), "month", str(month)))
-    for m in _WEEKDAY_FULL.finditer(draft) if weekday else ():
+    for m in scan(_WEEKDAY_FULL).finditer(text) if weekday else ():
         found.append(DateMention(m.start(), m.end(), "weekday", m.group()[:3].lower()))
-    for m in _WEEKDAY_ABBREVIATION.finditer(draft) if weekday else ():
-        if _is_weekday_abbreviation(draft, m):
+    for m in scan(_WEEKDAY_ABBREVIATION).finditer(text) if weekday else ():
+        if _is_weekday_abbreviation(text, m, draft[m.start("w") : m.end("w")]):
             found.append(DateMention(m.start(), m.end(), "weekday", m.group("w")[:3].lower()))
-    for m in _RELATIVE.finditer(draft) if relative else ():
+    for m in scan(_RELATIVE).finditer(text) if relative else ():
         found.append(
             DateMention(m.start(), m.end(), "relative", " ".join(m.group().lower().split()))
         )
-    return sorted(found)
+    return found
+
+
+# --- the other languages the gates read (guards.units.LANGUAGES) -------------------
+# Per language: month names, weekday names (the English key of each), relative days
+# (the English word each stands for), and the prepositions before a bare month.
+# Left out on purpose, being other words too: German "morgen" (also "Morgen", the
+# morning), Spanish "mañana" (also the morning), French "hier" is read only in French
+# (Dutch and German "hier" is "here"); each language's words are read only in a
+# text of that language (declared, or detected from the text; English always).
+_FOREIGN: dict[str, tuple[str, dict[str, int], dict[str, str], dict[str, str]]] = {
+    "fr": (
+        r"en|depuis|dès|jusqu['’]en|début|fin|mi|courant|avant|après",
+        dict(janvier=1, février=2, fevrier=2, mars=3, avril=4, mai=5, juin=6, juillet=7,
+             août=8, aout=8, septembre=9, octobre=10, novembre=11, décembre=12,
+             decembre=12),
+        dict(lundi="mon", mardi="tue", mercredi="wed", jeudi="thu", vendredi="fri",
+             samedi="sat", dimanche="sun"),
+        {"hier": "yesterday", "aujourd'hui": "today", "aujourd’hui": "today",
+         "demain": "tomorrow", "ce soir": "tonight"},
+    ),
+    "de": (
+        r"im|seit|bis|ab|anfang|ende|mitte|vor|nach",
+        dict(januar=1, jänner=1, februar=2, märz=3, maerz=3, april=4, mai=5, juni=6,
+             juli=7, august=8, september=9, oktober=10, november=11, dezember=12),
+        dict(montag="mon", dienstag="tue", mittwoch="wed", donnerstag="thu",
+             freitag="fri", samstag="sat", sonnabend="sat", sonntag="sun"),
+        {"gestern": "yesterday", "heute": "today", "übermorgen": "the day after tomorrow",
+         "vorgestern": "the day before yesterday"},
+    ),
+    "es": (
+        r"en|desde|hasta|para|a\s+finales\s+de|a\s+principios\s+de|a\s+mediados\s+de",
+        dict(enero=1, febrero=2, marzo=3, abril=4, mayo=5, junio=6, julio=7, agosto=8,
+             septiembre=9, setiembre=9, octubre=10, noviembre=11, diciembre=12),
+        dict(lunes="mon", martes="tue", miércoles="wed", miercoles="wed", jueves="thu",
+             viernes="fri", sábado="sat", sabado="sat", domingo="sun"),
+        {"ayer": "yesterday", "hoy": "today", "esta noche": "tonight"},
+    ),
+    "it": (
+        r"a|in|da|dal|entro|fino\s+a|inizio|fine|metà|prima\s+di|dopo",
+        dict(gennaio=1, febbraio=2, marzo=3, aprile=4, maggio=5, giugno=6, luglio=7,
+             agosto=8, settembre=9, ottobre=10, novembre=11, dicembre=12),
+        {"lunedì": "mon", "lunedi": "mon", "martedì": "tue", "martedi": "tue",
+         "mercoledì": "wed", "mercoledi": "wed", "giovedì": "thu", "giovedi": "thu",
+         "venerdì": "fri", "venerdi": "fri", "sabato": "sat", "domenica": "sun"},
+        {"ieri": "yesterday", "oggi": "today", "domani": "tomorrow", "stasera": "tonight"},
+    ),
+    "nl": (
+        r"in|sinds|tot|vanaf|begin|eind|half|medio|voor|na",
+        dict(januari=1, februari=2, maart=3, april=4, mei=5, juni=6, juli=7, augustus=8,
+             september=9, oktober=10, november=11, december=12),
+        dict(maandag="mon", dinsdag="tue", woensdag="wed", donderdag="thu", vrijdag="fri",
+             zaterdag="sat", zondag="sun"),
+        {"gisteren": "yesterday", "vandaag": "today", "morgen": "tomorrow",
+         "vanavond": "tonight"},
+    ),
+}  # fmt: skip
+
+
+def _alternation(words) -> str:
+    return "|".join(
+        re.escape(w).replace(r"\ ", r"\s+") for w in sorted(words, key=len, reverse=True)
+    )
+
+
+def _foreign_patterns(lang: str) -> tuple[re.Pattern[str], ...]:
+    prepositions, months, weekdays, relative = _FOREIGN[lang]
+    month = _alternation(months)
+    year = r"(?:1[89]|20)[0-9]{2}"
+    calendar = re.compile(
+        rf"\b(?:(?P<d>[0-3]?[0-9])(?:er|\.|º|°)?\s+(?:de\s+)?(?P<m1>{month})"
+        rf"(?:,?\s+(?:de\s+)?(?P<y1>{year}))?|(?P<m2>{month}),?\s+(?:de\s+)?(?P<y2>{year}))(?!\w)",
+        re.IGNORECASE,
+    )
+    bare = re.compile(
+        rf"\b(?:{prepositions})[\s-]+(?P<m>{month})(?!\w)(?![\s,]*[0-9])", re.IGNORECASE
+    )
+    names = re.compile(rf"\b(?:{month})(?!\w)", re.IGNORECASE)
+    day = re.compile(rf"\b(?:{_alternation(weekdays)})s?(?!\w)", re.IGNORECASE)
+    rel = re.compile(rf"\b(?:{_alternation(relative)})(?!\w)", re.IGNORECASE)
+    return calendar, bare, names, day, rel
+
+
+_FOREIGN_PATTERNS = {lang: _foreign_patterns(lang) for lang in _FOREIGN}
+
+
+def _languages(*given: str | None) -> list[str]:
+    """The other languages (not English: always read) among `given`, once each."""
+    return [lang for lang in dict.fromkeys(given) if lang in _FOREIGN]
+
+
+def _detected(read: SourceText) -> str | None:
+    return detect_language(read.text)
+
+
+def _source_dates(read: SourceText, language: str | None) -> list[DateMention]:
+    """The source's dates in its own language (declared, and detected), read once."""
+    return [
+        f
+        for lang in _languages(language, read.derived("language", _detected))
+        for f in read.derived(
+            "dates:" + lang, lambda r, lang=lang: _foreign_dates(r.norm.text, lang)
+        )
+    ]
+
+
+# Every word of `_FOREIGN`'s months, weekdays and relative days: a draft without one
+# of them has no date in another language to read (and its language is not asked).
+_FOREIGN_WORDS = frozenset(
+    w.lower().replace("’", "'")
+    for _, *tables in _FOREIGN.values()
+    for t in tables
+    for p in t
+    for w in p.split()
+)
+_LOWER_WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
+
+
+def _may_be_foreign(text: str) -> bool:
+    low = text.lower()
+    return not _FOREIGN_WORDS.isdisjoint(_LOWER_WORD.findall(low.replace("’", "'")))
+
+
+# The case-insensitive patterns read from a lower-cased ASCII text: their literals
+# are lower case, and over ASCII re.IGNORECASE folds exactly as str.lower does, so
+# the case-sensitive twin finds the same matches, about twice as fast.
+_LOWER = {
+    p: re.compile(p.pattern, p.flags & ~re.IGNORECASE)
+    for p in (_CALENDAR, _WEEKDAY_FULL, _WEEKDAY_ABBREVIATION, _RELATIVE)
+}
+
+
+def _foreign_dates(text: str, lang: str) -> list[DateMention]:
+    """The dates `text` states in `lang` (see `_FOREIGN`): day and month, month and
+    year, a bare month after a preposition, a weekday, a relative day; a month named
+    anywhere is also listed, as kind "month name" (only a source's are looked up)."""
+    calendar, bare, names, day, rel = _FOREIGN_PATTERNS[lang]
+    _, months, weekdays, relative = _FOREIGN[lang]
+    found = []
+    for m in calendar.finditer(text):
+        month = months[(m.group("m1") or m.group("m2")).lower()]
+        if m.group("d") and 1 <= int(m.group("d")) <= 31:
+            found.append(
+                DateMention(m.start(), m.end(), "day_month", f"{int(m.group('d'))}-{month}")
+            )
+        year = m.group("y1") or m.group("y2")
+        if year:
+            found.append(DateMention(m.start(), m.end(), "month_year", f"{month}-{year}"))
+    for m in bare.finditer(text):
+        found.append(
+            DateMention(m.start("m"), m.end("m"), "month", str(months[m.group("m").lower()]))
+        )
+    for m in names.finditer(text):
+        found.append(DateMention(m.start(), m.end(), "month name", str(months[m.group().lower()])))
+    for m in day.finditer(text):
+        word = m.group().lower()
+        found.append(
+            DateMention(m.start(), m.end(), "weekday", weekdays.get(word) or weekdays[word[:-1]])
+        )
+    for m in rel.finditer(text):
+        phrase = " ".join(m.group().lower().split())
+        found.append(DateMention(m.start(), m.end(), "relative", relative[phrase]))
+    return found
+
+
+def _foreign_in_source(d: DateMention, foreign: list[DateMention]) -> tuple[int, int] | None:
+    """Where the source states `d` in its own language (`foreign`: its dates there)."""
+    values = set(d.value.split("|"))
+    kinds = ("month", "month name") if d.kind == "month" else (d.kind,)
+    for f in foreign:
+        if f.kind in kinds and f.value in values:
+            return f.start, f.end
+    return None
 
 
 _MONTH_WORDS = {
@@ -310,7 +573,10 @@ def _cased_month(norm: Normalised, source: str, month: int) -> tuple[int, int] |
 
 # Where a clause ends: a sentence end or ; : (not a decimal point or a digit group),
 # or a comma that joins two clauses (", and", ", but"); a comma inside a list does not.
-_CLAUSE_BREAK = re.compile(r"[.!?;:](?![0-9])|\n|,\s+(?:and|but|while|whereas|though|although)\b")
+_CLAUSE_BREAK = re.compile(
+    r"[.!?;:](?![0-9])|\n|,\s+(?:and|but|while|whereas|though|although|"
+    r"et|mais|tandis|und|aber|während|y|pero|mientras|e|ma|mentre|en|maar|terwijl)\b"
+)
 _EVENT_STOP = frozenset(
     """
     this that with from will have been were said says they their there which what when
@@ -318,8 +584,19 @@ _EVENT_STOP = frozenset(
     monday tuesday wednesday thursday friday saturday sunday yesterday today tomorrow
     tonight week weekend month year morning afternoon evening night last next
     spoke speaks told tells added stated explained commented remarked speaking saying
+    dans pour avec cette sont était être leur leurs aussi selon après avant depuis entre
+    sous vers chez sera seront elle elles nous vous dass eine einen einem einer nicht
+    sich wird wurde werden haben auch aber nach über unter wieder para como pero desde
+    sobre este esta estos fueron será della delle dello degli sono stato anche come dopo
+    prima sarà saranno voor zijn niet maar naar over deze werd wordt worden heeft
     """.split()
-)
+) | {  # the other languages' date words (`_FOREIGN`): they say when, not what happened
+    word
+    for _, *tables in _FOREIGN.values()
+    for table in tables
+    for p in table
+    for word in p.split()
+}
 
 
 def _clause(text: str, start: int, end: int) -> tuple[int, int]:
@@ -330,11 +607,13 @@ def _clause(text: str, start: int, end: int) -> tuple[int, int]:
     return cs, after.start() if after else len(text)
 
 
+_LONG_WORD = re.compile(r"[^\W\d_]{4,}")
+
+
 def _stems(text: str) -> set[str]:
     """The event words of `text`: lower-case words of four letters or more, cut to five
     (names say who, not what happened; "Mr Salmond met" names no event)."""
-    words = re.findall(r"[^\W\d_]+", text)
-    return {w[:5] for w in words if len(w) >= 4 and w.islower() and w not in _EVENT_STOP}
+    return {w[:5] for w in _LONG_WORD.findall(text) if w.islower() and w not in _EVENT_STOP}
 
 
 def _event(text: str, start: int, end: int) -> tuple[set[str], set[str], tuple[int, int]]:
@@ -349,20 +628,31 @@ def _event(text: str, start: int, end: int) -> tuple[set[str], set[str], tuple[i
 _FULL_WEEKDAY = {w[:3]: w for w in WEEKDAY_NAMES}
 
 
-def _occurrences(text: str, d: DateMention) -> list[tuple[int, int]]:
+def _occurrences(
+    text: str,
+    d: DateMention,
+    foreign: list[DateMention] = (),  # type: ignore[assignment]
+) -> list[tuple[int, int]]:
+    """Where the folded source states the weekday or relative day `d`, in English or
+    in its own language (`foreign`: the source's dates in that language)."""
+    same = [(f.start, f.end) for f in foreign if (f.kind, f.value) == (d.kind, d.value)]
     if d.kind == "weekday":  # found with str.find: a regex over a long source costs more
         word, out, pos = _FULL_WEEKDAY[d.value], [], 0
         while (i := text.find(word, pos)) >= 0:
             pos = i + len(word)
             if not (i and text[i - 1].isalnum()):
                 out.append((i, pos))
-        return out
+        return sorted(out + same)
     phrase = r"\b" + r"\s+".join(map(re.escape, d.value.split())) + r"\b"
-    return [m.span() for m in re.finditer(phrase, text)]
+    return sorted([m.span() for m in re.finditer(phrase, text)] + same)
 
 
 def _same_event(
-    text: str, draft: str, d: DateMention, span: tuple[int, int]
+    text: str,
+    draft: str,
+    d: DateMention,
+    span: tuple[int, int],
+    foreign: list[DateMention] = (),  # type: ignore[assignment]
 ) -> tuple[tuple[int, int] | None, tuple[int, int] | None]:
     """(where the source gives the date to the draft's event, or None; the clause of
     the source's date when it belongs to another event)."""
@@ -371,7 +661,7 @@ def _same_event(
     if not key:
         return span, None
     clauses = []
-    for occurrence in _occurrences(text, d) or [span]:
+    for occurrence in _occurrences(text, d, foreign) or [span]:
         s_before, s_whole, clause = _event(text, *occurrence)
         clauses.append(clause)
         if (before & s_before) if (before and s_before) else (key & s_whole):
@@ -386,9 +676,12 @@ def _same_event(
     return span, None  # the draft's words are not in the source: the benefit of the doubt
 
 
-@lru_cache(maxsize=64)
 def _clause_stems(text: str) -> tuple[tuple[int, int, frozenset[str]], ...]:
-    """Every clause of a source with its event words, once per source."""
+    """Every clause of a source with its event words, once per source (guards.sourcetext)."""
+    return source_text(text).derived("clause stems", lambda s: _read_clause_stems(s.text))
+
+
+def _read_clause_stems(text: str) -> tuple[tuple[int, int, frozenset[str]], ...]:
     breaks = list(_CLAUSE_BREAK.finditer(text))
     ends = [m.start() for m in breaks] + [len(text)]
     starts = [0] + [m.end() for m in breaks]
@@ -431,14 +724,24 @@ def _around(text: str, literal: str, pattern: re.Pattern[str], ok, back: int):
     return None
 
 
-def dates_grounded(source: str, url: str | None, draft: str) -> Verdict:
+def dates_grounded(
+    source: str, url: str | None, draft: str, *, language: str | None = None
+) -> Verdict:
     """Flag dates of the draft (weekday, day and month, month and year, relative
-    day) that the source does not state."""
+    day) that the source does not state. Both are read in English and in their own
+    language: `language` (the one the feed or page declared) and the one detected."""
     draft = draft or ""
-    mentions = find_dates(draft)
+    read = source_text(source or "")
+
+    def source_language() -> str | None:
+        return language or read.derived("language", _detected)
+
+    mentions = find_dates(draft, language=language, fallback=source_language)
     if not mentions:
         return Verdict(GATE, True, "no dates in the draft", [])
     norm: Normalised = _source(source or "")
+    foreign: list[DateMention] | None = None  # the source's dates in its language, read
+    # only when a date is not found in English (most sources: never)
     evidence: list[dict[str, Any]] = []
     missing: list[str] = []
     for d in mentions:
@@ -449,8 +752,14 @@ def dates_grounded(source: str, url: str | None, draft: str) -> Verdict:
             span = _cased_month(norm, source or "", int(d.value))
         else:
             span = _find_in_source(norm.text, d)
+        own: list[DateMention] = []
+        if span is None:
+            if foreign is None:
+                foreign = _source_dates(read, language)
+            span = _foreign_in_source(d, foreign)
+            own = foreign
         if span is not None and d.kind in ("weekday", "relative"):
-            span, other = _same_event(norm.text, draft, d, span)
+            span, other = _same_event(norm.text, draft, d, span, own)
         written = draft[d.start : d.end]
         evidence.append(
             {

@@ -43,12 +43,12 @@ its words are there but not together).
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from typing import Any, NamedTuple
 
 from guards.numbers import _ORDINALS, _UNITS
 from guards.quotes import _source
-from guards.text import INVISIBLE, clean
+from guards.sourcetext import source_text
+from guards.text import INVISIBLE, clean, drop_invisible
 from guards.verdict import Verdict, all_found
 
 GATE = "names_grounded"
@@ -56,7 +56,6 @@ GATE = "names_grounded"
 # An invisible character inside a word ("Ma\u200bra") does not split it: it is
 # dropped when the word is looked up.
 _WORD = re.compile(rf"[^\W\d_][\w{INVISIBLE}]*(?:[-'\u2019.][^\W\d_][\w{INVISIBLE}]*)*['\u2019]?|&")
-_DROP_INVISIBLE = dict.fromkeys(map(ord, INVISIBLE))
 _CONNECTORS = frozenset("of de van von der den la le du da di del and for für &".split())
 _ORGANISATION_CONNECTORS = frozenset("of for für and &".split())
 HONORIFICS = frozenset(
@@ -171,7 +170,7 @@ def _sentence_start(text: str, i: int) -> bool:
 def _bare(word: str) -> str:
     """The word without a possessive or invisible characters: Smith's -> Smith,
     Traders' -> Traders."""
-    return _unpossessive(word).translate(_DROP_INVISIBLE)
+    return drop_invisible(_unpossessive(word))
 
 
 def _unpossessive(word: str) -> str:
@@ -204,6 +203,8 @@ def find_names(draft: str) -> list[Name]:
         if m is not None:
             # Each word's offset and text read once: this loop runs for every word.
             start, word = m.start(), m.group()
+            if not run and not word[0].isupper():
+                continue  # an ordinary word outside any run (most words): nothing to do
             if (
                 start
                 and (draft[start - 1].isdigit() or word in UNIT_WORDS)
@@ -211,8 +212,6 @@ def find_names(draft: str) -> list[Name]:
             ):
                 # -17.4C, 450 MW: a unit, and it ends a run of capitalised words
                 m, start, word = _NOT_A_NAME, -1, "x"
-            elif not run and not word[0].isupper():
-                continue  # an ordinary word outside any run: nothing to do
         if m is not None and run and draft[run[-1].end() : start].strip() == "":
             if word[0].isupper() or (word in _CONNECTORS and _next_capitalised(draft, m)):
                 run.append(m)
@@ -286,8 +285,18 @@ def _name_of(draft: str, run: list[re.Match[str]]) -> list[Name]:
 
 
 def _capitalised_mid_sentence(draft: str, word: str) -> bool:
-    for m in re.finditer(rf"\b{re.escape(word)}\b", draft):
-        if not _sentence_start(draft, m.start()):
+    """Whether the draft writes `word` (it starts and ends with a word character) as a
+    whole word that does not start a sentence; found with `str.find`, not a regex
+    compiled per word."""
+    pos = 0
+    while (i := draft.find(word, pos)) >= 0:
+        pos = i + 1
+        end = i + len(word)
+        if i and (draft[i - 1].isalnum() or draft[i - 1] == "_"):
+            continue
+        if end < len(draft) and (draft[end].isalnum() or draft[end] == "_"):
+            continue
+        if not _sentence_start(draft, i):
             return True
     return False
 
@@ -405,9 +414,9 @@ _SCANS_BEFORE_INDEX = 8
 _ACRONYM_SKIP = frozenset("des et dei della di y e".split())
 
 
-@lru_cache(maxsize=64)
 def _source_index(source: str) -> _SourceIndex:
-    return _SourceIndex(source)
+    """The source's words and names, read once per source (guards.sourcetext)."""
+    return source_text(source).derived("names", lambda s: _SourceIndex(s.text))
 
 
 def _is_acronym(word: str) -> bool:
@@ -456,7 +465,7 @@ def _parts(written: str) -> list[tuple[str, ...]]:
         bare = _bare(token)
         if bare.lower() not in HONORIFICS and bare.lower() not in TITLES:
             parts[-1] += [part for part in re.split(r"[-.]", bare) if part]
-        if bare != token.translate(_DROP_INVISIBLE).rstrip("."):  # a possessive ends a part
+        if bare != drop_invisible(token).rstrip("."):  # a possessive ends a part
             parts.append([])
     return [tuple(p) for p in parts if p]
 

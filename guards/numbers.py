@@ -98,6 +98,7 @@ from typing import Any, NamedTuple
 
 from text_to_num import find_numbers
 
+from guards.sourcetext import SourceText, source_text
 from guards.text import VULGAR_FRACTIONS, Folded, ascii_digits, compat_fold, non_ascii
 from guards.units import (
     compatible,
@@ -209,6 +210,10 @@ def tokenise(text: str, language: str | None = None) -> list[NumberToken]:
 _LANGUAGE_MATTERS = re.compile(r"[0-9][,\s][0-9]{3}(?![0-9])|illion|[0-9],[0-9]{3}")
 
 
+def _numbers_language(read: SourceText) -> str | None:
+    return language_for_numbers(read.folded.text)
+
+
 def language_for_numbers(text: str) -> str | None:
     """The language of `text` where it changes how its numbers read (a comma or a space
     before three digits, "billion"), else None: detecting it costs more than the rest."""
@@ -276,24 +281,25 @@ def _scan(digits: str, text: str, lang: str | None = None) -> Iterator[NumberTok
 
 def _tokens(m: re.Match[str], text: str, lang: str | None = None) -> list[NumberToken]:
     """The number(s) of one `_NUMBER` match: a time or a dotted date is several."""
-    if m.group("hour") is not None:
-        return [_part(text, m, "hour"), _part(text, m, "minute")]
-    if m.group("day") is not None:
-        return [_part(text, m, "day"), _part(text, m, "month"), _part(text, m, "year")]
-    start, end = m.span()
-    if m.group("bare") is not None:
+    hour, _, day, _, _, bare, written, sep, frac = m.groups()  # one call: this runs per number
+    if written is None:
+        if hour is not None:
+            return [_part(text, m, "hour"), _part(text, m, "minute")]
+        if day is not None:
+            return [_part(text, m, "day"), _part(text, m, "month"), _part(text, m, "year")]
         # .5 counts its implied zero: it is checked like 0.5
-        bare = m.group("bare")
+        start, end = m.span()
         return [NumberToken(start, end, text[start:end], canonical("0", bare), len(bare) + 1)]
-    integer = _digits_of(m.group("int"))
-    fraction = m.group("frac") or ""
-    if m.group("sep") == "," and not fraction and european(lang) and _ONE_GROUP.match(m.group()):
-        integer, _, fraction = m.group("int").partition(",")  # 1,125 is 1.125 in Europe
+    start, end = m.span()
+    integer = _digits_of(written)
+    fraction = frac or ""
+    europe = lang is not None and lang != "en"  # guards.units.european, inlined
+    if sep == "," and not fraction and europe and _ONE_GROUP.match(m.group()):
+        integer, _, fraction = written.partition(",")  # 1,125 is 1.125 in Europe
     value = canonical(integer, fraction)
     # Rule 6: two groups joined by a plain space may be two numbers ("May 15 200 people");
     # in the other European languages a space is how digits are grouped.
-    ambiguous = m.group("sep") == " " and not fraction and m.group("int").count(" ") == 1
-    ambiguous = ambiguous and not european(lang)
+    ambiguous = sep == " " and not fraction and not europe and written.count(" ") == 1
     return [
         NumberToken(start, end, text[start:end], value, len(integer) + len(fraction), ambiguous)
     ]
@@ -899,7 +905,8 @@ def ground_numbers(passage: str, text: str, language: str | None = None) -> Numb
         checked.append(token)
         readings.append(own)
     passage = passage or ""
-    folded = compat_fold(passage)
+    read = source_text(passage)
+    folded = read.folded
     wanted: dict[str, list[_Wanted]] = {}
     for i, (token, own) in enumerate(zip(checked, readings, strict=True)):
         for value, unit in own:
@@ -908,7 +915,7 @@ def ground_numbers(passage: str, text: str, language: str | None = None) -> Numb
     search = _Search(wanted, {}, {}, len(checked))
     seen: list[NumberToken] = []
     if checked:
-        lang = language or language_for_numbers(folded.text)
+        lang = language or read.derived("numbers language", _numbers_language)
         _search_source(folded.text, search, lang, seen)
     evidence: list[dict[str, Any]] = []
     missing: list[str] = []

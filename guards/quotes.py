@@ -75,6 +75,7 @@ from functools import lru_cache
 from typing import Any, NamedTuple
 
 from guards.closest import closest_passage
+from guards.sourcetext import source_text
 from guards.text import (
     DASHES,
     DOUBLE_QUOTES,
@@ -82,8 +83,8 @@ from guards.text import (
     Normalised,
     clean,
     non_ascii,
-    normalise,
     shorten,
+    translated,
     unify_style,
 )
 from guards.verdict import Verdict, all_found
@@ -139,6 +140,8 @@ _MARK_VIEW = str.maketrans(
         "\U0001f678": "\u201e",  # 🙸
     }
 )
+
+_MARK_KEYS = frozenset(map(chr, _MARK_VIEW))
 
 # opener -> the marks that close it
 _DOUBLE_CLOSERS = {
@@ -272,20 +275,27 @@ def find_quotes(draft: str) -> list[Quote]:
 
     A quotation may run over paragraphs; one still open at the end of the
     draft runs to that end (closed=False)."""
-    view = draft.translate(_MARK_VIEW)
+    return list(_quotes_of(draft))
+
+
+@lru_cache(maxsize=64)
+def _quotes_of(draft: str) -> tuple[Quote, ...]:
+    """`find_quotes`, once per text: quotes_verbatim and speakers_match read the
+    same draft (a cache keyed by the text itself, so an edited draft is read again)."""
+    view = translated(draft, _MARK_VIEW, _MARK_KEYS)
     end = len(view.rstrip())
     view = view[:end]
     paragraphs = _paragraphs(view)
     starts = frozenset(s for s, _ in paragraphs[1:])
     quotes = _double_quotes(view, starts) + _single_quotes(view, paragraphs)
     quotes.sort()
-    return quotes
+    return tuple(quotes)
 
 
 # Quotation marks the finder does not pair: a draft with one of them is not
 # read as "no quotations" (initial and final punctuation, Unicode Pi and Pf).
 def unrecognised_marks(draft: str) -> list[str]:
-    view = draft.translate(_MARK_VIEW)
+    view = translated(draft, _MARK_VIEW, _MARK_KEYS)
     return sorted(c for c in non_ascii(view) if c not in _KNOWN_MARKS and _is_quote_punct(c))
 
 
@@ -365,9 +375,9 @@ def _match_rest(text: str, i: int, pieces: list[str]) -> int | None:
     return i
 
 
-@lru_cache(maxsize=256)
 def _source(source: str) -> Normalised:
-    return normalise(source)
+    """The source normalised and case folded, shared by the gates (guards.sourcetext)."""
+    return source_text(source).norm
 
 
 def _locate(source: Normalised, parts: list[str], pos: int = 0) -> list[tuple[int, int] | None]:
@@ -527,6 +537,7 @@ def _verdict(draft: str, evidence: list[dict[str, Any]], missing: list[str]) -> 
     return Verdict(GATE, True, all_found([e["quote"] for e in evidence], "quotation"), evidence)
 
 
+@lru_cache(maxsize=256)
 def locate_passage(source: str, passage: str, start: int = 0) -> tuple[int, int] | None:
     """Where `passage` is in `source`, word for word with the normalisation the
     quotes use (case, whitespace, quotation style, invisibles, end punctuation),

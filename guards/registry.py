@@ -18,6 +18,7 @@ from guards.numbers import numbers_grounded
 from guards.quotes import quotes_verbatim
 from guards.source import source_length, source_url
 from guards.speakers import speakers_match
+from guards.units import LANGUAGES
 from guards.verdict import Verdict
 
 Gate = Callable[[str, str | None, str], Verdict]
@@ -90,7 +91,7 @@ def _gates(min_source_words: int, language: str | None = None) -> dict[str, Gate
         "quotes_verbatim": quotes_verbatim,
         "speakers_match": speakers_match,
         "names_grounded": names_grounded,
-        "dates_grounded": dates_grounded,
+        "dates_grounded": partial(dates_grounded, language=language),
     }
 
 
@@ -105,8 +106,10 @@ def run_gates(
     language: str | None = None,
 ) -> list[GateResult]:
     """Run the named gates that are not `off`, in order; every verdict is returned.
-    `language` is the source's (its page or feed), None to detect it from the text."""
-    gates = _gates(min_source_words, language)
+    `language` is the source's as its page or feed declares it ("de"), None to detect
+    it from the text; a language the gates do not read (guards.units.LANGUAGES) is
+    detected too."""
+    gates = _gates(min_source_words, language if language in LANGUAGES else None)
     results = []
     for name in names:
         mode = modes.get(name, DEFAULT_MODES[name])

@@ -62,15 +62,37 @@ def unify_style(text: str) -> str:
 
     `str.translate` is slow on long non-ASCII text, so this is for drafts and
     quotes; source text is matched with character classes instead."""
+    if "`" not in text and not (non_ascii(text) & _STYLE_CHARS):
+        return text  # nothing to change: found in C, where `translate` loops per character
     return text.translate(_STYLE)
 
 
+_STYLE_CHARS = frozenset(map(chr, _STYLE))
 _DROP_INVISIBLE = dict.fromkeys(map(ord, INVISIBLE))
+
+
+def translated(text: str, table: dict[int, str | None], keys: frozenset[str]) -> str:
+    """`text.translate(table)` for a table of non-ASCII `keys` only: the same text
+    without the per-character loop of `str.translate` when none of them is there
+    (most text: an English article's non-ASCII characters are a few curly quotes)."""
+    if text.isascii() or not (non_ascii(text) & keys):
+        return text
+    return text.translate(table)
+
+
+_INVISIBLE_CHARS = frozenset(INVISIBLE)
+
+
+def drop_invisible(text: str) -> str:
+    """`text` without the invisible characters of INVISIBLE."""
+    return translated(text, _DROP_INVISIBLE, _INVISIBLE_CHARS)
 
 
 def clean(text: str) -> str:
     """NFC without invisible characters, for short text (a quote) whose offsets don't matter."""
-    return unicodedata.normalize("NFC", text.translate(_DROP_INVISIBLE))
+    if text.isascii():
+        return text  # ASCII is NFC and has no invisible character
+    return unicodedata.normalize("NFC", drop_invisible(text))
 
 
 @dataclass(frozen=True)

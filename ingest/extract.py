@@ -12,6 +12,8 @@ import lxml.html
 import trafilatura
 from trafilatura.utils import load_html
 
+from ingest.language import first_language
+
 _BLOCKS = {
     "p",
     "div",
@@ -43,6 +45,7 @@ class Extracted:
     date: str | None = None
     canonical_url: str | None = None  # the page's own <link rel="canonical">, absolute
     cut: bool = False  # the page's markup was longer than the extraction cap
+    language: str | None = None  # the language the page declares (ingest.language)
 
 
 def tidy(text: str) -> str:
@@ -122,6 +125,30 @@ def declared_canonical(tree: lxml.html.HtmlElement, url: str | None) -> str | No
     return None
 
 
+_LANGUAGE_PATHS = (
+    "/html/@lang",
+    "/html/@*[name()='xml:lang']",
+    "//head/meta[translate(@http-equiv, 'CONTENT-LANGUAGE', 'content-language')"
+    "='content-language']/@content",
+    "//head/meta[@property='og:locale']/@content",
+)
+
+
+def declared_language(tree: lxml.html.HtmlElement) -> str | None:
+    """The language the page declares: `<html lang>` (or xml:lang), then a
+    content-language meta element, then Open Graph's og:locale ("fr_FR"); None when
+    it declares none."""
+    for path in _LANGUAGE_PATHS:
+        try:
+            found = tree.xpath(path)
+        except lxml.etree.XPathError:
+            continue
+        code = first_language(*(str(v) for v in found))
+        if code:
+            return code
+    return None
+
+
 # Elements whose content is never article text. A 15 MB page is mostly these
 # (inline scripts and data, styles, comments); parsing them into a tree cost
 # hundreds of MB per page, for nothing the extraction keeps.
@@ -187,11 +214,12 @@ def extract_page(
     if tree is None:
         return Extracted(text="", cut=cut)
     canonical = declared_canonical(tree, url)
+    language = declared_language(tree)
     raw = trafilatura.bare_extraction(
         tree, url=url, date_extraction_params=_date_params(), **EXTRACT_OPTIONS
     )
     if raw is None:
-        return Extracted(text="", canonical_url=canonical, cut=cut)
+        return Extracted(text="", canonical_url=canonical, cut=cut, language=language)
     data = raw.as_dict() if hasattr(raw, "as_dict") else dict(raw)
     return Extracted(
         text=tidy(data.get("text") or ""),
@@ -200,4 +228,6 @@ def extract_page(
         date=data.get("date"),
         canonical_url=canonical,
         cut=cut,
+        # trafilatura's own `language` is set only by its optional language filter.
+        language=language or first_language(data.get("language")),
     )

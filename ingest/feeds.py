@@ -22,6 +22,7 @@ import feedparser
 
 from ingest.extract import fragment_to_text
 from ingest.fetch import Fetcher, FetchResult, is_local, read_local
+from ingest.language import first_language
 
 MAX_POLL_BACKOFF = timedelta(days=1)
 MAX_ID_BYTES = 1000
@@ -35,6 +36,8 @@ class Entry:
     author: str | None
     published: datetime | None
     content_text: str  # plain text of the fullest content the feed carries ("" if none)
+    # The language the entry or its feed declares (ingest.language), None when neither does.
+    language: str | None = None
 
 
 @dataclass
@@ -117,7 +120,10 @@ def parse_feed(fetched: FetchResult) -> FeedResult:
             f"and {len(raw_entries)} whole entries"
         )
         bozo = f"{cut}; {bozo}" if bozo else cut
-    entries = [to_entry(raw) for raw in raw_entries]
+    # feed.language: RSS <language> / dc:language, Atom feed xml:lang
+    # (https://pythonhosted.org/feedparser/reference-feed-language.html).
+    language = parsed.feed.get("language") if parsed.get("feed") else None
+    entries = [to_entry(raw, language) for raw in raw_entries]
     title = parsed.feed.get("title") if parsed.get("feed") else None
     if not entries and parsed.get("bozo") and not parsed.get("version"):
         fetched.error = f"not a feed: {bozo}"
@@ -150,12 +156,13 @@ def parse_json_feed(fetched: FetchResult) -> FeedResult:
     bozo = None if isinstance(raw_items, list) else "JSON Feed without an items list"
     if fetched.truncated:
         bozo = f"feed larger than the size cap: cut off after {len(fetched.content)} bytes"
-    entries = [_json_entry(item, base) for item in items]
+    # JSON Feed 1.1: "language" on the feed and on an item (https://jsonfeed.org/version/1.1).
+    entries = [_json_entry(item, base, data.get("language")) for item in items]
     title = data.get("title") if isinstance(data.get("title"), str) else None
     return FeedResult(fetched, entries, bozo, title)
 
 
-def _json_entry(item: dict[str, Any], base: str) -> Entry:
+def _json_entry(item: dict[str, Any], base: str, feed_language: Any = None) -> Entry:
     link = item.get("url") or item.get("external_url")
     link = urljoin(base, link.strip()) if isinstance(link, str) and link.strip() else None
     texts = [fragment_to_text(item.get("content_html") or "")]
@@ -174,6 +181,7 @@ def _json_entry(item: dict[str, Any], base: str) -> Entry:
         author=", ".join(str(n) for n in names) or None,
         published=_iso_date(item.get("date_published") or item.get("date_modified")),
         content_text=content,
+        language=first_language(item.get("language"), feed_language),
     )
 
 
@@ -240,7 +248,16 @@ def _bounded_id(entry_id: str) -> str:
     return "sha256:" + hashlib.sha256(entry_id.encode("utf-8", errors="replace")).hexdigest()
 
 
-def to_entry(raw: Any) -> Entry:
+def _entry_language(raw: Any) -> Any:
+    """The language an entry's own text declares: its content's, summary's or
+    title's (Atom xml:lang, inherited from a parent element; feedparser's
+    entries[i].content[j].language and *_detail.language)."""
+    details = [c for c in raw.get("content", []) or [] if isinstance(c, dict)]
+    details += [raw.get(k) for k in ("summary_detail", "title_detail")]
+    return next((d.get("language") for d in details if d and d.get("language")), None)
+
+
+def to_entry(raw: Any, feed_language: Any = None) -> Entry:
     link = _link(raw)
     content = _content(raw)
     entry_id = str(raw.get("id") or "").strip() or link
@@ -254,6 +271,7 @@ def to_entry(raw: Any) -> Entry:
         author=_text(raw.get("author")),
         published=_published(raw),
         content_text=content,
+        language=first_language(_entry_language(raw), feed_language),
     )
 
 

@@ -94,29 +94,55 @@ class Publication:
     # of the chain's head (`copydesk audit --verify --against-feed`).
     audit_head: str | None = None
     attribution: Attribution = field(default_factory=Attribution)
+    # A corrected item (store.deliveries.Correction): republished under the same id
+    # as event "corrected", with the editor's note, the correction's number and the
+    # first publication's time (RFC 4287 4.2.6: an entry's id never changes; 4.2.15:
+    # `updated` is when it last changed in a way the publisher considers significant).
+    correction: Any = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "schema": SCHEMA_ID,
-            "event": "published",
-            "id": self.entry_id,
-            "item_id": self.item_id,
-            "headline": self.headline,
-            "summary": self.summary,
-            "source_url": self.source_url,
-            "source_title": self.source_title,
-            "source_sha256": self.source_sha256,
-            "approved_by": self.approved_by,
-            "approved_at": iso(self.approved_at),
-            "published_at": iso(self.published_at),
-            "evidence": self.evidence,
-            "checks": self.checks,
-            **self.attribution.to_dict(),
-        } | ({"audit_head": self.audit_head} if self.audit_head else {})
+        fixed = self.correction
+        corrected = (
+            {
+                "correction": {
+                    "note": fixed.note,
+                    "revision": fixed.revision,
+                    "reopened_at": iso(fixed.at),
+                },
+                "first_published_at": fixed.first_published_at,
+            }
+            if fixed is not None
+            else {}
+        )
+        return (
+            corrected
+            | {
+                "schema": SCHEMA_ID,
+                "event": "corrected" if fixed is not None else "published",
+                "id": self.entry_id,
+                "item_id": self.item_id,
+                "headline": self.headline,
+                "summary": self.summary,
+                "source_url": self.source_url,
+                "source_title": self.source_title,
+                "source_sha256": self.source_sha256,
+                "approved_by": self.approved_by,
+                "approved_at": iso(self.approved_at),
+                "published_at": iso(self.published_at),
+                "evidence": self.evidence,
+                "checks": self.checks,
+                **self.attribution.to_dict(),
+            }
+            | ({"audit_head": self.audit_head} if self.audit_head else {})
+        )
 
 
-def retraction(published: dict[str, Any], reason: str, by: str, at: datetime) -> dict[str, Any]:
-    """The retraction event for an item published with `published` (its payload)."""
+def retraction(
+    published: dict[str, Any], reason: str, by: str, at: datetime, audit_head: str | None = None
+) -> dict[str, Any]:
+    """The retraction event for an item published with `published` (its payload).
+    `audit_head`: the log's head with the retraction recorded (its own event), as
+    every publication carries one (issue 26)."""
     keep = ("id", "item_id", "headline", "source_url", "approved_by", "published_at")
     return {
         "schema": SCHEMA_ID,
@@ -125,7 +151,7 @@ def retraction(published: dict[str, Any], reason: str, by: str, at: datetime) ->
         "reason": reason,
         "retracted_by": by,
         "retracted_at": iso(at),
-    }
+    } | ({"audit_head": audit_head} if audit_head else {})
 
 
 def to_bytes(payload: dict[str, Any]) -> bytes:

@@ -25,7 +25,7 @@ import logging
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import func, or_, select, true, update
@@ -38,7 +38,7 @@ from guards.verdict import Verdict
 from publish import evidence
 from publish.payload import Attribution, Ids, Publication, retraction, source_digest
 from publish.targets import DELIVERED, FAILED, Event, Sent, Target
-from store import approvals, audit_chain, locks
+from store import approvals, audit_chain, deliveries, locks
 from store import status as st
 from store.db import session_scope
 from store.deliveries import PENDING, PUBLISH, RETRACT, record_retry, still_wanted
@@ -82,6 +82,10 @@ def installation_ids(session: Session, authority: str = "copydesk") -> Ids:
     """The ids this installation publishes under (see publish.payload.Ids)."""
     made = installation(session)
     return Ids(made.id, authority, made.day)
+
+
+def _stamp(at: datetime) -> str:
+    return at.isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def backoff(attempts: int, base: float, cap: float) -> timedelta:
@@ -237,6 +241,10 @@ class Publisher:
                     select(Delivery).where(Delivery.item_id == item_id, Delivery.kind == PUBLISH)
                 )
             }
+            # A correction's deliveries are new ones: a key of their own (a receiver
+            # that keeps seen keys must not drop the corrected text as a repeat).
+            fixed = deliveries.correction(session, item_id) if payload.get("correction") else None
+            keyed = f"correct-{fixed.revision}" if fixed else PUBLISH
             for target in self.targets:
                 row = existing.get(target.name)
                 if row is not None and _from_an_earlier_approval(row, payload):
@@ -247,7 +255,7 @@ class Publisher:
                             item_id=item_id,
                             target=target.name,
                             kind=PUBLISH,
-                            idempotency_key=self.ids.key(item_id, PUBLISH, target.name),
+                            idempotency_key=self.ids.key(item_id, keyed, target.name),
                             payload=payload,
                         )
                     )
@@ -262,6 +270,7 @@ class Publisher:
             evidence.draft_text(item.headline, item.summary or ""),
             modes=self.gates.modes,
             min_source_words=self.gates.min_source_words,
+            language=item.language,  # as the pipeline, replay and watch read it
         )
 
     def payload(self, session: Session, item: Item, results: list[GateResult]) -> dict[str, Any]:
@@ -310,6 +319,7 @@ class Publisher:
                 ),
                 model_checks=states,
             ),
+            correction=deliveries.correction(session, item.id),  # type: ignore[arg-type]
         ).to_dict()
 
     @staticmethod
@@ -500,22 +510,38 @@ class Publisher:
     def _waiting(
         session: Session, item_ids: list[int], kind: str, target: str, report: PublishReport
     ) -> None:
-        """Rows left unclaimed because their next try is later: pending, with when."""
+        """Rows left unclaimed, pending, with why: their next try is later, or another
+        publisher's claim holds them (one that is sending now, or one that died with
+        the row in flight: its claim lasts until its lease runs out, issue 26)."""
         if not item_ids:
             return
         now = utcnow()
         rows = session.execute(
-            select(Delivery.item_id, Delivery.next_attempt_at, Delivery.last_error).where(
+            select(
+                Delivery.item_id,
+                Delivery.next_attempt_at,
+                Delivery.last_error,
+                Delivery.claimed_until,
+                Delivery.attempts,
+            ).where(
                 col(Delivery.item_id).in_(item_ids),
                 Delivery.kind == kind,
                 Delivery.target == target,
                 Delivery.state == PENDING,
-                col(Delivery.next_attempt_at) > now,
+                or_(col(Delivery.next_attempt_at) > now, col(Delivery.claimed_until) > now),
             )
         ).all()
-        for item_id, at, error in rows:
-            when = at.isoformat(timespec="seconds").replace("+00:00", "Z")
-            report.pending.append((item_id, target, f"next try after {when} ({error})"))
+        for item_id, at, error, held_until, attempts in rows:
+            if held_until is not None and held_until > now:
+                why = (
+                    f"in flight (attempt {attempts}): held by another publisher's claim until "
+                    f"{_stamp(held_until)} (if that publisher died, the send may or may not "
+                    "have reached the target); left alone by this publish, sent again by the "
+                    f"first publish after {_stamp(held_until)}, with the same Idempotency-Key"
+                )
+            else:
+                why = f"next try after {_stamp(at)} ({error})"
+            report.pending.append((item_id, target, why))
 
     @staticmethod
     def _feed(session: Session, target: Target, events: list[Event]) -> list[dict[str, Any]]:
@@ -537,8 +563,9 @@ class Publisher:
         for row in rows:
             if row.item_id in sending:
                 continue  # the feed carries what was delivered, and these events
-            if row.kind == RETRACT or row.item_id not in newest:
-                newest[row.item_id] = row.payload
+            # Oldest first: a correction replaces the entry it corrects (the same
+            # id), a retraction replaces either.
+            newest[row.item_id] = row.payload
         for event in events:
             newest[event.item_id] = event.payload
         return list(newest.values())
@@ -690,13 +717,25 @@ def _from_an_earlier_approval(row: Delivery, payload: dict[str, Any]) -> bool:
     return untried and (row.payload or {}).get("approved_at") != payload.get("approved_at")
 
 
-def retract(engine: Engine, item_id: int, *, editor: str, reason: str) -> list[str]:
+def retract(
+    engine: Engine,
+    item_id: int,
+    *,
+    editor: str,
+    reason: str,
+    expected_version: int | None = None,
+) -> list[str]:
     """Withdraw an item that is live on any target: published, or approved and
     delivered to some targets (another refused it, or is still failing). The item
     moves to retracted (an editor, a reason) and a pending retraction is written for
     exactly the targets that have it, or may have it (a try whose answer was lost),
     in one transaction; its other deliveries are never sent. Returns those targets;
-    the retractions are sent by `Publisher.publish` (the `retract` command calls it)."""
+    the retractions are sent by `Publisher.publish` (the `retract` command calls it).
+
+    `expected_version` is the version an editor's screen showed (the desk): it is
+    checked in the same transaction, under the same lock, as the move, so nothing
+    can move the item between the check and the retraction (Conflict, naming who
+    moved it and when, changes nothing)."""
     if not reason or not reason.strip():
         raise NotPublishable("a retraction needs a reason (--reason)")
     with session_scope(engine) as session:
@@ -706,6 +745,7 @@ def retract(engine: Engine, item_id: int, *, editor: str, reason: str) -> list[s
         ).scalar_one_or_none()
         if item is None:
             raise NotPublishable(f"no item {item_id}")
+        st.check_version(session, item, expected_version)
         if item.status not in (st.PUBLISHED, st.APPROVED):
             raise NotPublishable(
                 f"item {item_id} is {item.status}: only an item live on a target can be retracted"
@@ -734,6 +774,7 @@ def retract(engine: Engine, item_id: int, *, editor: str, reason: str) -> list[s
             details={"targets": targets},
         )
         made = installation_ids(session)
+        head = str(audit_chain.head_in(session))  # the retraction's own event
         for d in sent:
             session.add(
                 Delivery(
@@ -741,7 +782,7 @@ def retract(engine: Engine, item_id: int, *, editor: str, reason: str) -> list[s
                     target=d.target,
                     kind=RETRACT,
                     idempotency_key=made.key(item_id, RETRACT, d.target),
-                    payload=retraction(d.payload, reason.strip(), editor, event.at),
+                    payload=retraction(d.payload, reason.strip(), editor, event.at, head),
                 )
             )
         return targets

@@ -88,6 +88,13 @@ class _FeedNamespace(BaseExtension):
         return {"cd": NS}
 
 
+def _audit_head(entry: Any, payload: dict[str, Any]) -> None:
+    """`<cd:audit-head>`: the audit log's head when the event was prepared."""
+    if payload.get("audit_head"):
+        event_id, _, digest = payload["audit_head"].partition(":")
+        etree.SubElement(entry, f"{{{NS}}}audit-head", event=event_id, hash=digest)
+
+
 class _Evidence(BaseEntryExtension):
     """`<cd:evidence>` on an entry: where each figure is grounded and what passed."""
 
@@ -103,11 +110,21 @@ class _Evidence(BaseEntryExtension):
                 at=p["retracted_at"],
                 reason=p["reason"],
             )
+            _audit_head(entry, p)
             return entry
         approved = {
             k: v for k, v in (("by", p.get("approved_by")), ("at", p.get("approved_at"))) if v
         }
         etree.SubElement(entry, f"{{{NS}}}approved", **approved)
+        fixed = p.get("correction") if p.get("event") == "corrected" else None
+        if fixed:
+            etree.SubElement(
+                entry,
+                f"{{{NS}}}correction",
+                revision=str(fixed["revision"]),
+                note=fixed["note"],
+                at=p.get("published_at") or "",
+            )
         # Whose story it is: the outlet, its byline and date (attributes, so the text
         # is escaped by the XML writer, never markup).
         source = {
@@ -121,9 +138,7 @@ class _Evidence(BaseEntryExtension):
         }
         if source:
             etree.SubElement(entry, f"{{{NS}}}source", **source)
-        if p.get("audit_head"):  # the audit log's head when this was prepared
-            event_id, _, digest = p["audit_head"].partition(":")
-            etree.SubElement(entry, f"{{{NS}}}audit-head", event=event_id, hash=digest)
+        _audit_head(entry, p)
         box = etree.SubElement(
             entry, f"{{{NS}}}evidence", source_sha256=p.get("source_sha256") or ""
         )
@@ -195,16 +210,25 @@ class AtomTarget:
         retracted = p.get("event") == "retracted"
         headline = p.get("headline") or "(no headline)"
         fe.title(f"Retracted: {headline}" if retracted else headline)
+        fixed = p.get("correction") if p.get("event") == "corrected" else None
         if retracted:
             fe.summary(f"This summary was withdrawn: {p['reason']}")
+        elif fixed:
+            # The note is part of the text a reader sees (and <cd:correction> below).
+            fe.summary(f"{p['summary']}\n\nCorrection: {fixed['note']}")
         else:
             fe.summary(p["summary"])
         if p.get("source_url"):
             fe.link(href=p["source_url"], rel="alternate")
         if p.get("approved_by"):
             fe.contributor({"name": p["approved_by"]})
-        if p.get("published_at"):
-            fe.published(_time(p["published_at"]))
+        # https://validator.w3.org/feed/docs/rfc4287.html#element.updated (4.2.15) and
+        # #element.published (4.2.9): `published` is the entry's first availability, so a
+        # correction keeps the first publication's; `updated` (4.2.15) is the
+        # correction's own publication time (_entry_time).
+        first = p.get("first_published_at") if fixed else p.get("published_at")
+        if first:
+            fe.published(_time(first))
         fe.updated(_entry_time(p))
         fe.copydesk.payload = p
 
@@ -249,16 +273,24 @@ class JsonlTarget:
     def _already_there(path: Path, payload: dict[str, Any]) -> bool:
         if not path.exists():
             return False
-        wanted = (payload["id"], payload["event"])
+        wanted = (payload["id"], payload["event"], _revision(payload))
         with open(path, encoding="utf-8", errors="replace") as handle:
             for line in handle:
                 try:
                     seen = json.loads(line)
                 except ValueError:
                     continue  # a line cut short by a crash
-                if isinstance(seen, dict) and (seen.get("id"), seen.get("event")) == wanted:
+                if not isinstance(seen, dict):
+                    continue
+                if (seen.get("id"), seen.get("event"), _revision(seen)) == wanted:
                     return True
         return False
+
+
+def _revision(payload: dict[str, Any]) -> Any:
+    """Which correction a line carries (None: the first publication)."""
+    fixed = payload.get("correction")
+    return fixed.get("revision") if isinstance(fixed, dict) else None
 
 
 def _ends_with_newline(path: Path) -> bool:

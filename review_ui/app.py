@@ -113,7 +113,7 @@ def main(settings: ReviewAppSettings) -> None:
     elif view == "Retracted":
         decided_view(engine, settings, "retracted")
     elif view == "Source changed":
-        source_changed_view(engine, reviewer)
+        source_changed_view(engine, settings, reviewer)
     elif view == "Rejected":
         decided_view(engine, settings, "rejected", reviewer)
     else:

@@ -108,15 +108,24 @@ def append(session: Session, event: AuditEvent) -> AuditEvent:
     reads this event as the head only once it is committed."""
     session.flush()  # our earlier writes first: on SQLite they hold the write lock
     connection = session.connection()
-    if connection.dialect.name == "postgresql":
-        connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": PG_CHAIN_LOCK})
-    head = session.scalars(
-        select(AuditEvent.hash).order_by(AuditEvent.id.desc()).limit(1)  # type: ignore[arg-type]
-    ).first()
+    transaction = session.get_transaction()
+    known = session.info.get(_HEAD)
+    if known is not None and known[0] is transaction:
+        # This transaction appended last and still holds the chain (the lock, or
+        # SQLite's write lock): the head is the event it wrote (issue 24: one lock
+        # and one query per transaction, not per event). Any rollback forgets it.
+        head: str | None = known[1]
+    else:
+        if connection.dialect.name == "postgresql":
+            connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": PG_CHAIN_LOCK})
+        head = session.scalars(
+            select(AuditEvent.hash).order_by(AuditEvent.id.desc()).limit(1)  # type: ignore[arg-type]
+        ).first()
     event.prev_hash = head or GENESIS
     event.hash = hash_of(event, event.prev_hash)
     session.add(event)
     session.flush()
+    session.info[_HEAD] = (transaction, event.hash)
     # The anchor advances to this event once the transaction commits (below).
     session.info[_APPENDED] = (connection.engine.url, Anchor(event.id or 0, event.hash))
     return event
@@ -125,6 +134,8 @@ def append(session: Session, event: AuditEvent) -> AuditEvent:
 # Anchor files kept up to date, by database URL (`keep_anchor`).
 _ANCHORS: dict[str, Path] = {}
 _APPENDED = "copydesk.audit_appended"
+_SAVED = "copydesk.audit_appended_before_savepoint"
+_HEAD = "copydesk.audit_head"  # (transaction, hash of the event it appended last)
 log = logging.getLogger("copydesk.audit")
 
 
@@ -142,7 +153,13 @@ def keep_anchor(engine: Engine, path: Path | None) -> None:
 @sa_event.listens_for(orm.Session, "after_commit")
 def _advance_after_commit(session: orm.Session) -> None:
     """After the commit (no SQL may run here): the event the transaction appended
-    last is the chain's head at that moment (appends are serialised until commit)."""
+    last is the chain's head at that moment (appends are serialised until commit).
+    A savepoint's release fires this event too, inside the transaction: the anchor
+    waits for the real commit (issue 24: a feed's items, one savepoint each, moved
+    it once per item, and to events a rollback could still take back)."""
+    if session.in_nested_transaction():
+        return
+    session.info.pop(_HEAD, None)
     appended = session.info.pop(_APPENDED, None)
     if appended is None:
         return
@@ -157,9 +174,31 @@ def _advance_after_commit(session: orm.Session) -> None:
         log.error("audit anchor %s not advanced to %s: %s", path, anchor, exc)
 
 
+@sa_event.listens_for(orm.Session, "after_transaction_create")
+def _remember_before_savepoint(session: orm.Session, transaction: orm.SessionTransaction) -> None:
+    """What was appended before a savepoint, for its rollback to go back to."""
+    if transaction.nested:
+        session.info.setdefault(_SAVED, {})[transaction] = session.info.get(_APPENDED)
+
+
+@sa_event.listens_for(orm.Session, "after_transaction_end")
+def _forget_savepoint(session: orm.Session, transaction: orm.SessionTransaction) -> None:
+    if transaction.nested:
+        session.info.get(_SAVED, {}).pop(transaction, None)
+
+
 @sa_event.listens_for(orm.Session, "after_rollback")
 def _forget_after_rollback(session: orm.Session) -> None:
-    session.info.pop(_APPENDED, None)
+    session.info.pop(_HEAD, None)  # a savepoint's rollback may have taken the head back
+    nested = session.get_nested_transaction() if session.in_nested_transaction() else None
+    if nested is None:
+        session.info.pop(_APPENDED, None)
+        return
+    before = session.info.get(_SAVED, {}).get(nested)  # the savepoint's appends are undone
+    if before is None:
+        session.info.pop(_APPENDED, None)
+    else:
+        session.info[_APPENDED] = before
 
 
 def advance_anchor(path: Path, anchor: Anchor) -> None:

@@ -36,6 +36,7 @@ class ItemChanges:
     fetch_status: int | None | _Unset = UNSET
     fetch_bytes: int | None | _Unset = UNSET
     page_cut_at: int | None | _Unset = UNSET
+    language: str | None | _Unset = UNSET
     content_hash: str | None | _Unset = UNSET
     # From the summariser.
     summariser: str | None | _Unset = UNSET

@@ -301,6 +301,7 @@ def may_migrate(engine: Engine) -> bool:
 RUNTIME_TABLE_RIGHTS = {
     "audit_events": "SELECT, INSERT",
     "notes": "SELECT, INSERT",
+    "ledger_parts": "SELECT, INSERT",  # content-addressed: a part never changes
     "alembic_version": "SELECT",
     "runtime_roles": "SELECT",
     "installation": "SELECT",

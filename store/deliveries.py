@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import and_, delete, or_, select
+from sqlalchemy import and_, delete, or_, select, update
 from sqlalchemy.orm import aliased
 from sqlmodel import Session, col
 
@@ -118,23 +118,35 @@ def troubles(session: Session, item_ids: Sequence[int] | None = None) -> list[Tr
     ]
 
 
-NOT_SENT = "not sent yet"
+NOT_SENT, SENDING = "not sent yet", "sending"
 
 
-def states(
+@dataclass(frozen=True)
+class TargetState:
+    """An item's publication on one target: delivered, failed, sending (a worker
+    holds it now), pending (not tried yet, or `next_attempt_at` after a passing
+    failure), or not sent yet (no row: the next publish writes it)."""
+
+    state: str
+    attempts: int = 0
+    next_attempt_at: datetime | None = None
+
+
+def target_states(
     session: Session, item_ids: Sequence[int], targets: Sequence[str]
-) -> dict[int, dict[str, str]]:
-    """Each item's publication state on each target: delivered, pending (not tried
-    yet, or waiting for its next try), failed, or not sent yet (no row: the next
-    publish writes it)."""
-    out = {item_id: dict.fromkeys(targets, NOT_SENT) for item_id in item_ids}
-    rows = session.execute(
-        select(Delivery.item_id, Delivery.target, Delivery.state).where(
-            col(Delivery.item_id).in_(list(item_ids)), Delivery.kind == PUBLISH
-        )
+) -> dict[int, dict[str, TargetState]]:
+    """Each item's publication state on each target named (and on any other target
+    it has a row for)."""
+    out = {item_id: dict.fromkeys(targets, TargetState(NOT_SENT)) for item_id in item_ids}
+    now = utcnow()
+    rows = session.scalars(
+        select(Delivery).where(col(Delivery.item_id).in_(list(item_ids)), Delivery.kind == PUBLISH)
     ).all()
-    for item_id, target, state in rows:
-        out[item_id][target] = state
+    for row in rows:
+        state = row.state
+        if state == PENDING and row.claimed_until is not None and row.claimed_until > now:
+            state = SENDING
+        out[row.item_id][row.target] = TargetState(state, row.attempts, row.next_attempt_at)
     return out
 
 
@@ -153,3 +165,60 @@ def record_retry(
         details={"targets": sorted(targets)},
     )
     return audit_chain.append(session, event)
+
+
+# ----------------------------------------------------------------- corrections
+
+CORRECTION_KEY = "correction"  # in the audit event of published -> draft: its revision
+
+
+@dataclass(frozen=True)
+class Correction:
+    """An item reopened as a correction: its `revision` (1 for the first), the
+    editor's `note` (the move's reason) and when it was reopened."""
+
+    revision: int
+    note: str
+    at: datetime
+    first_published_at: str | None  # the first publication's time, as it was sent
+
+
+def archive_publication(session: Session, item_id: int) -> int:
+    """A published item reopened as a correction: its publication rows are kept,
+    under the kind `publish-r<N>` (the Atom feed still reads them until the
+    correction replaces them), so the corrected text gets delivery rows of its own.
+    Returns N, the correction's revision."""
+    earlier = session.scalars(
+        select(Delivery.kind).where(
+            Delivery.item_id == item_id, col(Delivery.kind).like(f"{PUBLISH}-r%")
+        )
+    ).all()
+    revision = 1 + max((int(k.rsplit("-r", 1)[1]) for k in earlier), default=0)
+    session.execute(
+        update(Delivery)
+        .where(Delivery.item_id == item_id, Delivery.kind == PUBLISH)  # type: ignore[arg-type]
+        .values(kind=f"{PUBLISH}-r{revision}")
+    )
+    return revision
+
+
+def correction(session: Session, item_id: int) -> Correction | None:
+    """The item's latest reopening as a correction, None if it never was one."""
+    event = session.scalars(
+        select(AuditEvent)
+        .where(
+            AuditEvent.item_id == item_id,
+            AuditEvent.from_status == "published",
+            AuditEvent.to_status == "draft",
+        )
+        .order_by(col(AuditEvent.id).desc())
+    ).first()
+    if event is None:
+        return None
+    revision = int((event.details or {}).get(CORRECTION_KEY) or 1)
+    first = session.scalars(
+        select(Delivery.payload)
+        .where(Delivery.item_id == item_id, Delivery.kind == f"{PUBLISH}-r1")
+        .order_by(col(Delivery.id))
+    ).first()
+    return Correction(revision, event.reason or "", event.at, (first or {}).get("published_at"))

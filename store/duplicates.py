@@ -207,13 +207,26 @@ def from_bytes(raw: bytes | None) -> Signature | None:
 def write_signature(conn: Any, item_id: int, title: str | None, text: str | None) -> None:
     """Store the item's signature and band buckets (replacing any earlier ones).
     `conn` is a Connection or a Session's connection."""
+    raw = signed(title, text)
+    conn.execute(sa_update(_items).where(_items.c.id == item_id).values(dup_signature=raw))
+    write_bands(conn, item_id, raw)
+
+
+def signed(title: str | None, text: str | None) -> bytes | None:
+    """The signature as stored in `items.dup_signature` (None: too little text).
+    The status machine writes it with the move that makes the item a draft (one
+    UPDATE, not two), then its bands (`write_bands`)."""
     values = signature(title, text)
-    conn.execute(delete(_bands).where(_bands.c.item_id == item_id))
-    conn.execute(
-        sa_update(_items)
-        .where(_items.c.id == item_id)
-        .values(dup_signature=None if values is None else to_bytes(values))
-    )
+    return None if values is None else to_bytes(values)
+
+
+def write_bands(conn: Any, item_id: int, raw: bytes | None, *, replace: bool = True) -> None:
+    """The band buckets of the stored signature `raw`, replacing any earlier ones
+    (`replace=False`: the item has none, and the primary key (item, band) refuses
+    the insert if it had)."""
+    if replace:
+        conn.execute(delete(_bands).where(_bands.c.item_id == item_id))
+    values = from_bytes(raw)
     if values is not None:
         conn.execute(
             insert(_bands),
@@ -242,11 +255,6 @@ def sign_again(conn: Any, batch: int = 500) -> int:
             write_signature(conn, item_id, title, text)
         done += len(rows)
         after = rows[-1][0]
-
-
-def record(session: Any, item_id: int, title: str | None, text: str | None) -> None:
-    """Called by the status machine when an item becomes a draft."""
-    write_signature(session.connection(), item_id, title, text)
 
 
 def similar_drafts(

@@ -18,7 +18,7 @@ from sqlalchemy import select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from store import textdiff
+from store import ledger, textdiff
 from store.models import AuditEvent, CallRecord, Feed, GateVerdict, Item, ModelCall, Note
 
 RECORDED_REPLY_LABEL = "recorded reply (demo), not a live model call"
@@ -282,6 +282,12 @@ def item_history(
         calls = _rows(
             session, select(ModelCall).where(ModelCall.item_id == item.id).order_by(ModelCall.id)
         )
+        # Each request as it was sent (its repeated parts put back): on copies, so
+        # nothing is written back to the ledger.
+        sent = ledger.requests(session, calls)
+        for call in calls:
+            session.expunge(call)
+        calls = [c.model_copy(update={"request_json": r}) for c, r in zip(calls, sent, strict=True)]
         events = _rows(
             session, select(AuditEvent).where(AuditEvent.item_id == item.id).order_by(AuditEvent.id)
         )

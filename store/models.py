@@ -118,6 +118,9 @@ class Item(SQLModel, table=True):
     # The page was larger than max_page_bytes and cut off after this many bytes: the
     # draft tells only the story's beginning (issue 26; migration 0014). None: whole.
     page_cut_at: int | None = None
+    # The language the feed or page declares for the article ("de"; ingest/language.py),
+    # read by the gates instead of detecting it; None: nothing declared (migration 0016).
+    language: str | None = None
     source_text: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     word_count: int | None = None
     summariser: str | None = None  # backend name, e.g. "extractive", "anthropic:claude-..."
@@ -208,18 +211,33 @@ class GateVerdict(SQLModel, table=True):
     ) -> GateVerdict:
         """The one way a gate's result becomes a stored verdict (pipeline, edit,
         replay): the mode stored is what the result did (`GateResult.stored_mode`)."""
-        row = result.to_dict()
         return cls(
-            item_id=item_id,
-            run_id=run_id,
-            stage=stage,
-            gate=row["gate"],
-            passed=row["passed"],
-            mode=row["mode"],
-            reason=row["reason"],
-            evidence=row["evidence"],
-            created_at=created_at or utcnow(),
+            **cls.row_of(result, item_id=item_id, stage=stage, run_id=run_id, created_at=created_at)
         )
+
+    @staticmethod
+    def row_of(
+        result: GateResult,
+        *,
+        item_id: int,
+        stage: str,
+        run_id: int | None = None,
+        created_at: datetime | None = None,
+    ) -> dict[str, Any]:
+        """`from_result`'s columns as a plain row, for a Core INSERT of many verdicts
+        at once (the run's writer: no ORM object per verdict)."""
+        row = result.to_dict()
+        return {
+            "item_id": item_id,
+            "run_id": run_id,
+            "stage": stage,
+            "gate": row["gate"],
+            "passed": row["passed"],
+            "mode": row["mode"],
+            "reason": row["reason"],
+            "evidence": row["evidence"],
+            "created_at": created_at or utcnow(),
+        }
 
     @property
     def check_state(self) -> str:
@@ -295,7 +313,9 @@ class CallRecord(SQLModel):
 
 
 class ModelCall(CallRecord, table=True):
-    """The ledger: one row per model call, with what was sent and what came back."""
+    """The ledger: one row per model call, with what was sent and what came back.
+    Written through store/ledger.py, which keeps the request's repeated parts once
+    (`LedgerPart`) and puts them back for the audit."""
 
     __tablename__ = "model_calls"
 
@@ -310,6 +330,18 @@ class ModelCall(CallRecord, table=True):
     def of(cls, call: CallRecord, *, item_id: int | None, run_id: int | None) -> ModelCall:
         """The ledger row of one call."""
         return cls(item_id=item_id, run_id=run_id, **call.model_dump())
+
+
+class LedgerPart(SQLModel, table=True):
+    """A part of model requests that repeats across calls (the tool list, the system
+    prompt, an instruction, an article's block), stored once: `content` is its
+    canonical JSON text and `hash` that text's SHA-256. A `ModelCall.request_json`
+    names it as {"$part": hash}; store/ledger.py writes and reassembles them."""
+
+    __tablename__ = "ledger_parts"
+
+    hash: str = Field(primary_key=True)
+    content: str = Field(sa_column=Column(Text, nullable=False))
 
 
 class Run(SQLModel, table=True):

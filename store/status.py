@@ -43,7 +43,8 @@ MOVES: dict[str, frozenset[str]] = {
     # while another refused it (publish.service.retract)
     APPROVED: frozenset({PUBLISHED, DRAFT, RETRACTED}),
     REJECTED: frozenset({DRAFT}),  # reopened (or undone) by an editor
-    PUBLISHED: frozenset({RETRACTED}),
+    # retracted, or reopened as a correction (republished under the same id)
+    PUBLISHED: frozenset({RETRACTED, DRAFT}),
     DISCARDED: frozenset(),
     RETRACTED: frozenset(),
 }
@@ -51,11 +52,14 @@ MOVES: dict[str, frozenset[str]] = {
 # An editor's decision on a draft: the item records who decided and when.
 DECISIONS = frozenset({(DRAFT, APPROVED), (DRAFT, REJECTED)})
 # An editor takes a decision back (take back, reopen, undo): the item is undecided again.
-REOPENS = frozenset({(APPROVED, DRAFT), (REJECTED, DRAFT)})
+REOPENS = frozenset({(APPROVED, DRAFT), (REJECTED, DRAFT), (PUBLISHED, DRAFT)})
+# A published item reopened as a correction draft: the reason is the correction note
+# the republished item carries (store/deliveries.py `correction`).
+CORRECTION = (PUBLISHED, DRAFT)
 # Moves that only a signed-in editor may make, and the ones that need a reason.
 EDITOR_MOVES = DECISIONS | REOPENS | frozenset({(PUBLISHED, RETRACTED), (APPROVED, RETRACTED)})
 REASON_REQUIRED = frozenset({DISCARDED, REJECTED, ERROR, RETRACTED})
-REASON_REQUIRED_MOVES = frozenset({(APPROVED, DRAFT)})
+REASON_REQUIRED_MOVES = frozenset({(APPROVED, DRAFT), CORRECTION})
 # The two events that keep a draft a draft (their reasons tell them apart): an
 # editor's edit, and a later run's re-check of the model checks.
 # An edit that puts the pipeline's own draft back is "reverted".
@@ -158,7 +162,7 @@ def move(
     changes nothing in either case. The caller commits.
     """
     columns = ItemChanges.of(changes).values()
-    _check_not_stale(session, item, expected_version)
+    check_version(session, item, expected_version)
     from_status = item.status
     check_move(from_status, to_status, actor, reason)
     if to_status == DISCARDED:
@@ -182,9 +186,17 @@ def move(
         values.update(decided_by=None, decided_at=None)
     if (from_status, to_status) == (APPROVED, DRAFT):
         _take_back_before_publication(session, item)
+    if (from_status, to_status) == CORRECTION:
+        revision = deliveries.archive_publication(session, item.id)  # type: ignore[arg-type]
+        details = (details or {}) | {deliveries.CORRECTION_KEY: revision}
+    signed = (from_status, to_status) == (NEW, DRAFT)
+    if signed:  # its near-duplicate signature, once, written by the same UPDATE
+        text = {"title": item.title, "source_text": item.source_text} | columns
+        values["dup_signature"] = duplicates.signed(text["title"], text["source_text"])
     _compare_and_set(session, item, from_status, version, values)
-    if (from_status, to_status) == (NEW, DRAFT):  # its near-duplicate signature, once
-        duplicates.record(session, item.id, item.title, item.source_text)  # type: ignore[arg-type]
+    if signed:  # a draft is made once, from new: there are no bands to replace
+        raw = values["dup_signature"]
+        duplicates.write_bands(session.connection(), item.id, raw, replace=False)  # type: ignore[arg-type]
     event = AuditEvent(
         item_id=item.id,
         at=now,
@@ -210,7 +222,7 @@ def record_edit(
 ) -> AuditEvent:
     """An editor's edit keeps a draft a draft; the audit keeps both texts. An edit
     that puts the pipeline's own draft back is logged as "reverted", not "edited"."""
-    _check_not_stale(session, item, expected_version)
+    check_version(session, item, expected_version)
     if item.status != DRAFT:
         raise IllegalMove(f"only a draft can be edited, not a {item.status} item")
     if not is_editor(actor):
@@ -245,7 +257,7 @@ def record_recheck(
     stored beside this event). The draft stays a draft, but its version is bumped:
     an editor who opened it before the re-check decided on verdicts that no longer
     stand, and is refused (`Conflict`) until they look again."""
-    _check_not_stale(session, item, expected_version)
+    check_version(session, item, expected_version)
     if item.status != DRAFT:
         raise IllegalMove(f"only a draft is re-checked, not a {item.status} item")
     if is_editor(actor):
@@ -283,9 +295,11 @@ def _take_back_before_publication(session: Session, item: Item) -> None:
     deliveries.forget_untried(session, item.id)
 
 
-def _check_not_stale(session: Session, item: Item, expected_version: int | None) -> None:
+def check_version(session: Session, item: Item, expected_version: int | None) -> None:
     """A caller whose screen showed an older version hears who moved the item since
-    ("already approved by ann"), not a puzzling "illegal move approved -> rejected"."""
+    ("already approved by ann"), not a puzzling "illegal move approved -> rejected".
+    Raises Conflict; None checks nothing. Call it inside the writing transaction,
+    after locking the row, as `move` does."""
     if expected_version is None or expected_version == item.version:
         return
     conflict = _conflict(session, item.id)  # reloads `item` from the database

@@ -9,9 +9,10 @@ pipeline writes to the ledger.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from store.models import CallRecord  # the ledger's one definition of a call
+if TYPE_CHECKING:
+    from store.models import CallRecord  # the ledger's one definition of a call
 
 __all__ = [
     "CONFIG",
@@ -26,6 +27,17 @@ __all__ = [
     "Summariser",
     "SummaryFailed",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """`CallRecord` (store.models), imported when first asked for: it is an SQLModel,
+    and loading the settings (`copydesk check`, `--help`) must not import the store
+    (https://peps.python.org/pep-0562/: `from summarise.base import CallRecord` works)."""
+    if name == "CallRecord":
+        from store.models import CallRecord
+
+        return CallRecord
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)

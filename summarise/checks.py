@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
 
@@ -47,7 +47,10 @@ from guards.checks import (
     single_call,
 )
 from summarise import prompt, reply
-from summarise.base import Article, BackendUnavailable, CallRecord
+from summarise.base import Article, BackendUnavailable
+
+if TYPE_CHECKING:
+    from summarise.base import CallRecord
 
 
 class CheckSettings(BaseModel):
@@ -231,6 +234,8 @@ class RecordedChecker:
         raw = self.replies.get(article.url) if article.url else None
         if raw is None:
             return self.fallback.check(article, draft)
+        from summarise.base import CallRecord  # the store, only when a check is made
+
         call = CallRecord(
             purpose="checks",
             backend="recorded",

@@ -3,6 +3,8 @@ test, and items written into it with raw SQL (the models describe the newest sch
 
 from __future__ import annotations
 
+import uuid
+from datetime import UTC, datetime
 from typing import Any
 
 from alembic import command
@@ -10,6 +12,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
+from store import audit_chain
 from store.db import alembic_config, make_engine
 
 
@@ -23,7 +26,9 @@ def at_previous_revision(db_url: str, revision: str) -> Engine:
     return engine
 
 
-def insert_article(conn: Any, n: int, status: str, title: str, source: str, url: str) -> int:
+def insert_article(
+    conn: Any, n: int, status: str, title: str, source: str, url: str, summary: str | None = None
+) -> int:
     """An item with a title, source text and summary, in `status`; returns its id."""
     return conn.execute(
         text(
@@ -37,7 +42,44 @@ def insert_article(conn: Any, n: int, status: str, title: str, source: str, url:
             "url": url,
             "title": title,
             "source": source,
-            "summary": f"Summary {n}.",
+            "summary": summary or f"Summary {n}.",
             "status": status,
         },
     ).scalar_one()
+
+
+def draft_in_sql(
+    engine: Engine, n: int, title: str, source: str, summary: str | None = None
+) -> int:
+    """A draft (`insert_article`) with its two audit events, `new` then `draft`, chained
+    as `audit_chain.append` chains them: what the status machine leaves, written in
+    SQL for a database at an older revision."""
+    with engine.begin() as conn:
+        url = f"https://news.example.test/{uuid.uuid4().hex}"
+        item_id = insert_article(conn, n, "draft", title, source, url, summary)
+        for from_status, to_status, reason in (
+            (None, "new", "found in a feed"),
+            ("new", "draft", None),
+        ):
+            head = conn.execute(
+                text("SELECT hash FROM audit_events ORDER BY id DESC LIMIT 1")
+            ).scalar()
+            prev = head or audit_chain.GENESIS
+            event = {
+                "item_id": item_id,
+                "at": datetime.now(UTC),
+                "actor": "run:1",
+                "from_status": from_status,
+                "to_status": to_status,
+                "reason": reason,
+            }
+            digest = audit_chain.event_hash(prev_hash=prev, details=None, **event)
+            conn.execute(
+                text(
+                    "INSERT INTO audit_events (item_id, at, actor, from_status, to_status, "
+                    "reason, prev_hash, hash) VALUES (:item_id, :at, :actor, :from_status, "
+                    ":to_status, :reason, :prev, :hash)"
+                ),
+                event | {"prev": prev, "hash": digest},
+            )
+    return item_id

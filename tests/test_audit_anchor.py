@@ -5,6 +5,7 @@ rolled-back one does not; an anchor older than the log fails the check."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -65,6 +66,48 @@ def test_a_rolled_back_append_leaves_the_anchor(anchored) -> None:  # type: igno
     assert audit_chain.read_anchor(path) == before == audit_chain.head(engine)
     new_item(engine)  # the next commit is not confused by the rolled-back one
     assert audit_chain.read_anchor(path) == audit_chain.head(engine)
+
+
+def test_a_savepoint_does_not_advance_the_anchor_before_the_commit(anchored) -> None:  # type: ignore[no-untyped-def]
+    """A feed's items are created in savepoints of one transaction (issue 24): the
+    anchor must not name an event before that transaction commits (a rollback
+    would leave it naming an event the log never held), and it moves once, to the
+    last event, when it does."""
+    engine, path = anchored
+    new_item(engine)
+    before = audit_chain.read_anchor(path)
+    with pytest.raises(RuntimeError):
+        with session_scope(engine) as session:
+            # A write first, as the feed's fetch record is (on SQLite a savepoint
+            # with no transaction open would be one, and its release a commit).
+            st.create(
+                session, Item(dedup_key="https://news.example.test/a"), actor="run:1", reason="r"
+            )
+            for n in range(3):
+                with session.begin_nested():
+                    item = Item(dedup_key=f"https://news.example.test/saved-{n}")
+                    st.create(session, item, actor="run:1", reason="found in a feed")
+                assert audit_chain.read_anchor(path) == before  # not committed yet
+            raise RuntimeError("the feed's transaction fails after its savepoints")
+    assert audit_chain.read_anchor(path) == before == audit_chain.head(engine)
+    assert audit_chain.verify(engine, before, current=True).ok
+    with session_scope(engine) as session:
+        st.create(session, Item(dedup_key="https://news.example.test/b"), actor="run:1", reason="r")
+        for n in range(3):
+            with session.begin_nested():
+                item = Item(dedup_key=f"https://news.example.test/kept-{n}")
+                st.create(session, item, actor="run:1", reason="found in a feed")
+        with pytest.raises(RuntimeError):  # a savepoint that fails after its append
+            with session.begin_nested():
+                item = Item(dedup_key="https://news.example.test/undone")
+                st.create(session, item, actor="run:1", reason="found in a feed")
+                raise RuntimeError("this entry is dropped")
+        # The chain's head is the last kept event again, not the dropped one.
+        st.create(session, Item(dedup_key="https://news.example.test/c"), actor="run:1", reason="r")
+    head = audit_chain.head(engine)
+    assert audit_chain.verify(engine).events == 6  # the first item, then 5 kept
+    assert audit_chain.read_anchor(path) == head
+    assert audit_chain.verify(engine, head, current=True).ok
 
 
 def test_the_anchor_never_moves_back(tmp_path: Path) -> None:
@@ -264,3 +307,64 @@ def test_against_a_file_without_heads_is_one_line(sqlite_url: str, tmp_path: Pat
     assert result.stderr.strip().splitlines() == [
         f"copydesk: error: --against-feed {empty}: it carries no audit head"
     ]
+
+
+def test_a_retraction_carries_the_audit_head_with_its_own_event(
+    db_url: str, tmp_path: Path
+) -> None:
+    """Issue 26: every publication carries the audit head, retractions too. The
+    retraction sent to the JSON Lines file, the webhook and the Atom feed carries
+    the log's head once the retraction is recorded (its own event), valid against
+    the payload schema, and `--against-feed` checks it. Before: a retraction
+    carried no head, so the log from the approval to the retraction was held by
+    no reader."""
+    import jsonschema
+
+    from publish.targets import published_heads
+    from store.db import open_store
+    from store.models import AuditEvent
+    from tests.publish_helpers import (
+        Webhook,
+        add_editor_once,
+        approve,
+        cli,
+        jsonl_lines,
+        run_pipeline,
+        webhook_server,
+        write_config,
+    )
+
+    repo = Path(__file__).resolve().parents[1]
+    schema = json.loads((repo / "publish" / "payload.schema.json").read_text(encoding="utf-8"))
+    config = write_config(tmp_path, db_url, targets=("atom", "jsonl"))
+    run_pipeline(config)
+    engine = open_store(db_url)
+    try:
+        [item_id] = approve(engine, 1)
+        with session_scope(engine) as session:
+            add_editor_once(session, "cy")
+        with webhook_server(Webhook()) as hook:
+            config = write_config(tmp_path, db_url, webhook_url=hook.url)
+            assert cli(config, "publish").exit_code == 0
+            retracted = cli(
+                config, "retract", str(item_id), "--reason", "Berth figure wrong", "--editor", "cy"
+            )
+            assert retracted.exit_code == 0, retracted.output
+        with session_scope(engine) as session:
+            event = session.scalars(
+                select(AuditEvent).where(
+                    AuditEvent.item_id == item_id, AuditEvent.to_status == "retracted"
+                )
+            ).one()
+            own = f"{event.id}:{event.hash}"
+        [line] = [x for x in jsonl_lines(tmp_path) if x["event"] == "retracted"]
+        [sent] = [r.json for r in hook.received if r.json["event"] == "retracted"]
+        assert line["audit_head"] == sent["audit_head"] == own
+        jsonschema.validate(line, schema)
+        feed = tmp_path / "out" / "feed.xml"
+        assert published_heads(feed.read_bytes()) == [own]  # the feed's entry is the notice
+        for published in (feed, tmp_path / "out" / "items.jsonl"):
+            ok = cli(config, "audit", "--verify", "--against-feed", str(published))
+            assert ok.exit_code == 0, ok.output
+    finally:
+        engine.dispose()

@@ -39,6 +39,7 @@ def test_run_publish_json_is_one_document_on_one_line(tmp_path):
 @pytest.mark.parametrize(
     "args",
     [
+        ["init", "--json"],
         ["run", "--json"],
         ["feeds", "list", "--json"],
         ["feeds", "add", "https://news.example.org/rss.xml", "--json"],
@@ -69,6 +70,53 @@ def test_feeds_add_json_names_the_feed_and_whether_it_was_new(tmp_path):
     second = one_json_line(again.stdout)
     assert second["id"] == first["id"] and second["added"] is False
     assert second["name"] == first["name"]  # re-adding never renames
+
+
+def test_editor_changes_json_are_one_line_each_naming_the_account(tmp_path):
+    """`editor add`, `password` and `disable --json`: one document each, on stdout
+    only, saying what was done to which account (never the password)."""
+    env = make_desk(tmp_path)
+    secret = "correct horse battery"
+    added = run(
+        ["editor", "add", "ines", "--role", "viewer", "--password-stdin", "--json"],
+        tmp_path,
+        env=env,
+        stdin=secret + "\n",
+    )
+    assert added.returncode == 0, added.stderr
+    assert one_json_line(added.stdout) == {
+        "name": "ines",
+        "role": "viewer",
+        "enabled": True,
+        "done": "added",
+    }
+    changed = run(
+        ["editor", "password", "ines", "--password-stdin", "--json"],
+        tmp_path,
+        env=env,
+        stdin="another long secret\n",
+    )
+    assert changed.returncode == 0, changed.stderr
+    assert one_json_line(changed.stdout) == {
+        "name": "ines",
+        "role": "viewer",
+        "enabled": True,
+        "done": "password changed",
+    }
+    disabled = run(["editor", "disable", "ines", "--json"], tmp_path, env=env)
+    assert disabled.returncode == 0, disabled.stderr
+    assert one_json_line(disabled.stdout)["enabled"] is False
+    assert secret not in added.stdout + added.stderr
+    listed = one_json_line(run(["editor", "list", "--json"], tmp_path, env=env).stdout)
+    assert [(e["name"], e["enabled"]) for e in listed] == [("ines", False)]
+
+
+def test_editor_json_refusal_is_one_line_on_stderr_and_nothing_on_stdout(tmp_path):
+    env = make_desk(tmp_path)
+    done = run(["editor", "disable", "nobody", "--json"], tmp_path, env=env)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert len(done.stderr.strip().splitlines()) == 1
 
 
 # --- log levels, version, completion ----------------------------------------------

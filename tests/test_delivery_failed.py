@@ -26,8 +26,8 @@ from review_ui.desk import publishing
 from review_ui.desk.decisions import NotAllowed, Reviewer
 from store import approvals, audit_chain
 from store.db import open_store, session_scope
-from store.deliveries import RETRIED, troubles
-from store.models import AuditEvent, Delivery, Item
+from store.deliveries import RETRIED, target_states, troubles
+from store.models import AuditEvent, Delivery, Item, utcnow
 from tests.publish_helpers import (
     SECRET,
     SECRET_ENV,
@@ -274,3 +274,63 @@ def test_the_view_shows_the_answer_as_text_and_an_editor_retries_from_it(
         assert event.actor == "editor:ann"
     finally:
         engine.dispose()
+
+
+# ----------------------------------------------------------------- the Approved view
+
+
+def test_the_approved_view_shows_each_targets_state(
+    tmp_path: Path, sqlite_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 21: "The Approved view shows each target's delivery state". One item is
+    in the file and refused by the hook, one in the file and waiting for the hook's
+    next try, one not sent anywhere yet."""
+    run_pipeline(write_config(tmp_path, sqlite_url, targets=()))
+    engine = open_store(sqlite_url)
+    with session_scope(engine) as session:
+        add_editor_once(session, "ann")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(SECRET_ENV, SECRET)
+    try:
+        refused, waiting = approved_earlier(engine, 2)
+        with webhook_server(Webhook(script=[422], then=503)) as hook:
+            settings = configure(tmp_path, sqlite_url, hook, monkeypatch)
+            publish_as_cli(engine, settings)
+            [fresh] = approved_earlier(engine, 1)
+            at = signed_in("ann", "Approved")
+        states = {
+            int(row["#"]): (row["jsonl"], row["webhook"])
+            for frame in at.dataframe
+            if "webhook" in frame.value.columns
+            for _, row in frame.value.iterrows()
+        }
+        assert states[refused] == ("delivered", "failed")
+        assert states[waiting][0] == "delivered"
+        assert states[waiting][1].startswith("pending: next try after ")
+        assert states[fresh] == ("not sent yet", "not sent yet")
+    finally:
+        engine.dispose()
+
+
+def test_target_states_on_both_backends(drafts, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    folder, db_url, engine = drafts
+    refused, fresh = approved_earlier(engine, 2)
+    with webhook_server(Webhook(then=422)) as hook:
+        settings = configure(folder, db_url, hook, monkeypatch)
+        publish_as_cli(engine, settings)
+    with session_scope(engine) as session:  # the second item: a worker is sending it now
+        session.execute(
+            update(Delivery)
+            .where(Delivery.item_id == fresh, Delivery.target == "webhook")
+            .values(state="pending", claimed_until=utcnow() + timedelta(minutes=5))
+        )
+    with Session(engine) as session:
+        got = target_states(session, [refused, fresh, 999], ["jsonl", "webhook"])
+    assert {t: s.state for t, s in got[refused].items()} == {
+        "jsonl": "delivered",
+        "webhook": "failed",
+    }
+    assert got[fresh]["webhook"].state == "sending"
+    assert {t: s.state for t, s in got[999].items()} == dict.fromkeys(
+        ["jsonl", "webhook"], "not sent yet"
+    )

@@ -1,14 +1,16 @@
 """Issue 21: the Delivery failed view and its Retry, in a real headless Chromium.
 
-Publish now sends an approved item to the JSON Lines file and a loopback webhook
-that refuses it (HTTP 422): the item stays approved. The Delivery failed view lists
-it with the webhook's answer and its tries; once the receiver accepts again, the
-editor's Retry sends it, the item is published, and the Retry is in its audit
-trail under the editor's name."""
+Publish now runs in the background: while the loopback webhook holds its answer,
+the page shows the progress and offers no second publish. The webhook then refuses
+the item (HTTP 422): it stays approved, live in the JSON Lines file. The Delivery
+failed view lists it with the webhook's answer and its tries; once the receiver
+accepts again, the editor's Retry sends it, the item is published, and the Retry
+is in its audit trail under the editor's name."""
 
 from __future__ import annotations
 
 import re
+import threading
 from datetime import timedelta
 from pathlib import Path
 
@@ -79,8 +81,9 @@ def test_a_refused_delivery_is_listed_and_retried_from_the_desk(
 ) -> None:
     from playwright.sync_api import expect
 
+    go = threading.Event()  # the receiver holds its first answer until the page showed progress
     with (
-        webhook_server(Webhook(then=422)) as hook,
+        webhook_server(Webhook(then=422, on_request=lambda _: go.wait(120))) as hook,
         serve(tmp_path, sqlite_url, _desk, undo_seconds=300, extra=_targets(hook.url)) as server,
         chromium() as browser,
     ):
@@ -91,7 +94,14 @@ def test_a_refused_delivery_is_listed_and_retried_from_the_desk(
         _view(page, "Approved")
         page.get_by_role("button", name=re.compile(r"^Publish now")).click()
         page.get_by_role("button", name="Confirm: publish 1").click()
+        # Publish now runs in the background: the page answers, shows the progress,
+        # and offers no second publish until it ends (then draws what it did).
+        progress = said(page, "Publishing 1 item(s)")
+        expect(progress).to_contain_text(re.compile(r"[01] of 2 deliveries made"))
+        expect(page.get_by_role("button", name=re.compile(r"^Publish now"))).to_be_disabled()
+        go.set()
         expect(said(page, "webhook refused it for good")).to_be_visible()
+        expect(page.get_by_role("button", name=re.compile(r"^Publish now"))).to_be_enabled()
         assert item_status(server, bridge) == "approved"
 
         _view(page, "Delivery failed")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser import chromium, queue_of, said, serve, signed_in_page
+from tests.browser import chromium, idle, queue_of, said, serve, signed_in_page
 from tests.desk_kit import decide_as, item_status
 
 pytestmark = pytest.mark.browser
@@ -20,6 +20,9 @@ def _take_back(page, item_id: int, reason: str) -> None:  # type: ignore[no-unty
 
     box = page.locator("details").filter(has_text="Take an approval back")
     expect(box).to_have_count(1)
+    # A form submitted while the run that drew it is still going can be lost on a
+    # loaded machine (tests/test_desk_publish_browser.py `_form_ready`).
+    idle(page)
     if box.get_attribute("open") is None:
         box.locator("summary").click()
     form = page.locator("[data-testid=stForm]").filter(has_text="Take back to draft")
@@ -49,6 +52,7 @@ def test_a_refused_take_back_keeps_the_chosen_item(tmp_path: Path, sqlite_url: s
         form = page.locator("[data-testid=stForm]").filter(has_text="Take back to draft")
         picker = form.locator("[data-testid=stSelectbox]").get_by_role("combobox")
         expect(picker).to_have_value(re.compile(rf"^#{ids['bridge']} "))
+        idle(page)
         # With a reason, without touching the item: the bridge story, and only it.
         form.get_by_label("Reason (required)").fill("The council corrected the dates")
         form.get_by_role("button", name="Take back to draft").click()

@@ -16,7 +16,7 @@ from sqlalchemy.engine import Engine
 
 from store.db import open_store, session_scope
 from store.models import Item, SourceCheck, utcnow
-from tests.browser import chromium, said, serve, signed_in_page
+from tests.browser import chromium, idle, said, serve, signed_in_page
 from tests.desk_kit import decide_as, item_status
 from tests.review_seed import seed_editor, seed_queue
 
@@ -47,6 +47,21 @@ def _approved_long_ago(db_url: str, item_id: int) -> None:
 
 def _view(page, name: str) -> None:  # type: ignore[no-untyped-def]
     page.locator("[data-testid=stSidebar]").get_by_text(name, exact=True).click()
+
+
+def _form_ready(page, summary: str) -> None:  # type: ignore[no-untyped-def]
+    """Wait until the page run that draws the form under `summary` has finished,
+    then open it. A form submitted while the run that drew it was still going was,
+    on a loaded machine, sometimes never delivered: no rerun reached the server, the
+    form stayed open with its button (seen 1 in 8 with a 4 s pause injected after
+    the form; the CI failure of test_retract_from_the_desk). The summary shows only
+    once that run has begun, so `idle` cannot pass on the run before it."""
+    from playwright.sync_api import expect
+
+    toggle = page.locator("summary").filter(has_text=summary)
+    expect(toggle).to_be_visible()
+    idle(page)
+    toggle.click()
 
 
 def test_publish_now_confirms_and_leaves_an_approval_in_its_undo_window(
@@ -102,11 +117,12 @@ def test_retract_from_the_desk(tmp_path: Path, sqlite_url: str) -> None:
         _view(page, "Source changed")
         expect(page.locator("[data-testid=stMain]")).to_contain_text(f"#{bridge}")
         _view(page, "Published")
-        page.locator("summary").filter(has_text="Retract a published item").click()
+        _form_ready(page, "Retract a published item")
         form = page.locator("[data-testid=stForm]").filter(has_text="Retract")
         form.get_by_role("button", name="Retract").click()
         expect(said(page, "Not retracted")).to_contain_text("reason")
         assert item_status(server, bridge) == "published"
+        idle(page)  # the run that says so redrew the form: let it finish first
         form.get_by_label("Reason (required)").fill("The council withdrew the notice")
         form.get_by_role("button", name="Retract").click()
         expect(said(page, f"Retracted #{bridge}")).to_be_visible()

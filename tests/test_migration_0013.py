@@ -14,6 +14,7 @@ from store import audit_chain
 from store import status as st
 from store.db import alembic_config, make_engine, migrate, role_kinds, session_scope
 from store.models import AuditEvent, Item
+from tests.migration_helpers import draft_in_sql
 
 REVISION = "0013_runtime_roles"
 
@@ -24,10 +25,8 @@ def test_upgrade_adds_the_registry_and_keeps_items(db_url: str) -> None:
     previous = ScriptDirectory.from_config(config).get_revision(REVISION).down_revision
     assert isinstance(previous, str)
     command.upgrade(config, previous)
-    with session_scope(engine) as session:
-        item = Item(dedup_key="https://x.example.test/1", headline="Harrowby ferry fares rise")
-        st.create(session, item, actor="run:1", reason="found in a feed")
-        st.move(session, item, st.DRAFT, actor="run:1", changes={"summary": "Fares rose."})
+    # In SQL: the Item model carries later revisions' columns (0014's page_cut_at).
+    draft_in_sql(engine, 1, "Harrowby ferry fares rise", "Fares rose on Monday.", "Fares rose.")
     migrate(engine)
     with engine.connect() as conn:
         assert conn.execute(text("SELECT count(*) FROM runtime_roles")).scalar() == 0

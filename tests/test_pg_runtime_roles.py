@@ -30,6 +30,7 @@ from store.db import (
     session_scope,
 )
 from store.models import AuditEvent, Item
+from tests.migration_helpers import draft_in_sql
 from tests.publish_helpers import approve, cli, jsonl_lines, write_config
 
 
@@ -220,8 +221,9 @@ def test_upgrade_from_0012_keeps_the_runtime_role_deciding_until_split(
     try:
         command.upgrade(alembic_config(owner), "0012_publish_fence")
         grant_runtime_rights(owner, role(pg_runtime_url))
-        first = new_draft(runtime)
-        second = new_draft(runtime)
+        pier = ("Harrowby pier opens", "Harrowby opened its new ferry pier on Monday.")
+        first = draft_in_sql(runtime, 1, *pier)
+        second = draft_in_sql(runtime, 2, *pier)
         before = [row(owner, first), row(owner, second)]
         migrate(owner)
         assert role_kinds(owner) == {role(pg_runtime_url): "review"}

@@ -11,18 +11,21 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import feedparser
 from lxml import etree
-from sqlalchemy import select
+from sqlalchemy import select, update
+from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from publish.settings import AtomTargetSettings
 from publish.targets import NS, AtomTarget
 from store.db import open_store
-from store.models import AuditEvent, Item
+from store.models import AuditEvent, Delivery, Item
 from tests.publish_helpers import (
     SECRET,
     SECRET_ENV,
@@ -53,7 +56,13 @@ def copydesk_process(config: Path) -> subprocess.Popen[bytes]:
     )
 
 
-def test_kill_9_between_delivery_and_record_then_publish_again(tmp_path: Path, db_url: str) -> None:
+@contextmanager
+def killed_during_first_post(
+    tmp_path: Path, db_url: str, extra: str = ""
+) -> Iterator[tuple[Engine, list[int], Webhook, Path]]:
+    """Three approved items; a `copydesk publish` process is killed (SIGKILL) while
+    the webhook receives the first item, before it records the delivery. Yields
+    inside the webhook server: (engine, item ids, the webhook, the config)."""
     config = write_config(tmp_path, db_url, targets=())
     run_pipeline(config)
     engine = open_store(db_url)
@@ -72,7 +81,7 @@ def test_kill_9_between_delivery_and_record_then_publish_again(tmp_path: Path, d
             db_url,
             webhook_url=hook.url,
             targets=("jsonl", "webhook", "atom"),
-            extra="[publish]\nlease_seconds = 1\n",
+            extra=extra,
         )
         victim.append(copydesk_process(config))
         assert victim[0].wait(timeout=120) == -signal.SIGKILL
@@ -80,6 +89,17 @@ def test_kill_9_between_delivery_and_record_then_publish_again(tmp_path: Path, d
         assert [r.json["item_id"] for r in hook.received] == [ids[0]]
         with Session(engine) as session:
             assert session.get(Item, ids[0]).status == "approved"
+        yield engine, ids, hook, config
+    engine.dispose()
+
+
+def test_kill_9_between_delivery_and_record_then_publish_again(tmp_path: Path, db_url: str) -> None:
+    with killed_during_first_post(tmp_path, db_url, "[publish]\nlease_seconds = 1\n") as (
+        engine,
+        ids,
+        hook,
+        config,
+    ):
         time.sleep(1.2)  # the dead worker's claim (lease) runs out
         result = cli(config, "publish")
         assert result.exit_code == 0, result.output
@@ -101,7 +121,41 @@ def test_kill_9_between_delivery_and_record_then_publish_again(tmp_path: Path, d
     assert sorted(e.findtext(f"{A}id") for e in entries) == sorted(
         line["id"] for line in jsonl_lines(tmp_path)
     )
-    engine.dispose()
+
+
+def test_publish_rerun_after_a_kill_names_the_dead_workers_item(
+    tmp_path: Path, db_url: str
+) -> None:
+    """Issue 26: the rerun of `publish` after a crash names the item the dead worker
+    still holds (its claim lasts the lease, 300 s by default): what was in flight,
+    until when, and what this run and the next do with it. Before: the rerun
+    published the other items, said nothing of it and exited 0."""
+    with killed_during_first_post(tmp_path, db_url) as (engine, ids, hook, config):
+        result = cli(config, "publish", "--json")
+        assert result.exit_code == 1, result.output
+        report = json.loads(result.stdout)
+        assert sorted(report["published"]) == sorted(ids[1:])
+        [held] = [p for p in report["pending"] if p["item"] == ids[0]]
+        assert held["target"] == "webhook"
+        why = held["why"]
+        assert "in flight (attempt 1)" in why and "held by another publisher's claim" in why
+        assert "left alone by this publish" in why and "sent again by the first publish" in why
+        assert [p["item"] for p in report["pending"]] == [ids[0]]
+        table = cli(config, "publish")
+        assert table.exit_code == 1 and f"{ids[0]}" in table.stdout
+        assert "held by another" in table.stdout
+
+        # Its claim runs out (moved back, not waited for): the next publish sends it.
+        with engine.begin() as conn:
+            conn.execute(
+                update(Delivery)
+                .where(Delivery.item_id == ids[0], Delivery.target == "webhook")
+                .values(claimed_until=datetime.now(UTC) - timedelta(seconds=1))
+            )
+        assert cli(config, "publish").exit_code == 0
+        with Session(engine) as session:
+            assert [session.get(Item, i).status for i in ids] == ["published"] * 3
+        assert [r.json["item_id"] for r in hook.received].count(ids[0]) == 2
 
 
 def big_feed(n: int) -> list[dict]:

@@ -139,6 +139,7 @@ def test_a_later_run_rechecks_a_transient_failure(desk: Desk) -> None:
         "failed_again": 0,
         "discarded": 0,
         "dropped": 0,
+        "deferred": 0,
     }
     for item in desk.items():
         assert item.status == "draft"
@@ -315,3 +316,40 @@ def test_no_recheck_when_the_model_checks_are_off_now(desk: Desk) -> None:
     desk.check = grounded
     assert desk.run().get("rechecks") is None
     assert all(desk.rechecked_events(i.id) == [] for i in desk.items())
+
+
+def test_rechecks_stop_at_the_runs_deadline_and_the_rest_wait(
+    tmp_path, db_url, feed_url, monkeypatch
+) -> None:
+    """Issue 26: re-checks that hang do not hold the run (and SQLite's run slot) for
+    hours. The run's deadline ([runs] deadline_seconds after it started) bounds the
+    re-check pass: no re-check starts after it; the drafts left are counted as
+    deferred and re-checked by a later run. The clock is the test's: each check
+    call "hangs" 2,000 s of it, against a deadline of 1,500 s."""
+    from copydesk.services import recheck
+
+    desk = Desk(tmp_path, db_url, feed_url, monkeypatch)
+    desk.config.write_text(desk.config.read_text() + "\n[runs]\ndeadline_seconds = 1500\n")
+    desk.run()  # two drafts whose checks failed (an outage)
+    now = [0.0]
+    monkeypatch.setattr(recheck, "clock", lambda: now[0])
+
+    def hangs_then_outage(source: str, draft: str) -> Any:
+        now[0] += 2000
+        return fake_api.overloaded()
+
+    desk.check = hangs_then_outage
+    done = desk.run()["rechecks"]
+    assert (done["attempted"], done["deferred"]) == (1, 1)
+    first, second = desk.items()
+    assert len(desk.rechecked_events(first.id)) == 1
+    assert desk.rechecked_events(second.id) == []
+    with desk.fake.serve() as base_url:  # `copydesk recheck` has the same deadline
+        text = invoke(desk.config, monkeypatch, base_url, "recheck")
+    assert "1 deferred to a later run (the run's deadline passed)" in text.stdout
+
+    desk.check = grounded  # a later run, answered at once: nothing is deferred
+    done = desk.run()["rechecks"]
+    assert done["deferred"] == 0 and done["ran"] == 2
+    assert [len(desk.rechecked_events(i.id)) for i in (first, second)] in ([3, 1], [2, 2])
+    desk.engine.dispose()

@@ -247,3 +247,19 @@ def test_a_draft_blocked_after_an_edit_is_badged_and_filtered(any_desk: Desk) ->
     assert "blocked: numbers_grounded" in texts(at)
     at.sidebar.toggle(key="f_blocked").set_value(True).run()
     assert list_ids(at) == [bridge]
+
+
+def test_a_draft_whose_page_was_cut_carries_a_badge_in_the_queue(any_desk: Desk) -> None:
+    """Issue 26: a draft made from a page cut by max_page_bytes says so in the
+    queue's list, where the editor picks it ("source cut at N bytes")."""
+    from store.models import Item
+
+    cut = any_desk.ids["bridge"]
+    with session_scope(any_desk.engine) as session:
+        session.execute(update(Item).where(Item.id == cut).values(page_cut_at=15_000_000))
+    with Session(any_desk.engine) as session:
+        rows = {r.id: r for r in queue_page(session, QueueFilter())}
+    assert "source cut at 15,000,000 bytes" in rows[cut].badge
+    assert not any("source cut" in r.badge for i, r in rows.items() if i != cut)
+    at = any_desk.signed_in("alice")
+    assert texts(at).count("source cut at 15,000,000 bytes") == 1

@@ -88,6 +88,9 @@ def test_an_editor_publishes_now_and_sees_the_deliveries(desk) -> None:  # type:
     next(b for b in at.button if b.label == "Confirm: publish 2").click()
     at.run()
     assert not at.exception, at.exception
+    job = publishing.current_job(engine)  # Publish now runs in the background
+    assert job is not None and job.wait(120)
+    at.run()
     assert statuses(engine, ids) == ["published"] * 2
     assert "Published 2 item(s)" in shown(at)
     assert sorted(line["item_id"] for line in jsonl_lines(folder)) == sorted(ids)

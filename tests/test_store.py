@@ -51,15 +51,16 @@ LEGAL = frozenset(
         ("approved", "retracted"),  # live on some targets, refused by another (issue 21)
         ("rejected", "draft"),
         ("published", "retracted"),
+        ("published", "draft"),  # reopened as a correction (issue 21)
     }
 )
 ALL_PAIRS = list(itertools.product(STATUSES, STATUSES))
 ILLEGAL = [pair for pair in ALL_PAIRS if pair not in LEGAL]
 DECISIONS = frozenset({("draft", "approved"), ("draft", "rejected")})
-REOPENS = frozenset({("approved", "draft"), ("rejected", "draft")})
+REOPENS = frozenset({("approved", "draft"), ("rejected", "draft"), ("published", "draft")})
 EDITOR_MOVES = DECISIONS | REOPENS | {("published", "retracted"), ("approved", "retracted")}
 NEEDS_REASON = frozenset({"discarded", "rejected", "error", "retracted"})
-NEEDS_REASON_PAIRS = frozenset({("approved", "draft")})
+NEEDS_REASON_PAIRS = frozenset({("approved", "draft"), ("published", "draft")})
 
 # One legal road from birth to each status, used to put a test item where a test needs it.
 ROAD_TO = {
@@ -169,11 +170,15 @@ def edit(
 
 def test_design_table_has_every_status_and_pair() -> None:
     assert set(st.STATUSES) == set(STATUSES)
-    assert len(ALL_PAIRS) == 64 and len(ILLEGAL) == 51
+    assert len(ALL_PAIRS) == 64 and len(ILLEGAL) == 50
     assert st.FINAL == {"discarded", "retracted"}
-    # Final means final: no legal move leaves a final status, and published only retracts.
+    # Final means final: no legal move leaves a final status; published is retracted,
+    # or reopened as a correction (and published again under the same id).
     assert not [pair for pair in LEGAL if pair[0] in st.FINAL]
-    assert [pair for pair in LEGAL if pair[0] == "published"] == [("published", "retracted")]
+    assert sorted(pair for pair in LEGAL if pair[0] == "published") == [
+        ("published", "draft"),
+        ("published", "retracted"),
+    ]
 
 
 def test_taking_back_an_approval_then_approving_again_records_the_new_decider(
@@ -229,6 +234,8 @@ def test_legal_move_writes_exactly_one_audit_event(
         assert event["details"] == {"case": "table"} | approvals.approval_details(
             item_after["headline"], item_after["summary"], item_after["version"]
         )
+    elif pair == ("published", "draft"):  # a correction, and its number (issue 21)
+        assert event["details"] == {"case": "table", "correction": 1}
     else:
         assert event["details"] == {"case": "table"}
     assert utc(event["at"]) == utc(item_after["updated_at"])
@@ -289,6 +296,7 @@ REASONED_MOVES = [
     ("approved", "draft"),
     ("approved", "retracted"),
     ("published", "retracted"),
+    ("published", "draft"),
 ]
 
 

@@ -7,11 +7,9 @@ them); this module only turns options into calls and results into exit codes.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 import typer
-from sqlmodel import Session
 
 from copydesk.cli.context import (
     EXIT_FAILED,
@@ -22,12 +20,9 @@ from copydesk.cli.context import (
     fail,
     out,
 )
-from copydesk.render import audit_checks
-from copydesk.render.audit import render_discards, render_history, render_unchecked
-from copydesk.services import audit
-from publish.targets import published_heads
-from store import approvals, audit_chain, status
-from store.checks import FAILED, NOT_RUN, unchecked_items
+
+if TYPE_CHECKING:
+    from store import audit_chain
 
 
 def register(app: typer.Typer) -> None:
@@ -77,6 +72,10 @@ def audit_command(
     """An item's whole history: what was fetched, what the model was sent and said,
     every gate verdict, every status move and who made it. With --verify: check
     that no audit event was changed, removed or inserted since it was written."""
+    from copydesk.render import audit_checks
+    from copydesk.render.audit import render_history
+    from copydesk.services import audit
+
     if head or verify:
         if item is not None:
             fail("--verify and --head concern the whole log: give no item with them", EXIT_USAGE)
@@ -122,6 +121,9 @@ def discards_command(
 ) -> None:
     """Discarded items, newest first, with every failed gate's reason, and the
     number of discards per gate."""
+    from copydesk.render.audit import render_discards
+    from copydesk.services import audit
+
     try:
         since_at = audit.parse_since(since) if since else None
     except ValueError as exc:
@@ -140,7 +142,8 @@ def discards_command(
         render_discards(out, report, utc_times=utc_times)
 
 
-STATES = {"not-run": NOT_RUN, "failed": FAILED}
+# --state's words -> the stored states (store.checks FAILED and NOT_RUN)
+STATES = ("not-run", "failed")
 
 
 def unchecked_command(
@@ -163,6 +166,13 @@ def unchecked_command(
     """Items whose model checks did not run (no model) or failed (an outage, a reply
     that broke the schema...), newest first, with why and how many times a later run
     re-checked them. Such a check is never a pass: the queue shows a banner."""
+    from sqlmodel import Session
+
+    from copydesk.render.audit import render_unchecked
+    from copydesk.services import audit
+    from store import status
+    from store.checks import FAILED, NOT_RUN, unchecked_items
+
     if state is not None and state not in STATES:
         fail(f"--state must be one of {', '.join(STATES)}, not {state!r}", EXIT_USAGE)
     if item_status is not None and item_status not in status.STATUSES:
@@ -177,7 +187,7 @@ def unchecked_command(
     with Session(ctx.engine) as session:
         rows = unchecked_items(
             session,
-            state=STATES[state] if state else None,
+            state={"not-run": NOT_RUN, "failed": FAILED}[state] if state else None,
             status=item_status,
             feed=feed,
             since=since_at,
@@ -192,6 +202,8 @@ def unchecked_command(
 
 
 def _anchor_option(expect_head: str | None) -> audit_chain.Anchor | None:
+    from store import audit_chain
+
     if expect_head is None:
         return None
     try:
@@ -204,6 +216,8 @@ def _configured_anchor(cli: typer.Context) -> tuple[audit_chain.Anchor | None, s
     """The anchor in the `[runs] audit_anchor` file, and where it came from. Every
     commit with an audit event advances that file, so a missing one, while the log
     holds events, is an alarm: exit 1."""
+    from store import audit_chain
+
     ctx = context(cli)
     path = ctx.settings.runs.audit_anchor
     if not path:
@@ -233,6 +247,8 @@ def _configured_anchor(cli: typer.Context) -> tuple[audit_chain.Anchor | None, s
 
 
 def _print_head(cli: typer.Context, as_json: bool) -> None:
+    from store import audit_chain
+
     anchor = audit_chain.head(context(cli).engine)
     if as_json:
         _print_json({"head": str(anchor), "event_id": anchor.event_id, "hash": anchor.hash})
@@ -243,6 +259,11 @@ def _print_head(cli: typer.Context, as_json: bool) -> None:
 def _published_heads(source: str) -> list[audit_chain.Anchor]:
     """The heads in a published Atom feed or JSON Lines file (a path or an http(s)
     URL); one line and exit 1 when it cannot be read or holds none."""
+    import httpx
+
+    from publish.targets import published_heads
+    from store import audit_chain
+
     try:
         if source.startswith(("http://", "https://")):
             response = httpx.get(source, timeout=30, follow_redirects=True)
@@ -267,6 +288,8 @@ def _verify_chain(
     """The chain, the anchor (the configured file must be the log's head; a head
     given with --expect-head must only still be there), then the records against
     each other (store/approvals.py)."""
+    from store import approvals, audit_chain
+
     source = "--expect-head"
     current = expect is None
     if expect is None:

@@ -10,34 +10,38 @@ No database is touched: the same gates and modes as the pipeline, from settings.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, BinaryIO
+from typing import IO, TYPE_CHECKING, Any, BinaryIO
 
 import typer
-from rich.table import Table
-from rich.text import Text
 
 from copydesk.cli import context as cx
 from copydesk.cli.context import EXIT_FAILED, EXIT_OK, EXIT_USAGE, fail, load, out
-from copydesk.config import Settings
-from copydesk.render.audit import render_evidence
-from copydesk.render.text import plain
-from guards.registry import DRAFT_GATES, SOURCE_GATES, GateResult, run_checks, run_gates
-from summarise.base import Article
-from summarise.checks import RAN, Checker, NoChecker
-from summarise.factory import BackendChoiceError, make_checker
 
-GATES = SOURCE_GATES + DRAFT_GATES
+if TYPE_CHECKING:
+    from copydesk.config import Settings
+    from guards.registry import GateResult
+    from summarise.checks import Checker
+
 _BATCH = 512  # output lines per write in --jsonl mode
 
 
 def register(app: typer.Typer) -> None:
     app.command("check")(check_command)
+
+
+@functools.cache
+def all_gates() -> tuple[str, ...]:
+    """Every source and draft gate, in the pipeline's order (guards/registry.py)."""
+    from guards.registry import DRAFT_GATES, SOURCE_GATES
+
+    return tuple(SOURCE_GATES + DRAFT_GATES)
 
 
 @dataclass(frozen=True)
@@ -49,13 +53,26 @@ class Gates:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Gates:
-        modes = {name: settings.gates.mode(name) for name in GATES}
+        modes = {name: settings.gates.mode(name) for name in all_gates()}
         return cls(modes, settings.gates.min_source_words)
 
     def run(self, source: str, url: str | None, draft: str) -> list[GateResult]:
-        return run_gates(
-            GATES, source, url, draft, modes=self.modes, min_source_words=self.min_source_words
+        return _run_gates()(
+            all_gates(),
+            source,
+            url,
+            draft,
+            modes=self.modes,
+            min_source_words=self.min_source_words,
         )
+
+
+@functools.cache
+def _run_gates() -> Callable[..., list[GateResult]]:
+    """guards.registry.run_gates, imported once (`--jsonl` calls it per line)."""
+    from guards.registry import run_gates
+
+    return run_gates
 
 
 def verdict_json(result: GateResult) -> dict[str, Any]:
@@ -142,6 +159,9 @@ def check_command(
 
 def _model_checker(settings: Settings) -> Checker:
     """The checking model, said out loud; without a key, exit 3 before any work."""
+    from summarise.checks import NoChecker
+    from summarise.factory import BackendChoiceError, make_checker
+
     try:
         checker = make_checker(settings.checks, os.environ)
     except BackendChoiceError as exc:
@@ -167,6 +187,10 @@ def _model_checks(
 ) -> tuple[list[GateResult], str | None]:
     """The model checks after the deterministic gates passed (as in the pipeline),
     and why they did not run, if they did not."""
+    from guards.registry import run_checks
+    from summarise.base import Article
+    from summarise.checks import RAN
+
     modes = settings.gates.all_modes()
     if any(r.hard_fail for r in results):
         why = "a deterministic gate failed"
@@ -200,6 +224,11 @@ def _read_text(path: str, what: str) -> str:
 
 
 def _print_results(results: list[GateResult], passed: bool) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    from copydesk.render.text import plain, render_evidence
+
     table = Table()
     table.add_column("gate", no_wrap=True)
     table.add_column("mode")

@@ -23,41 +23,61 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
-from rich.console import Console
-from sqlalchemy import exc as sa_exc
-from sqlalchemy.engine import Engine
 
 # The exit codes, re-exported for the commands; each command's: copydesk/cli/exits.py.
 from copydesk.cli.exits import EXIT_FAILED, EXIT_OK, EXIT_UNABLE, EXIT_USAGE  # noqa: F401
-from copydesk.config import ConfigError, Settings, load_settings
 from copydesk.logs import TERMINAL
-from copydesk.services.compose import Desk, NoPublishTargets
-from publish.service import Publisher
-from store import audit_chain
-from store.db import (
-    StoreError,
-    explain,
-    head_revision,
-    make_engine,
-    open_store,
-    read_only_url,
-    safe_url,
-    schema_revision,
-    where,
-)
-from summarise.base import Summariser
-from summarise.checks import Checker, NoChecker
-from summarise.factory import BackendChoiceError, run_start_warnings
+
+# Light on purpose: every command module imports this one, and `copydesk --help`
+# imports every command module. The store, the settings (pydantic and every
+# stage's types), the model SDK and rich's console are imported where a command
+# uses them; tests/test_cli_imports.py checks what `--help` and `check` import.
+if TYPE_CHECKING:
+    from rich.console import Console
+    from sqlalchemy.engine import Engine
+    from sqlalchemy.exc import DBAPIError
+
+    from copydesk.config import Settings
+    from copydesk.services.compose import Desk
+    from publish.service import Publisher
+    from summarise.base import Summariser
+    from summarise.checks import Checker
+
+
+class _LazyConsole:
+    """A rich Console made on first use (importing rich.console costs a tenth of a
+    second that `--help` and `check --jsonl` do not need)."""
+
+    def __init__(self, stderr: bool) -> None:
+        self._stderr = stderr
+        self._console: Console | None = None
+
+    def _made(self) -> Console:
+        if self._console is None:
+            from rich.console import Console
+
+            console = Console(stderr=self._stderr, soft_wrap=True, highlight=False)
+            if not console.is_terminal and "COLUMNS" not in os.environ:
+                console.width = 140  # pipes and logs: wide enough that tables stay readable
+            self._console = console
+        return self._console
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._made(), name)
+
 
 # Results go to stdout; logs, progress and errors to stderr.
-out = Console(soft_wrap=True, highlight=False)
-err = Console(stderr=True, soft_wrap=True, highlight=False)
-for _console in (out, err):
-    if not _console.is_terminal and "COLUMNS" not in os.environ:
-        _console.width = 140  # pipes and logs: wide enough that tables stay readable
+out: Console = _LazyConsole(stderr=False)  # type: ignore[assignment]
+err: Console = _LazyConsole(stderr=True)  # type: ignore[assignment]
+
+
+def stderr_console() -> Console:
+    """The real stderr Console, for rich objects that drive it themselves (a
+    progress bar enters it as a context manager, which no stand-in can be)."""
+    return err._made()  # type: ignore[attr-defined]
 
 
 lines = logging.getLogger(TERMINAL)  # what fail() and note() write; see copydesk/logs.py
@@ -100,6 +120,8 @@ def note(message: str) -> None:
 
 def load(cli: typer.Context) -> Settings:
     """The settings: --config, else $COPYDESK_CONFIG, else ./config.toml; then the environment."""
+    from copydesk.config import ConfigError, load_settings
+
     try:
         return load_settings(state(cli).config_path)
     except ConfigError as exc:
@@ -109,6 +131,9 @@ def load(cli: typer.Context) -> Settings:
 def connect(settings: Settings, *, create: bool = True) -> Engine:
     """The store, up to date. With `create=False` a database that does not exist is
     exit 3 naming it (a mistyped path), not a new empty one."""
+    from store import audit_chain
+    from store.db import StoreError, open_store, where
+
     try:
         engine = open_store(settings.database.url, create=create)
     except StoreError as exc:
@@ -152,6 +177,8 @@ def context(cli: typer.Context) -> Desk:
     """Settings and an up-to-date store, as the composition root that builds the
     rest (copydesk/services/compose.py). With --read-only, the database is opened
     so that nothing can be written through it, and never migrated."""
+    from copydesk.services.compose import Desk
+
     settings = load(cli)
     if state(cli).read_only:
         return Desk(settings, connect_read_only(settings))
@@ -160,6 +187,15 @@ def context(cli: typer.Context) -> Desk:
 
 def connect_read_only(settings: Settings) -> Engine:
     """An auditor's engine: a write fails in the database itself ("read-only")."""
+    from store.db import (
+        StoreError,
+        head_revision,
+        make_engine,
+        read_only_url,
+        safe_url,
+        schema_revision,
+    )
+
     try:
         engine = make_engine(read_only_url(settings.database.url))
         revision = schema_revision(engine)
@@ -178,6 +214,9 @@ def connect_read_only(settings: Settings) -> Engine:
 def summariser(desk: Desk, *, command: str) -> Summariser:
     """The run's summariser, said out loud; a refusal is one line (and a run row
     that says why nothing was touched)."""
+    from store.db import where
+    from summarise.factory import BackendChoiceError, run_start_warnings
+
     backend = desk.backend_choice()
     why = {
         "auto": " (ANTHROPIC_API_KEY is set)"
@@ -198,6 +237,9 @@ def summariser(desk: Desk, *, command: str) -> Summariser:
 
 def checker(desk: Desk) -> Checker:
     """The model checks of this run, said out loud (which model, or why not)."""
+    from summarise.checks import NoChecker
+    from summarise.factory import BackendChoiceError, run_start_warnings
+
     try:
         chosen = desk.checker()
     except BackendChoiceError as exc:
@@ -213,6 +255,8 @@ def checker(desk: Desk) -> Checker:
 
 def publisher(desk: Desk, actor: str) -> Publisher:
     """The configured targets, or a one-line exit 3 (no targets, no webhook secret)."""
+    from copydesk.services.compose import NoPublishTargets
+
     try:
         return desk.publisher(actor)
     except NoPublishTargets as exc:
@@ -237,19 +281,39 @@ def _one_line(command: Callable[..., Any]) -> Callable[..., Any]:
     def guarded(*args: Any, **kwargs: Any) -> Any:
         try:
             return command(*args, **kwargs)
-        except sa_exc.DBAPIError as exc:
-            logging.getLogger("copydesk").debug("database error", exc_info=True)
-            fail(f"database error: {database_problem(exc)}")
-        except StoreError as exc:
-            fail(str(exc).splitlines()[0])
+        except Exception as exc:
+            line = _store_failure(exc)
+            if line is None:
+                raise
+            fail(line)
 
     return guarded
 
 
-def database_problem(exc: sa_exc.DBAPIError) -> str:
+def _store_failure(exc: Exception) -> str | None:
+    """The one line for a database or store error, None for anything else. Only
+    modules already imported are looked at: an exception of a module the command
+    never imported cannot have been raised."""
+    if "sqlalchemy" in sys.modules:
+        from sqlalchemy import exc as sa_exc
+
+        if isinstance(exc, sa_exc.DBAPIError):
+            logging.getLogger("copydesk").debug("database error", exc_info=True)
+            return f"database error: {database_problem(exc)}"
+    if "store.db" in sys.modules:
+        from store.db import StoreError
+
+        if isinstance(exc, StoreError):
+            return str(exc).splitlines()[0]
+    return None
+
+
+def database_problem(exc: DBAPIError) -> str:
     """The driver's own first line ("attempt to write a readonly database"),
     without SQLAlchemy's statement and parameters (they may hold article text);
     PostgreSQL's "permission denied" with the fix (`copydesk migrate`)."""
+    from store.db import explain
+
     original = exc.orig if exc.orig is not None else exc
     return explain(original) or type(original).__name__
 

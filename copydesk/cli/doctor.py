@@ -8,21 +8,21 @@ latency and the verdicts."""
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from copydesk.cli import context as cx
-from guards.registry import DRAFT_GATES, run_checks, run_gates
-from summarise.base import Article, BackendUnavailable, CallRecord, SummaryFailed
-from summarise.capabilities import request_plan
-from summarise.checks import NoChecker
-from summarise.factory import BackendChoiceError, make_checker, make_summariser
+
+if TYPE_CHECKING:
+    from summarise.base import CallRecord
+
 
 EXIT_OK, EXIT_FAILED, EXIT_UNABLE = 0, 1, 3
 
-# Invented, like every sample text of copydesk.
-ARTICLE = Article(
+# Invented, like every sample text of copydesk (summarise.base.Article's fields; made
+# into one in `_live`, so that `--help` need not import the model side).
+ARTICLE = dict(
     key="doctor",
     title="Marrowby ferry to run a winter timetable",
     url="https://doctor.copydesk.invalid/marrowby-ferry",
@@ -51,6 +51,8 @@ def doctor(
     """Check that copydesk can work here: configuration, database, key, models and
     prices (offline); with --live, one summary and one check of a bundled article
     through the API. Exit 0 all well, 1 a check failed, 3 could not check."""
+    from summarise.capabilities import request_plan
+
     desk = cx.context(cli)
     settings = desk.settings
     env = dict(os.environ)
@@ -84,27 +86,33 @@ def doctor(
 
 def _live(settings: Any, env: dict[str, str]) -> dict[str, Any]:
     """One summary and one check with the configured models, and what they cost."""
+    from guards.registry import DRAFT_GATES, run_checks, run_gates
+    from summarise.base import Article, BackendUnavailable, SummaryFailed
+    from summarise.checks import NoChecker
+    from summarise.factory import BackendChoiceError, make_checker, make_summariser
+
+    article = Article(**ARTICLE)
     try:
         summariser = make_summariser(settings.summarise, env)
         checker = make_checker(settings.checks, env)
     except BackendChoiceError as exc:
         return {"ok": False, "error": str(exc), "calls": []}
     try:
-        draft = summariser.summarise(ARTICLE)
+        draft = summariser.summarise(article)
     except (SummaryFailed, BackendUnavailable) as exc:
         calls = getattr(exc, "calls", [])
         return {"ok": False, "error": f"summary failed: {exc}", "calls": _calls(calls)}
     calls = list(draft.calls)
     modes = settings.gates.all_modes()
-    verdicts = run_gates(DRAFT_GATES, ARTICLE.text, ARTICLE.url, draft.text, modes=modes)
+    verdicts = run_gates(DRAFT_GATES, article.text, article.url, draft.text, modes=modes)
     if isinstance(checker, NoChecker):
         check_state, reason = "not run", checker.why
     else:
-        outcome = checker.check(ARTICLE, draft.text)
+        outcome = checker.check(article, draft.text)
         calls += outcome.calls
         check_state, reason = outcome.state, outcome.reason
         verdicts += run_checks(
-            ARTICLE.text,
+            article.text,
             draft.text,
             outcome.reply,
             modes=modes,

@@ -18,14 +18,9 @@ import json
 import os
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.table import Table
-from rich.text import Text
-from sqlalchemy import func
-from sqlalchemy.engine import Engine
-from sqlmodel import Session, select
 
 from copydesk.cli.context import (
     EXIT_FAILED,
@@ -38,17 +33,16 @@ from copydesk.cli.context import (
     load,
     out,
 )
-from copydesk.config import Settings
-from copydesk.evaluation import score as ev
-from copydesk.evaluation.calibrate import calibrate as calibrate_judge
-from copydesk.evaluation.calibrate import headline
-from copydesk.evaluation.decisions import load_decided, tally
-from copydesk.evaluation.pack import KINDS, Pack, PackError, default_pack_dir, load_pack
-from guards.registry import CHECK_GATES, DRAFT_GATES
-from store.db import session_scope
-from store.models import ModelCall, Run, utcnow
-from summarise.base import CallRecord
-from summarise.prompt import CHECK_PROMPT_VERSION
+
+if TYPE_CHECKING:
+    from rich.table import Table
+    from sqlalchemy.engine import Engine
+
+    from copydesk.config import Settings
+    from copydesk.evaluation import score as ev
+    from copydesk.evaluation.pack import Pack
+    from summarise.base import CallRecord
+
 
 DEFAULT_OUT = Path("eval-runs")
 CALIBRATION_FILE = "calibration.json"
@@ -78,6 +72,12 @@ def eval_command(
     ),
 ) -> None:
     """Score the configured gate stack against the evaluation pack's answer key."""
+    from copydesk.evaluation import score as ev
+    from copydesk.evaluation.calibrate import calibrate as calibrate_judge
+    from copydesk.evaluation.pack import PackError, default_pack_dir, load_pack
+    from guards.registry import DRAFT_GATES
+    from summarise.prompt import CHECK_PROMPT_VERSION
+
     if since is not None and not from_decisions:
         fail("--since goes with --from-decisions", EXIT_USAGE)
     if compare is not None:
@@ -102,7 +102,9 @@ def eval_command(
         records += ev.score(pack, stack, model, run=run, ledger=ledger)
     model_name = settings.checks.model if live else None
     modes = stack.modes | model.modes
-    identity = ev.run_identity(pack, PROMPTS, model_name or model.label, modes)
+    identity = ev.run_identity(
+        pack, {"checks": CHECK_PROMPT_VERSION}, model_name or model.label, modes
+    )
     calibration = calibrate_judge(pack, model, records, ledger) if calibrate else None
     folder = _claim(out_dir, identity)
     header = _header(pack, modes, identity, folder, model, model_name)
@@ -120,14 +122,13 @@ def eval_command(
     raise typer.Exit(EXIT_FAILED if short else EXIT_OK)
 
 
-PROMPTS = {"checks": CHECK_PROMPT_VERSION}
-
-
 def _maybe(calibration: dict[str, Any] | None) -> dict[str, Any]:
     return {} if calibration is None else {"calibration": calibration}
 
 
 def _claim(out_dir: Path, identity: str) -> Path:
+    from copydesk.evaluation import score as ev
+
     try:
         return ev.claim_run_folder(out_dir, identity)
     except OSError as exc:
@@ -141,6 +142,8 @@ def _write(
     result: dict[str, Any],
     calibration: dict[str, Any] | None,
 ) -> None:
+    from copydesk.evaluation import score as ev
+
     try:
         ev.write_run(folder, header, records, result)
         if calibration is not None:
@@ -156,6 +159,9 @@ class LedgerWriter:
     under one `runs` row, and hands back the ids for the run log."""
 
     def __init__(self, engine: Engine, backend: str):
+        from store.db import session_scope
+        from store.models import Run
+
         self.engine = engine
         with session_scope(engine) as session:
             run = Run(command="eval", backend=backend)
@@ -164,14 +170,22 @@ class LedgerWriter:
             self.run_id = run.id
 
     def __call__(self, calls: list[CallRecord]) -> list[int]:
+        from store import ledger
+        from store.db import session_scope
+
         with session_scope(self.engine) as session:
-            rows = [ModelCall.of(c, item_id=None, run_id=self.run_id) for c in calls]
-            session.add_all(rows)
+            rows = ledger.add(session, calls, item_id=None, run_id=self.run_id)
             session.flush()
             return [row.id for row in rows if row.id is not None]
 
     def close(self) -> dict[str, Any]:
         """The run's calls and their cost, as the ledger has them."""
+        from sqlalchemy import func
+        from sqlmodel import select
+
+        from store.db import session_scope
+        from store.models import ModelCall, Run, utcnow
+
         with session_scope(self.engine) as session:
             run = session.get(Run, self.run_id)
             if run is not None:
@@ -193,6 +207,9 @@ def _has_key(settings: Settings) -> bool:
 
 def _model_checks(settings: Settings, pack: Pack, live: bool) -> ev.ModelChecks:
     """The pack's scripted replies offline; with a key, the configured checking model."""
+    from copydesk.evaluation import score as ev
+    from guards.registry import CHECK_GATES
+
     modes = {g: settings.gates.mode(g) for g in CHECK_GATES}
     if not live:
         return ev.ModelChecks(modes, pack.scripted)
@@ -209,6 +226,9 @@ def _header(
     model: ev.ModelChecks,
     model_name: str | None,
 ) -> dict[str, Any]:
+    from copydesk.evaluation import score as ev
+    from summarise.prompt import CHECK_PROMPT_VERSION
+
     scripted = model.checker is None
     return {
         "run_id": folder.name,
@@ -257,6 +277,9 @@ def print_report(result: dict[str, Any]) -> None:
 
 
 def _gate_table(result: dict[str, Any]) -> Table:
+    from rich.table import Table
+    from rich.text import Text
+
     table = Table(title="Per gate")
     for col in ("gate", "mode", "planted", "caught", "wrong reason", "missed", "false alarms"):
         table.add_column(col, justify="left" if col in ("gate", "mode") else "right")
@@ -279,6 +302,9 @@ def _gate_table(result: dict[str, Any]) -> Table:
 
 
 def _kind_table(result: dict[str, Any]) -> Table:
+    from rich.table import Table
+    from rich.text import Text
+
     table = Table(title="Per kind of error")
     for col in ("kind", "designed for", "planted", "caught", "wrong reason", "missed", "not run"):
         table.add_column(col, justify="left" if col in ("kind", "designed for") else "right")
@@ -317,6 +343,8 @@ def print_calibration(calibration: dict[str, Any]) -> None:
 
 
 def _read_facts(out_dir: Path, run: str) -> dict[str, Any]:
+    from copydesk.evaluation import score as ev
+
     folder = Path(run) if Path(run).is_dir() else out_dir / run
     path = folder / ev.FACTS_FILE
     try:
@@ -347,6 +375,8 @@ def diff_facts(a: dict[str, Any], b: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _calibration_of(out_dir: Path, run: str) -> dict[str, Any] | None:
+    from copydesk.evaluation.calibrate import headline
+
     folder = Path(run) if Path(run).is_dir() else out_dir / run
     try:
         return headline(json.loads((folder / CALIBRATION_FILE).read_text(encoding="utf-8")))
@@ -355,6 +385,9 @@ def _calibration_of(out_dir: Path, run: str) -> dict[str, Any] | None:
 
 
 def compare_runs(out_dir: Path, run_a: str, run_b: str, as_json: bool) -> int:
+    from rich.table import Table
+    from rich.text import Text
+
     a, b = _read_facts(out_dir, run_a), _read_facts(out_dir, run_b)
     changes = diff_facts(a, b)
     cal_a, cal_b = _calibration_of(out_dir, run_a), _calibration_of(out_dir, run_b)
@@ -387,7 +420,7 @@ def compare_runs(out_dir: Path, run_a: str, run_b: str, as_json: bool) -> int:
     return EXIT_OK
 
 
-__all__ = ["KINDS", "eval_command", "register"]
+__all__ = ["eval_command", "register"]
 
 
 # --------------------------------------------------------------------------- --from-decisions
@@ -404,6 +437,10 @@ def _decisions_since(value: str | None) -> datetime | None:
 
 
 def decisions_command(cli: typer.Context, since: str | None, as_json: bool) -> int:
+    from sqlmodel import Session
+
+    from copydesk.evaluation.decisions import load_decided, tally
+
     start = _decisions_since(since)
     cx = context(cli)
     with Session(cx.engine) as session:
@@ -417,6 +454,9 @@ def decisions_command(cli: typer.Context, since: str | None, as_json: bool) -> i
 
 
 def _print_decisions(report: dict[str, Any]) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
     since = f" since {report['since']}" if report["since"] else ""
     out.print(f"Editors decided {report['decided']} drafts{since}.", markup=False)
     table = Table(title="Flagged drafts, per flagging gate")

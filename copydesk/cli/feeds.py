@@ -6,20 +6,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import typer
-from rich.table import Table
-from rich.text import Text
-from sqlmodel import Session, col, select
 
 from copydesk.cli import context as cx
-from copydesk.services.feeds import FeedChangeError, remove_feed, rename_feed, set_enabled
-from copydesk.services.pipeline import add_feed, sync_config_feeds
-from ingest.health import HISTORY, FeedHealth, feed_health
-from store.db import session_scope
-from store.models import Feed, Item, utcnow
+
+if TYPE_CHECKING:
+    from rich.table import Table
+    from sqlmodel import Session
+
+    from ingest.health import FeedHealth
+    from store.models import Feed
+
 
 feeds_app = typer.Typer(help="Feeds polled by `copydesk run`.", no_args_is_help=True)
 
@@ -37,6 +37,12 @@ def feeds_add(
 ) -> None:
     """Add a feed to poll on every run. A URL already known is left as it is, and
     said so (rename a feed with `copydesk feeds rename`)."""
+    from sqlmodel import col, select
+
+    from copydesk.services.pipeline import add_feed
+    from store.db import session_scope
+    from store.models import Feed
+
     url = _feed_location(url)
     ctx = cx.context(cli)
     with session_scope(ctx.engine) as session:
@@ -73,6 +79,9 @@ def _change(
     as_json: bool,
 ) -> None:
     """Apply one change to one feed; exit 1 with the reason when it cannot be made."""
+    from copydesk.services.feeds import FeedChangeError
+    from store.db import session_scope
+
     ctx = cx.context(cli)
     declared = {f.name for f in ctx.settings.feeds} | {f.url for f in ctx.settings.feeds}
     if feed_ref in declared:
@@ -103,29 +112,39 @@ def feeds_rename(
     as_json: bool = JSON,
 ) -> None:
     """Give a feed added here another name (a feed of config.toml is renamed there)."""
+    from copydesk.services.feeds import rename_feed
+
     _change(cli, feed, lambda s: rename_feed(s, _ref(s, feed), new_name), "renamed", as_json)
 
 
 @feeds_app.command("disable")
 def feeds_disable(cli: typer.Context, feed: str = FEED, as_json: bool = JSON) -> None:
     """Stop polling a feed; its items and history stay."""
+    from copydesk.services.feeds import set_enabled
+
     _change(cli, feed, lambda s: set_enabled(s, _ref(s, feed), False), "disabled", as_json)
 
 
 @feeds_app.command("enable")
 def feeds_enable(cli: typer.Context, feed: str = FEED, as_json: bool = JSON) -> None:
     """Poll a disabled feed again, from the next run."""
+    from copydesk.services.feeds import set_enabled
+
     _change(cli, feed, lambda s: set_enabled(s, _ref(s, feed), True), "enabled", as_json)
 
 
 @feeds_app.command("remove")
 def feeds_remove(cli: typer.Context, feed: str = FEED, as_json: bool = JSON) -> None:
     """Delete a feed no item came from (one with items: disable it instead)."""
+    from copydesk.services.feeds import remove_feed
+
     _change(cli, feed, lambda s: remove_feed(s, _ref(s, feed)), "removed", as_json)
 
 
 def _ref(session: Session, feed: str) -> str:
     """A feed given by id becomes its URL; a name or URL stays as it is."""
+    from store.models import Feed
+
     if feed.isdigit():
         found = session.get(Feed, int(feed))
         if found is not None:
@@ -164,6 +183,12 @@ def feeds_list(
     """Every feed with its state: ok, retrying, FAILING (erroring for longer than
     ingest.feed_stale_hours), STALE (silent for much longer than it usually is),
     with its last success, errors in a row, next fetch and last error."""
+    from sqlmodel import select
+
+    from copydesk.services.pipeline import sync_config_feeds
+    from store.db import session_scope
+    from store.models import Feed, utcnow
+
     ctx = cx.context(cli)
     now = utcnow()
     failing_after = timedelta(hours=ctx.settings.ingest.feed_stale_hours)
@@ -193,6 +218,11 @@ def feeds_list(
 
 
 def _health(session: Session, feed: Feed, failing_after: timedelta, now: datetime) -> FeedHealth:
+    from sqlmodel import col, select
+
+    from ingest.health import HISTORY, FeedHealth, feed_health
+    from store.models import Item
+
     rows = session.exec(
         select(Item.published_at, Item.seen_at, Item.page_cut_at)
         .where(Item.feed_id == feed.id)
@@ -234,6 +264,9 @@ def _health(session: Session, feed: Feed, failing_after: timedelta, now: datetim
 def _table(feeds: list[Feed], health: dict[Any, FeedHealth]) -> Table:
     """Feed names, errors and bozo messages come from config and from servers:
     cells are plain Text, never markup."""
+    from rich.table import Table
+    from rich.text import Text
+
     table = Table()
     columns = (
         "id",

@@ -4,18 +4,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import typer
-from sqlmodel import Session, select
 
 from copydesk.cli import context as cx
 from copydesk.cli.feeds import printable
-from copydesk.services.pipeline import compose_source
-from guards.source import count_words
-from ingest.extract import Extracted, extract_page
-from ingest.fetch import Fetcher, gunzip_capped
-from store.models import AuditEvent, Item
+
+if TYPE_CHECKING:
+    from ingest.extract import Extracted
 
 
 def register(app: typer.Typer) -> None:
@@ -34,6 +32,11 @@ def submit(
     (draft, discarded, error to retry, already known: the status and the reason
     are printed), 2 for a URL that is not an http(s) URL, 3 when the command could
     not work (bad config, database, model key)."""
+    from sqlmodel import Session, select
+
+    from ingest.fetch import Fetcher
+    from store.models import AuditEvent, Item
+
     problem = url_problem(url)
     if problem:
         cx.fail(f"cannot submit {url!r}: {problem}", cx.EXIT_USAGE)
@@ -90,6 +93,9 @@ def extract(
     """Print what the pipeline would extract from a page: title, author, date,
     canonical URL, word count and text. A URL is fetched exactly as the pipeline
     fetches it (address guard, size cap, robots.txt)."""
+    from ingest.extract import extract_page
+    from ingest.fetch import Fetcher, gunzip_capped
+
     settings = cx.load(cli)
     fetched: dict[str, object] = {}
     scheme = urlsplit(target).scheme.lower()
@@ -159,4 +165,7 @@ def _summary_lines(extracted: Extracted, fetched: dict[str, object], minimum: in
 
 def _words(extracted: Extracted) -> int:
     """Counted as the source_length gate counts them: headline and text together."""
+    from copydesk.services.pipeline import compose_source
+    from guards.source import count_words
+
     return count_words(compose_source(extracted.title, extracted.text))

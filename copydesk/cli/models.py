@@ -6,7 +6,6 @@ from __future__ import annotations
 import typer
 
 from copydesk.cli import context as cx
-from summarise.capabilities import request_plan
 
 
 def models(
@@ -16,6 +15,8 @@ def models(
     """Show, for the writer ([summarise] model) and the checker ([checks] model), the
     temperature sent or why not, the tool choice, whether the API enforces the
     schema, the cache minimum, the prices and the model's lifecycle. Offline."""
+    from summarise.capabilities import request_plan
+
     settings = cx.load(cli)
     plans = [
         request_plan(

@@ -8,17 +8,15 @@ work (no targets configured, missing webhook secret, database).
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.table import Table
-from rich.text import Text
 
 from copydesk.cli import context as cx
-from copydesk.services.compose import Desk
-from publish.service import NotPublishable, PublishReport, retract, retry_failed
-from store.db import session_scope
-from store.editors import active_role
+
+if TYPE_CHECKING:
+    from copydesk.services.compose import Desk
+    from publish.service import PublishReport
 
 
 def register(app: typer.Typer) -> None:
@@ -46,6 +44,8 @@ def publish_command(
     refuses it (a 4xx, a 301) marks it failed until --retry-failed. The item is
     published once every target has it. Exit 1 while anything is pending, failed,
     held in its Undo window or blocked."""
+    from publish.service import retry_failed
+
     ctx = cx.context(cli)
     if retry_failed_:
         again = retry_failed(ctx.engine, item or None)
@@ -61,6 +61,8 @@ def publish_command(
 
 def deliver(ctx: Desk, actor: str, items: list[int] | None) -> PublishReport:
     """Publish (all approved items, or `items`); exit 3 when publishing cannot start."""
+    from publish.service import NotPublishable
+
     publisher = cx.publisher(ctx, actor)
     try:
         return publisher.publish(items)
@@ -90,6 +92,9 @@ def report_dict(report: PublishReport) -> dict[str, Any]:
 
 
 def print_report(report: PublishReport) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
     cx.out.print(
         f"published {len(report.published)} item(s), retracted {len(report.retracted)};"
         f" {len(report.delivered)} deliveries made",
@@ -116,6 +121,10 @@ def retract_command(
 ) -> None:
     """Withdraw an item live on any target (published, or delivered to some targets
     while another refused it): exactly the targets that have it are told, once."""
+    from publish.service import NotPublishable, retract
+    from store.db import session_scope
+    from store.editors import active_role
+
     ctx = cx.context(cli)
     with session_scope(ctx.engine) as session:
         role = active_role(session, editor)
@@ -202,6 +211,9 @@ def replay_command(
 
     Changes nothing unless --apply-to-drafts; approved and published items are only
     listed for an editor. Exit 0 with no flips, 1 with some."""
+    from rich.table import Table
+    from rich.text import Text
+
     from copydesk.services.replay import replay
     from guards.registry import DRAFT_GATES, SOURCE_GATES
 

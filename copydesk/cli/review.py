@@ -15,11 +15,9 @@ import subprocess
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.table import Table
-from rich.text import Text
-from sqlmodel import Session
 
 from copydesk.cli.context import (
     EXIT_OK,
@@ -32,17 +30,13 @@ from copydesk.cli.context import (
     load,
     out,
 )
-from copydesk.config import Settings
-from store.db import StoreError, check_writable, open_store, safe_url, session_scope
-from store.editors import (
-    ROLES,
-    EditorError,
-    add_editor,
-    check_password,
-    disable_editor,
-    list_editors,
-    set_password,
-)
+
+if TYPE_CHECKING:
+    from sqlmodel import Session
+
+    from copydesk.config import Settings
+    from store.models import Editor
+
 
 editor_app = typer.Typer(
     help="Editor accounts for the review queue (editor: decides; viewer: reads).",
@@ -60,6 +54,8 @@ def _read_password(password_stdin: bool, command: str = "copydesk editor add NAM
     twice on the terminal. Without a terminal there is no one to ask: say how to
     pass it instead of waiting or failing with a bare "Aborted!". A password the
     rules refuse is refused before it is asked again."""
+    from store.editors import EditorError, check_password
+
     if password_stdin:
         line = sys.stdin.readline()
         password = line.rstrip("\r\n")
@@ -86,17 +82,26 @@ def _read_password(password_stdin: bool, command: str = "copydesk editor add NAM
 def editor_add(
     cli: typer.Context,
     name: str = typer.Argument(..., help="sign-in name (with single sign-on: the e-mail)"),
-    role: str = typer.Option("editor", "--role", help=f"one of: {', '.join(ROLES)}"),
+    role: str = typer.Option(
+        "editor",
+        "--role",
+        # store/editors.py ROLES (not imported for --help; tests/test_cli_imports.py checks)
+        help="one of: editor, viewer",
+    ),
     password_stdin: bool = typer.Option(
         False, "--password-stdin", help="read the password from the first line of stdin"
     ),
+    as_json: bool = typer.Option(False, "--json", help="print the account as JSON"),
 ) -> None:
     """Create an account. Asks for the password twice unless --password-stdin."""
+
+    from store.editors import ROLES, add_editor
+
     if role not in ROLES:
         fail(f"--role must be one of {', '.join(ROLES)}, not {role!r}", EXIT_USAGE)
     password = _read_password(password_stdin)
-    _change_accounts(cli, lambda session: add_editor(session, name, password, role=role))
-    out.print(Text(f"added {role} {name.strip()}"))
+    account = _change_accounts(cli, lambda session: add_editor(session, name, password, role=role))
+    _said(account, "added", as_json, f"added {account['role']} {account['name']}")
 
 
 @editor_app.command("password")
@@ -107,11 +112,17 @@ def editor_password(
         False, "--password-stdin", help="read the password from the first line of stdin"
     ),
     enable: bool = typer.Option(False, "--enable", help="also re-enable a disabled account"),
+    as_json: bool = typer.Option(False, "--json", help="print the account as JSON"),
 ) -> None:
     """Set a new password (also lifts a lock from repeated wrong passwords)."""
+    from store.editors import set_password
+
     password = _read_password(password_stdin, "copydesk editor password NAME")
-    _change_accounts(cli, lambda session: set_password(session, name, password, enable=enable))
-    out.print(Text(f"password changed for {name}" + (" (enabled)" if enable else "")))
+    account = _change_accounts(
+        cli, lambda session: set_password(session, name, password, enable=enable)
+    )
+    line = f"password changed for {account['name']}" + (" (enabled)" if enable else "")
+    _said(account, "password changed", as_json, line)
 
 
 @editor_app.command("list")
@@ -120,6 +131,12 @@ def editor_list(
     as_json: bool = typer.Option(False, "--json", help="print the accounts as JSON"),
 ) -> None:
     """Every account with its role and state (never a password or its hash)."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from store.db import session_scope
+    from store.editors import list_editors
+
     engine = connect(load(cli))
     with session_scope(engine) as session:
         editors = list_editors(session)
@@ -156,21 +173,43 @@ def editor_list(
 
 
 @editor_app.command("disable")
-def editor_disable(cli: typer.Context, name: str = typer.Argument(...)) -> None:
+def editor_disable(
+    cli: typer.Context,
+    name: str = typer.Argument(...),
+    as_json: bool = typer.Option(False, "--json", help="print the account as JSON"),
+) -> None:
     """Stop an account from signing in; a signed-in session ends at its next click."""
-    _change_accounts(cli, lambda session: disable_editor(session, name))
-    out.print(Text(f"disabled {name}"))
+    from store.editors import disable_editor
+
+    account = _change_accounts(cli, lambda session: disable_editor(session, name))
+    _said(account, "disabled", as_json, f"disabled {account['name']}")
 
 
-def _change_accounts(cli: typer.Context, change: Callable[[Session], object]) -> None:
-    """One transaction on the editors table; a refusal (unknown name, weak password,
-    duplicate) is a usage error in one line."""
+def _said(account: dict[str, Any], done: str, as_json: bool, line: str) -> None:
+    """What an account command did: one JSON document (`--json`), or one line."""
+    from rich.text import Text
+
+    if as_json:
+        emit_json(account | {"done": done})
+    else:
+        out.print(Text(line))  # a name is the operator's text: never markup
+
+
+def _change_accounts(cli: typer.Context, change: Callable[[Session], Editor]) -> dict[str, Any]:
+    """One transaction on the editors table, and the account as it is after it
+    (name, role, enabled; never the password); a refusal (unknown name, weak
+    password, duplicate) is a usage error in one line."""
+    from store.db import session_scope
+    from store.editors import EditorError
+
     engine = connect(load(cli))
     try:
         with session_scope(engine) as session:
-            change(session)
+            editor = change(session)
+            account = {"name": editor.name, "role": editor.role, "enabled": editor.enabled}
     except EditorError as exc:
         fail(str(exc), EXIT_USAGE)
+    return account
 
 
 def review_command(
@@ -302,6 +341,11 @@ def free_port(host: str, taken: int) -> int:
 
 def launch_review(settings: Settings, port: int | None = None, host: str | None = None) -> int:
     """Run the review app in the foreground; returns its exit code (0 after Ctrl-C)."""
+    from rich.text import Text
+
+    from store.db import StoreError, check_writable, open_store, safe_url, session_scope
+    from store.editors import list_editors
+
     host = host or settings.review.host
     port = settings.review.port if port is None else port
     if not 0 < port < 65536:

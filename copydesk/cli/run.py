@@ -9,30 +9,20 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-from rich.table import Table
-from rich.text import Text
-from sqlalchemy.engine import make_url
-from sqlmodel import select
 
 from copydesk.cli import context as cx
 from copydesk.cli.review import free_port, launch_review, port_free
-from copydesk.services.compose import Desk
-from copydesk.services.heartbeat import AnotherRunInProgress
-from copydesk.services.pipeline import sync_config_feeds
-from copydesk.services.reports import RunReport
-from ingest.fetch import Fetcher
-from ingest.settings import FeedSettings
-from ingest.urls import canonical_url
-from store.db import StoreError, describe_error, migrate_as_owner, session_scope
-from store.editors import ensure_demo_editor
-from store.models import Feed
-from summarise.base import Summariser
-from summarise.checks import Checker, NoChecker, RecordedChecker
-from summarise.extractive import ExtractiveSummariser
-from summarise.recorded import RecordedSummariser, load_check_replies, load_replies
+
+if TYPE_CHECKING:
+    from copydesk.services.compose import Desk
+    from copydesk.services.reports import RunReport
+    from ingest.fetch import Fetcher
+    from summarise.base import Summariser
+    from summarise.checks import Checker
+
 
 log = logging.getLogger("copydesk.run")
 
@@ -61,6 +51,9 @@ def init(
         help="PostgreSQL: the review server's role; the database URL's role becomes the "
         "workers' role, which the database lets neither decide nor change approved text",
     ),
+    as_json: bool = typer.Option(
+        False, "--json", help="print the database and the roles given rights as JSON"
+    ),
 ) -> None:
     """Create or upgrade the database schema (`init` and `migrate` are the same).
 
@@ -71,6 +64,10 @@ def init(
     the only one (besides the owner) allowed to decide. Without the owner's URL,
     migrates with the database URL; other commands also bring an existing schema up
     to date on first use when their role may."""
+    from sqlalchemy.engine import make_url
+
+    from store.db import StoreError, migrate_as_owner
+
     settings = cx.load(cli)
     owner_url = os.environ.get(MIGRATE_URL_ENV) or settings.database.url
     try:
@@ -78,6 +75,10 @@ def init(
     except StoreError as exc:
         cx.fail(str(exc).splitlines()[0])
     where = make_url(owner_url).render_as_string(hide_password=True)
+    if as_json:
+        roles = {"runtime_role": granted, "review_role": review_role if granted else None}
+        cx.emit_json({"database": where} | roles)
+        return
     cx.out.print(f"database ready: {where}", markup=False)
     if granted and review_role:
         cx.out.print(
@@ -131,6 +132,10 @@ def _run(
     publish: bool,
     printed: list[bool],
 ) -> None:
+    from copydesk.services.heartbeat import AnotherRunInProgress
+    from ingest.fetch import Fetcher
+    from store.db import describe_error
+
     ctx = cx.context(cli)
     _check_feed_names(ctx, feed)
     summariser = cx.summariser(ctx, command="run")
@@ -183,8 +188,12 @@ def recheck(
 ) -> None:
     """Re-check now the drafts whose model checks failed for a passing reason (an
     outage, a timeout, an overload), as every `copydesk run` also does: at most
-    [checks] recheck_attempts times each. With --failed, also those whose checks
+    [checks] recheck_attempts times each, none started after [runs] deadline_seconds
+    (the rest wait for the next run). With --failed, also those whose checks
     failed for a configuration reason. Exit 3 when no model can run the checks."""
+    from ingest.fetch import Fetcher
+    from summarise.checks import NoChecker
+
     ctx = cx.context(cli)
     checker = cx.checker(ctx)
     if isinstance(checker, NoChecker):
@@ -209,11 +218,22 @@ def _rechecks_line(done: dict[str, int]) -> str:
         f"re-checked {done['attempted']} draft(s) whose model checks had failed: "
         f"{done['ran']} now checked, {done['discarded']} discarded (a verified wrong fact), "
         f"{done['failed_again']} failed again, {done['dropped']} dropped (moved meanwhile)"
+        + (
+            f", {done['deferred']} deferred to a later run (the run's deadline passed)"
+            if done.get("deferred")
+            else ""
+        )
     )
 
 
 def _check_feed_names(ctx: Desk, names: list[str] | None) -> None:
     """`--feed NAME` that matches no feed is a typo, not an empty run."""
+    from sqlmodel import select
+
+    from copydesk.services.pipeline import sync_config_feeds
+    from store.db import session_scope
+    from store.models import Feed
+
     if not names:
         return
     with session_scope(ctx.engine) as session:
@@ -226,11 +246,13 @@ def _check_feed_names(ctx: Desk, names: list[str] | None) -> None:
 
 @contextmanager
 def _progress_bar() -> Iterator[callable]:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
-        console=cx.err,
+        console=cx.stderr_console(),
         transient=True,
         disable=not cx.is_tty(),
     ) as bar:
@@ -269,6 +291,9 @@ def _run_pipeline(
 
 
 def _print_report(report: RunReport, as_json: bool) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
     if as_json:
         cx.emit_json(report.to_dict())
         return
@@ -354,6 +379,14 @@ def demo(
     ),
 ) -> None:
     """Run the whole pipeline on the bundled sample feed, offline, into a fresh database."""
+    from copydesk.services.compose import Desk
+    from ingest.fetch import Fetcher
+    from ingest.settings import FeedSettings
+    from ingest.urls import canonical_url
+    from summarise.checks import NoChecker, RecordedChecker
+    from summarise.extractive import ExtractiveSummariser
+    from summarise.recorded import RecordedSummariser, load_check_replies, load_replies
+
     settings = cx.load(cli)
     host, chosen = settings.review.host, settings.review.port if port is None else port
     if not no_ui and 0 < chosen < 65536 and not port_free(host, chosen):
@@ -411,11 +444,16 @@ def demo_command(db: Path, command: str) -> str:
 
 
 def _name_sample_feed(ctx: Desk) -> None:
+    from copydesk.services.pipeline import sync_config_feeds
+    from store.db import session_scope
+
     with session_scope(ctx.engine) as session:
         sync_config_feeds(session, ctx.settings.feeds)
 
 
 def _launch_review(ctx: Desk, no_ui: bool, port: int | None = None) -> None:
+    from store.editors import ensure_demo_editor
+
     name, password = ensure_demo_editor(ctx.engine)
     cx.out.print(f"demo editor: {name}   password: {password}", markup=False)
     if no_ui:

@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.table import Table
-from rich.text import Text
-from sqlalchemy import case, func
-from sqlmodel import Session, select
 
 from copydesk.cli import context as cx
-from guards.checks import FAILED, RAN
-from store.checks import newest_check
-from store.desk_stats import EditorThroughput, duration_text, editor_throughput
-from store.models import GateVerdict, Item, ModelCall, Run, utcnow
+
+if TYPE_CHECKING:
+    from sqlmodel import Session
+
+    from store.desk_stats import EditorThroughput
+    from store.models import GateVerdict, Run
 
 
 def register(app: typer.Typer) -> None:
@@ -25,6 +23,8 @@ def register(app: typer.Typer) -> None:
 def run_state(run: Run, stale_after: timedelta, now: datetime | None = None) -> str:
     """finished, stopped (exit 3), running (its heartbeat is recent), or did not
     finish: no end and no heartbeat for longer than a lease (killed, machine lost)."""
+    from store.models import utcnow
+
     if run.ended_at is not None:
         return "finished" if not run.exit_status else "stopped"
     beat = run.heartbeat_at or run.started_at
@@ -35,6 +35,11 @@ def run_usage(
     session: Session, limit: int = 20, stale_after: timedelta = timedelta(minutes=5)
 ) -> list[dict[str, Any]]:
     """One row per recent run: its counts and the tokens and cost of its model calls."""
+    from sqlalchemy import case, func
+    from sqlmodel import select
+
+    from store.models import ModelCall, Run
+
     runs = session.exec(select(Run).order_by(Run.id.desc()).limit(limit)).all()
     usage = {
         row[0]: row[1:]
@@ -98,6 +103,11 @@ def run_usage(
 def waiting(session: Session) -> dict[str, Any]:
     """The items that wait in `error` for a retry (an outage never discards them):
     how many, the oldest's last failure, and the next retry due."""
+    from sqlalchemy import func
+    from sqlmodel import select
+
+    from store.models import Item
+
     count, oldest, due = session.exec(
         select(
             func.count(Item.id), func.min(Item.updated_at), func.min(Item.next_attempt_at)
@@ -108,6 +118,11 @@ def waiting(session: Session) -> dict[str, Any]:
 
 
 def status_counts(session: Session) -> dict[str, int]:
+    from sqlalchemy import func
+    from sqlmodel import select
+
+    from store.models import Item
+
     return dict(session.exec(select(Item.status, func.count(Item.id)).group_by(Item.status)).all())
 
 
@@ -117,6 +132,8 @@ CHECK_STATES = ("passed", "problems found", "not run", "failed to run")
 def check_state(verdict: GateVerdict) -> str:
     """What a model check's verdict says: it ran (passed, or found problems), or it
     did not (not run: no model; failed to run: the model or its reply failed)."""
+    from guards.checks import FAILED, RAN
+
     state = verdict.check_state
     if state == RAN:
         return "passed" if verdict.passed else "problems found"
@@ -127,6 +144,11 @@ def model_check_counts(session: Session) -> dict[str, dict[str, int]]:
     """Per model check, how many items' current verdicts are in each state (a check
     that did not run is counted as such, never as a pass; one a later run re-checked
     counts as what the re-check found)."""
+    from sqlmodel import select
+
+    from store.checks import newest_check
+    from store.models import GateVerdict
+
     counts: dict[str, dict[str, int]] = {}
     rows = session.exec(select(GateVerdict).where(newest_check(GateVerdict)))
     for verdict in rows:
@@ -146,6 +168,11 @@ def stats(
     """Items by status; per run: items, model calls, tokens and estimated cost; per
     editor: decisions in the last --days days and the median time from draft
     stored to decision."""
+    from rich.table import Table
+    from sqlmodel import Session
+
+    from store.desk_stats import editor_throughput
+
     ctx = cx.context(cli)
     with Session(ctx.engine) as session:
         stale = timedelta(seconds=ctx.settings.runs.lease_seconds)
@@ -232,6 +259,11 @@ def stats(
 
 
 def _print_editors(editors: list[EditorThroughput], days: int) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    from store.desk_stats import duration_text
+
     if not editors:
         cx.out.print(f"no editor decisions in the last {days} days", markup=False)
         return

@@ -10,7 +10,6 @@ the terminal.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
@@ -21,7 +20,8 @@ from rich.text import Text
 
 from copydesk.render import audit_edits
 from copydesk.render.audit_checks import model_checks, render_model_checks
-from copydesk.render.text import heading, plain, safe
+from copydesk.render.text import compact as _compact
+from copydesk.render.text import heading, plain, render_evidence, safe
 from copydesk.services.audit import Discard, DiscardsReport
 from guards.closest import closest_pairs
 from guards.registry import CHECK_GATES
@@ -191,28 +191,6 @@ def render_unchecked(console: Console, rows: Sequence[Unchecked], counts: dict[s
     console.print(plain(", ".join(f"{state}: {n}" for state, n in counts.items())))
 
 
-def render_evidence(console: Console, evidence: Any, *, indent: int = 2) -> None:
-    """Evidence as readable lines. Gates shape their evidence freely, so this stays
-    generic: a dict is `key: value` lines, a list is one line per element, and an
-    element that says `"found": false` (a number or quote the source lacks) is
-    marked NOT FOUND so it stands out among the ones that were found."""
-    pad = " " * indent
-    if isinstance(evidence, dict):
-        for key, value in evidence.items():
-            line = Text(f"{pad}{safe(key)}: ", style="dim")
-            line.append(safe(_compact(value)))
-            console.print(line)
-    elif isinstance(evidence, list):
-        for element in evidence:
-            missing = isinstance(element, dict) and element.get("found") is False
-            line = Text(pad)
-            line.append("NOT FOUND " if missing else "- ", style="bold red" if missing else "dim")
-            line.append(safe(_compact(element)))
-            console.print(line)
-    else:
-        console.print(Text(pad + safe(_compact(evidence))))
-
-
 def _render_closest(console: Console, evidence: Any) -> None:
     """Each missing quotation beside what the source says closest to it."""
     for quote, closest, similarity in closest_pairs(evidence):
@@ -222,12 +200,6 @@ def _render_closest(console: Console, evidence: Any) -> None:
         else:
             line = Text("    source says: ", style="dim") + plain(f"\u201c{closest}\u201d")
             console.print(line + Text(f"  (similarity {similarity:.0f}%)", style="dim"))
-
-
-def _compact(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def _fields(console: Console, rows: Iterable[tuple[str, Any]]) -> None:

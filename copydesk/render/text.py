@@ -5,6 +5,7 @@ visible instead of sent to the terminal. Shared by every renderer in this packag
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -34,3 +35,32 @@ def heading(console: Console, title: str) -> None:
     printed as Text (never markup); a count in it is the only data."""
     console.print()
     console.print(Text(title, style="bold underline"))
+
+
+def render_evidence(console: Console, evidence: Any, *, indent: int = 2) -> None:
+    """Evidence as readable lines. Gates shape their evidence freely, so this stays
+    generic: a dict is `key: value` lines, a list is one line per element, and an
+    element that says `"found": false` (a number or quote the source lacks) is
+    marked NOT FOUND so it stands out among the ones that were found."""
+    pad = " " * indent
+    if isinstance(evidence, dict):
+        for key, value in evidence.items():
+            line = Text(f"{pad}{safe(key)}: ", style="dim")
+            line.append(safe(compact(value)))
+            console.print(line)
+    elif isinstance(evidence, list):
+        for element in evidence:
+            missing = isinstance(element, dict) and element.get("found") is False
+            line = Text(pad)
+            line.append("NOT FOUND " if missing else "- ", style="bold red" if missing else "dim")
+            line.append(safe(compact(element)))
+            console.print(line)
+    else:
+        console.print(Text(pad + safe(compact(evidence))))
+
+
+def compact(value: Any) -> str:
+    """A value on one line: a string as it is, anything else as compact JSON."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, default=str)

@@ -15,11 +15,17 @@ editor who opened the draft before the re-check decided on verdicts that no
 longer stand, and is refused until they look again. A draft an editor decided
 or edited while the model was answering keeps the editor's work: the attempt is
 dropped (its calls stay in the ledger).
+
+A pass is bounded by the run's deadline (`[runs] deadline_seconds` from the run's
+start, on `clock`): no re-check starts after it, and the drafts left are counted
+as deferred, for the next run. Re-checks that hang (each call up to its timeout
+and retries) thus never hold the run, or SQLite's one run slot, for hours.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -29,14 +35,16 @@ from sqlmodel import Session
 from copydesk.config import Settings
 from guards.registry import CHECK_GATES, GateResult, run_checks
 from publish.evidence import draft_text
+from store import ledger
 from store import status as st
 from store.checks import recheck_count, recheck_due
 from store.db import session_scope
-from store.models import GateVerdict, Item, ModelCall
+from store.models import GateVerdict, Item
 from summarise.base import Article
 from summarise.checks import NOT_RUN, RAN, Checker, CheckOutcome, NoChecker
 
 log = logging.getLogger("copydesk.recheck")
+clock = time.monotonic  # the runs' deadlines are on this clock (a test sets its own)
 
 
 @dataclass
@@ -48,6 +56,7 @@ class RecheckReport:
     failed_again: int = 0
     discarded: int = 0  # a verified wrong fact, found on the re-check
     dropped: int = 0  # an editor or another run moved the draft meanwhile, or no model now
+    deferred: int = 0  # due, but the run's deadline passed first: the next run's
 
     def to_dict(self) -> dict[str, int]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -71,9 +80,11 @@ def recheck_drafts(
     run_id: int | None = None,
     limit: int = 100,
     failed_too: bool = False,
+    deadline: float | None = None,
 ) -> RecheckReport:
     """Re-check up to `limit` drafts that are due (`store.checks.recheck_due`); with
-    `failed_too`, also those whose checks failed for a configuration reason."""
+    `failed_too`, also those whose checks failed for a configuration reason. None
+    starts at or after `deadline` (on `clock`); those are counted as deferred."""
     report = RecheckReport()
     if isinstance(checker, NoChecker):
         return report  # no model here: nothing to ask
@@ -83,7 +94,14 @@ def recheck_drafts(
     attempts = settings.checks.recheck_attempts
     with Session(engine) as session:
         due = recheck_due(session, attempts, run_id=run_id, limit=limit, failed_too=failed_too)
-    for item_id, version in due:
+    for n, (item_id, version) in enumerate(due):
+        if deadline is not None and clock() >= deadline:
+            report.deferred = len(due) - n
+            log.warning(
+                "the run's deadline passed: %d draft(s) due for a re-check wait for the next run",
+                report.deferred,
+            )
+            break
         draft = _load(engine, item_id, version)
         if draft is None:
             report.dropped += 1
@@ -144,8 +162,7 @@ def _store(
                         result, item_id=draft.item_id, stage="check", run_id=run_id
                     )
                 )
-            for call in checked.calls:
-                session.add(ModelCall.of(call, item_id=draft.item_id, run_id=run_id))
+            ledger.add(session, checked.calls, item_id=draft.item_id, run_id=run_id)
             if failed:
                 st.move(
                     session,
@@ -166,8 +183,7 @@ def _store(
         log.warning("item %s: %s; the re-check is dropped", draft.item_id, exc)
         report.dropped += 1
         with session_scope(engine) as session:
-            for call in checked.calls:
-                session.add(ModelCall.of(call, item_id=draft.item_id, run_id=run_id))
+            ledger.add(session, checked.calls, item_id=draft.item_id, run_id=run_id)
         return
     if failed:
         report.discarded += 1

@@ -104,6 +104,7 @@ def _judge(
         draft_text(item.headline, item.summary or "") if has_draft else "",
         modes=modes,
         min_source_words=min_source_words,
+        language=item.language,
     )
     failing = [r for r in results if r.hard_fail]
     if item.status != st.DISCARDED:

@@ -130,6 +130,7 @@ def _check_one(
         draft_text(item.headline, item.summary or ""),
         modes=modes,
         min_source_words=min_source_words,
+        language=page.language or item.language,
     )
     # What would discard the summary now: a flag-mode gate (a heuristic warning the
     # editor saw and accepted at review) is not a failure.

@@ -238,8 +238,10 @@ def check_text(
     summary: str,
     gate_modes: Mapping[str, str],
     min_source_words: int,
+    language: str | None = None,
 ) -> list[GateResult]:
-    """Every deterministic draft gate on a proposed text, at once, without saving."""
+    """Every deterministic draft gate on a proposed text, at once, without saving;
+    `language` is the one the article's feed or page declared (None: detected)."""
     modes = {gate: gate_modes.get(gate, DEFAULT_MODES[gate]) for gate in DRAFT_GATES}
     return run_gates(
         DRAFT_GATES,
@@ -248,6 +250,7 @@ def check_text(
         f"{headline}\n\n{summary}",
         modes=modes,
         min_source_words=min_source_words,
+        language=language,
     )
 
 
@@ -275,7 +278,13 @@ def edit(
     if headline == (item.headline or "") and summary == (item.summary or ""):
         raise IllegalMove("the text is unchanged: nothing to save")
     results = check_text(
-        item.source_text, item.source_url, headline, summary, gate_modes, min_source_words
+        item.source_text,
+        item.source_url,
+        headline,
+        summary,
+        gate_modes,
+        min_source_words,
+        item.language,
     )
     original = pipeline_draft(session, item_id)
     event = status.record_edit(

@@ -16,14 +16,14 @@ from typing import Any
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
+from publish import worker
 from publish.build import configured_publisher
-from publish.service import PublishReport, retract, retry_failed
+from publish.service import Publisher, PublishReport, retract, retry_failed
 from review_ui.desk.decisions import Reviewer, decide, reopen, require_editor
-from review_ui.desk.queries import last_event, utc
+from review_ui.desk.queries import utc
 from review_ui.settings import ReviewAppSettings
-from store.deliveries import troubles
+from store.deliveries import DELIVERED, target_states, troubles
 from store.models import Delivery, Item, SourceCheck, utcnow
-from store.status import Conflict
 
 
 def publish_now(
@@ -39,7 +39,15 @@ def publish_now(
         require_editor(session, reviewer)
     if not settings.publish.targets:
         raise ValueError("no publish targets are configured in config.toml")
-    publisher = configured_publisher(
+    publisher = _publisher_for(engine, settings, reviewer)
+    try:
+        return publisher.publish(None if item_ids is None else list(item_ids))
+    finally:
+        publisher.close()  # the webhook's HTTP client
+
+
+def _publisher_for(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer) -> Publisher:
+    return configured_publisher(
         engine,
         settings.publish,
         settings.gates,
@@ -47,10 +55,43 @@ def publish_now(
         env=os.environ,
         hold_seconds=settings.review.undo_seconds,
     )
-    try:
-        return publisher.publish(None if item_ids is None else list(item_ids))
-    finally:
-        publisher.close()  # the webhook's HTTP client
+
+
+def _job_key(engine: Engine) -> str:
+    return engine.url.render_as_string(hide_password=True)
+
+
+def publish_in_background(
+    engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer, item_ids: Sequence[int]
+) -> worker.Job:
+    """Publish now: the items are published by a worker thread, as this editor, and
+    this returns at once with the running job (publish/worker.py). Raises
+    NotAllowed for a viewer, ValueError when no target is configured or a secret is
+    missing, worker.AlreadyRunning while a publish of this database runs."""
+    with Session(engine) as session:
+        require_editor(session, reviewer)
+    if not settings.publish.targets:
+        raise ValueError("no publish targets are configured in config.toml")
+    return worker.start(
+        _job_key(engine),
+        lambda: _publisher_for(engine, settings, reviewer),
+        item_ids,
+        reviewer.name,
+    )
+
+
+def current_job(engine: Engine) -> worker.Job | None:
+    """The running background publish of this database, or the last one to end."""
+    return worker.current(_job_key(engine))
+
+
+def job_progress(session: Session, job: worker.Job, settings: ReviewAppSettings) -> tuple[int, int]:
+    """(deliveries made, deliveries to make) of the job's items to the configured
+    targets, read from the delivery rows (true even for a job that died)."""
+    names = [t.name for t in settings.publish.targets]
+    states = target_states(session, job.item_ids, names)
+    made = sum(s.state == DELIVERED for item in states.values() for s in item.values())
+    return made, len(job.item_ids) * len(names)
 
 
 @dataclass(frozen=True)
@@ -90,19 +131,14 @@ def retract_now(
 ) -> PublishReport | None:
     """published -> retracted from the desk (an editor, a reason, the version the
     list showed), then the retractions are sent to every target that has it.
-    Raises NotAllowed, NotPublishable (no reason, not published) or Conflict."""
+    Raises NotAllowed, NotPublishable (no reason, not published) or Conflict: the
+    version is checked in the retraction's own transaction (`retract`)."""
     with Session(engine) as session:
         require_editor(session, reviewer)
-        item = session.get(Item, item_id)
-        if item is not None and item.version != version:
-            event = last_event(session, item_id)
-            raise Conflict(
-                item_id, item.status, event.actor if event else None, event.at if event else None
-            )
-    retract(engine, item_id, editor=reviewer.name, reason=reason)
+    retract(engine, item_id, editor=reviewer.name, reason=reason, expected_version=version)
     if not settings.publish.targets:
         return None
-    return publish_now(engine, settings, reviewer, [])
+    return publish_now(engine, settings, reviewer, [item_id])  # its retractions, now
 
 
 def retry_now(
@@ -119,6 +155,18 @@ def retry_now(
             return [], None
     again = retry_failed(engine, [item_id], editor=reviewer.name)
     return again, publish_now(engine, settings, reviewer, [item_id])
+
+
+def reopen_as_correction(
+    engine: Engine, reviewer: Reviewer, item_id: int, expected_version: int, note: str
+) -> Item:
+    """published -> draft, as a correction: `note` (required) is the correction note
+    the republished item carries. The item stays live on its targets as it was until
+    its corrected text is approved and published (under the same id)."""
+    return decide(
+        engine,
+        lambda s: reopen(s, reviewer, item_id, expected_version, note, details={"reopened": True}),
+    )
 
 
 def take_back(
@@ -174,6 +222,7 @@ def delivery_summaries(session: Session, item_ids: list[int]) -> dict[int, str]:
 class ChangedSource:
     check_id: int
     item_id: int
+    version: int  # the item's, when the list was read (a retraction checks it)
     headline: str
     source_url: str | None
     checked_at: datetime
@@ -192,6 +241,7 @@ def open_source_changes(session: Session) -> list[ChangedSource]:
         ChangedSource(
             c.id,
             i.id,
+            i.version,
             i.headline or i.title or f"item {i.id}",
             i.source_url,
             c.checked_at,

@@ -20,6 +20,7 @@ from sqlmodel import Session
 
 from guards.checks import RAN
 from review_ui.desk.highlight import VerdictInfo
+from review_ui.desk.times import local_text
 from store import presence
 from store.checks import did_not_run, unchecked_clause
 from store.discard_kinds import OTHER as OTHER_KIND
@@ -53,8 +54,8 @@ def age(value: datetime | None, now: datetime | None = None) -> str:
 
 
 def stamp(value: datetime | None) -> str:
-    value = utc(value)
-    return value.strftime("%Y-%m-%d %H:%M UTC") if value else "-"
+    """The time in the editor's zone, with its name (review_ui/desk/times.py)."""
+    return local_text(value)
 
 
 # --------------------------------------------------------------------------- the queue

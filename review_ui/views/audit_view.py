@@ -1,5 +1,5 @@
 """The audit trail as an editor reads it: times in the editor's own time zone (the
-browser's, from `st.context.timezone`) with UTC on hover, blank cells where
+browser's: review_ui/desk/times.py) with UTC on hover, blank cells where
 there is nothing, and each quotation the source lacks beside the source's
 closest wording (guards/closest.py).
 
@@ -10,50 +10,23 @@ article, a feed or a model is parsed as HTML or markdown.
 from __future__ import annotations
 
 import html
-from datetime import UTC, datetime
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
 import streamlit as st
 
 from guards.closest import closest_pairs
+from review_ui.desk import times
 from review_ui.views.widgets import cell, table
 
 TIME_FIELDS = frozenset({"at", "created_at"})
 
 
-def editor_zone() -> ZoneInfo:
-    """The browser's time zone, or UTC when the browser did not say (or said nonsense)."""
-    try:
-        name = st.context.timezone
-    except Exception:  # noqa: BLE001 - no browser context (bare mode, tests)
-        name = None
-    try:
-        return ZoneInfo(name) if isinstance(name, str) and name else ZoneInfo("UTC")
-    except (ZoneInfoNotFoundError, ValueError):
-        return ZoneInfo("UTC")
-
-
-def _parse(value: Any) -> datetime | None:
-    if isinstance(value, datetime):
-        stamp = value
-    elif isinstance(value, str) and value:
-        try:
-            stamp = datetime.fromisoformat(value)
-        except ValueError:
-            return None
-    else:
-        return None
-    return stamp.replace(tzinfo=UTC) if stamp.tzinfo is None else stamp
-
-
 def local_time(value: Any, zone: ZoneInfo) -> tuple[str, str]:
-    """(the time in `zone`, the same time in UTC) as text; ("", "") for no time."""
-    stamp = _parse(value)
-    if stamp is None:
-        return "", ""
-    local = stamp.astimezone(zone).strftime("%Y-%m-%d %H:%M:%S %Z")
-    return local, stamp.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    """(the time in `zone`, to the second, the same time in UTC) as text; ("", "")
+    for no time (review_ui/desk/times.py: one rule for the whole desk)."""
+    shown = times.moment(value, zone, seconds=True)
+    return (shown.local, shown.utc) if shown else ("", "")
 
 
 def _shown(value: Any) -> str:

@@ -15,9 +15,8 @@ from sqlmodel import Session
 
 from review_ui.desk import diffs
 from review_ui.desk.decisions import NotAllowed, Reviewer, decide, item_label, require_editor
-from review_ui.desk.queries import stamp
 from review_ui.settings import ReviewAppSettings
-from review_ui.views.widgets import flash, plain
+from review_ui.views.widgets import At, flash, plain
 from store.notes import MAX_NOTE_CHARS, NoteRefused, add_note, notes_for
 
 
@@ -86,7 +85,7 @@ def draw_notes(engine: Engine, reviewer: Reviewer, item_id: int) -> None:
     title = f"Notes ({len(notes)})" if notes else "Notes"
     with st.expander(title, expanded=bool(notes)):
         for note in notes:
-            plain(f"{note.author} at {stamp(note.created_at)}", style="font-weight:600")
+            plain((f"{note.author} at ", At(note.created_at)), style="font-weight:600")
             plain(note.body, style="margin-bottom:0.4rem")
         if not notes:
             plain("No notes yet.", style="opacity:0.7")

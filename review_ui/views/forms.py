@@ -27,6 +27,7 @@ from sqlmodel import Session
 
 from review_ui.desk.highlight import escape_text
 from review_ui.desk.queries import decided_choices
+from review_ui.views.widgets import flash
 
 PENDING = "confirm_pending"  # the Ask waiting for its confirmation, if any
 GROUP_UNDO = "undo_group"  # ({id: version after}, verb, until): Undo of a group action
@@ -71,7 +72,8 @@ def decided_form(
 def _submitted(key: str, versions: Mapping[int, int], act: Callable[[int, int, str], bool]) -> None:
     st.session_state[f"{key}_open"] = True  # the form stays open, with what was chosen
     item_id = st.session_state.get(f"{key}_item")
-    if item_id is None:
+    if item_id is None:  # never a silent no-op: say why nothing happened
+        flash("error", "Nothing done: pick an item first.")
         return
     reason = st.session_state.get(f"{key}_reason") or ""
     if act(int(item_id), versions.get(int(item_id), -1), reason):

@@ -11,7 +11,7 @@ from sqlalchemy.engine import Engine
 
 from guards.checks import RAN
 from guards.registry import CHECK_GATES
-from review_ui.desk import flags
+from review_ui.desk import flags, times
 from review_ui.desk import highlight as hl
 from review_ui.desk.queries import (
     MODEL_GATE_LABELS,
@@ -55,9 +55,11 @@ def draw_header(view: ItemView, *, banner: bool = True) -> None:
     says so in its checks summary instead)."""
     item = view.item
     heading(item.headline or item.title or "(no headline)")
-    line = meta_line(view)  # one line: the whole of it on hover
+    line = meta_line(view)  # one line: the whole of it on hover, with UTC
+    seen = times.moment(item.seen_at)
+    hover = f"{line} (seen {seen.utc})" if seen else line
     st.html(
-        f'<div class="cd-text cd-meta" title="{hl.escape_text(line)}" style="font-size:0.8rem;'
+        f'<div class="cd-text cd-meta" title="{hl.escape_text(hover)}" style="font-size:0.8rem;'
         'opacity:0.8;white-space:nowrap;overflow:hidden;text-overflow:ellipsis">'
         f"{hl.escape_text(line)}</div>"
     )
@@ -207,7 +209,7 @@ def draw_audit_trail(engine: Engine, item_id: int) -> None:
         plain(f"No item #{item_id}.", kind="warning")
         return
     events = doc.get("events") or []
-    zone = audit_view.editor_zone()
+    zone = times.editor_zone()
     st.html(
         '<div style="font-weight:600">Status moves</div><div style="font-size:0.8rem;'
         f'opacity:0.7">Times in {hl.escape_text(str(zone))}; hover a time for UTC.</div>'

@@ -29,7 +29,7 @@ from review_ui.settings import ReviewAppSettings
 from review_ui.views import forms
 from review_ui.views.item_panel import draw_audit_trail, draw_item, draw_verdicts
 from review_ui.views.search import search_box
-from review_ui.views.widgets import flash, plain, show_flash, table
+from review_ui.views.widgets import flash, plain, show_flash, table, zone_help
 from store.status import Conflict, IllegalMove
 
 
@@ -127,7 +127,7 @@ def discarded_view(engine: Engine, settings: ReviewAppSettings) -> None:
             "#": st.column_config.NumberColumn(width=50),
             "title": st.column_config.TextColumn(width=220),
             "feed": st.column_config.TextColumn(width=130),
-            "discarded": st.column_config.TextColumn(width=150),
+            "discarded": st.column_config.TextColumn(width=150, help=zone_help()),
         },
     )
     picked = _picked(event, [r.id for r in rows])
@@ -177,6 +177,7 @@ def decided_view(
             for r in rows
         ],
         key=f"{status}_table_{page}_{search}",
+        column_config={"decided": st.column_config.TextColumn(help=zone_help())},
         on_select="rerun",
         selection_mode="single-row",
     )

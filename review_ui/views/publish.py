@@ -13,6 +13,7 @@ import streamlit as st
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
+from publish import worker
 from publish.service import NotPublishable, PublishReport
 from review_ui.desk import publishing
 from review_ui.desk.decisions import NotAllowed, Reviewer, conflict_message
@@ -20,13 +21,19 @@ from review_ui.desk.queries import decided_page, stamp
 from review_ui.settings import ReviewAppSettings
 from review_ui.views import forms
 from review_ui.views.lists import decided_view
-from review_ui.views.widgets import flash, plain, show_flash, table
-from store.deliveries import Trouble, troubles
+from review_ui.views.widgets import At, flash, plain, show_flash, table
+from store.deliveries import TargetState, Trouble, target_states, troubles
 from store.status import Conflict, IllegalMove
 
 
 def approved_view(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer) -> None:
     show_flash()
+    job = publishing.current_job(engine)
+    running = job is not None and job.state == worker.RUNNING
+    if running:
+        _progress(engine, settings)
+    elif job is not None:
+        _last_publish(job)
     if reviewer.can_decide:
         st.button(
             "Publish now…",
@@ -34,12 +41,49 @@ def approved_view(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewe
             type="primary",
             on_click=_ask_publish,
             args=(engine, settings),
-            help="lists what would be delivered to the configured targets, then asks",
+            disabled=running,  # one publish at a time (publish/worker.py refuses a second)
+            help="lists what would be delivered to the configured targets, then asks; "
+            "the publish then runs in the background",
         )
         # What it will publish, where the editor is looking, before anything is sent.
         forms.confirmation("publish_now", _publish_confirmed(engine, settings, reviewer))
         _take_back_form(engine, reviewer)
     decided_view(engine, settings, "approved")
+    _delivery_states(engine, settings)
+
+
+STATES_SHOWN = 200  # approved items in the delivery-state table, oldest approval first
+
+
+def _delivery_states(engine: Engine, settings: ReviewAppSettings) -> None:
+    """Each approved item's state on each configured target (README: the Approved
+    view shows it): delivered, failed, sending, pending (and its next try), or not
+    sent yet. Refused ones are retried from the Delivery failed view."""
+    names = [t.name for t in settings.publish.targets]
+    with Session(engine) as session:
+        items = publishing.approved_items(session, settings.review.undo_seconds)[:STATES_SHOWN]
+        states = target_states(session, [i.item_id for i in items], names)
+    if not items:
+        return
+    st.html('<div style="font-size:1.2rem;font-weight:650">Delivery state per target</div>')
+    table(
+        [
+            {
+                "#": i.item_id,
+                "headline": i.headline,
+                **{name: _state_label(state) for name, state in states[i.item_id].items()},
+                "note": "inside its Undo window" if i.in_undo_window else "",
+            }
+            for i in items
+        ],
+        key="approved_delivery_states",
+    )
+
+
+def _state_label(state: TargetState) -> str:
+    if state.state == "pending" and state.next_attempt_at is not None:
+        return f"pending: next try after {stamp(state.next_attempt_at)}"
+    return state.state
 
 
 def _ask_publish(engine: Engine, settings: ReviewAppSettings) -> None:
@@ -84,28 +128,67 @@ def _publish_confirmed(
 def _publish_now(
     engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer, item_ids: list[int]
 ) -> None:
+    """Hands the publish to a background worker and returns: the page shows its
+    progress, then what it did (`_progress`, `_last_publish`)."""
     try:
-        report = publishing.publish_now(engine, settings, reviewer, item_ids)
+        publishing.publish_in_background(engine, settings, reviewer, item_ids)
     except NotAllowed as exc:
         flash("error", str(exc))
-        return
+    except worker.AlreadyRunning as exc:
+        flash("info", f"Not started: {exc}; its progress is shown here.")
     except ValueError as exc:
         flash("error", f"Not published: {exc}")
+
+
+PROGRESS_SECONDS = 1.0  # how often the progress line is drawn again while a publish runs
+
+
+@st.fragment(run_every=PROGRESS_SECONDS)
+def _progress(engine: Engine, settings: ReviewAppSettings) -> None:
+    """The running publish, drawn again every PROGRESS_SECONDS (only this part of the
+    page); once it has ended, the whole page is drawn again with what it did."""
+    job = publishing.current_job(engine)
+    if job is None or job.state != worker.RUNNING:
+        st.rerun(scope="app")
         return
-    flash(
-        "success" if report.clean else "warning",
-        f"Published {len(report.published)} item(s); {len(report.delivered)} deliveries made.",
+    with Session(engine) as session:
+        made, total = publishing.job_progress(session, job, settings)
+    targets = ", ".join(t.name for t in settings.publish.targets)
+    plain(
+        f"Publishing {len(job.item_ids)} item(s) to {targets}, started by {job.started_by} at "
+        f"{stamp(job.started_at)}: {made} of {total} deliveries made. It runs in the "
+        "background: you can leave this page.",
+        kind="info",
     )
-    _report_problems(report)
+    st.progress(made / total if total else 0.0)
 
 
-def _report_problems(report: PublishReport) -> None:
+def _last_publish(job: worker.Job) -> None:
+    who = f"Last publish (started by {job.started_by}, ended {stamp(job.finished_at)})"
+    if job.report is None:
+        plain(
+            f"{who} stopped: {job.error}. What it delivered stays delivered and is not sent "
+            "again; Publish now again finishes the rest (a delivery it was sending waits "
+            "until its claim runs out, [publish] lease_seconds).",
+            kind="error",
+        )
+        return
+    report = job.report
+    plain(
+        f"{who}: Published {len(report.published)} item(s); "
+        f"{len(report.delivered)} deliveries made.",
+        kind="success" if report.clean else "warning",
+    )
+    _report_problems(report, lambda kind, text: plain(text, kind=kind))
+
+
+def _report_problems(report: PublishReport, say: Callable[[str, str], None] = flash) -> None:
     for item_id, target, why in report.failed:
-        flash("error", f"Item {item_id}: {target} refused it for good: {why}")
+        say("error", f"Item {item_id}: {target} refused it for good: {why}")
     for item_id, target, why in report.pending:
-        flash("warning", f"Item {item_id}: {target} will be retried: {why}")
+        say("warning", f"Item {item_id}: {target} will be retried: {why}")
     for item_id, why in report.blocked:
-        flash("error", f"Item {item_id} not sent: {why}")
+        say("error", f"Item {item_id} not sent: {why}")
 
 
 def _take_back_form(engine: Engine, reviewer: Reviewer) -> None:
@@ -272,7 +355,7 @@ def _retry(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer, item
     _report_problems(report)
 
 
-def source_changed_view(engine: Engine, reviewer: Reviewer) -> None:
+def source_changed_view(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer) -> None:
     show_flash()
     st.html('<h1 style="font-size:1.6rem;font-weight:700;margin:0;padding:0">Source changed</h1>')
     with Session(engine) as session:
@@ -283,7 +366,7 @@ def source_changed_view(engine: Engine, reviewer: Reviewer) -> None:
     for change in changes:
         with st.container(border=True):
             plain(f"#{change.item_id} {change.headline}", style="font-weight:650")
-            plain(f"Source re-read {stamp(change.checked_at)}: {change.source_url or ''}")
+            plain(("Source re-read ", At(change.checked_at), f": {change.source_url or ''}"))
             for failure in change.failing:
                 plain(f"{failure['gate']}: {failure['reason']}", kind="error")
             for n, passage in enumerate(change.passages, 1):
@@ -295,13 +378,65 @@ def source_changed_view(engine: Engine, reviewer: Reviewer) -> None:
                     plain(f"After ({n})", style="font-weight:600")
                     plain(passage.get("after", ""), style="white-space:pre-wrap")
             if reviewer.can_decide:
+                # The summary is wrong now: retract it (a reason), and the check is closed.
+                forms.item_form(
+                    f"source_retract_{change.check_id}",
+                    f"Retract #{change.item_id}",
+                    {change.item_id: (change.version, f"#{change.item_id} {change.headline}")},
+                    "Retract",
+                    partial(_retract_changed, engine, settings, reviewer, change.check_id),
+                )
+                # The summary can be put right: a correction draft, republished later
+                # under the same id with this note.
+                forms.item_form(
+                    f"source_correct_{change.check_id}",
+                    f"Reopen #{change.item_id} as a correction",
+                    {change.item_id: (change.version, f"#{change.item_id} {change.headline}")},
+                    "Reopen as a correction",
+                    partial(_correct_changed, engine, reviewer, change.check_id),
+                )
                 st.button(
                     "Reviewed",
                     key=f"resolve_{change.check_id}",
                     on_click=_resolve,
                     args=(engine, reviewer, change.check_id),
-                    help="mark as seen; retract with `copydesk retract` if the summary is wrong",
+                    help="mark as seen: the summary stands",
                 )
+
+
+def _retract_changed(
+    engine: Engine,
+    settings: ReviewAppSettings,
+    reviewer: Reviewer,
+    check_id: int,
+    item_id: int,
+    version: int,
+    reason: str,
+) -> bool:
+    if not _retract(engine, settings, reviewer, item_id, version, reason):
+        return False
+    _resolve(engine, reviewer, check_id)
+    return True
+
+
+def _correct_changed(
+    engine: Engine, reviewer: Reviewer, check_id: int, item_id: int, version: int, note: str
+) -> bool:
+    try:
+        publishing.reopen_as_correction(engine, reviewer, item_id, version, note)
+    except Conflict as exc:
+        flash("error", conflict_message(exc))
+    except (NotAllowed, IllegalMove, ValueError, LookupError) as exc:
+        flash("error", f"Not reopened: #{item_id}: {exc}")
+    else:
+        _resolve(engine, reviewer, check_id)
+        flash(
+            "success",
+            f"#{item_id} is a correction draft in the queue; once approved it is republished "
+            "under the same id with the note.",
+        )
+        return True
+    return False
 
 
 def _resolve(engine: Engine, reviewer: Reviewer, check_id: int) -> None:

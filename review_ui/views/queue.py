@@ -42,14 +42,13 @@ from review_ui.desk.queries import (
     queue_neighbours,
     queue_page,
     queue_position,
-    stamp,
     verdict_info,
 )
 from review_ui.settings import ReviewAppSettings
 from review_ui.views import bulk_panel, desk_panels, forms, shortcuts
 from review_ui.views.item_panel import draw_audit_trail, draw_header, draw_texts, draw_verdicts
 from review_ui.views.search import search_box
-from review_ui.views.widgets import flash, plain, show_flash, table
+from review_ui.views.widgets import At, flash, plain, show_flash, table
 from store import presence
 from store.db import session_scope
 from store.status import DRAFT, Conflict, IllegalMove
@@ -711,7 +710,7 @@ def _item(
         who = (view.last_event.actor if view.last_event else "someone").removeprefix("editor:")
         when = view.last_event.at if view.last_event else None
         plain(
-            f"This item left the queue: {item.status} by {who} at {stamp(when)}.",
+            (f"This item left the queue: {item.status} by {who} at ", At(when), "."),
             kind="warning",
         )
     with nav[3]:

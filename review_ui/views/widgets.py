@@ -17,14 +17,27 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
 import pandas as pd
 import streamlit as st
 
+from review_ui.desk import times
 from review_ui.desk.highlight import block, escape_text
+
+
+def _browser_zone() -> str | None:
+    """The editor's time zone as the browser names it (Streamlit's public
+    `st.context.timezone`; https://docs.streamlit.io/develop/api-reference/utilities/st.context)."""
+    return st.context.timezone
+
+
+# One time-zone rule for the whole desk (review_ui/desk/times.py): the browser's.
+times.use_zone_of(_browser_zone)
 
 _BOXES = {
     "info": "background:#e8f1fb;border-left:4px solid #1c6dd0;color:#0d2f57",
@@ -34,12 +47,39 @@ _BOXES = {
 }
 
 
-def plain(text: str, *, kind: str | None = None, style: str = "") -> None:
-    """Untrusted text as text, optionally in a coloured box like st.info/st.error."""
+@dataclass(frozen=True)
+class At:
+    """A time inside a line `plain` draws: shown in the editor's zone, UTC on hover."""
+
+    value: datetime | None
+
+
+def time_html(value: datetime | None) -> str:
+    """`<time>` in the editor's zone with the UTC moment as its title (our own
+    text only: a formatted time; escaped all the same). "-" for no time."""
+    shown = times.moment(value)
+    if shown is None:
+        return "-"
+    return (
+        f'<time class="cd-time" datetime="{escape_text(shown.iso)}" '
+        f'title="{escape_text(shown.utc)}" style="cursor:help">{escape_text(shown.local)}</time>'
+    )
+
+
+def zone_help() -> str:
+    """A time column's help: a grid cell has no hover of its own."""
+    return f"In {times.editor_zone()}, your browser's time zone; UTC on hover in the audit trail."
+
+
+def plain(text: str | Sequence[str | At], *, kind: str | None = None, style: str = "") -> None:
+    """Untrusted text as text, optionally in a coloured box like st.info/st.error.
+    `text` may be parts: strings (escaped) and `At` times (`time_html`)."""
     box = _BOXES.get(kind or "", "")
     if box:
         style = f"{box};padding:0.6rem 0.8rem;border-radius:6px;{style}"
-    st.html(block(escape_text(text), style=style))
+    parts = [text] if isinstance(text, str) else text
+    inner = "".join(time_html(p.value) if isinstance(p, At) else escape_text(p) for p in parts)
+    st.html(block(inner, style=style))
 
 
 def heading(text: str, *, size: str = "1.45rem") -> None:

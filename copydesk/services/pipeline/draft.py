@@ -126,7 +126,9 @@ class DraftStage:
             summariser=draft.backend,
             recorded_reply=draft.recorded_reply,
         )
-        checks = run_gates(DRAFT_GATES, text, job.source_url, draft.text, modes=modes)
+        checks = run_gates(
+            DRAFT_GATES, text, job.source_url, draft.text, modes=modes, language=out.language
+        )
         out.verdicts += [("draft", r) for r in checks]
         if any(r.hard_fail for r in checks):
             return discard(out, checks)

@@ -1,14 +1,37 @@
 """Whether an item's story is already in the store: asked read-only by the source
 stage (so no model call is spent on a known story) and again by the writer,
-inside the transaction that writes the item (the database has the last word)."""
+inside the transaction that writes the item (the database has the last word).
+
+The writer's look-up and the write of the item's text hash are one atomic step
+across workers and machines (issue 26): `hold_stories` is taken first in the
+writing transaction, before anything is read, and held until it commits. Without
+it, two workers holding one story at once (two links, one text) each looked,
+found nothing the other had committed yet, and both became drafts (PostgreSQL's
+READ COMMITTED sees only committed rows; on SQLite the look-up ran outside the
+write transaction). With it the second waits, then looks once the first has
+committed, and finds it: tests/test_duplicate_race.py forces that interleaving.
+One lock for every story, not one per text: a batch of outcomes takes it once, so
+two batches can never take two stories' locks in opposite orders (a deadlock).
+"""
 
 from __future__ import annotations
 
 from sqlmodel import Session, select
 
 from ingest.dedup import item_keys
+from store import locks
 from store import status as st
 from store.models import Item
+
+STORIES = "stories"  # the lock name (store/locks.py): PostgreSQL advisory, SQLite's write lock
+
+
+def hold_stories(session: Session) -> None:
+    """Serialise the rest of the transaction with every other writer's duplicate
+    look-up and commit. First in the transaction: on SQLite it is the write lock,
+    which a transaction that has read already cannot take for its reads."""
+    locks.hold(session, STORIES)
+
 
 # Discards that say nothing about the story's content: such an item carries no
 # story, so it never makes another copy a duplicate (issue 19).

@@ -78,6 +78,7 @@ class Outcome:
     aliases: list[str] = field(default_factory=list)  # other canonical URLs of the page
     fingerprint: str | None = None  # of the article text, once it passed source_length
     titles: list[str] = field(default_factory=list)  # headlines to ignore in the fingerprint
+    language: str | None = None  # the article's declared language, for the draft gates
 
 
 def compose_source(title: str | None, body: str) -> str:

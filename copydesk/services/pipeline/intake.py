@@ -256,6 +256,7 @@ class Intake:
             title=entry.title,
             author=entry.author,
             published_at=entry.published,
+            language=entry.language,
         )
         if use_feed_text:
             item.source_text = compose_source(entry.title, text)

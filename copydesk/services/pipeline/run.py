@@ -26,6 +26,7 @@ from sqlalchemy.orm import defer
 from sqlmodel import Session, select
 
 from copydesk.config import Settings
+from copydesk.services import recheck
 from copydesk.services.heartbeat import Heartbeat, start_run_row, take_sqlite_slot
 from copydesk.services.pipeline import writer
 from copydesk.services.pipeline.draft import DraftStage
@@ -33,7 +34,6 @@ from copydesk.services.pipeline.handoff import BackendFailure, Job, Outcome, fai
 from copydesk.services.pipeline.intake import Intake
 from copydesk.services.pipeline.source import SourceStage
 from copydesk.services.pipeline.state import RunState
-from copydesk.services.recheck import recheck_drafts
 from copydesk.services.reports import FeedReport, RunReport
 from ingest.fetch import Fetcher
 from store import audit_chain, claims
@@ -80,8 +80,9 @@ class Pipeline:
         )
         self.source = SourceStage(self.state, fetcher, fetch_pages=fetch_pages)
         self.drafts = DraftStage(self.state, summariser, self.checker)
-        self.writer = writer.Writer(self.state)
+        self.writer = writer.Writer(self.state, counts=self._counts_so_far)
         self._backend_stopped = threading.Event()  # set by the model call that stops the run
+        self._started = recheck.clock()  # set again when the run starts (its deadline)
 
     @property
     def run_id(self) -> int | None:
@@ -128,15 +129,16 @@ class Pipeline:
         """Re-check the drafts whose model checks failed for a passing reason (with
         `failed_too`, for any reason: copydesk/services/recheck.py); what it did
         goes in the run's report."""
-        done = recheck_drafts(
+        done = recheck.recheck_drafts(
             self.engine,
             self.settings,
             self.checker,
             actor=self.actor,
             run_id=self.run_id,
             failed_too=failed_too,
+            deadline=self._started + self.settings.runs.deadline_seconds,
         )
-        if done.attempted or done.dropped:
+        if done.attempted or done.dropped or done.deferred:
             report.rechecks = done.to_dict()
 
     def submit(self, url: str) -> tuple[RunReport, int, bool]:
@@ -183,6 +185,7 @@ class Pipeline:
         """The run's row. On SQLite a `run` first waits for its turn (one at a time);
         `AnotherRunInProgress` says when the wait ran out."""
         name = self.summariser.name
+        self._started = recheck.clock()  # the run's deadline counts from here
         if self.command == "run" and self.engine.dialect.name == "sqlite":
             wait = self.settings.runs.wait_seconds
             self.run_id = take_sqlite_slot(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 
+from sqlalchemy import null
 from sqlmodel import Session, select
 
 from copydesk.services.pipeline.duplicates import find_duplicate
@@ -60,7 +61,7 @@ class SourceStage:
         out.verdicts += [("source", r) for r in url_result]
         if any(r.hard_fail for r in url_result):
             return discard(out, url_result), None
-        text = self.stored_text(job) if job.has_text else None
+        text, out.language = self.stored(job)
         if text is None:
             text = self._fetch_page(job, out)
             if text is None:
@@ -139,6 +140,8 @@ class SourceStage:
             )
         title = job.title or extracted.title
         text = compose_source(title, extracted.text)
+        if extracted.language:  # the page's own word over its feed's
+            out.language = out.changes.language = extracted.language
         out.titles = [t for t in (extracted.title,) if t]
         out.aliases = url_aliases(job.source_url, result.final_url, extracted.canonical_url)
         out.changes.update(
@@ -157,9 +160,15 @@ class SourceStage:
     def stored_text(self, job: Job) -> str | None:
         """The item's source text, read by the worker when it starts on the item (a
         read-only look-up): memory holds the texts of the window in flight only."""
+        return self.stored(job)[0]
+
+    def stored(self, job: Job) -> tuple[str | None, str | None]:
+        """(the item's stored source text, None when it has none; its declared language)."""
         with Session(self.run.engine) as session:
-            query = select(Item.source_text).where(Item.id == job.item_id)
-            return session.exec(query).first()
+            column = Item.source_text if job.has_text else null()
+            query = select(column, Item.language).where(Item.id == job.item_id)
+            row = session.exec(query).first()
+        return (row[0], row[1]) if row else (None, None)
 
     def _trusted(self, job: Job) -> bool:
         """Whether the allow-list (`ingest.allow_private`) applies to the item's page:

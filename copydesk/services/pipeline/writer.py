@@ -3,9 +3,11 @@ thread, and nowhere else in the pipeline.
 
 Outcomes that finish together are committed together (up to COMMIT_BATCH per
 transaction: no item waits for a batch to fill, and a busy writer batches more).
-Each item's verdicts and ledger rows are written first, then its status move
-through store/status.py, which appends to the audit chain. Nothing is counted
-in the run's report before its commit, so a crash loses only unreported work.
+Each item's verdicts and ledger rows are written first (the batch's verdicts in
+one INSERT, no ORM object per row), then its status move through store/status.py,
+which appends to the audit chain, then the run's counts on its row. The report
+counts an item only once its transaction commits (a rollback puts the counts back),
+so a crash loses only unreported work, and a dead run's row shows what it committed.
 
 The cost of a run's writes is decided here (`commit_batch`, `write_outcome`):
 the place to make the writer cheaper.
@@ -13,17 +15,21 @@ the place to make the writer cheaper.
 
 from __future__ import annotations
 
+import copy
 import logging
 from collections.abc import Callable
+from typing import Any
 
+from sqlalchemy import insert, select, update
 from sqlmodel import Session
 
-from copydesk.services.pipeline.duplicates import find_duplicate
+from copydesk.services.pipeline.duplicates import find_duplicate, hold_stories
 from copydesk.services.pipeline.handoff import Outcome, duplicate
 from copydesk.services.pipeline.state import RunState
+from store import ledger
 from store import status as st
 from store.db import session_scope
-from store.models import GateVerdict, Item, ModelCall
+from store.models import GateVerdict, Item, Run, utcnow
 from summarise.base import CallRecord
 from summarise.checks import FAILED, NOT_RUN
 
@@ -35,8 +41,12 @@ COMMIT_BATCH = 32
 
 
 class Writer:
-    def __init__(self, run: RunState):
+    def __init__(self, run: RunState, counts: Callable[[], dict[str, Any]] | None = None):
         self.run = run
+        # The run's counts so far (the heartbeat's too): written on the run's row in
+        # every transaction that commits items (issue 26: a run that dies shows
+        # what it committed, not "0 drafts").
+        self.counts = counts
 
     def commit_batch(self, outs: list[Outcome]) -> None:
         """The outcomes that finished together, in one transaction (one commit, one
@@ -46,52 +56,75 @@ class Writer:
         (another run takes them over when it runs out). A `Conflict` on one of them
         rolls the transaction back; they are then committed one at a time, so the
         other items keep their results."""
-        if len(outs) == 1:
-            self.commit(outs[0])
-            return
         try:
-            with session_scope(self.run.engine) as session:
-                # Every item's rows first, then the moves: the moves append to the
-                # audit chain, whose lock is held from the first append to the commit
-                # (it serialises writers across runs), so it is taken as late as can be.
-                moves = [self.write_outcome(session, out) for out in outs]
-                written = [move() for move in moves]
-        except st.Conflict:
-            for out in outs:
-                self.commit(out)
-            return
-        for out, (feed_id, reason) in zip(outs, written, strict=True):
-            self._count(out, feed_id, reason)
-
-    def commit(self, out: Outcome) -> None:
-        try:
-            with session_scope(self.run.engine) as session:
-                feed_id, reason = self.write_outcome(session, out)()
+            self._commit(outs)
         except st.Conflict as exc:
+            if len(outs) > 1:
+                for out in outs:
+                    self.commit_batch([out])
+                return
             # Another worker (or machine) finished this item first. Its result
             # stands; the calls this worker made are still written to the ledger.
-            log.warning("item %s: %s; this run's result is dropped", out.job.item_id, exc)
-            self.record_calls(out.job.item_id, out.calls)
-            return
-        self._count(out, feed_id, reason)
+            log.warning("item %s: %s; this run's result is dropped", outs[0].job.item_id, exc)
+            self.record_calls(outs[0].job.item_id, outs[0].calls)
+
+    def commit(self, out: Outcome) -> None:
+        self.commit_batch([out])
+
+    def _commit(self, outs: list[Outcome]) -> None:
+        """One transaction: every item's rows first, then the moves (they append to
+        the audit chain, whose lock is held from the first append to the commit and
+        serialises writers across runs, so it is taken as late as can be), then the
+        run's counts. Reports and logs change only once the commit succeeded."""
+        before = copy.deepcopy(self.run.reports)
+        try:
+            with session_scope(self.run.engine) as session:
+                if any(_looks_up(out) for out in outs):
+                    _hold_stories_once(session)  # first in the transaction
+                ids = [out.job.item_id for out in outs]
+                # One SELECT for the batch's items (session.get below finds them loaded).
+                session.scalars(select(Item).where(Item.id.in_(ids))).all()  # type: ignore[attr-defined]
+                verdicts: list[dict[str, Any]] = []
+                moves = [self.write_outcome(session, out, verdicts) for out in outs]
+                if verdicts:  # one executemany for the batch's verdicts
+                    session.execute(insert(GateVerdict.__table__), verdicts)  # type: ignore[arg-type]
+                written = [move() for move in moves]
+                for out, (feed_id, _) in zip(outs, written, strict=True):
+                    self._count(out, feed_id)
+                if self.counts is not None and self.run.run_id is not None:
+                    session.execute(
+                        update(Run.__table__)  # type: ignore[arg-type]
+                        .where(Run.__table__.c.id == self.run.run_id)  # type: ignore[attr-defined]
+                        .values(counts=self.counts(), heartbeat_at=utcnow())
+                    )
+        except BaseException:
+            self.run.reports.clear()
+            self.run.reports.update(before)
+            raise
+        for out, (_, reason) in zip(outs, written, strict=True):
+            _log(out, reason)
 
     def record_calls(self, item_id: int | None, calls: list[CallRecord]) -> None:
         """Ledger rows for calls whose item was not committed: every call is a row."""
         if not calls:
             return
         with session_scope(self.run.engine) as session:
-            for call in calls:
-                session.add(ModelCall.of(call, item_id=item_id, run_id=self.run.run_id))
+            ledger.add(session, calls, item_id=item_id, run_id=self.run.run_id)
 
     def write_outcome(
-        self, session: Session, out: Outcome
+        self, session: Session, out: Outcome, verdicts: list[dict[str, Any]] | None = None
     ) -> Callable[[], tuple[int | None, str | None]]:
         """The item's verdicts and ledger rows, in the caller's transaction, and its
         move to make next (which returns the item's feed and the move's reason).
-        Writing it again after a rollback gives the same result."""
+        With `verdicts`, the verdict rows are added to it for the caller to insert
+        with the rest of its batch. Writing it again after a rollback gives the
+        same result."""
         job, run_id = out.job, self.run.run_id
+        looks = _looks_up(out)
+        if looks:  # the look-up and the write, one step (duplicates.py)
+            _hold_stories_once(session)
         item = session.get(Item, job.item_id)
-        if out.to_status != st.DISCARDED and (out.fingerprint or out.aliases):
+        if looks:
             # Another worker or machine may have stored the same story since the
             # worker looked: the database inside this transaction has the last word.
             found = find_duplicate(session, item.id, out.aliases, out.fingerprint)
@@ -100,12 +133,16 @@ class Writer:
         if out.fingerprint and out.discard_kind != "duplicate":
             out.changes.content_hash = out.fingerprint
         out.changes.update(claimed_by=None, claim_until=None)  # the claim ends here
-        for stage, result in out.verdicts:
-            session.add(
-                GateVerdict.from_result(result, item_id=item.id, stage=stage, run_id=run_id)
-            )
-        for call in out.calls:
-            session.add(ModelCall.of(call, item_id=item.id, run_id=run_id))
+        now = utcnow()
+        rows = [
+            GateVerdict.row_of(result, item_id=item.id, stage=stage, run_id=run_id, created_at=now)
+            for stage, result in out.verdicts
+        ]
+        if verdicts is not None:
+            verdicts.extend(rows)
+        elif rows:
+            session.execute(insert(GateVerdict.__table__), rows)  # type: ignore[arg-type]
+        ledger.add(session, out.calls, item_id=item.id, run_id=run_id)
         failed = [r.gate for _, r in out.verdicts if r.hard_fail]
         flagged = [r.gate for _, r in out.verdicts if r.flagged and not r.not_run]
         reason = out.reason
@@ -137,26 +174,46 @@ class Writer:
 
         return move
 
-    def _count(self, out: Outcome, feed_id: int | None, reason: str | None) -> None:
-        """A committed outcome in the run's report and log."""
-        item_id = out.job.item_id
+    def _count(self, out: Outcome, feed_id: int | None) -> None:
+        """An outcome in the run's report (undone by `_commit` if it rolls back)."""
         report = self.run.report_for(feed_id)
         if out.draft is not None and out.draft.recorded_reply:
             report.recorded_replies += 1
         check_state = (out.details.get("checks") or {}).get("state")
         report.checks_not_run += check_state == NOT_RUN
         report.checks_failed += check_state == FAILED
-        report.pages_cut += out.changes.get("page_cut_at") is not None
         if out.to_status == st.DRAFT:
             report.drafts += 1
         elif out.to_status == st.ERROR:
             report.errors += 1
         else:
             report.discarded[out.discard_kind or "other"] += 1
-        log.info(
-            "item %s -> %s%s",
-            item_id,
-            out.to_status,
-            f": {reason}" if reason else "",
-            extra={"item_id": item_id, "status": out.to_status},
-        )
+
+
+_STORIES_HELD = "copydesk.writer.stories_held"  # the transaction that holds the lock
+
+
+def _hold_stories_once(session: Session) -> None:
+    """`hold_stories`, once a transaction (the lock lasts until it ends): a batch
+    takes it once, not once an item (a round trip each on PostgreSQL)."""
+    held = session.info.get(_STORIES_HELD)
+    if held is None or held is not session.get_transaction():
+        hold_stories(session)  # begins the transaction if none has begun
+        session.info[_STORIES_HELD] = session.get_transaction()
+
+
+def _looks_up(out: Outcome) -> bool:
+    """Whether the writer asks the database if the item's story is already there."""
+    return out.to_status != st.DISCARDED and bool(out.fingerprint or out.aliases)
+
+
+def _log(out: Outcome, reason: str | None) -> None:
+    """A committed outcome in the run's log."""
+    item_id = out.job.item_id
+    log.info(
+        "item %s -> %s%s",
+        item_id,
+        out.to_status,
+        f": {reason}" if reason else "",
+        extra={"item_id": item_id, "status": out.to_status},
+    )

@@ -1,0 +1,454 @@
+"""Cost per article (issue 24): `copydesk run` beside the simplest alternative.
+
+The same N loopback pages of about 300 words (a feed linking to each; served by
+another process), read three ways, each in its own process so its CPU and peak
+RSS are its own:
+
+- bare: httpx + feedparser + `trafilatura.extract`, one page after another;
+- extractive: `copydesk run` with the extractive backend;
+- model: `copydesk run` with the Anthropic backend against a loopback server
+  (another process) answering as the Messages API does, every call taking
+  `--latency` seconds, at `--concurrency` calls at a time.
+
+Ratios are within one run (the machine is shared: compare the ratios, and read
+the load printed beside them). "writer ms/item" is the time the run's writer
+spent committing outcomes (`Writer.commit_batch`), per item; "of ideal" is
+calls x latency / concurrency over the run's wall time.
+
+    .venv/bin/python bench/bench_cost.py                  # 320 articles, SQLite
+    .venv/bin/python bench/bench_cost.py --articles 3200  # the RSS goal
+    .venv/bin/python bench/bench_cost.py --pg-url postgresql+psycopg://...  # PostgreSQL too
+    .venv/bin/python bench/bench_cost.py --cases extractive --profile /tmp/run.prof
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import secrets
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.bench_scale import start_server  # noqa: E402
+
+KEY = "sk-ant-bench-0123456789abcdef"
+CASES = ("bare", "extractive", "model", "writer")
+
+
+# --------------------------------------------------------------------------- children
+
+
+def bare(feed_url: str) -> None:
+    """The simplest alternative: fetch the feed, then each page, extract its text."""
+    import feedparser
+    import httpx
+    import trafilatura
+
+    kept = 0
+    with httpx.Client(timeout=30) as client:
+        feed = feedparser.parse(client.get(feed_url).content)
+        for entry in feed.entries:
+            html = client.get(entry.link).text
+            kept += bool(trafilatura.extract(html))
+    print(json.dumps({"items": kept}))
+
+
+def run_copydesk(config: str, out: str, profile: str | None) -> None:
+    """`copydesk --config CONFIG run --json`, with the writer's time recorded."""
+    from copydesk.cli import app
+    from copydesk.services.pipeline.writer import Writer
+
+    spent = [0.0, 0]
+    inner = Writer.commit_batch
+
+    def timed(self, outs):  # type: ignore[no-untyped-def]
+        started = time.perf_counter()
+        try:
+            inner(self, outs)
+        finally:
+            spent[0] += time.perf_counter() - started
+            spent[1] += len(outs)
+
+    Writer.commit_batch = timed  # type: ignore[method-assign]
+    profiler = None
+    if profile:
+        import cProfile
+
+        profiler = cProfile.Profile()
+        profiler.enable()
+    try:
+        app(["--config", config, "--quiet", "run", "--json"], standalone_mode=False)
+    finally:
+        if profiler is not None:
+            profiler.disable()
+            profiler.dump_stats(profile)
+        Path(out).write_text(json.dumps({"writer_s": spent[0], "written": spent[1]}))
+
+
+def fake_api(port_out, latency: float) -> None:  # type: ignore[no-untyped-def]
+    """The loopback Messages API, each reply after `latency` seconds: a grounded
+    model (the headline is the article's title line, the summary its next two
+    sentences, verbatim) and a careful judge of it, so every item becomes a draft
+    after two calls."""
+    from tests import anthropic_fake as fake
+
+    def slow(request_json):  # type: ignore[no-untyped-def]
+        time.sleep(latency)
+        source = fake.article_text(request_json)
+        draft = fake.draft_text(request_json)
+        if draft is not None:
+            return fake.check_reply(fake.grounded_check(source, draft))
+        title, _, body = source.partition("\n\n")
+        summary = ". ".join(body.strip().split(". ")[:2]).rstrip(".") + "."
+        return fake.summary_reply(title.strip(), summary)
+
+    with fake.FakeAnthropic(responder=slow, api_key=KEY).serve() as url:
+        port_out.put(url)
+        while True:
+            time.sleep(3600)
+
+
+def writer_alone(db_url: str, n: int, batch: int, profile: bool = False) -> dict[str, float]:
+    """The writer by itself, on this thread with no other thread running: `n`
+    claimed items of ~300 words, each with its nine gate verdicts, fingerprint,
+    URL aliases and draft, committed `batch` at a time as a busy run does.
+    Returns the writer's wall and CPU seconds per item, and SQL statements per item."""
+    from datetime import timedelta
+
+    from sqlalchemy import event
+
+    from bench.bench_scale import PARAGRAPH
+    from copydesk.config import Settings
+    from copydesk.services.heartbeat import start_run_row
+    from copydesk.services.pipeline.handoff import Job, Outcome, compose_source
+    from copydesk.services.pipeline.state import RunState
+    from copydesk.services.pipeline.writer import Writer
+    from guards.registry import DRAFT_GATES, SOURCE_GATES, run_gates
+    from ingest.dedup import text_fingerprint
+    from store import claims
+    from store import status as st
+    from store.changes import ItemChanges
+    from store.db import open_store, session_scope
+    from store.models import Item
+
+    engine = open_store(db_url)
+    with session_scope(engine) as session:
+        for i in range(n):
+            url = f"http://tollmere.example.test/p/{i}"
+            item = Item(dedup_key=url, source_url=url, title=f"Dispatch {i}")
+            st.create(session, item, actor="cli", reason="bench")
+    run_id = start_run_row(engine, "run", "bench")
+    with session_scope(engine) as session:
+        claimed = claims.claim_items(session, run_id, n, timedelta(hours=1))
+    outs = []
+    for c in claimed:
+        body = " ".join(PARAGRAPH.format(i=c.item_id) + f"Part {k}." for k in range(4))
+        source = compose_source(c.title, body)
+        summary = ". ".join(body.split(". ")[:2]).rstrip(".") + "."
+        draft = f"{c.title}\n\n{summary}"
+        verdicts = [
+            ("source", r) for r in run_gates(SOURCE_GATES, source, c.source_url, "", modes={})
+        ]
+        verdicts += [
+            ("draft", r) for r in run_gates(DRAFT_GATES, source, c.source_url, draft, modes={})
+        ]
+        changes = ItemChanges(
+            source_text=source,
+            word_count=len(source.split()),
+            headline=c.title,
+            summary=summary,
+            summariser="extractive",
+            text_origin="page",
+        )
+        job = Job(c.item_id, c.version, c.dedup_key, c.source_url, c.title, False, 0, None)
+        outs.append(
+            Outcome(
+                job,
+                st.DRAFT,
+                changes=changes,
+                verdicts=verdicts,
+                fingerprint=text_fingerprint(body, c.title),
+                aliases=[],
+            )
+        )
+    state = RunState(Settings(), engine, run_id=run_id)
+    try:
+        writer = Writer(state, counts=lambda: {"totals": {"drafts": 0}})  # type: ignore[call-arg]
+    except TypeError:  # the writer before issue 24 (for a before/after in one run)
+        writer = Writer(state)
+    statements = [0]
+
+    def count(*args: object) -> None:
+        statements[0] += 1
+
+    event.listen(engine, "before_cursor_execute", count)
+    profiler = None
+    if profile:
+        import cProfile
+
+        # CPU time, not wall: on a shared machine wall time is mostly waiting for a core.
+        profiler = cProfile.Profile(time.process_time)
+        profiler.enable()
+    cpu, wall = time.process_time(), time.perf_counter()
+    for start in range(0, len(outs), batch):
+        writer.commit_batch(outs[start : start + batch])
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    if profiler is not None:
+        profiler.disable()
+        _where_it_goes(profiler, n)
+    engine.dispose()
+    return {"wall": wall / n, "cpu": cpu / n, "statements": statements[0] / n}
+
+
+# The writer's parts, by function (file suffix, name), for `--profile-writer`.
+PARTS = [
+    ("writer.py", "_commit", "commit_batch, all of it"),
+    ("writer.py", "write_outcome", "  an item's rows (duplicate check, verdict rows)"),
+    ("pipeline/duplicates.py", "find_duplicate", "    duplicate check in the transaction"),
+    ("models.py", "row_of", "    verdict rows built"),
+    ("status.py", "move", "  status move"),
+    ("duplicates.py", "signed", "    near-duplicate signature (MinHash)"),
+    ("status.py", "_compare_and_set", "    compare-and-set UPDATE"),
+    ("duplicates.py", "write_bands", "    band rows INSERT"),
+    ("audit_chain.py", "append", "    audit append (hash, INSERT)"),
+    ("session.py", "commit", "  COMMIT"),
+    ("audit_chain.py", "advance_anchor", "    anchor file (fsync, rename)"),
+]
+
+
+def _where_it_goes(profiler, n: int) -> None:  # type: ignore[no-untyped-def]
+    import pstats
+
+    stats = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
+    print(f"{'writer part (CPU under cProfile)':<50} {'ms/item':>8}")
+    for suffix, name, label in PARTS:
+        total = sum(
+            cumtime
+            for (path, _, func), (_, _, _, cumtime, _) in stats.items()
+            if func == name and path.endswith(suffix)
+        )
+        print(f"{label:<50} {total * 1000 / n:>8.2f}")
+
+
+# --------------------------------------------------------------------------- measuring
+
+
+def measure(argv: list[str], env: dict[str, str] | None = None) -> dict[str, float]:
+    """Run a child; its wall time, CPU (user + system) and peak RSS, from wait4."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
+    output = proc.stdout.read() if proc.stdout else ""
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - started
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode not in (0,):
+        raise SystemExit(f"{argv[-1][:60]}... exited {proc.returncode}")
+    return {
+        "wall": wall,
+        "cpu": usage.ru_utime + usage.ru_stime,
+        "rss": usage.ru_maxrss / 1024,
+        "output": output,  # type: ignore[dict-item]
+    }
+
+
+def child(code: str) -> list[str]:
+    return [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(ROOT)!r}); {code}"]
+
+
+def write_config(folder: Path, db_url: str, feed_url: str, backend: str, level: int) -> Path:
+    model = ""
+    if backend != "extractive":
+        model = (
+            "max_retries = 0\n"
+            '[summarise.prices."claude-haiku-4-5"]\ninput = 1.0\noutput = 5.0\n'
+            "cache_write = 1.25\ncache_read = 0.1\n"
+        )
+    path = folder / "config.toml"
+    path.write_text(
+        f'[database]\nurl = "{db_url}"\n\n'
+        f"[runs]\naudit_anchor = {str(folder / 'audit.anchor')!r}\n\n"
+        '[ingest]\nallow_private = ["127.0.0.0/8"]\nrespect_robots = false\n'
+        "per_host_concurrency = 8\n\n"
+        f'[[feeds]]\nname = "Tollmere"\nurl = "{feed_url}"\n\n'
+        f'[summarise]\nbackend = "{backend}"\nmax_concurrency = {level}\n{model}'
+    )
+    return path
+
+
+def copydesk_case(
+    db_url: str, feed_url: str, backend: str, level: int, api: str | None, profile: str | None
+) -> dict[str, float]:
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        config = write_config(folder, db_url, feed_url, backend, level)
+        out = folder / "writer.json"
+        env = dict(os.environ, NO_COLOR="1")
+        if api:
+            env.update(ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL=api)
+        else:
+            env.pop("ANTHROPIC_API_KEY", None)
+        code = (
+            "from bench.bench_cost import run_copydesk; "
+            f"run_copydesk({str(config)!r}, {str(out)!r}, {profile!r})"
+        )
+        result = measure(child(code), env)
+        result.update(json.loads(out.read_text()))
+        report = json.loads(str(result.pop("output")).strip().splitlines()[-1])
+        totals = report["totals"]
+        result["items"] = totals["drafts"] + totals["errors"] + totals["discarded"]
+        result["drafts"] = totals["drafts"]
+        result["calls"] = ledger_calls(db_url)
+    return result
+
+
+def ledger_calls(db_url: str) -> int:
+    from sqlalchemy import create_engine, func, select
+
+    from store.models import ModelCall
+
+    engine = create_engine(db_url)
+    try:
+        with engine.connect() as conn:
+            return conn.execute(select(func.count()).select_from(ModelCall)).scalar_one()
+    finally:
+        engine.dispose()
+
+
+class Database:
+    """A fresh, empty database per case: a SQLite file, or a PostgreSQL database
+    created beside the one `--pg-url` names (dropped afterwards)."""
+
+    def __init__(self, pg_url: str | None, tmp: Path):
+        self.pg_url, self.tmp = pg_url, tmp
+
+    def __enter__(self) -> str:
+        if not self.pg_url:
+            self.path = self.tmp / f"{secrets.token_hex(4)}.db"
+            url = f"sqlite:///{self.path}"
+        else:
+            from sqlalchemy import create_engine, text
+            from sqlalchemy.engine import make_url
+
+            admin_url = make_url(self.pg_url)
+            self.admin = create_engine(admin_url, isolation_level="AUTOCOMMIT")
+            self.name = f"copydesk_cost_{secrets.token_hex(4)}"
+            with self.admin.connect() as conn:
+                conn.execute(text(f'CREATE DATABASE "{self.name}"'))
+            url = admin_url.set(database=self.name).render_as_string(hide_password=False)
+        from store.db import open_store
+
+        open_store(url).dispose()  # migrated before the clock starts
+        return url
+
+    def __exit__(self, *exc: object) -> None:
+        if self.pg_url:
+            from sqlalchemy import text
+
+            with self.admin.connect() as conn:
+                conn.execute(text(f'DROP DATABASE "{self.name}" WITH (FORCE)'))
+            self.admin.dispose()
+
+
+def table(rows: list[tuple[str, dict[str, float]]], articles: int) -> None:
+    base = dict(rows)["bare"] if any(n == "bare" for n, _ in rows) else None
+    print(
+        f"{'':<22} {'wall s':>7} {'CPU s':>6} {'RSS MB':>7} {'wall ms/a':>10} {'CPU ms/a':>9}"
+        f" {'rate x bare':>12} {'CPU x bare':>11} {'writer ms/item':>15} {'of ideal':>9}"
+    )
+    for name, r in rows:
+        rate = cpu = ""
+        if base and name != "bare":
+            rate = f"{base['wall'] / r['wall']:.2f}"
+            cpu = f"{r['cpu'] / base['cpu']:.2f}"
+        writer = f"{r['writer_s'] * 1000 / max(1, r['written']):.1f}" if "writer_s" in r else ""
+        ideal = f"{r['ideal'] / r['wall']:.2f}" if r.get("ideal") else ""
+        print(
+            f"{name:<22} {r['wall']:>7.1f} {r['cpu']:>6.1f} {r['rss']:>7.0f}"
+            f" {r['wall'] * 1000 / articles:>10.1f} {r['cpu'] * 1000 / articles:>9.1f}"
+            f" {rate:>12} {cpu:>11} {writer:>15} {ideal:>9}"
+        )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--articles", type=int, default=320)
+    parser.add_argument("--latency", type=float, default=0.4)
+    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--cases", default=",".join(CASES))
+    parser.add_argument("--pg-url", default=None, help="also run the copydesk cases on PostgreSQL")
+    parser.add_argument("--profile", default=None, help="cProfile file of the extractive run")
+    parser.add_argument(
+        "--profile-writer", action="store_true", help="where the writer's time goes, by part"
+    )
+    parser.add_argument("--batch", type=int, default=8, help="outcomes per commit (writer case)")
+    args = parser.parse_args()
+    cases = args.cases.split(",")
+    n = args.articles
+    page_server, feed_url = start_server(n)
+    api_proc = None
+    api = None
+    if "model" in cases:
+        queue: multiprocessing.Queue[str] = multiprocessing.Queue()
+        api_proc = multiprocessing.Process(target=fake_api, args=(queue, args.latency), daemon=True)
+        api_proc.start()
+        api = queue.get(timeout=30)
+    print(
+        f"{n} loopback articles of ~300 words; model {args.latency * 1000:.0f} ms per call at "
+        f"concurrency {args.concurrency}; load average {os.getloadavg()[0]:.1f} "
+        f"(nproc {os.cpu_count()})",
+        flush=True,
+    )
+    backends = [("sqlite", None)] + ([("postgresql", args.pg_url)] if args.pg_url else [])
+    rows: list[tuple[str, dict[str, float]]] = []
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            if "bare" in cases:
+                r = measure(child(f"from bench.bench_cost import bare; bare({feed_url!r})"))
+                r["items"] = json.loads(str(r.pop("output")))["items"]
+                rows.append(("bare", r))
+            for db_name, pg in backends:
+                if "extractive" in cases:
+                    with Database(pg, Path(tmp)) as url:
+                        r = copydesk_case(url, feed_url, "extractive", 4, None, args.profile)
+                    rows.append((f"extractive {db_name}", r))
+                if "model" in cases:
+                    with Database(pg, Path(tmp)) as url:
+                        r = copydesk_case(url, feed_url, "auto", args.concurrency, api, None)
+                    r["ideal"] = r["calls"] * args.latency / args.concurrency
+                    rows.append((f"model {db_name}", r))
+                if "writer" in cases:
+                    with Database(pg, Path(tmp)) as url:
+                        r = writer_alone(url, n, args.batch, args.profile_writer)
+                    rows.append((f"writer {db_name}", r))
+    finally:
+        page_server.terminate()
+        if api_proc is not None:
+            api_proc.terminate()
+    table([(name, r) for name, r in rows if not name.startswith("writer")], n)
+    for name, r in rows:
+        if name.startswith("writer"):
+            print(
+                f"{name} alone ({n} items, {args.batch} per commit, no other thread): "
+                f"{r['wall'] * 1000:.2f} ms/item wall, {r['cpu'] * 1000:.2f} ms/item CPU, "
+                f"{r['statements']:.1f} SQL statements/item"
+            )
+    for name, r in rows:
+        if name != "bare" and not name.startswith("writer"):
+            print(
+                f"{name}: {r['items']} items ({r['drafts']} drafts), {r['calls']} model calls",
+                end="; ",
+            )
+    print(f"load average after {os.getloadavg()[0]:.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,51 @@
+"""The language a feed or a page declares for its text, as a short code.
+
+Feeds declare it in RSS `<language>` / `dc:language`, Atom `xml:lang` (on the feed
+or the entry's content), JSON Feed `language`; pages in `<html lang>` (or
+`xml:lang`), `<meta http-equiv="content-language">` or `og:locale`. The value is
+meant to be an RFC 3066 / BCP 47 tag ("en-GB", "de"), but publishers also write
+"English" or "fr_FR": feedparser passes it on as written ("Universal Feed Parser
+does not do any parsing or normalization of language codes",
+https://pythonhosted.org/feedparser/reference-feed-title_detail.html). Stored on the
+item (`items.language`, migration 0016) so that the gates read the number
+separators and date words of that language instead of detecting it from the text;
+detection stays the fallback when nothing is declared.
+"""
+
+from __future__ import annotations
+
+import re
+
+# The primary subtag of a BCP 47 tag ("en-GB", "de_AT", "fr"): two or three letters.
+_TAG = re.compile(r"^\s*([A-Za-z]{2,3})(?:[-_][A-Za-z0-9]{1,8})*\s*$")
+# Names publishers write instead of a code (feedparser's docs quote "English", "German").
+_NAMES = {
+    "english": "en", "german": "de", "deutsch": "de", "french": "fr", "français": "fr",
+    "francais": "fr", "spanish": "es", "español": "es", "espanol": "es", "italian": "it",
+    "italiano": "it", "dutch": "nl", "nederlands": "nl",
+}  # fmt: skip
+
+
+def language_code(value: object) -> str | None:
+    """The lower-case primary language subtag of a declared language ("en-GB" -> "en",
+    "de_AT" -> "de", "English" -> "en"), or None when it is absent or unreadable
+    ("x-klingon" and "*" say nothing the gates can use)."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    text = value.strip()
+    name = _NAMES.get(text.lower())
+    if name:
+        return name
+    m = _TAG.match(text)
+    if m is None or m.group(1).lower() in ("x", "i", "und", "mul", "zxx"):
+        return None
+    return m.group(1).lower()
+
+
+def first_language(*values: object) -> str | None:
+    """The first of `values` that reads as a language (the most specific first)."""
+    for value in values:
+        code = language_code(value)
+        if code:
+            return code
+    return None

@@ -1,0 +1,152 @@
+"""The model-call ledger's storage: what repeats across calls is kept once, by hash.
+
+Every request about an article sends the same tool list and system prompt, the
+same fixed instruction for its purpose, and the article's block twice (summary,
+then check). Kept whole in every row, a 300-word article cost about 16x its own
+text in ledger rows (issue 19). So a row's `request_json` keeps the request with
+each repeated part replaced by `{"$part": "sha256:<hex>"}`, and the part itself is
+stored once in `ledger_parts` under that hash:
+
+- the `tools` list, the `system` prompt;
+- every text content block of at least `MIN_PART_CHARS` characters (the
+  article's block, the purpose's instruction; the check's draft block when long).
+
+The hash is the SHA-256 of the part's canonical JSON text, which is what
+`ledger_parts.content` holds, so every part proves its own content. `requests`
+puts the exact request back together for `copydesk audit` (a part that is
+missing is named, never guessed). Rows written before migration 0015 keep their
+full request and read unchanged (they name no part).
+
+Parts are only ever inserted (`INSERT ... ON CONFLICT DO NOTHING`, in hash order
+so two writers never wait on each other in opposite orders); the runtime role may
+not change or delete them (store/db.py `RUNTIME_TABLE_RIGHTS`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlmodel import Session
+
+from store.models import CallRecord, LedgerPart, ModelCall
+
+PART_KEY = "$part"
+MIN_PART_CHARS = 128  # shorter text stays in the row: a reference is about 80 characters
+
+
+def canonical(value: Any) -> str:
+    """The one JSON text of a value that its hash is taken over (keys in the order
+    they were sent: reassembled, the request reads as it went out)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def digest(content: str) -> str:
+    return "sha256:" + hashlib.sha256(content.encode("utf-8")).hexdigest()
+
+
+def split(request: Any) -> tuple[Any, dict[str, str]]:
+    """(the request with its repeated parts replaced by references, {hash: content})."""
+    if not isinstance(request, dict):
+        return request, {}
+    parts: dict[str, str] = {}
+
+    def keep(value: Any) -> dict[str, str]:
+        content = canonical(value)
+        key = digest(content)
+        parts[key] = content
+        return {PART_KEY: key}
+
+    out = dict(request)
+    if isinstance(out.get("tools"), list) and out["tools"]:
+        out["tools"] = keep(out["tools"])
+    if (
+        isinstance(out.get("system"), str | list)
+        and len(canonical(out["system"])) >= MIN_PART_CHARS
+    ):
+        out["system"] = keep(out["system"])
+    if isinstance(out.get("messages"), list):
+        out["messages"] = [_split_message(m, keep) for m in out["messages"]]
+    return out, parts
+
+
+def _split_message(message: Any, keep: Any) -> Any:
+    if not isinstance(message, dict) or not isinstance(message.get("content"), list):
+        return message
+    blocks = []
+    for block in message["content"]:
+        text = block.get("text") if isinstance(block, dict) else None
+        if isinstance(text, str) and len(text) >= MIN_PART_CHARS:
+            block = dict(block, text=keep(text))
+        blocks.append(block)
+    return dict(message, content=blocks)
+
+
+def add(
+    session: Session, calls: Iterable[CallRecord], *, item_id: int | None, run_id: int | None
+) -> list[ModelCall]:
+    """Stage the ledger rows of `calls` in `session`, their repeated parts stored once."""
+    rows, parts = [], {}
+    for call in calls:
+        row = ModelCall.of(call, item_id=item_id, run_id=run_id)
+        row.request_json, found = split(call.request_json)
+        parts |= found
+        rows.append(row)
+    store_parts(session, parts)
+    session.add_all(rows)
+    return rows
+
+
+def store_parts(session: Session, parts: dict[str, str]) -> None:
+    if not parts:
+        return
+    insert = pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
+    values = [{"hash": key, "content": parts[key]} for key in sorted(parts)]
+    session.execute(
+        insert(LedgerPart).values(values).on_conflict_do_nothing(index_elements=["hash"])
+    )
+
+
+def requests(session: Session, calls: Sequence[ModelCall]) -> list[Any]:
+    """Each call's request exactly as it was sent: its parts put back in place."""
+    wanted: set[str] = set()
+    for call in calls:
+        _references(call.request_json, wanted)
+    found = {}
+    if wanted:
+        rows = session.execute(
+            select(LedgerPart.hash, LedgerPart.content).where(LedgerPart.hash.in_(sorted(wanted)))  # type: ignore[attr-defined]
+        ).all()
+        found = {key: json.loads(content) for key, content in rows}
+    return [_assemble(call.request_json, found) for call in calls]
+
+
+def _is_reference(value: Any) -> bool:
+    return isinstance(value, dict) and len(value) == 1 and isinstance(value.get(PART_KEY), str)
+
+
+def _references(value: Any, into: set[str]) -> None:
+    if _is_reference(value):
+        into.add(value[PART_KEY])
+    elif isinstance(value, dict):
+        for inner in value.values():
+            _references(inner, into)
+    elif isinstance(value, list):
+        for inner in value:
+            _references(inner, into)
+
+
+def _assemble(value: Any, found: dict[str, Any]) -> Any:
+    if _is_reference(value):
+        key = value[PART_KEY]
+        return found[key] if key in found else {PART_KEY: key, "missing": True}
+    if isinstance(value, dict):
+        return {k: _assemble(v, found) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_assemble(v, found) for v in value]
+    return value

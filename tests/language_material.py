@@ -1,0 +1,30 @@
+"""An invented bilingual local report for the declared-language tests: its long French
+opening makes the text look French to the gates' detector (guards.units), though the
+article, and its "4,500 people", are English."""
+
+SOURCE = (
+    "« Nous ne céderons pas sur la gare, et nous le dirons à Paris comme à Lyon : la ligne "
+    "est à nous, pas aux comptables », a lancé Odile Ferrand devant la mairie de Saint-Aulne "
+    "samedi. Les habitants de la vallée ont signé la pétition pour la ligne, et le conseil "
+    "municipal a voté une motion de soutien à la quasi-unanimité. « C'est une question de "
+    "survie pour les commerces du centre et pour les familles qui n'ont pas de voiture », a "
+    "ajouté la maire, qui a rappelé que la gare dessert aussi les écoles du canton. Selon "
+    "les organisateurs, la manifestation est la plus importante depuis la fermeture de la "
+    "scierie, et les élus de la vallée ont promis de porter le dossier devant la région. "
+    "Les syndicats de cheminots se sont joints au cortège, qui a traversé le pont avant de "
+    "revenir sur la place de la mairie pour une minute de silence.\n\n"
+    "The mayor of Saint-Aulne was speaking to a crowd that the organisers put at 4,500 "
+    "people, in a protest against the plan to close the valley's last railway station. "
+    "The regional rail authority says the station handles too few passengers to justify "
+    "the cost of a new platform, which it puts at 2.3 million euros. Campaigners say the "
+    "figures leave out the weekend trains that bring walkers to the valley in summer.\n\n"
+    "Ms Ferrand said the town would take the case to the regional council in January, "
+    "and that she had written to the transport minister. The authority said no decision "
+    "had been taken and that it would publish its passenger counts before the meeting. "
+    "Local shops say a third of their summer trade comes from visitors who arrive by train, "
+    "and the valley's two hotels have joined the campaign. A second protest is planned "
+    "for the first Saturday of next month, when the organisers hope to fill the square."
+)
+TITLE = "Saint-Aulne marches for its station"
+HEADLINE = "Saint-Aulne protest against station closure"
+SUMMARY = "About 4,500 people protested in Saint-Aulne against the plan to close the station."

@@ -1,0 +1,87 @@
+"""The desk's retraction checks the version the editor saw in the same transaction,
+under the same lock, as the retraction itself (issue 25 follow-up; it used to be
+two transactions). On SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+from sqlmodel import Session
+
+from publish import service
+from publish.service import GateConfig, Publisher, retract
+from publish.settings import AtomTargetSettings, JsonlTargetSettings
+from publish.targets import AtomTarget, JsonlTarget
+from store import locks
+from store.models import Delivery, Item
+from store.status import Conflict
+from tests.publish_helpers import approve, run_pipeline, write_config
+
+
+@pytest.fixture
+def published(tmp_path: Path, db_url: str):  # type: ignore[no-untyped-def]
+    from store.db import open_store
+
+    run_pipeline(write_config(tmp_path, db_url, targets=()))
+    engine = open_store(db_url)
+    (item_id,) = approve(engine, 1)
+    out = tmp_path / "out"
+    Publisher(
+        engine,
+        [
+            AtomTarget(AtomTargetSettings(path=out / "feed.xml")),
+            JsonlTarget(JsonlTargetSettings(path=out / "items.jsonl")),
+        ],
+        actor="cli:w1",
+        gates=GateConfig(min_source_words=40),
+    ).publish([item_id])
+    yield engine, item_id
+    engine.dispose()
+
+
+def _state(engine, item_id: int) -> tuple[str, int, int]:  # type: ignore[no-untyped-def]
+    with Session(engine) as session:
+        item = session.get(Item, item_id)
+        assert item is not None
+        retractions = session.scalars(
+            select(Delivery).where(Delivery.item_id == item_id, Delivery.kind == "retract")
+        ).all()
+        return item.status, item.version, len(retractions)
+
+
+def test_a_stale_version_is_refused_and_names_who_moved_it(published) -> None:  # type: ignore[no-untyped-def]
+    engine, item_id = published
+    status, version, _ = _state(engine, item_id)
+    assert status == "published"
+    with pytest.raises(Conflict):
+        retract(engine, item_id, editor="ann", reason="Wrong date", expected_version=version - 1)
+    assert _state(engine, item_id) == ("published", version, 0)
+    retract(engine, item_id, editor="ann", reason="Wrong date", expected_version=version)
+    assert _state(engine, item_id)[0::2] == ("retracted", 2)
+
+
+def test_a_move_between_the_desks_read_and_its_write_is_caught(published, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Bo retracts the item after Ann's screen read its version, just before Ann's
+    retraction takes the lock: Ann's is refused as stale (who moved it, not "the
+    item is retracted"), and Bo's stands, once."""
+    engine, item_id = published
+    _, seen, _ = _state(engine, item_id)  # what Ann's screen shows
+    original = locks.write_transaction
+    crossed: list[bool] = []
+
+    def bo_first(session):  # type: ignore[no-untyped-def]
+        if not crossed:
+            crossed.append(True)
+            retract(engine, item_id, editor="bo", reason="The council withdrew it")
+        return original(session)
+
+    monkeypatch.setattr(service.locks, "write_transaction", bo_first)
+    with pytest.raises(Conflict) as refused:
+        retract(engine, item_id, editor="ann", reason="Wrong date", expected_version=seen)
+    assert refused.value.actor == "editor:bo"
+    assert refused.value.status == "retracted"
+    status, version, retractions = _state(engine, item_id)
+    assert (status, version) == ("retracted", seen + 1)
+    assert retractions == 2  # Bo's, for the two targets: Ann's wrote none

@@ -1,0 +1,141 @@
+"""The ledger keeps what repeats across model calls once, by content hash (issue 19 §4).
+
+A real `copydesk run` with the real `anthropic` SDK against the loopback stand-in of
+the Messages API (tests/anthropic_fake.py), on SQLite and PostgreSQL:
+- the tool list, the system prompt, the fixed instructions and each article's block
+  are stored once in `ledger_parts`, and the rows name them;
+- `copydesk audit --full --json` shows each request exactly as the server received it;
+- the ledger's stored text per article is a small multiple of the article's text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+
+import pytest
+from sqlalchemy import text
+from sqlmodel import Session, select
+
+from store import ledger
+from store.db import open_store
+from store.models import Item, ModelCall
+from tests import anthropic_fake as fake_api
+from tests.articles import long_articles, rss
+from tests.pipeline_helpers import KEY, config_for, invoke
+
+ARTICLES = 6
+FULL = ("--full", "--json")
+
+
+@pytest.fixture
+def feed_url(httpserver):
+    httpserver.expect_request("/feed.xml").respond_with_data(
+        rss(long_articles(ARTICLES)), content_type="application/rss+xml"
+    )
+    return httpserver.url_for("/feed.xml")
+
+
+def _canonical(value) -> str:  # type: ignore[no-untyped-def]
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def _json(value):  # type: ignore[no-untyped-def]
+    """A JSON column read by plain SQL: text on SQLite, parsed already on PostgreSQL."""
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def _run(tmp_path, db_url, feed_url, monkeypatch):  # type: ignore[no-untyped-def]
+    fake = fake_api.FakeAnthropic(responder=fake_api.first_sentences_responder(), api_key=KEY)
+    config = config_for(tmp_path, db_url, feed_url)
+    with fake.serve() as base_url:
+        result = invoke(config, monkeypatch, base_url, "run", "--json")
+        assert result.exit_code == 0, result.output
+    return fake, config
+
+
+def test_repeated_parts_are_stored_once_and_the_audit_shows_the_exact_request(
+    tmp_path, db_url, feed_url, monkeypatch
+) -> None:
+    fake, config = _run(tmp_path, db_url, feed_url, monkeypatch)
+    sent = sorted(_canonical(r.json) for r in fake.message_requests)
+    assert len(sent) == 2 * ARTICLES  # a summary and a check per article
+
+    engine = open_store(db_url)
+    with engine.connect() as conn:
+        stored = [
+            _json(v) for v in conn.execute(text("SELECT request_json FROM model_calls")).scalars()
+        ]
+        parts = dict(conn.execute(text("SELECT hash, content FROM ledger_parts")).all())
+    # The rows carry references, never the repeated text itself.
+    for request in stored:
+        assert request["tools"] == {ledger.PART_KEY: request["tools"][ledger.PART_KEY]}
+        assert isinstance(request["system"], dict)
+        article_block = request["messages"][0]["content"][0]
+        assert set(article_block["text"]) == {ledger.PART_KEY}
+    # Tools, system, two instructions, and per article its block (sent twice) and
+    # its draft's (sent once, long enough to be a part): nothing stored twice.
+    assert len(parts) == 4 + 2 * ARTICLES
+    for digest, content in parts.items():
+        assert ledger.digest(content) == digest  # the key is the content's hash
+
+    # What an auditor sees is byte for byte the request the server received.
+    with Session(engine) as session:
+        items = session.exec(select(Item)).all()
+    shown = []
+    for item in items:
+        result = invoke(config, monkeypatch, "http://127.0.0.1:9", "audit", str(item.id), *FULL)
+        assert result.exit_code == 0, result.output
+        doc = json.loads(result.stdout)
+        shown += [_canonical(c["request_json"]) for c in doc["model_calls"]]
+    assert sorted(shown) == sent
+    engine.dispose()
+
+
+def test_the_ledger_stores_a_small_multiple_of_the_article_text(
+    tmp_path, db_url, feed_url, monkeypatch
+) -> None:
+    _run(tmp_path, db_url, feed_url, monkeypatch)
+    engine = open_store(db_url)
+    with engine.connect() as conn:
+        source = sum(len(t) for t in conn.execute(text("SELECT source_text FROM items")).scalars())
+        calls = conn.execute(text("SELECT request_json, response_json FROM model_calls")).all()
+        parts = conn.execute(text("SELECT hash, content FROM ledger_parts")).all()
+    engine.dispose()
+    requests = sum(len(json.dumps(_json(request))) for request, _ in calls)
+    replies = sum(len(json.dumps(_json(reply))) for _, reply in calls)
+    # The parts every call shares (tools, system, the two instructions) are stored once
+    # for the whole database; what grows with the articles is the rest.
+    named = Counter(re.findall(r"sha256:[0-9a-f]{64}", json.dumps([_json(r) for r, _ in calls])))
+    per_item = [len(h) + len(c) for h, c in parts if named[h] <= 2]  # an article's, a draft's
+    assert len(per_item) == 2 * ARTICLES
+    # Before: each row kept its whole request, about 7x the article's text in requests
+    # alone (tools, system prompt, the article twice, the check's instruction); now
+    # a row's request is its references and settings.
+    assert requests / source < 1.0, (requests, source)
+    assert (requests + replies + sum(per_item)) / source < 4.5, (requests, replies, per_item)
+
+
+def test_a_row_without_references_reads_as_it_was_stored(sqlite_url) -> None:
+    """Rows written before the parts table keep their full request and read unchanged."""
+    engine = open_store(sqlite_url)
+    request = {"model": "m", "system": "S" * 400, "messages": [{"role": "user", "content": "hi"}]}
+    with Session(engine) as session:
+        session.add(ModelCall(backend="anthropic:m", request_json=request, response_json={}))
+        session.commit()
+        [call] = session.exec(select(ModelCall)).all()
+        assert ledger.requests(session, [call]) == [request]
+    engine.dispose()
+
+
+def test_a_missing_part_is_named_not_a_crash(sqlite_url) -> None:
+    engine = open_store(sqlite_url)
+    skeleton = {"model": "m", "system": {ledger.PART_KEY: "sha256:" + "0" * 64}}
+    with Session(engine) as session:
+        session.add(ModelCall(backend="anthropic:m", request_json=skeleton))
+        session.commit()
+        [call] = session.exec(select(ModelCall)).all()
+        [shown] = ledger.requests(session, [call])
+    assert shown["system"] == {ledger.PART_KEY: "sha256:" + "0" * 64, "missing": True}
+    engine.dispose()

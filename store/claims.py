@@ -137,6 +137,29 @@ def renew(session: Session, run_id: int, lease: timedelta) -> None:
     )
 
 
+def still_holds(session: Session, item_id: int, run_id: int | None, version: int) -> bool:
+    """Whether a worker of run `run_id` that took the item at `version` may still
+    work on it (before each model call: a lost lease sends nothing). The item must
+    be `new` at that version (a claim by another run bumps it), and a claimed item's
+    lease this run's and not run out. An item never claimed (a submitted one) is
+    fenced by its version alone."""
+    items = Item.__table__
+    row = (
+        session.connection()
+        .execute(
+            select(items.c.status, items.c.version, items.c.claimed_by, items.c.claim_until).where(
+                items.c.id == item_id
+            )
+        )
+        .first()
+    )
+    if row is None or row.status != NEW or row.version != version:
+        return False
+    if row.claimed_by is None:
+        return True
+    return row.claimed_by == run_id and row.claim_until is not None and row.claim_until > utcnow()
+
+
 def release_all(session: Session, run_id: int) -> None:
     """A run that ends hands back what it claimed and did not finish."""
     items, feeds = Item.__table__, Feed.__table__

@@ -17,6 +17,12 @@ puts the exact request back together for `copydesk audit` (a part that is
 missing is named, never guessed). Rows written before migration 0015 keep their
 full request and read unchanged (they name no part).
 
+Rows are written before their request is sent (`begin`, state "in_flight", with
+an upper cost estimate) and completed with the outcome in the writer's
+transaction (`add`); a row whose run died with it in flight becomes "unknown"
+(`settle_unknown`, at a run's start), counted by `copydesk stats`
+(`unknown_outcomes`): every paid call is in the ledger (issue 26).
+
 Parts are only ever inserted (`INSERT ... ON CONFLICT DO NOTHING`, in hash order
 so two writers never wait on each other in opposite orders); the runtime role may
 not change or delete them (store/db.py `RUNTIME_TABLE_RIGHTS`).
@@ -27,15 +33,17 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
+from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlmodel import Session
 
-from store.models import CallRecord, LedgerPart, ModelCall
+from store.models import CallRecord, LedgerPart, ModelCall, Run, utcnow
 
+IN_FLIGHT, UNKNOWN, DONE = "in_flight", "unknown", "done"  # model_calls.state
 PART_KEY = "$part"
 MIN_PART_CHARS = 128  # shorter text stays in the row: a reference is about 80 characters
 
@@ -90,16 +98,96 @@ def _split_message(message: Any, keep: Any) -> Any:
 def add(
     session: Session, calls: Iterable[CallRecord], *, item_id: int | None, run_id: int | None
 ) -> list[ModelCall]:
-    """Stage the ledger rows of `calls` in `session`, their repeated parts stored once."""
+    """Stage the ledger rows of `calls` in `session`, their repeated parts stored once.
+    A call whose row was written before its request (`begin`) completes that row."""
     rows, parts = [], {}
     for call in calls:
         row = ModelCall.of(call, item_id=item_id, run_id=run_id)
         row.request_json, found = split(call.request_json)
         parts |= found
+        if call._row_id is not None:
+            existing = session.get(ModelCall, call._row_id)
+            if existing is not None:
+                row.id, row.created_at = existing.id, existing.created_at
+                row = session.merge(row)
         rows.append(row)
     store_parts(session, parts)
     session.add_all(rows)
     return rows
+
+
+def begin(session: Session, call: CallRecord, *, item_id: int | None, run_id: int | None) -> int:
+    """The row of a call about to be sent, written (state "in_flight") before the
+    request goes out, so a crash cannot hide a call that may be billed. Returns its
+    id, which the completed record carries (`CallRecord._row_id`)."""
+    [row] = add(
+        session, [call.model_copy(update={"state": IN_FLIGHT})], item_id=item_id, run_id=run_id
+    )
+    session.flush()
+    assert row.id is not None
+    return row.id
+
+
+UNKNOWN_REASON = "outcome unknown: the run ended while this call was in flight"
+
+
+def _gone(stale_after: timedelta) -> Any:
+    """A row in flight whose run is gone: ended, or silent for longer than a lease
+    (its heartbeat stopped: killed, machine lost)."""
+    calls, runs = ModelCall.__table__, Run.__table__
+    dead = select(runs.c.id).where(
+        or_(
+            runs.c.ended_at.is_not(None),
+            func.coalesce(runs.c.heartbeat_at, runs.c.started_at) < utcnow() - stale_after,
+        )
+    )
+    return and_(calls.c.state == IN_FLIGHT, or_(calls.c.run_id.is_(None), calls.c.run_id.in_(dead)))
+
+
+def settle_unknown(session: Session, stale_after: timedelta) -> tuple[int, float | None]:
+    """Rows still in flight whose run is gone become "unknown": the request may have
+    been sent and billed, its reply is lost. Returns how many and their upper cost
+    estimate (a run's start says so)."""
+    calls = ModelCall.__table__
+    connection = session.connection()
+    ids, estimate = [], 0.0
+    for row_id, cost in connection.execute(
+        select(calls.c.id, calls.c.cost_estimate_usd).where(_gone(stale_after))
+    ):
+        ids.append(row_id)
+        estimate += cost or 0.0
+    if ids:
+        connection.execute(
+            update(calls)
+            .where(calls.c.id.in_(ids), calls.c.state == IN_FLIGHT)
+            .values(state=UNKNOWN, ok=False, error=UNKNOWN_REASON)
+        )
+    return len(ids), (estimate if ids else None)
+
+
+def unknown_outcomes(session: Session, stale_after: timedelta) -> tuple[int, float | None]:
+    """Calls whose outcome is unknown (or still in flight for a run that is gone):
+    how many, and the sum of their upper cost estimates (None when none is known)."""
+    calls = ModelCall.__table__
+    count, estimate = (
+        session.connection()
+        .execute(
+            select(func.count(calls.c.id), func.sum(calls.c.cost_estimate_usd)).where(
+                or_(calls.c.state == UNKNOWN, _gone(stale_after))
+            )
+        )
+        .one()
+    )
+    return int(count or 0), estimate
+
+
+def describe_unknown(calls: int, estimate: float | None) -> str:
+    """The calls whose outcome is unknown, in one line (`copydesk stats`, a run's start)."""
+    cost = f"; up to ${estimate:.4f}" if estimate is not None else "; cost unknown"
+    return (
+        f"outcome unknown for {calls} model call(s): a run ended with them in flight, so "
+        f"they may have been billed{cost}"
+    )
 
 
 def store_parts(session: Session, parts: dict[str, str]) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from pydantic import PrivateAttr
 from sqlalchemy import (
     JSON,
     BigInteger,
@@ -310,6 +311,19 @@ class CallRecord(SQLModel):
     error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     request_json: Any = Field(default=None, sa_column=Column(JSON, nullable=True))
     response_json: Any = Field(default=None, sa_column=Column(JSON, nullable=True))
+    # "done": the attempt's outcome is recorded. "in_flight": the row was written
+    # before the request went out and its outcome is not recorded yet; once its run is
+    # gone it is "unknown" (the process died with the request in flight; see
+    # store/ledger.py). Such a row's cost is unknown; `cost_estimate_usd` is its
+    # upper estimate (the prompt's length and the whole output budget).
+    state: str = Field(
+        default="done",
+        sa_column=Column(String, nullable=False, server_default="done", index=True),
+    )
+    cost_estimate_usd: float | None = None
+    # The ledger row written before the request (in flight), completed by this
+    # record; not a column.
+    _row_id: int | None = PrivateAttr(default=None)
 
 
 class ModelCall(CallRecord, table=True):

@@ -34,7 +34,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -45,6 +45,7 @@ from anthropic import Middleware
 
 from summarise import prompt, reply
 from summarise.base import (
+    CALL_JOURNAL,
     CONFIG,
     CONTENT,
     REJECTED,
@@ -54,6 +55,7 @@ from summarise.base import (
     BackendUnavailable,
     CallRecord,
     Draft,
+    LeaseLost,
     SummaryFailed,
 )
 from summarise.capabilities import (
@@ -128,6 +130,7 @@ class _Attempt:
     latency_ms: int
     body: Any  # the response JSON, or its text when it is not JSON
     error: str | None
+    row_id: int | None = None  # the ledger row written before it was sent
 
 
 def _decode_body(response: httpx2.Response) -> Any:
@@ -157,16 +160,24 @@ class _AttemptRecorder(Middleware):
         self.retry_after_cap = retry_after_cap
 
     @contextmanager
-    def collect(self) -> Iterator[list[_Attempt]]:
+    def collect(self, begin: Callable[[], int | None] | None = None) -> Iterator[list[_Attempt]]:
+        """Attempts made on this thread inside the block; `begin`, when given, runs
+        before each attempt is sent (it writes the in-flight ledger row, and raises
+        `LeaseLost` to send nothing: the SDK lets a middleware's exception through
+        as it is, without a retry)."""
         attempts: list[_Attempt] = []
         self._local.attempts = attempts
+        self._local.begin = begin
         try:
             yield attempts
         finally:
             self._local.attempts = None
+            self._local.begin = None
 
     def handle(self, request: Any, call_next: Any) -> Any:
         sink = getattr(self._local, "attempts", None)
+        begin = getattr(self._local, "begin", None)
+        row_id = begin() if begin is not None else None
         started = time.perf_counter()
         try:
             response = call_next(request)
@@ -174,7 +185,8 @@ class _AttemptRecorder(Middleware):
             if sink is not None:
                 kind = "timeout" if isinstance(exc, anthropic.APITimeoutError) else "connection"
                 cause = type(exc.__cause__).__name__ if exc.__cause__ else type(exc).__name__
-                sink.append(_Attempt(None, None, _ms_since(started), None, f"{kind}: {cause}"))
+                error = f"{kind}: {cause}"
+                sink.append(_Attempt(None, None, _ms_since(started), None, error, row_id))
             raise
         http = response.http_response
         if not http.is_success:
@@ -185,7 +197,10 @@ class _AttemptRecorder(Middleware):
             request_id = http.headers.get("request-id")
             if request_id is None and isinstance(body, dict):
                 request_id = body.get("request_id") or body.get("id")
-            sink.append(_Attempt(http.status_code, request_id, _ms_since(started), body, error))
+            attempt = _Attempt(
+                http.status_code, request_id, _ms_since(started), body, error, row_id
+            )
+            sink.append(attempt)
         return response
 
     def _stop_futile_retries(self, http: httpx2.Response) -> None:
@@ -423,16 +438,53 @@ class AnthropicSummariser:
         extra_body = {"temperature": params.pop("temperature")} if "temperature" in params else None
         error: anthropic.APIError | None = None
         response: Any = None
-        with self._recorder.collect() as attempts:
+        lost: LeaseLost | None = None
+        journal = CALL_JOURNAL.get()
+        begin = (lambda: journal.begin(self._in_flight(body))) if journal is not None else None
+        with self._recorder.collect(begin) as attempts:
             try:
                 raw = client.messages.with_raw_response.create(**params, extra_body=extra_body)
                 response = _decode_body(raw.http_response)
             except anthropic.APIError as exc:
                 error = exc
+            except LeaseLost as exc:  # raised before the attempt was sent
+                lost = exc
+        if lost is not None:
+            calls.extend(self._record(body, attempt) for attempt in attempts)
+            raise LeaseLost(str(lost), calls)
         if not attempts:  # the SDK failed before sending anything
             attempts = [_Attempt(None, None, 0, None, f"{type(error).__name__}: no HTTP attempt")]
         calls.extend(self._record(body, attempt) for attempt in attempts)
         return response, error, len(attempts)
+
+    def _in_flight(self, body: dict[str, Any]) -> CallRecord:
+        """The row of an attempt about to be sent: what goes out, and an upper estimate
+        of its cost (about 3 bytes a token for the prompt, the whole output budget)."""
+        estimate = cost_usd(
+            reply.Usage(
+                input_tokens=len(json.dumps(body)) // 3 + 1,
+                output_tokens=int(body.get("max_tokens") or 0),
+            ),
+            self.caps.price,
+        )
+        return self._call_record(
+            body, ok=False, error="in flight", state="in_flight", cost_estimate_usd=estimate
+        )
+
+    def _call_record(self, body: dict[str, Any], **fields: Any) -> CallRecord:
+        """A ledger record of `body` for this backend and purpose, with `fields`."""
+        return CallRecord(
+            purpose=self.purpose.name,
+            backend=self.name,
+            model=self.model,
+            api_version=API_VERSION,
+            temperature=body.get("temperature"),
+            temperature_in_force="temperature" in body,
+            prompt_version=self.purpose.version,
+            prompt_hash=self.prompt_hash,
+            request_json=json.loads(json.dumps(body)),
+            **fields,
+        )
 
     def _record(self, body: dict[str, Any], attempt: _Attempt) -> CallRecord:
         ok = attempt.status is not None and 200 <= attempt.status < 300
@@ -442,15 +494,8 @@ class AnthropicSummariser:
         )
         used = reply.usage(attempt.body) if ok else reply.Usage()
         price = self._price(served_model)
-        record = CallRecord(
-            purpose=self.purpose.name,
-            backend=self.name,
-            model=served_model or self.model,
-            api_version=API_VERSION,
-            temperature=body.get("temperature"),
-            temperature_in_force="temperature" in body,
-            prompt_version=self.purpose.version,
-            prompt_hash=self.prompt_hash,
+        record = self._call_record(
+            body,
             request_id=attempt.request_id,
             input_tokens=used.input_tokens,
             output_tokens=used.output_tokens,
@@ -461,9 +506,10 @@ class AnthropicSummariser:
             cost_usd=cost_usd(used, price) if ok else None,
             ok=ok,
             error=self._scrub(attempt.error) if attempt.error else None,
-            request_json=json.loads(json.dumps(body)),
             response_json=attempt.body,
         )
+        record.model = served_model or self.model
+        record._row_id = attempt.row_id
         log.debug(
             "model call %s: status %s, %s ms, stop %s",
             record.request_id,

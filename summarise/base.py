@@ -8,6 +8,7 @@ pipeline writes to the ledger.
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -15,7 +16,10 @@ if TYPE_CHECKING:
     from store.models import CallRecord  # the ledger's one definition of a call
 
 __all__ = [
+    "CALL_JOURNAL",
     "CONFIG",
+    "CallJournal",
+    "LeaseLost",
     "CONTENT",
     "REJECTED",
     "SPEND_CAP",
@@ -27,6 +31,31 @@ __all__ = [
     "Summariser",
     "SummaryFailed",
 ]
+
+
+class LeaseLost(Exception):
+    """The worker no longer holds the item's claim: no request was sent. Carries the
+    calls made for the item before (their rows are in flight until recorded)."""
+
+    def __init__(self, reason: str, calls: list[CallRecord] | None = None):
+        super().__init__(reason)
+        self.calls: list[CallRecord] = calls or []
+        self.item_id: int | None = None  # set by the pipeline
+
+
+class CallJournal(Protocol):
+    """Where a backend announces a call before it sends it (issue 26: every paid call
+    is in the ledger, even when the process dies before the reply is recorded)."""
+
+    def begin(self, call: CallRecord) -> int | None:
+        """Write the call's row as in flight and return its id; raise `LeaseLost`
+        when the item is no longer this worker's (then nothing is sent)."""
+        ...
+
+
+# Set by the pipeline around one item's model calls, on the worker's thread; the
+# backend's HTTP middleware, which runs on that thread, reads it before each attempt.
+CALL_JOURNAL: ContextVar[CallJournal | None] = ContextVar("copydesk_call_journal", default=None)
 
 
 def __getattr__(name: str) -> Any:

@@ -185,6 +185,16 @@ TOOLS: tuple[dict[str, Any], ...] = (_SUMMARY_TOOL, _CHECK_TOOL)
 # tool_choice change as invalidating the messages cache, where the article lives:
 # the check call would re-read the article at the full price. The reply parser
 # takes only the purpose's own tool, exactly once, so "any" loses nothing.
+# Reconsidered for issue 19 (the issue asks for the named tool where allowed):
+# kept. The docs' invalidation table ("Prompt caching", What invalidates the
+# cache: https://platform.claude.com/docs/en/build-with-claude/prompt-caching;
+# "Tool use with prompt caching", what invalidates your cache:
+# https://platform.claude.com/docs/en/agents-and-tools/tool-use/tool-use-with-prompt-caching)
+# lists tool_choice changes as invalidating the messages level only: tools and
+# system would stay cached, the article block would not, and the article is most
+# of the prefix. A named tool would buy nothing the parser does not already
+# enforce (a reply with another tool, or two calls, fails closed) and would cost
+# one full-price read of the article per check.
 TOOL_CHOICE: dict[str, Any] = {"type": "any", "disable_parallel_tool_use": True}
 # For models that refuse a forced tool choice with a 400 (Opus 5.5, Fable 5.1 and
 # the 5.5 generation: "What's new in Claude Opus 5.5", forced tool use is not

@@ -17,7 +17,6 @@ import pytest
 from sqlalchemy import select, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
-from streamlit.testing.v1 import AppTest
 
 from copydesk.config import load_settings
 from publish.build import configured_publisher
@@ -28,6 +27,7 @@ from store import approvals, audit_chain
 from store.db import open_store, session_scope
 from store.deliveries import RETRIED, target_states, troubles
 from store.models import AuditEvent, Delivery, Item, utcnow
+from tests.apptest_helpers import shown, signed_in
 from tests.publish_helpers import (
     SECRET,
     SECRET_ENV,
@@ -40,8 +40,6 @@ from tests.publish_helpers import (
     write_config,
 )
 
-APP = Path(__file__).resolve().parents[1] / "copydesk" / "review_app.py"
-PASSWORD = "correct horse battery"
 HOSTILE = "<script>alert(1)</script> ![](https://tracker.example.net/p.png)"
 ANN, VERA = Reviewer("ann", "editor"), Reviewer("vera", "viewer")
 
@@ -206,27 +204,6 @@ def test_a_refused_retraction_is_listed_and_retried(drafts, monkeypatch) -> None
 
 
 # ----------------------------------------------------------------- the page (AppTest)
-
-
-def signed_in(name: str, view: str) -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=60)
-    at.run()
-    at.text_input(key="login_name").input(name)
-    at.text_input(key="login_password").input(PASSWORD)
-    at.button(key="login_submit").click()
-    at.run()
-    at.radio(key="view").set_value(view)
-    at.run()
-    assert not at.exception, at.exception
-    return at
-
-
-def shown(at: AppTest) -> str:
-    parts: list[str] = []
-    for kind in ("html", "markdown", "error", "warning", "info", "success"):
-        parts += [str(e.value) for e in getattr(at, kind)]
-    parts += [e.value.to_csv() for e in at.dataframe]
-    return "\n".join(parts)
 
 
 def test_the_view_shows_the_answer_as_text_and_an_editor_retries_from_it(

@@ -12,10 +12,12 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
+from publish.service import retract
 from store.db import open_store, session_scope
-from store.models import Item, SourceCheck, utcnow
+from store.models import AuditEvent, Item, SourceCheck, utcnow
 from tests.browser import chromium, idle, said, serve, signed_in_page
 from tests.desk_kit import decide_as, item_status
 from tests.review_seed import seed_editor, seed_queue
@@ -131,3 +133,49 @@ def test_retract_from_the_desk(tmp_path: Path, sqlite_url: str) -> None:
         expect(page.locator("[data-testid=stMain]")).to_contain_text(f"{bridge}")
         _view(page, "Source changed")
         expect(said(page, "No published summary is waiting")).to_be_visible()
+
+
+def test_a_retraction_another_editor_made_first_is_named(tmp_path: Path, db_url: str) -> None:
+    """A race between the page's read and its write, on SQLite and PostgreSQL: Alice's
+    retract form shows the item; Bob retracts it from his terminal first. Alice's
+    Retract is refused naming Bob (the version is checked in the retraction's own
+    transaction), and the item is retracted once, by Bob."""
+    from playwright.sync_api import expect
+
+    with (
+        serve(tmp_path, db_url, _desk, undo_seconds=300, extra=TARGETS) as server,
+        chromium() as browser,
+    ):
+        bridge = server.ids["bridge"]
+        decide_as(server, "bob", bridge, "approve")
+        _approved_long_ago(server.db_url, bridge)
+        page = signed_in_page(browser, server, width=1280, height=900)
+        _view(page, "Approved")
+        page.get_by_role("button", name=re.compile(r"^Publish now")).click()
+        page.get_by_role("button", name="Confirm: publish 1").click()
+        expect(said(page, "Published 1")).to_be_visible()
+        _view(page, "Published")
+        _form_ready(page, "Retract a published item")
+        engine = open_store(server.db_url)
+        try:
+            retract(engine, bridge, editor="bob", reason="Bob saw the correction first")
+        finally:
+            engine.dispose()
+        form = page.locator("[data-testid=stForm]").filter(has_text="Retract")
+        form.get_by_label("Reason (required)").fill("The council withdrew the notice")
+        form.get_by_role("button", name="Retract").click()
+        expect(said(page, "already retracted")).to_contain_text("bob")
+        assert item_status(server, bridge) == "retracted"
+        engine = open_store(server.db_url)
+        try:
+            with session_scope(engine) as session:
+                moves = session.scalars(
+                    select(AuditEvent).where(
+                        AuditEvent.item_id == bridge, AuditEvent.to_status == "retracted"
+                    )
+                ).all()
+                assert [(m.actor, m.reason) for m in moves] == [
+                    ("editor:bob", "Bob saw the correction first")
+                ]
+        finally:
+            engine.dispose()

@@ -67,6 +67,34 @@ def test_the_breaker_stops_the_run_with_one_line_and_keeps_the_backlog(
     assert run.exit_status == 3 and "unavailable since" in run.error
 
 
+def test_check_call_failures_open_the_breaker_and_summaries_do_not_reset_it(
+    tmp_path, sqlite_url, feed_url, monkeypatch
+):
+    """Before: only summary calls counted, and each answered summary reset the streak,
+    so a checking model that was down never stopped the run (8 of 8 checks failed)."""
+    config = config_for(tmp_path, sqlite_url, feed_url, "breaker_failures = 3")
+    config.write_text(config.read_text().replace("max_concurrency = 4", "max_concurrency = 1"))
+    summaries = fake_api.first_sentences_responder()
+
+    def respond(request_json):  # type: ignore[no-untyped-def]
+        if fake_api.draft_text(request_json) is not None:
+            return fake_api.overloaded()  # the check calls' outage
+        return summaries(request_json)
+
+    down = fake_api.FakeAnthropic(responder=respond, api_key=KEY)
+    with down.serve() as base_url:
+        result = invoke(config, monkeypatch, base_url, "run")
+    assert result.exit_code == 3, result.output
+    line = result.stderr.strip().splitlines()[-1]
+    assert "Anthropic API unavailable since" in line and "(check calls)" in line, line
+    checks = [r for r in down.message_requests if fake_api.draft_text(r.json) is not None]
+    # Three drafts' checks (each tried by the SDK's retries), then no model work.
+    assert len({fake_api.draft_text(r.json) for r in checks}) == 3
+    found = statuses(sqlite_url)
+    # The three drafts are kept (their checks wait for a re-check); nothing is discarded.
+    assert found.count("draft") == 3 and "discarded" not in found
+
+
 def test_the_spend_cap_stops_the_run_at_once(tmp_path, sqlite_url, feed_url, monkeypatch):
     config = config_for(tmp_path, sqlite_url, feed_url)
     config.write_text(config.read_text().replace("max_concurrency = 4", "max_concurrency = 1"))

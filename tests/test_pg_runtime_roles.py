@@ -9,14 +9,13 @@ copydesk_app) and the review server's role (`pg_review_url`, copydesk_review);
 
 from __future__ import annotations
 
-import uuid
 from pathlib import Path
 
 import pytest
 from alembic import command
 from sqlalchemy import exc as sa_exc
 from sqlalchemy import select, text, update
-from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.engine import Engine
 
 from store import audit_chain
 from store import status as st
@@ -31,11 +30,8 @@ from store.db import (
 )
 from store.models import AuditEvent, Item
 from tests.migration_helpers import draft_in_sql
+from tests.pg_role_helpers import new_draft, role
 from tests.publish_helpers import approve, cli, jsonl_lines, write_config
-
-
-def role(url: str) -> str:
-    return make_url(url).username or ""
 
 
 @pytest.fixture
@@ -46,25 +42,6 @@ def roles(pg_url: str, pg_runtime_url: str, pg_review_url: str):  # type: ignore
     yield tuple(engines)
     for engine in engines:
         engine.dispose()
-
-
-def new_draft(engine: Engine, summary: str = "Harrowby opened its new ferry pier.") -> int:
-    with session_scope(engine) as session:
-        item = Item(
-            dedup_key=f"https://news.example.test/{uuid.uuid4().hex}",
-            source_url="https://news.example.test/pier",
-            source_text="Harrowby opened its new ferry pier on Monday.",
-        )
-        st.create(session, item, actor="run:1", reason="found in a feed")
-        st.move(
-            session,
-            item,
-            st.DRAFT,
-            actor="run:1",
-            changes={"headline": "Harrowby pier opens", "summary": summary},
-        )
-        assert item.id is not None
-        return item.id
 
 
 def decide(engine: Engine, item_id: int, to_status: str, reason: str | None = None) -> None:

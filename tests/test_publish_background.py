@@ -29,6 +29,8 @@ from review_ui.desk import publishing
 from review_ui.desk.decisions import NotAllowed, Reviewer
 from store.db import open_store, session_scope
 from store.models import Delivery, Item, utcnow
+from tests import apptest_helpers
+from tests.apptest_helpers import signed_in
 from tests.publish_helpers import (
     SECRET,
     SECRET_ENV,
@@ -41,8 +43,6 @@ from tests.publish_helpers import (
     write_config,
 )
 
-APP = Path(__file__).resolve().parents[1] / "copydesk" / "review_app.py"
-PASSWORD = "correct horse battery"
 ANN, VERA = Reviewer("ann", "editor"), Reviewer("vera", "viewer")
 WAIT = 120  # seconds: a ceiling for a loaded machine, never a pace
 
@@ -173,24 +173,8 @@ def test_a_worker_that_dies_mid_way_is_resumed_by_the_next_publish(drafts) -> No
 # ----------------------------------------------------------------- the page (AppTest)
 
 
-def signed_in(name: str, view: str) -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=60)
-    at.run()
-    at.text_input(key="login_name").input(name)
-    at.text_input(key="login_password").input(PASSWORD)
-    at.button(key="login_submit").click()
-    at.run()
-    at.radio(key="view").set_value(view)
-    at.run()
-    assert not at.exception, at.exception
-    return at
-
-
 def shown(at: AppTest) -> str:
-    parts: list[str] = []
-    for kind in ("html", "markdown", "error", "warning", "info", "success"):
-        parts += [str(e.value) for e in getattr(at, kind)]
-    return "\n".join(parts)
+    return apptest_helpers.shown(at, tables=False)
 
 
 def test_the_page_shows_progress_and_a_second_click_starts_nothing(

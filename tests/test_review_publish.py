@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 from sqlmodel import Session
-from streamlit.testing.v1 import AppTest
 
 from review_ui.desk import publishing
 from review_ui.desk.decisions import NotAllowed, Reviewer
 from store.db import open_store, session_scope
 from store.models import AuditEvent, Item, SourceCheck
+from tests.apptest_helpers import shown, signed_in
 from tests.publish_helpers import (
     SECRET,
     SECRET_ENV,
@@ -25,8 +25,6 @@ from tests.publish_helpers import (
     write_config,
 )
 
-APP = Path(__file__).resolve().parents[1] / "copydesk" / "review_app.py"
-PASSWORD = "correct horse battery"
 HOSTILE = "<script>alert(1)</script> ![](https://tracker.example.net/p.png)"
 
 
@@ -43,27 +41,6 @@ def desk(tmp_path: Path, sqlite_url: str, monkeypatch: pytest.MonkeyPatch):  # t
     monkeypatch.setenv(SECRET_ENV, SECRET)
     yield tmp_path, engine
     engine.dispose()
-
-
-def signed_in(name: str, view: str) -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=60)
-    at.run()
-    at.text_input(key="login_name").input(name)
-    at.text_input(key="login_password").input(PASSWORD)
-    at.button(key="login_submit").click()
-    at.run()
-    at.radio(key="view").set_value(view)
-    at.run()
-    assert not at.exception, at.exception
-    return at
-
-
-def shown(at: AppTest) -> str:
-    parts: list[str] = []
-    for kind in ("html", "markdown", "error", "warning", "info", "success"):
-        parts += [str(e.value) for e in getattr(at, kind)]
-    parts += [e.value.to_csv() for e in at.dataframe]
-    return "\n".join(parts)
 
 
 def statuses(engine, ids):  # type: ignore[no-untyped-def]

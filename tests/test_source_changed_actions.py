@@ -16,6 +16,7 @@ from streamlit.testing.v1 import AppTest
 
 from store.db import open_store, session_scope
 from store.models import AuditEvent, Item, SourceCheck
+from tests.apptest_helpers import signed_in
 from tests.publish_helpers import (
     SECRET,
     SECRET_ENV,
@@ -26,22 +27,6 @@ from tests.publish_helpers import (
     run_pipeline,
     write_config,
 )
-
-APP = Path(__file__).resolve().parents[1] / "copydesk" / "review_app.py"
-PASSWORD = "correct horse battery"
-
-
-def signed_in(name: str, view: str) -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=60)
-    at.run()
-    at.text_input(key="login_name").input(name)
-    at.text_input(key="login_password").input(PASSWORD)
-    at.button(key="login_submit").click()
-    at.run()
-    at.radio(key="view").set_value(view)
-    at.run()
-    assert not at.exception, at.exception
-    return at
 
 
 def shown(at: AppTest) -> str:

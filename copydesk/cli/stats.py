@@ -171,6 +171,7 @@ def stats(
     from rich.table import Table
     from sqlmodel import Session
 
+    from store import ledger
     from store.desk_stats import editor_throughput
 
     ctx = cx.context(cli)
@@ -179,12 +180,14 @@ def stats(
         rows = run_usage(session, runs, stale)
         counts = status_counts(session)
         waits = waiting(session)
+        unknown, estimate = ledger.unknown_outcomes(session, stale)
         checks = model_check_counts(session)
         editors = editor_throughput(session, days)
     if as_json:
         document = {
             "items_by_status": counts,
             "waiting": waits,
+            "outcome_unknown": {"calls": unknown, "cost_estimate_usd": estimate},
             "runs": rows,
             "model_checks": checks,
             "editors": {"days": days, "decisions": [e.to_dict() for e in editors]},
@@ -201,6 +204,8 @@ def stats(
             f"{waits['oldest_failure']}; next retry due {waits['next_retry'] or 'now'}",
             markup=False,
         )
+    if unknown:
+        cx.out.print(ledger.describe_unknown(unknown, estimate), markup=False)
     table = Table(title="recent runs")
     columns = (
         "run",

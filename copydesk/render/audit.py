@@ -275,6 +275,9 @@ def _events_table(events: Sequence[AuditEvent], utc_times: bool = False) -> Tabl
 
 def _render_call(console: Console, number: int, call: ModelCall, *, full: bool) -> None:
     outcome = Text("ok", style="green") if call.ok else Text("ERROR", style="bold red")
+    if call.state != "done":  # written before it was sent; no outcome recorded
+        label = "in flight" if call.state == "in_flight" else "OUTCOME UNKNOWN"
+        outcome = Text(label, style="bold yellow")
     console.print(Text.assemble(f"  call {number}: ", (call.purpose, "bold"), ", ", outcome))
     temperature = _temperature(call)
     tokens = (
@@ -282,6 +285,8 @@ def _render_call(console: Console, number: int, call: ModelCall, *, full: bool) 
         f"{_n(call.cache_creation_tokens)} written / {_n(call.cache_read_tokens)} read"
     )
     cost = f"${call.cost_usd:.6f}" if call.cost_usd is not None else "-"
+    if call.cost_usd is None and call.cost_estimate_usd is not None:
+        cost = f"unknown (up to ${call.cost_estimate_usd:.6f})"
     latency = f"{call.latency_ms} ms" if call.latency_ms is not None else "-"
     rows: list[tuple[str, Any]] = [
         ("at", iso(call.created_at)),

@@ -16,6 +16,7 @@ from sqlmodel import Session, select
 
 from copydesk.services.pipeline.handoff import (
     BackendFailure,
+    Job,
     Outcome,
     discard,
     failed,
@@ -23,14 +24,18 @@ from copydesk.services.pipeline.handoff import (
 )
 from copydesk.services.pipeline.state import RunState
 from guards.registry import CHECK_GATES, DRAFT_GATES, run_checks, run_gates
-from store.models import ModelCall, utcnow
+from store import claims, ledger
+from store.db import session_scope
+from store.models import CallRecord, ModelCall, utcnow
 from summarise.base import (
+    CALL_JOURNAL,
     REJECTED,
     SPEND_CAP,
     TRANSIENT,
     Article,
     BackendUnavailable,
     Draft,
+    LeaseLost,
     Summariser,
     SummaryFailed,
 )
@@ -46,32 +51,44 @@ _DETAIL = re.compile(r"\(([^()]*)\)\s*$")
 
 class ModelHealth:
     """The circuit breaker, shared by a run's model threads: K transient failures in
-    a row, across items, open it; any answered call closes it. It also remembers
-    whether the API answered a summary this run, and rejections in a row."""
+    a row, across items, open it (issue 19: the run stops taking model work).
+    Summary calls and check calls keep separate streaks, each closed only by an
+    answer to its own kind of call: a check comes only after an answered summary,
+    so one shared streak would be reset by every summary and a check-model outage
+    would never open it. It also remembers whether the API answered a summary this
+    run, and rejections in a row."""
 
     def __init__(self, breaker: int):
         self.breaker = breaker
         self._lock = threading.Lock()
-        self.streak = 0
-        self.since: datetime | None = None
+        self.streaks: dict[str, int] = {}
+        self.since: dict[str, datetime] = {}
         self.last: str | None = None
         self.answered = False
         self.rejections = 0
 
-    def ok(self) -> None:
-        with self._lock:
-            self.streak, self.since, self.answered, self.rejections = 0, None, True, 0
+    @property
+    def streak(self) -> int:
+        return self.streaks.get("summary", 0)
 
-    def transient(self, reason: str) -> str | None:
+    def ok(self, purpose: str = "summary") -> None:
+        with self._lock:
+            self.streaks[purpose] = 0
+            self.since.pop(purpose, None)
+            if purpose == "summary":
+                self.answered, self.rejections = True, 0
+
+    def transient(self, reason: str, purpose: str = "summary") -> str | None:
         """Count a transient failure; the run's stop line when the breaker opens."""
         with self._lock:
-            self.streak += 1
-            self.since = self.since or utcnow()
+            self.streaks[purpose] = self.streaks.get(purpose, 0) + 1
+            since = self.since.setdefault(purpose, utcnow())
             found = _DETAIL.search(reason)
             self.last = (found.group(1) if found else reason).split(":")[0].strip()
-            if self.streak < self.breaker:
+            if self.streaks[purpose] < self.breaker:
                 return None
-            return f"Anthropic API unavailable since {self.since:%H:%M} UTC: {self.last}"
+            calls = "" if purpose == "summary" else " (check calls)"
+            return f"Anthropic API unavailable since {since:%H:%M} UTC{calls}: {self.last}"
 
     def rejected(self) -> bool:
         """Count a rejection no success explains; True when the run should stop."""
@@ -80,8 +97,29 @@ class ModelHealth:
             return self.rejections >= REJECTIONS_TO_STOP
 
 
+class InFlight:
+    """One item's call journal (`summarise.base.CallJournal`): before each model
+    request, the claim is checked and the call's ledger row written as in flight,
+    in one short transaction; the writer completes the row with the outcome. A
+    claim this worker no longer holds raises `LeaseLost`: no request is sent."""
+
+    def __init__(self, run: RunState, job: Job):
+        self.run, self.job = run, job
+
+    def begin(self, call: CallRecord) -> int | None:
+        job = self.job
+        with session_scope(self.run.engine) as session:
+            if not claims.still_holds(session, job.item_id, self.run.run_id, job.version):
+                raise LeaseLost(
+                    f"item {job.item_id}: this run no longer holds its claim (the lease ran "
+                    "out or another run took it over); no model call was sent"
+                )
+            return ledger.begin(session, call, item_id=job.item_id, run_id=self.run.run_id)
+
+
 class DraftStage:
     def __init__(self, run: RunState, summariser: Summariser, checker: Checker):
+        self.run = run
         self.settings = run.settings
         self.engine = run.engine
         self.summariser = summariser
@@ -89,7 +127,19 @@ class DraftStage:
         self.health = ModelHealth(run.settings.summarise.breaker_failures)
 
     def prepare(self, out: Outcome, article: Article) -> Outcome:
-        """The model's draft of the article, through the draft gates and the checks."""
+        """The model's draft of the article, through the draft gates and the checks.
+        Each model call's ledger row is written before it is sent (`InFlight`); a
+        lost claim raises `LeaseLost` with the item's calls so far."""
+        token = CALL_JOURNAL.set(InFlight(self.run, out.job))
+        try:
+            return self._prepare(out, article)
+        except LeaseLost as exc:
+            exc.item_id, exc.calls = out.job.item_id, [*out.calls, *exc.calls]
+            raise
+        finally:
+            CALL_JOURNAL.reset(token)
+
+    def _prepare(self, out: Outcome, article: Article) -> Outcome:
         job, text = out.job, article.text
         modes = self.settings.gates.all_modes()
         out.changes.summariser = self.summariser.name  # recorded whatever the outcome
@@ -177,6 +227,12 @@ class DraftStage:
                 checked.reason or "spend cap", item_id=out.job.item_id, calls=checked.calls
             )
         ran = checked.state == RAN
+        if ran:
+            self.health.ok("checks")
+        elif checked.transient:
+            line = self.health.transient(checked.reason or "check failed", "checks")
+            if line is not None:  # the draft is kept (its checks wait); nothing new starts
+                out.stop = BackendFailure(line, item_id=out.job.item_id, count_waiting=True)
         results = run_checks(
             article.text,
             draft.text,

@@ -78,6 +78,9 @@ class Outcome:
     aliases: list[str] = field(default_factory=list)  # other canonical URLs of the page
     fingerprint: str | None = None  # of the article text, once it passed source_length
     titles: list[str] = field(default_factory=list)  # headlines to ignore in the fingerprint
+    # The model stage's breaker opened on this item's check call: the outcome is
+    # committed (the draft keeps its checks waiting) and the run then stops.
+    stop: BackendFailure | None = None
     language: str | None = None  # the article's declared language, for the draft gates
 
 

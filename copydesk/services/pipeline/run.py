@@ -36,11 +36,11 @@ from copydesk.services.pipeline.source import SourceStage
 from copydesk.services.pipeline.state import RunState
 from copydesk.services.reports import FeedReport, RunReport
 from ingest.fetch import Fetcher
-from store import audit_chain, claims
+from store import audit_chain, claims, ledger
 from store import status as st
 from store.db import describe_error, session_scope
 from store.models import Feed, Item, Run, utcnow
-from summarise.base import Article, Summariser
+from summarise.base import Article, LeaseLost, Summariser
 from summarise.checks import Checker, NoChecker
 
 log = logging.getLogger("copydesk.pipeline")
@@ -194,7 +194,15 @@ class Pipeline:
         else:
             self.run_id = start_run_row(self.engine, self.command, name)
         log.info("run %s started with summariser %s", self.run_id, name)
+        self._settle_calls_in_flight()
         return RunReport(self.run_id, name)
+
+    def _settle_calls_in_flight(self) -> None:
+        """Ledger rows a dead run left in flight become "outcome unknown", said once."""
+        with session_scope(self.engine) as session:
+            settled, estimate = ledger.settle_unknown(session, self.state.lease)
+        if settled:
+            log.warning("%s", ledger.describe_unknown(settled, estimate))
 
     def _counts_so_far(self) -> dict[str, Any]:
         """What the heartbeat writes on the run row as the run goes."""
@@ -307,10 +315,16 @@ class Pipeline:
                         self.writer.record_calls(exc.item_id, exc.calls)
                         stop = stop or exc
                         result = None
+                    except LeaseLost as exc:  # the item is another run's now: no outcome
+                        log.warning("%s", exc)
+                        self.writer.record_calls(exc.item_id, exc.calls)
+                        result = None
                     if stage == "source" and result is not None and result[1] is not None:
                         if stop is None:  # on to the model; after a stop the item waits
                             pending[model.submit(self._draft_safely, *result)] = "model"
                         continue
+                    if stage == "model" and result is not None and result.stop is not None:
+                        stop = stop or result.stop
                     if result is not None:
                         ready.append(result[0] if stage == "source" else result)
                     else:
@@ -342,9 +356,14 @@ class Pipeline:
         if self._backend_stopped.is_set():
             return None
         try:
-            return self.drafts.prepare(out, article)
+            done = self.drafts.prepare(out, article)
+            if done.stop is not None:
+                self._backend_stopped.set()
+            return done
         except BackendFailure:
             self._backend_stopped.set()
+            raise
+        except LeaseLost:
             raise
         except Exception as exc:
             return self._unexpected(Outcome(out.job, st.ERROR, calls=out.calls), exc)

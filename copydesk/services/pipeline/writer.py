@@ -79,8 +79,8 @@ class Writer:
         before = copy.deepcopy(self.run.reports)
         try:
             with session_scope(self.run.engine) as session:
-                if any(_looks_up(out) for out in outs):
-                    _hold_stories_once(session)  # first in the transaction
+                if any(_looks_up(out) for out in outs):  # first in the transaction
+                    _hold_stories_once(session, [o.fingerprint for o in outs if _looks_up(o)])
                 ids = [out.job.item_id for out in outs]
                 # One SELECT for the batch's items (session.get below finds them loaded).
                 session.scalars(select(Item).where(Item.id.in_(ids))).all()  # type: ignore[attr-defined]
@@ -122,7 +122,7 @@ class Writer:
         job, run_id = out.job, self.run.run_id
         looks = _looks_up(out)
         if looks:  # the look-up and the write, one step (duplicates.py)
-            _hold_stories_once(session)
+            _hold_stories_once(session, [out.fingerprint])
         item = session.get(Item, job.item_id)
         if looks:
             # Another worker or machine may have stored the same story since the
@@ -182,6 +182,7 @@ class Writer:
         check_state = (out.details.get("checks") or {}).get("state")
         report.checks_not_run += check_state == NOT_RUN
         report.checks_failed += check_state == FAILED
+        report.pages_cut += out.changes.get("page_cut_at") is not None
         if out.to_status == st.DRAFT:
             report.drafts += 1
         elif out.to_status == st.ERROR:
@@ -190,16 +191,20 @@ class Writer:
             report.discarded[out.discard_kind or "other"] += 1
 
 
-_STORIES_HELD = "copydesk.writer.stories_held"  # the transaction that holds the lock
+_STORIES_HELD = "copydesk.writer.stories_held"  # (transaction, the stories it holds)
 
 
-def _hold_stories_once(session: Session) -> None:
-    """`hold_stories`, once a transaction (the lock lasts until it ends): a batch
-    takes it once, not once an item (a round trip each on PostgreSQL)."""
-    held = session.info.get(_STORIES_HELD)
-    if held is None or held is not session.get_transaction():
-        hold_stories(session)  # begins the transaction if none has begun
-        session.info[_STORIES_HELD] = session.get_transaction()
+def _hold_stories_once(session: Session, fingerprints: list[str | None]) -> None:
+    """`hold_stories` for the stories this transaction does not hold yet (a lock
+    lasts until the transaction ends): a batch takes its stories' locks once, all
+    together and sorted, not once an item (a round trip each on PostgreSQL)."""
+    entry = session.info.get(_STORIES_HELD)
+    held = entry[1] if entry is not None and entry[0] is session.get_transaction() else None
+    wanted = {f for f in fingerprints if f}
+    if held is not None and wanted <= held:
+        return
+    hold_stories(session, wanted - (held or frozenset()))  # begins the transaction if none has
+    session.info[_STORIES_HELD] = (session.get_transaction(), (held or frozenset()) | wanted)
 
 
 def _looks_up(out: Outcome) -> bool:

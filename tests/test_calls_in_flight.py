@@ -1,0 +1,131 @@
+"""Every paid call is in the ledger (issue 26): a model call's row is written before
+its request goes out ("in flight") and completed after; a run killed with calls in
+flight leaves them as "outcome unknown" (stats, audit, the next run's start); a
+worker that lost its claim sends no request.
+
+Real `copydesk run` (in process, and as a real process killed with SIGKILL), the
+real `anthropic` SDK against the loopback stand-in of the Messages API, SQLite and
+PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import threading
+import time
+
+from sqlalchemy import text
+from sqlmodel import Session, select
+from typer.testing import CliRunner
+
+from copydesk.cli import app
+from store.db import open_store
+from store.models import Item, ModelCall
+from tests import anthropic_fake as fake_api
+from tests.run_helpers import KEY, Newsroom, finish, start_run, write_config
+
+
+def _states(engine) -> list[tuple[str, str]]:  # type: ignore[no-untyped-def]
+    with engine.connect() as conn:
+        return [tuple(r) for r in conn.execute(text("SELECT purpose, state FROM model_calls"))]
+
+
+def test_each_row_is_written_before_its_request_and_completed_after(tmp_path, db_url) -> None:
+    engine = open_store(db_url)
+    seen_in_flight: list[int] = []
+    inner = fake_api.first_sentences_responder()
+
+    def respond(request_json):  # type: ignore[no-untyped-def]
+        # On the server's side, while the request is being answered: its row is there.
+        with engine.connect() as conn:
+            seen_in_flight.append(
+                conn.execute(
+                    text("SELECT count(*) FROM model_calls WHERE state = 'in_flight'")
+                ).scalar_one()
+            )
+        return inner(request_json)
+
+    room = Newsroom(3)
+    fake = fake_api.FakeAnthropic(responder=respond, api_key=KEY)
+    with room.serve() as feed_url, fake.serve() as base_url:
+        code, out, err = finish(start_run(write_config(tmp_path, db_url, feed_url), base_url))
+    assert code == 0, err
+    assert len(fake.message_requests) == 6
+    assert all(n >= 1 for n in seen_in_flight), seen_in_flight
+    # Completed: one row per request, each with its outcome, none left in flight.
+    assert sorted(_states(engine)) == [("checks", "done")] * 3 + [("summary", "done")] * 3
+    with Session(engine) as session:
+        calls = session.exec(select(ModelCall)).all()
+    assert all(c.ok and c.response_json and c.request_id for c in calls)
+    engine.dispose()
+
+
+def test_a_killed_run_leaves_its_call_in_flight_then_outcome_unknown(tmp_path, db_url) -> None:
+    engine = open_store(db_url)
+    hold = threading.Event()
+    inner = fake_api.first_sentences_responder()
+
+    def respond(request_json):  # type: ignore[no-untyped-def]
+        if fake_api.draft_text(request_json) is not None:
+            hold.wait(120)  # the check call hangs until the run is killed
+        return inner(request_json)
+
+    room = Newsroom(1)
+    fake = fake_api.FakeAnthropic(responder=respond, api_key=KEY)
+    with room.serve() as feed_url, fake.serve() as base_url:
+        config = write_config(tmp_path, db_url, feed_url, lease=2)
+        victim = start_run(config, base_url)
+        deadline = time.monotonic() + 120
+        while ("checks", "in_flight") not in _states(engine) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        victim.send_signal(signal.SIGKILL)
+        victim.wait()
+        hold.set()
+        # The request the server received is in the ledger, though no reply came back.
+        assert len(fake.message_requests) == 2
+        assert sorted(_states(engine)) == [("checks", "in_flight"), ("summary", "in_flight")]
+
+        time.sleep(2.5)  # the dead run's lease (and heartbeat) runs out
+        stats = CliRunner().invoke(app, ["--config", str(config), "stats", "--json"])
+        unknown = json.loads(stats.stdout)["outcome_unknown"]
+        assert unknown["calls"] == 2 and unknown["cost_estimate_usd"] > 0
+        shown = CliRunner().invoke(app, ["--config", str(config), "stats"])
+        assert "outcome unknown for 2 model call(s)" in " ".join(shown.stdout.split())
+
+        code, _out, err = finish(start_run(config, base_url))  # the next run
+    assert code == 0, err
+    assert "outcome unknown for 2 model call(s)" in err
+    states = _states(engine)
+    assert states.count(("checks", "unknown")) == 1 and states.count(("summary", "unknown")) == 1
+    with Session(engine) as session:
+        [item] = session.exec(select(Item)).all()
+    audit = CliRunner().invoke(app, ["--config", str(config), "audit", str(item.id)])
+    assert "OUTCOME UNKNOWN" in audit.stdout and "up to $" in audit.stdout
+    engine.dispose()
+
+
+def test_a_worker_that_lost_its_claim_sends_no_request(tmp_path, db_url) -> None:
+    engine = open_store(db_url)
+    inner = fake_api.first_sentences_responder()
+
+    def respond(request_json):  # type: ignore[no-untyped-def]
+        if fake_api.draft_text(request_json) is None:
+            # While the summary is with the model, another run takes the item over.
+            with engine.begin() as conn:
+                conn.execute(text("UPDATE items SET claimed_by = NULL, version = version + 1"))
+        return inner(request_json)
+
+    room = Newsroom(1)
+    fake = fake_api.FakeAnthropic(responder=respond, api_key=KEY)
+    with room.serve() as feed_url, fake.serve() as base_url:
+        code, _out, err = finish(start_run(write_config(tmp_path, db_url, feed_url), base_url))
+    assert code == 0, err
+    # The check call was never sent; the summary that was is in the ledger, complete.
+    assert len(fake.message_requests) == 1
+    assert _states(engine) == [("summary", "done")]
+    assert "no longer holds its claim" in err and "no model call was sent" in err
+    with Session(engine) as session:
+        [item] = session.exec(select(Item)).all()
+    assert item.status == "new"  # not moved by the run that lost it
+    engine.dispose()

@@ -34,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import os
+import re
 import shutil
 import signal
 import socket
@@ -71,7 +72,9 @@ CHROMIUM_ARGS = [
     "--disable-quic",
 ]
 STARTUP_LIMIT = 120  # seconds to wait for the server to answer before giving up
-WAIT_MS = 30_000  # a rerun on a loaded machine can take far longer than Playwright's 5 s
+# How long a wait for the page may last: only a failing test waits it out. A page run
+# on a loaded 2-core machine can take long: 30 s ran out at load 25.
+WAIT_MS = 90_000
 
 # The queue most tests start from: three plain drafts, the hostile one, and
 # wrong_number, which a gate discards.
@@ -369,11 +372,32 @@ def chromium() -> Iterator[Any]:
     browser = _shared_browser()
     try:
         yield browser
+    except Exception:
+        _keep_what_the_pages_show(browser)
+        raise
     finally:
         for context in list(browser.contexts):
             try:
                 context.close()
             except Exception:  # noqa: BLE001, S110 - a context its test already closed
+                pass
+
+
+def _keep_what_the_pages_show(browser: Any) -> None:
+    """A browser test that failed leaves a screenshot and the HTML of every page it
+    had open in ARTIFACTS/failed/, named by the test: a failure seen only on a loaded
+    CI machine can then be read afterwards."""
+    test = os.environ.get("PYTEST_CURRENT_TEST", "test").split(" ")[0]
+    name = re.sub(r"[^\w.-]+", "_", test)[-120:]
+    folder = ARTIFACTS / "failed"
+    folder.mkdir(parents=True, exist_ok=True)
+    for n, context in enumerate(browser.contexts):
+        for m, page in enumerate(context.pages):
+            stem = f"{name}-{n}-{m}"
+            try:
+                (folder / f"{stem}.html").write_text(page.content(), encoding="utf-8")
+                page.screenshot(path=str(folder / f"{stem}.png"), full_page=True, timeout=10_000)
+            except Exception:  # noqa: BLE001, S110 - a page that went away leaves nothing
                 pass
 
 

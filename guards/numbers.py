@@ -101,6 +101,7 @@ from text_to_num import find_numbers
 from guards.sourcetext import SourceText, source_text
 from guards.text import VULGAR_FRACTIONS, Folded, ascii_digits, compat_fold, non_ascii
 from guards.units import (
+    LANGUAGES,
     compatible,
     currency_before,
     describe,
@@ -892,11 +893,12 @@ def ground_numbers(passage: str, text: str, language: str | None = None) -> Numb
     """Ground every checked number of `text` in `passage`, by value and unit, with
     the rules of `numbers_grounded` (module docstring). Other gates use it to ask
     whether a claim's numbers are all in the passage that supports it.
-    `language` is the passage's (detected from it when None)."""
+    `language` is the item's, the passage's and the text's alike (a draft is written
+    in its article's language); when None, each is detected from itself."""
     text = text or ""
     checked: list[NumberToken] = []
     readings: list[list[Reading]] = []
-    for token in tokenise(text):
+    for token in tokenise(text, language if language in LANGUAGES else None):
         if not is_checked(token):
             continue
         own = _readings(token, text)

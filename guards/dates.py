@@ -51,7 +51,7 @@ from typing import Any, NamedTuple
 
 from guards.quotes import _source
 from guards.sourcetext import SourceText, source_text
-from guards.text import Normalised
+from guards.text import Normalised, lowers_as_ascii
 from guards.units import detect_language
 from guards.verdict import Verdict, all_found
 
@@ -300,7 +300,7 @@ def _has_capitalised_month(text: str) -> bool:
 
 def _english_dates(draft: str, prefilter: bool) -> list[DateMention]:
     low = None
-    if prefilter and draft.isascii():
+    if prefilter and lowers_as_ascii(draft):
         low = draft.lower()
         calendar = _ANY_DIGIT.search(draft) is not None
         calendar = calendar and _has_word(low, _MONTH_HINTS, _MONTH_SPELLINGS)

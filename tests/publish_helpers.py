@@ -14,8 +14,9 @@ import shutil
 import sqlite3
 import tempfile
 import threading
+import uuid
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -190,12 +191,20 @@ def run_pipeline(config: Path) -> None:
     for left in home.iterdir():
         if left.name == target.name:
             copy_sqlite(left, target)
+            _new_installation(target)
         elif left.is_file() and left.name != config.name and not left.name.startswith(target.name):
             shutil.copyfile(left, config.parent / left.name)  # not its -wal, -shm
 
 
 # config text (its database as "{database}") -> the folder its first run left
 _DRAFTED: dict[str, Path] = {}
+
+
+def _new_installation(db_file: Path) -> None:
+    """A copy is another newsroom: its own installation id, as migration 0012 makes one
+    (published ids and webhook keys carry it)."""
+    with closing(sqlite3.connect(db_file)) as db, db:
+        db.execute("UPDATE installation SET installation_id = ?", (uuid.uuid4().hex,))
 
 
 def _run(config: Path) -> None:

@@ -756,7 +756,15 @@ def _clock(token: NumberToken, text: str, digit_at: int) -> list[Reading]:
     """The readings of the hour or minute of a clock time (10.30am, 22h30, 10:30,
     10.30 Uhr): the hour as on a 24-hour clock (10pm may be written 22:00)."""
     after = _CLOCK_AFTER.match(text, token.end)
-    if token.text.isdigit() and len(token.text) == 2 and _CLOCK_BEFORE.search(text, 0, digit_at):
+    # The minute after an hour ("10.30"): `_CLOCK_BEFORE` matches at most three characters
+    # ending at the minute, so it is searched there only (its look-behind still sees the
+    # character before), not from the text's start for every two-digit number.
+    before = max(0, digit_at - 3)
+    if (
+        token.text.isdigit()
+        and len(token.text) == 2
+        and _CLOCK_BEFORE.search(text, before, digit_at)
+    ):
         if text[digit_at - 1] != "." or _ampm_after(text, token.end):
             return [(token.value, "clock:min")]
     if after and token.text.isdigit() and int(token.value) <= 24:

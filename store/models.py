@@ -32,7 +32,7 @@ from sqlalchemy.types import TypeDecorator
 from sqlmodel import Field, SQLModel
 
 from guards.checks import check_state as guard_check_state
-from store.packing import PackedJSON, PackedText
+from store.packing import PackedEvidence, PackedJSON, PackedText
 
 if TYPE_CHECKING:  # a type only: the store does not run gates
     from guards.registry import GateResult
@@ -196,7 +196,8 @@ class GateVerdict(SQLModel, table=True):
     passed: bool
     mode: str  # "discard", "flag" or "off"
     reason: str = Field(sa_column=Column(Text, nullable=False))
-    evidence: Any = Field(default=None, sa_column=Column(JSON, nullable=True))
+    # JSON; a large evidence packed inside it (store/packing.py `PackedEvidence`).
+    evidence: Any = Field(default=None, sa_column=Column(PackedEvidence, nullable=True))
     created_at: datetime = Field(
         default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
     )

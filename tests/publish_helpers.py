@@ -6,23 +6,32 @@ webhook receiver that answers from a script and keeps every request it saw.
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import json
+import os
+import shutil
+import sqlite3
+import tempfile
 import threading
+import uuid
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
+from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import pytest
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 from typer.testing import CliRunner
 
 from copydesk.cli import app
+from copydesk.config import ENV_OVERRIDES, load_settings
 from store import status as st
-from store.db import session_scope
+from store.db import open_store, session_scope
 from store.editors import add_editor
 from store.models import Item
 
@@ -118,19 +127,20 @@ def write_config(
     targets: tuple[str, ...] = ("atom", "jsonl", "webhook"),
     extra: str = "",
     undo_seconds: float = 0,
+    timeout_seconds: float = 5,
     init: bool = True,
 ) -> Path:
     """config.toml: the sample feed, the extractive summariser, and the targets.
     `undo_seconds`: the queue's Undo window, which publishing waits out (0 here: the
-    tests approve and publish at once; one test checks the wait). With `init`, the
-    database is made as an operator makes it: `copydesk init` (no other command
-    creates one)."""
+    tests approve and publish at once; one test checks the wait). `attempts` and
+    `timeout_seconds` are the webhook's. With `init`, the database is made as an
+    operator makes it: `copydesk init` (no other command creates one)."""
     blocks = {
         "atom": '[[publish.targets]]\nkind = "atom"\npath = "out/feed.xml"\nmax_entries = 50\n',
         "jsonl": '[[publish.targets]]\nkind = "jsonl"\npath = "out/items.jsonl"\n',
         "webhook": (
             f'[[publish.targets]]\nkind = "webhook"\nurl = "{webhook_url}"\n'
-            f"attempts = {attempts}\nbackoff_seconds = 0.01\ntimeout_seconds = 5\n"
+            f"attempts = {attempts}\nbackoff_seconds = 0.01\ntimeout_seconds = {timeout_seconds}\n"
         ),
     }
     text = (
@@ -154,8 +164,131 @@ def cli(config: Path, *args: str, env: dict[str, str] | None = None):  # type: i
 
 
 def run_pipeline(config: Path) -> None:
+    """`copydesk run` with `config`: the drafts of the sample feed. On a SQLite file
+    that does not exist yet, or that init made and nothing wrote to, with nothing in
+    the environment that could point the run elsewhere, the run is made once per test
+    process and config (its text, database aside) and every later test gets a copy of
+    what it left: the database and the files beside the config (the audit anchor).
+    The copy is what the run would leave there again; only the times in it are those
+    of the first run."""
+    db_url = str(load_settings(config).database.url)
+    target = Path(db_url.removeprefix("sqlite:///"))
+    reusable = (
+        db_url.startswith("sqlite:///")
+        and (not target.exists() or _untouched(target))
+        and target.parent == config.parent
+        and not any(name in os.environ for name in ENV_OVERRIDES)
+    )
+    if not reusable:
+        _run(config)
+        return
+    text = config.read_text(encoding="utf-8").replace(db_url, "{database}")
+    if "{database}" not in text:  # named in some other way: run it
+        _run(config)
+        return
+    if text not in _DRAFTED:
+        home = Path(tempfile.mkdtemp(prefix="copydesk-drafted-"))
+        atexit.register(shutil.rmtree, home, True)
+        made = home / target.name
+        (home / config.name).write_text(text.replace("{database}", f"sqlite:///{made}"))
+        assert cli(home / config.name, "init").exit_code == 0  # only init creates one
+        _run(home / config.name)
+        _DRAFTED[text] = home
+    home = _DRAFTED[text]
+    for left in home.iterdir():
+        if left.name == target.name:
+            copy_sqlite(left, target)
+            _new_installation(target)
+        elif left.is_file() and left.name != config.name and not left.name.startswith(target.name):
+            shutil.copyfile(left, config.parent / left.name)  # not its -wal, -shm
+
+
+# config text (its database as "{database}") -> the folder its first run left
+_DRAFTED: dict[str, Path] = {}
+
+
+def _untouched(db_file: Path) -> bool:
+    """A database `copydesk init` made (write_config) that nothing has written to
+    since: no feed and no item, so a copy of the drafted one may replace it."""
+    with closing(sqlite3.connect(db_file)) as db:
+        rows = db.execute("SELECT (SELECT count(*) FROM feeds) + (SELECT count(*) FROM items)")
+        return rows.fetchone()[0] == 0
+
+
+def _new_installation(db_file: Path) -> None:
+    """A copy is another newsroom: its own installation id, as migration 0012 makes one
+    (published ids and webhook keys carry it)."""
+    with closing(sqlite3.connect(db_file)) as db, db:
+        db.execute("UPDATE installation SET installation_id = ?", (uuid.uuid4().hex,))
+
+
+def _run(config: Path) -> None:
     result = cli(config, "run")
     assert result.exit_code == 0, result.output
+
+
+def copy_sqlite(source: Path, target: Path) -> None:
+    """A consistent copy of a whole SQLite database (its write-ahead log included),
+    replacing what `target` held."""
+    src, dst = sqlite3.connect(source), sqlite3.connect(target)
+    try:
+        src.backup(dst)
+    finally:
+        src.close()
+        dst.close()
+
+
+@contextmanager
+def desk_with_drafts(
+    folder: Path, db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[tuple[Path, str, Engine]]:
+    """Drafts from the real pipeline in `db_url`, an editor (ann) and a viewer (vera),
+    `folder` the working directory and the webhook's secret in the environment:
+    (folder, db_url, engine), the engine disposed afterwards."""
+    run_pipeline(write_config(folder, db_url, targets=()))
+    engine = open_store(db_url)
+    with session_scope(engine) as session:
+        add_editor_once(session, "ann")
+        add_editor_once(session, "vera", role="viewer")
+    monkeypatch.chdir(folder)
+    monkeypatch.setenv(SECRET_ENV, SECRET)
+    try:
+        yield folder, db_url, engine
+    finally:
+        engine.dispose()
+
+
+def review_settings(
+    folder: Path,
+    db_url: str,
+    hook: Webhook,
+    monkeypatch: pytest.MonkeyPatch,
+    *,
+    timeout_seconds: float = 5,
+) -> Any:
+    """config.toml with the JSON Lines file and the hook (one try per publish), named
+    by COPYDESK_CONFIG; its review app's settings."""
+    config = write_config(
+        folder,
+        db_url,
+        webhook_url=hook.url,
+        targets=("jsonl", "webhook"),
+        attempts=1,
+        timeout_seconds=timeout_seconds,
+    )
+    monkeypatch.setenv("COPYDESK_CONFIG", str(config))
+    return load_settings().for_review()
+
+
+def approved_earlier(engine: Engine, count: int) -> list[int]:
+    """`approve` `count` drafts, decided five minutes ago (out of any Undo window)."""
+    ids = approve(engine, count)
+    with session_scope(engine) as session:
+        for item_id in ids:
+            item = session.get(Item, item_id)
+            item.decided_at = item.decided_at - timedelta(minutes=5)
+            session.add(item)
+    return ids
 
 
 def approve(engine: Engine, count: int, editor: str = "ann") -> list[int]:

@@ -11,12 +11,13 @@ import subprocess
 import sys
 import threading
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 from tests.articles import FERRY, LIBRARY, paragraphs_html, rss
+from tests.loopback_http import QuietHandler
 
 KEY = "sk-ant-test-scale-0123456789"
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,10 +34,13 @@ def article_html(i: int) -> str:
 
 
 class Newsroom:
-    """A feed of `n` entries whose texts live on their pages; counts every GET."""
+    """A feed of `n` entries whose texts live on their pages; counts every GET.
+    `before_page(i)`, when given, runs in the server's thread before page i is
+    answered (a test may hold a page there)."""
 
-    def __init__(self, n: int):
+    def __init__(self, n: int, before_page: Callable[[int], None] | None = None):
         self.n = n
+        self.before_page = before_page
         self.gets: Counter[str] = Counter()
         self.lock = threading.Lock()
         self.base = ""
@@ -52,7 +56,7 @@ class Newsroom:
     def serve(self) -> Iterator[str]:
         room = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             protocol_version = "HTTP/1.1"
 
             def do_GET(self) -> None:  # noqa: N802
@@ -61,19 +65,14 @@ class Newsroom:
                 if self.path == "/feed.xml":
                     body, kind = room.feed(), "application/rss+xml"
                 elif self.path.startswith("/news/"):
-                    body, kind = article_html(int(self.path.rsplit("/", 1)[1])), "text/html"
+                    i = int(self.path.rsplit("/", 1)[1])
+                    if room.before_page is not None:
+                        room.before_page(i)
+                    body, kind = article_html(i), "text/html"
                 else:
                     self.send_error(404)
                     return
-                data = body.encode()
-                self.send_response(200)
-                self.send_header("content-type", kind)
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args: object) -> None:
-                pass
+                self.send_body(body.encode(), kind)
 
         server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)

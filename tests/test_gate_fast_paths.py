@@ -129,3 +129,19 @@ def test_lowers_as_ascii_only_when_lowering_reads_alike(text: str) -> None:
         ascii_match = re.fullmatch("[a-z]", ch, re.IGNORECASE) is not None
         assert ascii_match == (low[i].isascii() and low[i].isalpha()), ch
         assert (re.fullmatch(r"\w", ch) is None) == (re.fullmatch(r"\w", low[i]) is None), ch
+
+
+CLOCK_PIECES = ["10", "1", ".", ":", "h", "30", ",", " ", "am", "x", "2026", "7"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(CLOCK_PIECES), max_size=12).map("".join))
+def test_a_minute_is_looked_for_right_before_it(text: str) -> None:
+    """`_clock` searches `_CLOCK_BEFORE` in the three characters before a number, not
+    from the text's start: the same answer at every offset."""
+    from guards.numbers import _CLOCK_BEFORE
+
+    for i in range(len(text) + 1):
+        window = _CLOCK_BEFORE.search(text, max(0, i - 3), i)
+        whole = _CLOCK_BEFORE.search(text, 0, i)
+        assert (window and window.span()) == (whole and whole.span()), (text, i)

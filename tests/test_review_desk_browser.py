@@ -81,7 +81,9 @@ def test_two_editors_in_two_browsers_do_not_collide(tmp_path: Path, db_url: str)
         ).to_be_visible()
         assert _claims(server) == {"alice": ids["bridge"], "bob": ids["school"]}
         # Bob opens alice's draft on purpose (a link to it): he sees she has it.
-        bob.goto(f"{server.base}/?item={ids['bridge']}")  # still signed in: his token
+        bob = new_page(browser, server)  # a fresh visit (no session cookie)
+        bob.goto(f"{server.base}/?item={ids['bridge']}")
+        sign_in(bob, "bob")
         shows(bob, "bridge")
         expect(bob.get_by_text("alice has had this open for less than a minute")).to_be_visible()
 

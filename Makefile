@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 # resolves them again to the newest releases inside them and writes this file.
 LOCK := requirements.lock
 
-.PHONY: setup demo test bench lint docs lock clean
+.PHONY: setup demo test bench lint docs lock clean cassettes
 
 setup: $(STAMP)
 
@@ -38,6 +38,12 @@ test: setup
 
 bench: setup
 	$(BIN)/python -m bench
+
+# Record real Messages API replies into tests/cassettes/ (docs/models.md, "Cassettes").
+# Needs ANTHROPIC_API_KEY: without it the recorder prints one line and exits 3,
+# which make reports as "Error 3" (make itself then exits 2); nothing is changed.
+cassettes: setup
+	$(BIN)/python -m tests.record_cassettes
 
 docs: setup
 	$(BIN)/python -m docs.gen_cli

@@ -19,7 +19,7 @@ import sys
 import tempfile
 import time
 from html import escape
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,6 +31,7 @@ from ingest.fetch import Fetcher  # noqa: E402
 from store.db import open_store  # noqa: E402
 from store.models import Feed  # noqa: E402
 from summarise.extractive import ExtractiveSummariser  # noqa: E402
+from tests.loopback_http import QuietHandler  # noqa: E402
 
 CORPORA = ROOT.parent / "shared" / "corpora"
 HOSTS = ["wire-a.bench", "wire-b.bench", "wire-c.bench"]
@@ -76,15 +77,12 @@ def feed_xml(n: int, port: int) -> bytes:
 def serve(port_queue: multiprocessing.Queue, n: int) -> None:
     bodies = article_bodies()
 
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: object) -> None:
-            pass
-
+    class Handler(QuietHandler):
         def do_GET(self) -> None:  # noqa: N802 - http.server's name
             if self.path == "/feed.xml":
-                self._send(feed_xml(n, self.server.server_address[1]), "application/rss+xml")
+                self.send_body(feed_xml(n, self.server.server_address[1]), "application/rss+xml")
             elif self.path == "/robots.txt":
-                self._send(b"User-agent: *\nDisallow: /private/\n", "text/plain")
+                self.send_body(b"User-agent: *\nDisallow: /private/\n", "text/plain")
             elif self.path.startswith("/story/"):
                 i = int(self.path.rsplit("/", 1)[1])
                 paragraphs = [
@@ -93,16 +91,9 @@ def serve(port_queue: multiprocessing.Queue, n: int) -> None:
                 ]
                 html = "".join(f"<p>{escape(p)}</p>" for p in paragraphs)
                 page = f"<html><head><title>Story {i}</title></head><body><article>{html}</article>"
-                self._send((page + "</body></html>").encode(), "text/html; charset=utf-8")
+                self.send_body((page + "</body></html>").encode(), "text/html; charset=utf-8")
             else:
-                self._send(b"not found", "text/plain", 404)
-
-        def _send(self, body: bytes, kind: str, status: int = 200) -> None:
-            self.send_response(status)
-            self.send_header("Content-Type", kind)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+                self.send_body(b"not found", "text/plain", 404)
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     port_queue.put(server.server_address[1])

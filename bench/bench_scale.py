@@ -33,7 +33,7 @@ import sys
 import tempfile
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -46,6 +46,7 @@ from ingest.fetch import Fetcher  # noqa: E402
 from store.db import open_store  # noqa: E402
 from summarise.base import Article, Draft  # noqa: E402
 from summarise.extractive import ExtractiveSummariser  # noqa: E402
+from tests.loopback_http import QuietHandler  # noqa: E402
 
 LATENCY = 0.4
 PARAGRAPH = (
@@ -103,7 +104,7 @@ def page(i: int, big: int = 0) -> bytes:
 def serve(port_out, n: int, big: int) -> None:  # type: ignore[no-untyped-def]
     pages = {}
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         protocol_version = "HTTP/1.1"
 
         def do_GET(self) -> None:  # noqa: N802
@@ -122,14 +123,7 @@ def serve(port_out, n: int, big: int) -> None:  # type: ignore[no-untyped-def]
                 if big:
                     pages[i] = data
                 kind = "text/html"
-            self.send_response(200)
-            self.send_header("content-type", kind)
-            self.send_header("content-length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, *args: object) -> None:
-            pass
+            self.send_body(data, kind)
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     port = server.server_address[1]

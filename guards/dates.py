@@ -35,8 +35,10 @@ not give. Month names count only when capitalised (the verbs may and march).
 Other languages: French, German, Spanish, Italian and Dutch dates are read too
 ("9 janvier", "9. Januar", "9 de enero", "en mars", "vendredi", "gestern"; see
 `_FOREIGN`), in a draft and in a source, and compared by value, so a date grounds
-the same date in any language. A text is read in English and in its own language
-only (declared by the feed or page, or detected; a short draft takes its source's).
+the same date in any language. Abbreviated months ("Sept.", "janv.", "Mrz.", "ene.",
+"gen.", "mrt.": `_ABBREVIATED`) are read with their full stop beside a day or a year.
+A text is read in English and in its own language only (declared by the feed or page,
+or detected; a short draft takes its source's).
 Evidence: per date, the words, the kind and value compared, and where the
 source has it.
 """
@@ -49,7 +51,7 @@ from typing import Any, NamedTuple
 
 from guards.quotes import _source
 from guards.sourcetext import SourceText, source_text
-from guards.text import Normalised
+from guards.text import Normalised, lowers_as_ascii
 from guards.units import detect_language
 from guards.verdict import Verdict, all_found
 
@@ -226,15 +228,16 @@ def find_dates(
     fallback: Callable[[], str | None] | None = None,
 ) -> list[DateMention]:
     """The dates the draft states (see the module docstring), in English and in the
-    draft's other language: `language` (the one its source declared) and the one
-    detected from the draft, else `fallback()` (the source's) for a draft too short
-    to tell. `prefilter` skips a pattern whose words are not in the draft (same
-    result, see `_MONTH_HINTS`)."""
+    draft's language: `language`, its item's as the feed or page declared it (a draft
+    is written in its article's language: a French quotation in an English draft is
+    not read as French); when None, the one detected from the draft, else
+    `fallback()` (the source's) for a draft too short to tell. `prefilter` skips a
+    pattern whose words are not in the draft (same result, see `_MONTH_HINTS`)."""
     found = _english_dates(draft, prefilter)
     if prefilter and not _may_be_foreign(draft):
         return sorted(found)
-    detected = detect_language(draft) or (fallback() if fallback else None)
-    for lang in _languages(language, detected):
+    own = language or detect_language(draft) or (fallback() if fallback else None)
+    for lang in _languages(own):
         found += [d for d in _foreign_dates(draft, lang) if d.kind != "month name"]
     return sorted(found)
 
@@ -297,7 +300,7 @@ def _has_capitalised_month(text: str) -> bool:
 
 def _english_dates(draft: str, prefilter: bool) -> list[DateMention]:
     low = None
-    if prefilter and draft.isascii():
+    if prefilter and lowers_as_ascii(draft):
         low = draft.lower()
         calendar = _ANY_DIGIT.search(draft) is not None
         calendar = calendar and _has_word(low, _MONTH_HINTS, _MONTH_SPELLINGS)
@@ -381,6 +384,27 @@ _FOREIGN: dict[str, tuple[str, dict[str, int], dict[str, str], dict[str, str]]] 
          "vanavond": "tonight"},
     ),
 }  # fmt: skip
+# Abbreviated month names as each language's newsrooms write them, without their full
+# stop (a month only with it, and beside a day or a year: "14 sept. 2026", "am 2. Mrz.";
+# "sept" is also seven, "mar." the sea, "gen." a general). Months written in full only
+# (mars, mai, juin, août; Mai; mayo in Spain is also "may.") have none, or theirs here.
+_ABBREVIATED: dict[str, dict[str, int]] = {
+    "fr": dict(janv=1, févr=2, fevr=2, fév=2, fev=2, avr=4, juil=7, sept=9, oct=10, nov=11,
+               déc=12, dec=12),
+    "de": dict(jan=1, jän=1, feb=2, febr=2, mrz=3, apr=4, jun=6, jul=7, aug=8, sep=9,
+               sept=9, okt=10, nov=11, dez=12),
+    "es": dict(ene=1, feb=2, mar=3, abr=4, may=5, jun=6, jul=7, ago=8, sep=9, sept=9,
+               set=9, oct=10, nov=11, dic=12),
+    "it": dict(gen=1, feb=2, mar=3, apr=4, mag=5, giu=6, lug=7, ago=8, set=9, sett=9,
+               ott=10, nov=11, dic=12),
+    "nl": dict(jan=1, feb=2, mrt=3, apr=4, jun=6, jul=7, aug=8, sep=9, sept=9, okt=10,
+               nov=11, dec=12),
+}  # fmt: skip
+# Every month word of a language, keyed as a match reads lower-cased ("janv." with its stop).
+_MONTHS_OF = {
+    lang: table[1] | {abbr + ".": n for abbr, n in _ABBREVIATED[lang].items()}
+    for lang, table in _FOREIGN.items()
+}
 
 
 def _alternation(words) -> str:
@@ -391,11 +415,12 @@ def _alternation(words) -> str:
 
 def _foreign_patterns(lang: str) -> tuple[re.Pattern[str], ...]:
     prepositions, months, weekdays, relative = _FOREIGN[lang]
-    month = _alternation(months)
+    month = _alternation(months)  # in full: a bare month, a month named anywhere
+    dated = _alternation(_MONTHS_OF[lang])  # beside a day or a year: abbreviated too
     year = r"(?:1[89]|20)[0-9]{2}"
     calendar = re.compile(
-        rf"\b(?:(?P<d>[0-3]?[0-9])(?:er|\.|º|°)?\s+(?:de\s+)?(?P<m1>{month})"
-        rf"(?:,?\s+(?:de\s+)?(?P<y1>{year}))?|(?P<m2>{month}),?\s+(?:de\s+)?(?P<y2>{year}))(?!\w)",
+        rf"\b(?:(?P<d>[0-3]?[0-9])(?:er|\.|º|°)?\s+(?:de\s+)?(?P<m1>{dated})"
+        rf"(?:,?\s+(?:de\s+)?(?P<y1>{year}))?|(?P<m2>{dated}),?\s+(?:de\s+)?(?P<y2>{year}))(?!\w)",
         re.IGNORECASE,
     )
     bare = re.compile(
@@ -439,12 +464,19 @@ _FOREIGN_WORDS = frozenset(
     for p in t
     for w in p.split()
 )
-_LOWER_WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
+# As `_LOWER_WORD` reads them, with the full stop after a word: the words above with or
+# without one, the abbreviated months (`_ABBREVIATED`) only with theirs.
+_FOREIGN_HINTS = (
+    _FOREIGN_WORDS
+    | {w + "." for w in _FOREIGN_WORDS}
+    | {abbr + "." for table in _ABBREVIATED.values() for abbr in table}
+)
+_LOWER_WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?\.?")
 
 
 def _may_be_foreign(text: str) -> bool:
     low = text.lower()
-    return not _FOREIGN_WORDS.isdisjoint(_LOWER_WORD.findall(low.replace("’", "'")))
+    return not _FOREIGN_HINTS.isdisjoint(_LOWER_WORD.findall(low.replace("’", "'")))
 
 
 # The case-insensitive patterns read from a lower-cased ASCII text: their literals
@@ -464,7 +496,10 @@ def _foreign_dates(text: str, lang: str) -> list[DateMention]:
     _, months, weekdays, relative = _FOREIGN[lang]
     found = []
     for m in calendar.finditer(text):
-        month = months[(m.group("m1") or m.group("m2")).lower()]
+        word = m.group("m1") or m.group("m2")
+        month = _MONTHS_OF[lang][word.lower()]
+        if word.endswith("."):  # an abbreviated month names its month as the full name does
+            found.append(DateMention(m.start(), m.end(), "month name", str(month)))
         if m.group("d") and 1 <= int(m.group("d")) <= 31:
             found.append(
                 DateMention(m.start(), m.end(), "day_month", f"{int(m.group('d'))}-{month}")
@@ -590,10 +625,10 @@ _EVENT_STOP = frozenset(
     sobre este esta estos fueron será della delle dello degli sono stato anche come dopo
     prima sarà saranno voor zijn niet maar naar over deze werd wordt worden heeft
     """.split()
-) | {  # the other languages' date words (`_FOREIGN`): they say when, not what happened
+) | {  # the other languages' date words (`_FOREIGN`, `_ABBREVIATED`): they say when
     word
-    for _, *tables in _FOREIGN.values()
-    for table in tables
+    for lang, (_, *tables) in _FOREIGN.items()
+    for table in [*tables, _ABBREVIATED[lang]]
     for p in table
     for word in p.split()
 }
@@ -694,7 +729,8 @@ def _month_in_source(text: str, month: int) -> tuple[int, int] | None:
     """The folded source names the month: in full or abbreviated ("Mar."), in an
     ISO or slashed date. Capitalisation is checked by the caller (`_CASED`)."""
     name = _MONTH_NAMES[month - 1]
-    m = re.search(rf"\b(?:{name}|{name[:3]}\.)(?!\w)", text)
+    short = f"{name[:3]}\\.|sept\\." if month == 9 else f"{name[:3]}\\."  # Sept.
+    m = re.search(rf"\b(?:{name}|{short})(?!\w)", text)
     if m:
         return m.span()
     iso = re.search(rf"\b(?:1[89]|20)[0-9]{{2}}-{month:02d}-[0-3][0-9]\b", text)

@@ -90,7 +90,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import lru_cache
@@ -101,6 +101,7 @@ from text_to_num import find_numbers
 from guards.sourcetext import SourceText, source_text
 from guards.text import VULGAR_FRACTIONS, Folded, ascii_digits, compat_fold, non_ascii
 from guards.units import (
+    LANGUAGES,
     compatible,
     currency_before,
     describe,
@@ -755,7 +756,15 @@ def _clock(token: NumberToken, text: str, digit_at: int) -> list[Reading]:
     """The readings of the hour or minute of a clock time (10.30am, 22h30, 10:30,
     10.30 Uhr): the hour as on a 24-hour clock (10pm may be written 22:00)."""
     after = _CLOCK_AFTER.match(text, token.end)
-    if token.text.isdigit() and len(token.text) == 2 and _CLOCK_BEFORE.search(text, 0, digit_at):
+    # The minute after an hour ("10.30"): `_CLOCK_BEFORE` matches at most three characters
+    # ending at the minute, so it is searched there only (its look-behind still sees the
+    # character before), not from the text's start for every two-digit number.
+    before = max(0, digit_at - 3)
+    if (
+        token.text.isdigit()
+        and len(token.text) == 2
+        and _CLOCK_BEFORE.search(text, before, digit_at)
+    ):
         if text[digit_at - 1] != "." or _ampm_after(text, token.end):
             return [(token.value, "clock:min")]
     if after and token.text.isdigit() and int(token.value) <= 24:
@@ -797,20 +806,112 @@ def _significant(value: str) -> str:
     return value.lstrip("~-").replace(".", "").strip("0")
 
 
-def _source_digits(
-    folded: str, digits: set[str] | None = None, lang: str | None = None
-) -> Iterator[NumberToken]:
-    """The source's numbers in digits, lazily; an ambiguous run also as its parts.
-    With `digits`, a token whose significant digits are not among them is given
-    undecorated (its sign and scale cannot make it match: reading them is the
-    costly part of a long source)."""
-    for raw in _raw_tokens(folded, lang):
-        if digits is None or raw.ambiguous or _significant(raw.value) in digits:
-            yield _decorate(raw, folded, lang)
-        else:
-            yield _Undecorated(*raw)
+class _SourceNumbers:
+    """A source's numbers, read once per source and language (cached on its
+    `SourceText`) and shared by every draft checked against it: its numbers in digits
+    in order, read only as far as a draft needs (a faithful draft's are often near the
+    top) and indexed by their significant digits, so the next draft's are looked up,
+    not searched for; each one decorated (sign, scale) and read for its units the first
+    time a draft asks for it (the costly part of a long source); its numbers in words,
+    read when a draft first needs them.
+
+    A token whose significant digits no draft number has cannot ground one (a sign
+    and a scale word change a value, never these), so only the others are offered."""
+
+    def __init__(self, folded: str, lang: str | None):
+        self.folded = folded
+        self.lang = lang
+        self._unread: Iterator[NumberToken] | None = _raw_tokens(folded, lang)
+        self.raws: list[NumberToken] = []
+        self.by_digits: dict[str, list[int]] = {}
+        self.ambiguous: list[int] = []  # a run grouped by a plain space: always offered
+        self._expanded: dict[int, list[NumberToken]] = {}
+        self._words: list[NumberToken] | None = None
+        self._readings: dict[NumberToken, list[Reading]] = {}
+
+    def _read_one(self) -> str | None:
+        """Read and index the next number in digits of the source (`raws[-1]`): its
+        significant digits ("*" for an ambiguous run), None at the source's end."""
+        if self._unread is None:
+            return None
+        raw = next(self._unread, None)
+        if raw is None:
+            self._unread = None
+            return None
+        i = len(self.raws)
+        self.raws.append(raw)
         if raw.ambiguous:
-            yield from _split_ambiguous(raw, folded, lang)
+            self.ambiguous.append(i)
+            return "*"
+        sig = _significant(raw.value)
+        if sig in self.by_digits:
+            self.by_digits[sig].append(i)
+        else:
+            self.by_digits[sig] = [i]
+        return sig
+
+    def _candidates(self, digits: set[str]) -> list[int]:
+        """The tokens read so far (by position) that a draft number with one of these
+        significant digits may be grounded by, in source order."""
+        found = set(self.ambiguous)
+        for d in digits:
+            found.update(self.by_digits.get(d, ()))
+        return sorted(found)
+
+    def expanded(self, i: int) -> list[NumberToken]:
+        """Token `i` decorated, and an ambiguous run's parts after it."""
+        if i not in self._expanded:
+            raw = self.raws[i]
+            out = [_decorate(raw, self.folded, self.lang)]
+            if raw.ambiguous:
+                out += _split_ambiguous(raw, self.folded, self.lang)
+            self._expanded[i] = out
+        return self._expanded[i]
+
+    def words(self) -> list[NumberToken]:
+        if self._words is None:
+            self._words = list(_word_numbers(self.folded, self.lang))
+        return self._words
+
+    def readings(self, token: NumberToken) -> list[Reading]:
+        if token not in self._readings:
+            self._readings[token] = _readings(token, self.folded)
+        return self._readings[token]
+
+    def seen(self, digits: set[str]) -> list[NumberToken]:
+        """Every number in digits, as `_closest` reads them: the candidates decorated,
+        the others as written (`_Undecorated`)."""
+        while self._read_one() is not None:
+            pass
+        chosen = set(self._candidates(digits))
+        out: list[NumberToken] = []
+        for i, raw in enumerate(self.raws):
+            if i in chosen:
+                out += self.expanded(i)
+            else:
+                out.append(_Undecorated(*raw))
+        return out
+
+    def search(self, search: _Search, digits: set[str]) -> None:
+        """Offer the source's numbers in order until every draft number is grounded:
+        those in digits that may match (`digits`: the draft's significant digits),
+        then (only when some are still missing) those in words."""
+        for i in self._candidates(digits):
+            for token in self.expanded(i):
+                if search.offer(token, self.readings):
+                    return
+        while (sig := self._read_one()) is not None:
+            if sig == "*" or sig in digits:
+                for token in self.expanded(len(self.raws) - 1):
+                    if search.offer(token, self.readings):
+                        return
+        for token in self.words():
+            if search.offer(token, self.readings):
+                return
+
+
+def _source_numbers(read: SourceText, lang: str | None) -> _SourceNumbers:
+    return read.derived(f"numbers:{lang}", lambda r: _SourceNumbers(r.folded.text, lang))
 
 
 class _Wanted(NamedTuple):
@@ -829,15 +930,16 @@ class _Search:
     clashes: dict[int, tuple[NumberToken, str | None]]
     total: int
 
-    def offer(self, token: NumberToken, text: str) -> bool:
-        """Try a source token; True once every draft number is grounded."""
+    def offer(self, token: NumberToken, read: Callable[[NumberToken], list[Reading]]) -> bool:
+        """Try a source token (`read` gives its readings); True once every draft number
+        is grounded."""
         readings = None
         for value in _candidate_values(token):
             for key in _keys(token, value):
                 if key not in self.wanted:
                     continue
                 if readings is None:
-                    readings = _readings(token, text)
+                    readings = read(token)
                 for want in self.wanted[key]:
                     if want.index in self.hits:
                         continue
@@ -860,22 +962,6 @@ def _candidate_values(token: NumberToken) -> tuple[str, ...]:
     return (token.value,)
 
 
-def _search_source(folded: str, search: _Search, lang: str | None, seen: list[NumberToken]) -> None:
-    """Read the source until every draft number is grounded. Numbers in words are
-    read only when the digits did not ground them all. `seen` collects the tokens
-    in digits read (all of them when one is missing)."""
-    digits = {_significant(k) for k in search.wanted}
-    for token in _source_digits(folded, digits, lang):
-        seen.append(token)
-        if type(token) is _Undecorated:
-            continue  # none of the wanted digits (see `_source_digits`): it cannot match
-        if search.offer(token, folded):
-            return
-    for token in _word_numbers(folded, lang):
-        if search.offer(token, folded):
-            return
-
-
 @dataclass(frozen=True)
 class NumbersCheck:
     """The draft's checked numbers, each grounded in the passage or not."""
@@ -892,11 +978,12 @@ def ground_numbers(passage: str, text: str, language: str | None = None) -> Numb
     """Ground every checked number of `text` in `passage`, by value and unit, with
     the rules of `numbers_grounded` (module docstring). Other gates use it to ask
     whether a claim's numbers are all in the passage that supports it.
-    `language` is the passage's (detected from it when None)."""
+    `language` is the item's, the passage's and the text's alike (a draft is written
+    in its article's language); when None, each is detected from itself."""
     text = text or ""
     checked: list[NumberToken] = []
     readings: list[list[Reading]] = []
-    for token in tokenise(text):
+    for token in tokenise(text, language if language in LANGUAGES else None):
         if not is_checked(token):
             continue
         own = _readings(token, text)
@@ -913,10 +1000,12 @@ def ground_numbers(passage: str, text: str, language: str | None = None) -> Numb
             for key in _wanted(token, value):
                 wanted.setdefault(key, []).append(_Wanted(i, unit))
     search = _Search(wanted, {}, {}, len(checked))
-    seen: list[NumberToken] = []
+    seen: list[NumberToken] | None = None  # the source's numbers for `_closest`, when needed
     if checked:
         lang = language or read.derived("numbers language", _numbers_language)
-        _search_source(folded.text, search, lang, seen)
+        numbers = _source_numbers(read, lang)
+        digits = {_significant(k) for k in search.wanted}
+        numbers.search(search, digits)
     evidence: list[dict[str, Any]] = []
     missing: list[str] = []
     for i, token in enumerate(checked):
@@ -936,6 +1025,8 @@ def ground_numbers(passage: str, text: str, language: str | None = None) -> Numb
             start, end = folded.span(hit.start, hit.end)
             entry |= {"source_span": [start, end], "source_text": passage[start:end]}
         else:
+            if seen is None:
+                seen = numbers.seen(digits)
             entry["closest_in_source"] = _closest(token, seen, folded, passage)
             written = token.text
             clash = search.clashes.get(i)

@@ -160,6 +160,28 @@ def _uncased(chars: frozenset[str]) -> bool:
     return all(_uncased_char(ch) for ch in chars)
 
 
+# The non-ASCII characters that re.IGNORECASE matches to an ASCII letter (dotless ı and
+# dotted İ to i, long ſ to s, the Kelvin sign to k: CPython's sre case table).
+_FOLDS_TO_ASCII = frozenset("\u0131\u0130\u017f\u212a")
+
+
+@functools.lru_cache(maxsize=8192)
+def _lowers_alike(ch: str) -> bool:
+    low = ch.lower()
+    return len(low) == 1 and not low.isascii() and low.isalnum() == ch.isalnum()
+
+
+def lowers_as_ascii(text: str) -> bool:
+    """Whether `text.lower()` may stand for `text` under a case-insensitive pattern whose
+    literals are ASCII: one character for one (offsets hold), and no non-ASCII character
+    that re.IGNORECASE would match to an ASCII letter or that changes what \\w reads.
+    Checked on the text's distinct non-ASCII characters, in C (`non_ascii`)."""
+    if text.isascii():
+        return True
+    chars = non_ascii(text)
+    return chars.isdisjoint(_FOLDS_TO_ASCII) and all(_lowers_alike(ch) for ch in chars)
+
+
 def _fold_each(text: str) -> str:
     return "".join(c if len(f := c.casefold()) != 1 else f for c in text)
 

@@ -110,26 +110,77 @@ def recheck_due(
     whatever reason, however often it was re-checked."""
     if max_attempts <= 0 and not failed_too:
         return []
-    v = aliased(GateVerdict)
-    failed = exists().where(
-        v.item_id == Item.id,
-        newest_check(v),
-        did_not_run(v, (FAILED,)),
-        true() if failed_too else is_transient(v),
-        or_(v.run_id.is_(None), v.run_id != run_id) if run_id is not None else true(),
-    )
     statement = (
         select(Item.id, Item.version)
-        .where(
-            Item.status == DRAFT,
-            failed,
-            ~_edited(),
-            true() if failed_too else _rechecks() < max_attempts,
-        )
+        .where(*_due(max_attempts, run_id, failed_too))
         .order_by(Item.id)
         .limit(limit)
     )
     return [(row[0], row[1]) for row in session.execute(statement)]
+
+
+def _failed_check(run_id: int | None = None, *, transient_only: bool = False) -> Any:
+    """SQL on `Item`: one of the item's current model checks failed (for a passing
+    reason only, with `transient_only`), in a run other than `run_id` if given."""
+    v = aliased(GateVerdict)
+    return exists().where(
+        v.item_id == Item.id,
+        newest_check(v),
+        did_not_run(v, (FAILED,)),
+        is_transient(v) if transient_only else true(),
+        or_(v.run_id.is_(None), v.run_id != run_id) if run_id is not None else true(),
+    )
+
+
+def _due(max_attempts: int, run_id: int | None, failed_too: bool) -> list[Any]:
+    """The clauses on `Item` of `recheck_due`."""
+    return [
+        Item.status == DRAFT,
+        _failed_check(run_id, transient_only=not failed_too),
+        ~_edited(),
+        true() if failed_too else _rechecks() < max_attempts,
+    ]
+
+
+def checks_waiting(session: Session, max_attempts: int) -> dict[str, Any]:
+    """The drafts whose current model checks failed (an outage keeps the draft, its
+    checks wait): how many, since when (the oldest first failure of a check that has
+    not run since, ISO UTC), how many a later run re-checks by itself
+    (`recheck_due`), and how many only `copydesk recheck --failed` re-checks (a
+    configuration failure, or `max_attempts` re-checks spent)."""
+    waiting = [Item.status == DRAFT, _failed_check()]
+    count = session.scalar(select(func.count()).select_from(Item).where(*waiting)) or 0
+    if not count:
+        return {"count": 0, "since": None, "rechecked_by_next_run": 0, "need_recheck_failed": 0}
+    # A failed check's streak began at its oldest failed verdict with no verdict of
+    # the same gate after it that ran.
+    v, later = aliased(GateVerdict), aliased(GateVerdict)
+    ran_after = exists().where(
+        later.item_id == v.item_id,
+        later.gate == v.gate,
+        later.stage == CHECK_STAGE,
+        later.id > v.id,
+        ~did_not_run(later),
+    )
+    since = session.scalar(
+        select(func.min(v.created_at))
+        .join(Item, Item.id == v.item_id)
+        .where(*waiting, v.stage == CHECK_STAGE, did_not_run(v, (FAILED,)), ~ran_after)
+    )
+
+    def due(failed_too: bool) -> int:
+        if max_attempts <= 0 and not failed_too:
+            return 0
+        clauses = _due(max_attempts, None, failed_too)
+        return session.scalar(select(func.count()).select_from(Item).where(*clauses)) or 0
+
+    automatic = due(False)
+    return {
+        "count": count,
+        "since": since.isoformat() if since else None,
+        "rechecked_by_next_run": automatic,
+        "need_recheck_failed": due(True) - automatic,
+    }
 
 
 @dataclass
@@ -212,6 +263,7 @@ __all__ = [
     "FAILED",
     "NOT_RUN",
     "Unchecked",
+    "checks_waiting",
     "did_not_run",
     "is_transient",
     "newest_check",

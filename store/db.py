@@ -14,7 +14,9 @@ right to run; `open_store` says to run the migration instead.
 from __future__ import annotations
 
 import functools
+import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -34,8 +36,42 @@ from store.models import RuntimeRole
 MIGRATIONS = Path(__file__).parent / "migrations"
 
 
+# SQLite waits this long for another connection's lock (PRAGMA busy_timeout, ms)...
+SQLITE_BUSY_MS = 30_000
+# ...and a connection that still finds the file locked while it asks for WAL asks
+# again until this many seconds have passed (see _switch_to_wal).
+SQLITE_OPEN_WAIT_SECONDS = 600
+
+
 class StoreError(RuntimeError):
     """The database cannot be reached or brought up to date."""
+
+
+def _pause_before_asking_again() -> None:
+    time.sleep(0.05)
+
+
+def _switch_to_wal(cur) -> None:  # type: ignore[no-untyped-def] - a DB-API cursor
+    """PRAGMA journal_mode=WAL, asked again while the file is locked.
+
+    Switching a file still in rollback mode (a fresh file that other processes
+    open at the same moment: a cron run, the review server) needs its write lock.
+    SQLite answers "database is locked" at once, without waiting busy_timeout,
+    where waiting could deadlock two connections that both read first
+    (https://www.sqlite.org/c3ref/busy_handler.html), and after busy_timeout while
+    another process holds the lock longer (its first migration on a loaded
+    machine). Either way the switch is asked again, as the migration's own
+    BEGIN IMMEDIATE is (store/migrations/env.py); any other error is raised.
+    """
+    give_up = time.monotonic() + SQLITE_OPEN_WAIT_SECONDS
+    while True:
+        try:
+            cur.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > give_up:
+                raise
+        _pause_before_asking_again()
 
 
 def make_engine(url: str) -> Engine:
@@ -54,20 +90,22 @@ def make_engine(url: str) -> Engine:
             if not folder.is_dir():
                 # A typo in the path must not quietly start a new, empty newsroom.
                 raise StoreError(f"database folder {folder} does not exist")
-        engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
+        engine = create_engine(
+            url, connect_args={"timeout": SQLITE_BUSY_MS / 1000, "check_same_thread": False}
+        )
 
         @event.listens_for(engine, "connect")
         def _sqlite_pragmas(dbapi_conn, _record):  # type: ignore[no-untyped-def]
             cur = dbapi_conn.cursor()
             cur.execute("PRAGMA foreign_keys=ON")
-            cur.execute("PRAGMA busy_timeout=30000")
+            cur.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_MS}")
             # INSERT OR REPLACE deletes the row it replaces; with recursive triggers
             # that delete fires DELETE triggers (the audit log's among them). The
             # migrations also refuse such an insert by trigger, for connections
             # that do not set this (the sqlite3 shell).
             cur.execute("PRAGMA recursive_triggers=ON")
             if database and database != ":memory:":
-                cur.execute("PRAGMA journal_mode=WAL")
+                _switch_to_wal(cur)
                 # In WAL mode NORMAL never corrupts the database; a power cut may
                 # lose the transactions of the last moment, never half of one.
                 cur.execute("PRAGMA synchronous=NORMAL")

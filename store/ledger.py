@@ -23,6 +23,9 @@ transaction (`add`); a row whose run died with it in flight becomes "unknown"
 (`settle_unknown`, at a run's start), counted by `copydesk stats`
 (`unknown_outcomes`): every paid call is in the ledger (issue 26).
 
+Rows' requests and responses and the parts are stored packed (zlib over their
+JSON text, store/packing.py, migration 0019): read whole, never queried inside.
+
 Parts are only ever inserted (`INSERT ... ON CONFLICT DO NOTHING`, in hash order
 so two writers never wait on each other in opposite orders); the runtime role may
 not change or delete them (store/db.py `RUNTIME_TABLE_RIGHTS`).

@@ -30,6 +30,28 @@ def hold(session: Session, name: str) -> None:
     session.connection().execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": key(name)})
 
 
+def hold_all(session: Session, names: list[str]) -> None:
+    """`hold` for every name, taken in the order given (callers sort them, so two
+    transactions never wait crosswise): one round trip on PostgreSQL, not one a
+    name (issue 24: the writer takes a batch's story locks together)."""
+    if len(names) <= 1:
+        for name in names:
+            hold(session, name)
+        return
+    if write_transaction(session):
+        return
+    # The locks are taken row by row in the array's order: PostgreSQL "will
+    # effectively evaluate output expressions after sorting", unless ORDER BY names
+    # them (https://www.postgresql.org/docs/current/sql-select.html, "SELECT List").
+    session.connection().execute(
+        text(
+            "SELECT pg_advisory_xact_lock(t.k) FROM unnest(CAST(:keys AS bigint[]))"
+            " WITH ORDINALITY AS t(k, n) ORDER BY t.n"
+        ),
+        {"keys": [key(name) for name in names]},
+    )
+
+
 def write_transaction(session: Session) -> bool:
     """SQLite: make the session's transaction a write transaction now (True).
     PostgreSQL: nothing (False); its row locks (`FOR UPDATE`) serialise by row."""

@@ -32,6 +32,7 @@ from sqlalchemy.types import TypeDecorator
 from sqlmodel import Field, SQLModel
 
 from guards.checks import check_state as guard_check_state
+from store.packing import PackedEvidence, PackedJSON, PackedText
 
 if TYPE_CHECKING:  # a type only: the store does not run gates
     from guards.registry import GateResult
@@ -195,7 +196,8 @@ class GateVerdict(SQLModel, table=True):
     passed: bool
     mode: str  # "discard", "flag" or "off"
     reason: str = Field(sa_column=Column(Text, nullable=False))
-    evidence: Any = Field(default=None, sa_column=Column(JSON, nullable=True))
+    # JSON; a large evidence packed inside it (store/packing.py `PackedEvidence`).
+    evidence: Any = Field(default=None, sa_column=Column(PackedEvidence, nullable=True))
     created_at: datetime = Field(
         default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
     )
@@ -309,8 +311,9 @@ class CallRecord(SQLModel):
     cost_usd: float | None = None
     ok: bool = True
     error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
-    request_json: Any = Field(default=None, sa_column=Column(JSON, nullable=True))
-    response_json: Any = Field(default=None, sa_column=Column(JSON, nullable=True))
+    # Packed (zlib over the JSON text: store/packing.py, migration 0019); read whole.
+    request_json: Any = Field(default=None, sa_column=Column(PackedJSON, nullable=True))
+    response_json: Any = Field(default=None, sa_column=Column(PackedJSON, nullable=True))
     # "done": the attempt's outcome is recorded. "in_flight": the row was written
     # before the request went out and its outcome is not recorded yet; once its run is
     # gone it is "unknown" (the process died with the request in flight; see
@@ -349,13 +352,13 @@ class ModelCall(CallRecord, table=True):
 class LedgerPart(SQLModel, table=True):
     """A part of model requests that repeats across calls (the tool list, the system
     prompt, an instruction, an article's block), stored once: `content` is its
-    canonical JSON text and `hash` that text's SHA-256. A `ModelCall.request_json`
+    canonical JSON text (stored packed) and `hash` that text's SHA-256. A `ModelCall.request_json`
     names it as {"$part": hash}; store/ledger.py writes and reassembles them."""
 
     __tablename__ = "ledger_parts"
 
     hash: str = Field(primary_key=True)
-    content: str = Field(sa_column=Column(Text, nullable=False))
+    content: str = Field(sa_column=Column(PackedText, nullable=False))  # store/packing.py
 
 
 class Run(SQLModel, table=True):
@@ -396,7 +399,7 @@ class Editor(SQLModel, table=True):
 
 
 class ReviewSession(SQLModel, table=True):
-    """A browser signed in to the review queue (store/sessions.py, migration 0019):
+    """A browser signed in to the review queue (store/sessions.py, migration 0020):
     a reload finds its editor again through the session token the browser keeps.
     Only the SHA-256 of the token's random key is stored, so reading this table
     signs nobody in. A row stops working when it expires, when it is revoked

@@ -37,6 +37,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -161,6 +162,28 @@ def truncated(partial: str = '{"headline": "Ferry refit', **kwargs: Any) -> Repl
 
 def refusal() -> Reply:
     return message([], stop_reason="refusal", tokens=usage(output_tokens=0))
+
+
+# The test string the API documents for provoking a refusal ("Streaming refusals",
+# https://platform.claude.com/docs/en/test-and-evaluate/strengthen-guardrails/handle-streaming-refusals):
+# a request that contains it is answered with stop_reason "refusal" and its
+# stop_details. `make cassettes` sends it to record a real refusal.
+MAGIC_REFUSAL = (
+    "ANTHROPIC_MAGIC_STRING_TRIGGER_REFUSAL_"
+    "1FAEFB6177B4672DEE07F9D3AFC62588CCD2631EDCF22E8CCC1FB35B501C9C86"
+)
+
+
+def documented_refusal() -> Reply:
+    """A refusal as the streaming-refusals page shows it: stop_reason "refusal",
+    `stop_details` naming it, output tokens billed up to the refusal."""
+    reply = message([], stop_reason="refusal", tokens=usage(output_tokens=3))
+    reply.body["stop_details"] = {
+        "type": "refusal",
+        "category": None,
+        "explanation": "This request was declined.",
+    }
+    return reply
 
 
 def context_window_exceeded() -> Reply:
@@ -387,6 +410,8 @@ class FakeAnthropic:
             refused = refusal_for(parsed)
             if refused is not None:
                 return refused
+            if MAGIC_REFUSAL.encode() in body:
+                return documented_refusal()
             if self.steps:
                 return self.steps.pop(0)
         if self.responder is not None:
@@ -523,3 +548,29 @@ def grounded_check(source: str, draft: str) -> dict[str, Any]:
         "claims": claims,
         "sentences": [judged(headline, first)] + [judged(p, p) for p in parts],
     }
+
+
+# --- cassettes: replies in the wire format, recorded (tests/record_cassettes.py) ------
+
+CASSETTES = Path(__file__).resolve().parent / "cassettes"
+
+
+def load_cassette(name: str, folder: Path = CASSETTES) -> dict[str, Any]:
+    """The recorded file `name` (tests/cassettes/NAME.json): origin, the request sent,
+    and the response: status, headers and body exactly as the wire carried them."""
+    return json.loads((folder / f"{name}.json").read_text(encoding="utf-8"))
+
+
+def cassette(name: str, folder: Path = CASSETTES) -> Reply:
+    """The recorded response of cassette `name`, to answer a request with."""
+    response = load_cassette(name, folder)["response"]
+    return Reply(response["status"], response["body"], dict(response["headers"]))
+
+
+def cassette_responder(summary: str, checks: str = "check_ok") -> Callable[[Any], Step]:
+    """Summary calls answered by cassette `summary`, check calls by `checks`."""
+
+    def respond(request_json: Any) -> Step:
+        return cassette(checks if draft_text(request_json) is not None else summary)
+
+    return respond

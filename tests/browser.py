@@ -9,9 +9,15 @@
   The app reads its settings on every page run (copydesk/review_app.py), so each run
   sees the test's database and settings; relative paths in the config are anchored next
   to the test's file, as ever.
-- `chromium()`: Debian's headless Chromium; `new_page(browser, server, ...)` a
-  page of its own (viewport, time zone, generous waits, loopback only);
-  `signed_in_page(...)` the same, signed in with the queue on screen.
+  A seed that names its outcome (`queue_of`'s seeds, module-level seed functions) runs
+  once per test process, into a SQLite file that every later test asking for it gets a
+  copy of (`_from_template`); other seeds, and PostgreSQL, run the seed each time.
+- `chromium()`: Debian's headless Chromium, one per test process (launched on first
+  use), lent to one test at a time: the browser contexts a test opened are closed when
+  it is done. `new_page(browser, server, ...)` a page in a context of its own (viewport,
+  time zone, generous waits, loopback only); `signed_in_page(...)` the same, signed in
+  with the queue on screen. `run_apart(coroutine)`: what `asyncio.run` would do, in a
+  thread, since sync Playwright holds this thread's event loop.
 - `submit_sign_in` / `sign_in`: the sign-in form, without and with waiting for the queue.
 - Page helpers: `shows`, `said`, `on_screen`, `drawn`, `idle`, `focus_page`,
   `inert`; `statuses(server)` reads the items' statuses back.
@@ -28,17 +34,21 @@ from __future__ import annotations
 import asyncio
 import atexit
 import os
+import re
+import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import tempfile
 import time
 import urllib.request
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Coroutine, Hashable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from sqlalchemy.engine import Engine
@@ -62,13 +72,16 @@ CHROMIUM_ARGS = [
     "--disable-quic",
 ]
 STARTUP_LIMIT = 120  # seconds to wait for the server to answer before giving up
-WAIT_MS = 30_000  # a rerun on a loaded machine can take far longer than Playwright's 5 s
+# How long a wait for the page may last: only a failing test waits it out. A page run
+# on a loaded 2-core machine can take long: 30 s ran out at load 25.
+WAIT_MS = 90_000
 
 # The queue most tests start from: three plain drafts, the hostile one, and
 # wrong_number, which a gate discards.
 QUEUE_KEYS = ("bridge", "school", "market", "hostile", "wrong_number")
 
 Seed = Callable[[Engine], dict[str, int]]
+T = TypeVar("T")
 
 
 @dataclass
@@ -112,6 +125,7 @@ def queue_of(*keys: str, editors: Sequence[str] = ("alice",)) -> Seed:
             seed_editor(engine, name)
         return ids
 
+    seed.template_key = ("queue_of", keys, tuple(editors))  # type: ignore[attr-defined]
     return seed
 
 
@@ -208,6 +222,63 @@ def _point_at(link: Path, target: Path) -> None:
     os.replace(fresh, link)
 
 
+def _run_seed(db_url: str, seed: Seed) -> dict[str, int]:
+    engine = open_store(db_url)
+    try:
+        return seed(engine)
+    finally:
+        engine.dispose()
+
+
+# Seeded desks, made once per test process and copied for every test that asks for
+# the same seed again: template key -> (the seeded SQLite file, its ids).
+_seeded: dict[Hashable, tuple[Path, dict[str, int]]] = {}
+_seeded_home: Path | None = None
+
+
+def _template_key(seed: Seed) -> Hashable | None:
+    """What names a seed's outcome: its `template_key` (`queue_of` sets one), or for a
+    plain module-level function its module and name. Any other seed (a closure over a
+    test's own values, say) is run afresh for each test."""
+    key = getattr(seed, "template_key", None)
+    if key is not None:
+        return key
+    name = getattr(seed, "__qualname__", "<locals>")
+    if getattr(seed, "__closure__", None) is None and "<locals>" not in name:
+        return (seed.__module__, name)
+    return None
+
+
+def _from_template(db_url: str, seed: Seed) -> dict[str, int] | None:
+    """Fill the SQLite database at `db_url` with a copy of `seed`'s desk (seeding it
+    first, once per process, with the real pipeline: about 2 s a desk) and return its
+    ids; None (nothing done) for PostgreSQL or a seed without a template key."""
+    global _seeded_home
+    key = _template_key(seed)
+    if key is None or not db_url.startswith("sqlite:///"):
+        return None
+    if key not in _seeded:
+        if _seeded_home is None:
+            _seeded_home = Path(tempfile.mkdtemp(prefix="copydesk-seeds-"))
+            atexit.register(shutil.rmtree, _seeded_home, True)
+        template = _seeded_home / f"desk{len(_seeded)}.db"
+        _seeded[key] = (template, _run_seed(f"sqlite:///{template}", seed))
+    template, ids = _seeded[key]
+    _copy_sqlite(template, Path(db_url.removeprefix("sqlite:///")))
+    return dict(ids)
+
+
+def _copy_sqlite(source: Path, target: Path) -> None:
+    """A consistent copy of a whole SQLite database (its write-ahead log included),
+    replacing what `target` held."""
+    src, dst = sqlite3.connect(source), sqlite3.connect(target)
+    try:
+        src.backup(dst)
+    finally:
+        src.close()
+        dst.close()
+
+
 @contextmanager
 def serve(
     tmp_path: Path,
@@ -225,11 +296,9 @@ def serve(
     review_seed.write_config."""
     require_browser()
     require_review_command()
-    engine = open_store(db_url)
-    try:
-        ids = seed(engine)
-    finally:
-        engine.dispose()
+    ids = _from_template(db_url, seed)
+    if ids is None:
+        ids = _run_seed(db_url, seed)
     config_file = write_config(
         tmp_path / "config.toml", db_url, modes=modes, dwell_seconds=dwell_seconds, **config
     )
@@ -256,17 +325,92 @@ def statuses(server: Server) -> dict[str, str]:
 # --------------------------------------------------------------------------- the browser
 
 
-@contextmanager
-def chromium() -> Iterator[Any]:
-    """A headless Chromium (sync Playwright), closed afterwards."""
+_browser: tuple[Any, Any] | None = None  # (Playwright, Browser) of this test process
+
+
+def _shared_browser() -> Any:
+    """The headless Chromium of this test process, launched on first use (about 1.3 s
+    idle, far more on a loaded machine) and again only if it went away."""
+    global _browser
+    if _browser is not None and _browser[1].is_connected():
+        return _browser[1]
+    stop_chromium()
     from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
+    playwright = sync_playwright().start()
+    try:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+    except BaseException:
+        playwright.stop()
+        raise
+    _browser = (playwright, browser)
+    return browser
+
+
+def stop_chromium() -> None:
+    """Close this process's Chromium and stop Playwright's driver, if running. While
+    sync Playwright runs, its event loop counts as running in this thread, so
+    `asyncio.run` refuses: tests/conftest.py calls this before any test that is not a
+    browser test, and `run_apart` runs a browser test's own coroutines in a thread."""
+    global _browser
+    if _browser is None:
+        return
+    playwright, browser = _browser
+    _browser = None
+    try:
+        browser.close()
+    except Exception:  # noqa: BLE001, S110 - a browser that already went away
+        pass
+    playwright.stop()
+
+
+atexit.register(stop_chromium)
+
+
+@contextmanager
+def chromium() -> Iterator[Any]:
+    """The process's headless Chromium (sync Playwright) for one test. A test opens
+    pages in browser contexts of its own (`new_page`: another person, as far as the
+    app knows); they are all closed when the test is done, so the next test starts
+    from a browser with none."""
+    require_browser()
+    browser = _shared_browser()
+    try:
+        yield browser
+    except Exception:
+        _keep_what_the_pages_show(browser)
+        raise
+    finally:
+        for context in list(browser.contexts):
+            try:
+                context.close()
+            except Exception:  # noqa: BLE001, S110 - a context its test already closed
+                pass
+
+
+def _keep_what_the_pages_show(browser: Any) -> None:
+    """A browser test that failed leaves a screenshot and the HTML of every page it
+    had open in ARTIFACTS/failed/, named by the test: a failure seen only on a loaded
+    CI machine can then be read afterwards."""
+    test = os.environ.get("PYTEST_CURRENT_TEST", "test").split(" ")[0]
+    name = re.sub(r"[^\w.-]+", "_", test)[-120:]
+    folder = ARTIFACTS / "failed"
+    folder.mkdir(parents=True, exist_ok=True)
+    for n, context in enumerate(browser.contexts):
+        for m, page in enumerate(context.pages):
+            stem = f"{name}-{n}-{m}"
+            try:
+                (folder / f"{stem}.html").write_text(page.content(), encoding="utf-8")
+                page.screenshot(path=str(folder / f"{stem}.png"), full_page=True, timeout=10_000)
+            except Exception:  # noqa: BLE001, S110 - a page that went away leaves nothing
+                pass
+
+
+def run_apart(coroutine: Coroutine[Any, Any, T]) -> T:
+    """`asyncio.run(coroutine)` in a thread of its own: in this thread the shared
+    Chromium's sync Playwright holds the event loop (see `stop_chromium`)."""
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="run-apart") as pool:
+        return pool.submit(asyncio.run, coroutine).result()
 
 
 def new_page(

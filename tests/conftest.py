@@ -29,7 +29,10 @@ test does not wait for the drop (the session waits for all of them at its end).
 
 An autouse fixture removes the ANTHROPIC_* and COPYDESK_* variables (LEAKY_ENV)
 from the environment, so no test runs against a developer's key, config or database.
-It does not change the working directory: tests that need one set it themselves.
+Another runs every test in a folder of its own with a copy of the checkout's
+config.toml (`_working_directory_of_its_own`): nothing a command writes beside its
+config (the audit anchor) lands in the checkout, and the session fails naming any file
+a test left there anyway (`pytest_sessionfinish`).
 
 Select or deselect the PostgreSQL half with `-m postgres` / `-m "not postgres"`.
 
@@ -44,6 +47,7 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
+import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -97,6 +101,65 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg-state"))
 
 
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _session_working_directory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The same for module and session fixtures, which are made before a test's own
+    folder is: a folder per test process."""
+    cwd = tmp_path_factory.mktemp("cwd")
+    shutil.copyfile(ROOT / "config.toml", cwd / "config.toml")
+    before = os.getcwd()
+    os.chdir(cwd)
+    yield
+    os.chdir(before)
+
+
+@pytest.fixture(autouse=True)
+def _working_directory_of_its_own(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Every test runs in a folder of its own holding a copy of the checkout's
+    config.toml. A command run without --config (in-process or as a child) finds the
+    same settings it would in the checkout, but what they place beside config.toml (the
+    audit anchor and its lock, a SQLite file) lands in that folder: never in the
+    checkout, never shared with another test. (Beside tmp_path, not in it: a test may
+    count what its tmp_path holds.)"""
+    cwd = tmp_path.with_name(f"{tmp_path.name}-cwd")
+    cwd.mkdir()
+    shutil.copyfile(ROOT / "config.toml", cwd / "config.toml")
+    monkeypatch.chdir(cwd)
+
+
+# What the checkout held when the session began (`pytest_sessionstart`), so that
+# `pytest_sessionfinish` can name anything a test left in it.
+_checkout_at_start: set[str] = set()
+LEFT_ALONE = {".pytest_cache", ".hypothesis", ".ruff_cache", "__pycache__"}
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    _checkout_at_start.update(p.name for p in ROOT.iterdir())
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """A test that writes into the checkout (an `audit.anchor` beside the shipped
+    config.toml, say) fails the run, naming what it left."""
+    left = sorted({p.name for p in ROOT.iterdir()} - _checkout_at_start - LEFT_ALONE)
+    if left:
+        session.config.stash[_LEFT_IN_CHECKOUT] = left
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+_LEFT_IN_CHECKOUT = pytest.StashKey[list[str]]()
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    left = config.stash.get(_LEFT_IN_CHECKOUT, None)
+    if left:
+        terminalreporter.write_line(
+            f"FAILED: tests left files in the checkout {ROOT}: {', '.join(left)}", red=True
+        )
+
+
 @pytest.fixture(autouse=True)
 def _loopback_only(monkeypatch: pytest.MonkeyPatch):
     """No test reaches any network but loopback: other connects and lookups fail at once."""
@@ -107,6 +170,17 @@ def _loopback_only(monkeypatch: pytest.MonkeyPatch):
         yield install_loopback_only(monkeypatch)
 
 
+@pytest.fixture(autouse=True)
+def _no_chromium_outside_browser_tests(request: pytest.FixtureRequest) -> None:
+    """The browser tests share one Chromium per process (tests/browser.py); while its
+    sync Playwright runs, `asyncio.run` refuses in this thread. A test that is not a
+    browser test finds it stopped (it starts again with the next browser test)."""
+    if request.node.get_closest_marker("browser") is None:
+        browser = sys.modules.get("tests.browser")
+        if browser is not None:
+            browser.stop_chromium()
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests that ask for `pg_url` directly get the `postgres` marker too."""
     for item in items:
@@ -115,6 +189,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 BROWSER_MODULE_SUFFIX = "_browser.py"
+BROWSER_GROUP = "browser"
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -122,7 +197,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """`make test` runs two pytest-xdist workers. The browser test modules
     (tests/*_browser.py) all go to one of them, one test after another: each drives a
     Streamlit server and a Chromium, and two at once on a 2-core machine would slow
-    both; the other worker runs the rest meanwhile. Every other module runs whole on
+    both; the other worker runs the rest meanwhile, and the browser group starts first
+    (it is the longest unit of work). Every other module runs whole on
     one worker, in its own order (as `--dist loadfile`): its module fixtures are made
     once, and no test depends on which of its neighbours ran in the same process.
     (xdist's own `--dist loadgroup` marks do not take with pytest 9, which no longer
@@ -132,7 +208,15 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     class BrowserTestsTogether(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             module = nodeid.partition("::")[0]
-            return "browser" if module.endswith(BROWSER_MODULE_SUFFIX) else module
+            return BROWSER_GROUP if module.endswith(BROWSER_MODULE_SUFFIX) else module
+
+        def _assign_work_unit(self, node: Any) -> None:
+            # The browser group is the longest unit by far: it goes first, to the first
+            # worker, while the other takes the modules, largest first (xdist's
+            # loadscope order); the first joins in when the browser tests are done.
+            if BROWSER_GROUP in self.workqueue:
+                self.workqueue.move_to_end(BROWSER_GROUP, last=False)
+            super()._assign_work_unit(node)
 
     return BrowserTestsTogether(config, log)
 

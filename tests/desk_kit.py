@@ -7,12 +7,16 @@
   state, never on a clock.
 - `decide_as(server, name, item_id, how)`: another editor's decision, straight in
   the database (approve, or reject with a reason).
+- `approved_long_ago(db_url, item_id)`: the approval was made an hour ago (its Undo
+  window long past).
+- `open_view(page, name)`: pick a view (Approved, Published, ...) in the sidebar.
 - `item_status`, `last_reason`: read an item back.
 """
 
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import select
@@ -20,7 +24,7 @@ from sqlmodel import Session
 
 from review_ui.desk.decisions import Reviewer, approve, reject
 from store.db import open_store, session_scope
-from store.models import AuditEvent, Item
+from store.models import AuditEvent, Item, utcnow
 from tests.browser import Server
 
 
@@ -62,6 +66,24 @@ def decide_as(server: Server, name: str, item_id: int, how: str = "approve") -> 
                 reject(session, reviewer, item_id, version, "not for us")
     finally:
         engine.dispose()
+
+
+def approved_long_ago(db_url: str, item_id: int) -> None:
+    """The approval was made an hour ago: its Undo window is long past."""
+    engine = open_store(db_url)
+    try:
+        with session_scope(engine) as session:
+            item = session.get(Item, item_id)
+            assert item is not None
+            item.decided_at = utcnow() - timedelta(hours=1)
+            session.add(item)
+    finally:
+        engine.dispose()
+
+
+def open_view(page: Any, name: str) -> None:
+    """Pick the view `name` in the sidebar."""
+    page.locator("[data-testid=stSidebar]").get_by_text(name, exact=True).click()
 
 
 def item_status(server: Server, item_id: int) -> str:

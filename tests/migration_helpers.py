@@ -13,7 +13,7 @@ from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
 from store import audit_chain
-from store.db import alembic_config, make_engine
+from store.db import alembic_config, make_engine, migrate
 
 
 def at_previous_revision(db_url: str, revision: str) -> Engine:
@@ -24,6 +24,29 @@ def at_previous_revision(db_url: str, revision: str) -> Engine:
     assert isinstance(previous, str)
     command.upgrade(config, previous)
     return engine
+
+
+# An article (status, title, source text, URL) several migration tests keep beside
+# the one they are about.
+MILL_SOLD = (
+    "new",
+    "Tamsett mill sold",
+    "The Tamsett mill was sold on Friday.",
+    "https://tamsett.example.test/mill",
+)
+
+
+def upgraded_with(
+    db_url: str, revision: str, *articles: tuple[str, str, str, str]
+) -> tuple[Engine, list[int]]:
+    """A database made at the revision before `revision`, holding `articles` (status,
+    title, source text, URL: `insert_article`), then migrated to the newest schema:
+    its engine and the articles' ids, in order."""
+    engine = at_previous_revision(db_url, revision)
+    with engine.begin() as conn:
+        ids = [insert_article(conn, n, *article) for n, article in enumerate(articles, 1)]
+    migrate(engine)
+    return engine, ids
 
 
 def insert_article(

@@ -12,17 +12,20 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import pytest
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 from typer.testing import CliRunner
 
 from copydesk.cli import app
+from copydesk.config import load_settings
 from store import status as st
-from store.db import session_scope
+from store.db import open_store, session_scope
 from store.editors import add_editor
 from store.models import Item
 
@@ -118,16 +121,18 @@ def write_config(
     targets: tuple[str, ...] = ("atom", "jsonl", "webhook"),
     extra: str = "",
     undo_seconds: float = 0,
+    timeout_seconds: float = 5,
 ) -> Path:
     """config.toml: the sample feed, the extractive summariser, and the targets.
     `undo_seconds`: the queue's Undo window, which publishing waits out (0 here: the
-    tests approve and publish at once; one test checks the wait)."""
+    tests approve and publish at once; one test checks the wait). `attempts` and
+    `timeout_seconds` are the webhook's."""
     blocks = {
         "atom": '[[publish.targets]]\nkind = "atom"\npath = "out/feed.xml"\nmax_entries = 50\n',
         "jsonl": '[[publish.targets]]\nkind = "jsonl"\npath = "out/items.jsonl"\n',
         "webhook": (
             f'[[publish.targets]]\nkind = "webhook"\nurl = "{webhook_url}"\n'
-            f"attempts = {attempts}\nbackoff_seconds = 0.01\ntimeout_seconds = 5\n"
+            f"attempts = {attempts}\nbackoff_seconds = 0.01\ntimeout_seconds = {timeout_seconds}\n"
         ),
     }
     text = (
@@ -150,6 +155,59 @@ def cli(config: Path, *args: str, env: dict[str, str] | None = None):  # type: i
 def run_pipeline(config: Path) -> None:
     result = cli(config, "run")
     assert result.exit_code == 0, result.output
+
+
+@contextmanager
+def desk_with_drafts(
+    folder: Path, db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[tuple[Path, str, Engine]]:
+    """Drafts from the real pipeline in `db_url`, an editor (ann) and a viewer (vera),
+    `folder` the working directory and the webhook's secret in the environment:
+    (folder, db_url, engine), the engine disposed afterwards."""
+    run_pipeline(write_config(folder, db_url, targets=()))
+    engine = open_store(db_url)
+    with session_scope(engine) as session:
+        add_editor_once(session, "ann")
+        add_editor_once(session, "vera", role="viewer")
+    monkeypatch.chdir(folder)
+    monkeypatch.setenv(SECRET_ENV, SECRET)
+    try:
+        yield folder, db_url, engine
+    finally:
+        engine.dispose()
+
+
+def review_settings(
+    folder: Path,
+    db_url: str,
+    hook: Webhook,
+    monkeypatch: pytest.MonkeyPatch,
+    *,
+    timeout_seconds: float = 5,
+) -> Any:
+    """config.toml with the JSON Lines file and the hook (one try per publish), named
+    by COPYDESK_CONFIG; its review app's settings."""
+    config = write_config(
+        folder,
+        db_url,
+        webhook_url=hook.url,
+        targets=("jsonl", "webhook"),
+        attempts=1,
+        timeout_seconds=timeout_seconds,
+    )
+    monkeypatch.setenv("COPYDESK_CONFIG", str(config))
+    return load_settings().for_review()
+
+
+def approved_earlier(engine: Engine, count: int) -> list[int]:
+    """`approve` `count` drafts, decided five minutes ago (out of any Undo window)."""
+    ids = approve(engine, count)
+    with session_scope(engine) as session:
+        for item_id in ids:
+            item = session.get(Item, item_id)
+            item.decided_at = item.decided_at - timedelta(minutes=5)
+            session.add(item)
+    return ids
 
 
 def approve(engine: Engine, count: int, editor: str = "ann") -> list[int]:

@@ -96,6 +96,7 @@ class Article:
     headline: str  # the recorded model reply
     summary: str
     published: str | None = None  # the entry's date_published (RFC 3339), when it has one
+    language: str | None = None  # the entry's JSON Feed `language`, when it declares one
 
     @property
     def url(self) -> str:
@@ -221,6 +222,8 @@ def _feed_item(article: Article) -> dict[str, str]:
     }
     if article.published:
         item["date_published"] = article.published
+    if article.language:
+        item["language"] = article.language
     return item
 
 

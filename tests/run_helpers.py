@@ -13,10 +13,11 @@ import threading
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 from tests.articles import FERRY, LIBRARY, paragraphs_html, rss
+from tests.loopback_http import QuietHandler
 
 KEY = "sk-ant-test-scale-0123456789"
 ROOT = Path(__file__).resolve().parent.parent
@@ -52,7 +53,7 @@ class Newsroom:
     def serve(self) -> Iterator[str]:
         room = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             protocol_version = "HTTP/1.1"
 
             def do_GET(self) -> None:  # noqa: N802
@@ -65,15 +66,7 @@ class Newsroom:
                 else:
                     self.send_error(404)
                     return
-                data = body.encode()
-                self.send_response(200)
-                self.send_header("content-type", kind)
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args: object) -> None:
-                pass
+                self.send_body(body.encode(), kind)
 
         server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)

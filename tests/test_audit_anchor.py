@@ -323,30 +323,21 @@ def test_a_retraction_carries_the_audit_head_with_its_own_event(
     from publish.targets import published_heads
     from store.db import open_store
     from store.models import AuditEvent
-    from tests.publish_helpers import (
-        Webhook,
-        add_editor_once,
-        approve,
-        cli,
-        jsonl_lines,
-        run_pipeline,
-        webhook_server,
-        write_config,
-    )
+    from tests import publish_helpers as kit
 
     repo = Path(__file__).resolve().parents[1]
     schema = json.loads((repo / "publish" / "payload.schema.json").read_text(encoding="utf-8"))
-    config = write_config(tmp_path, db_url, targets=("atom", "jsonl"))
-    run_pipeline(config)
+    config = kit.write_config(tmp_path, db_url, targets=("atom", "jsonl"))
+    kit.run_pipeline(config)
     engine = open_store(db_url)
     try:
-        [item_id] = approve(engine, 1)
+        [item_id] = kit.approve(engine, 1)
         with session_scope(engine) as session:
-            add_editor_once(session, "cy")
-        with webhook_server(Webhook()) as hook:
-            config = write_config(tmp_path, db_url, webhook_url=hook.url)
-            assert cli(config, "publish").exit_code == 0
-            retracted = cli(
+            kit.add_editor_once(session, "cy")
+        with kit.webhook_server(kit.Webhook()) as hook:
+            config = kit.write_config(tmp_path, db_url, webhook_url=hook.url)
+            assert kit.cli(config, "publish").exit_code == 0
+            retracted = kit.cli(
                 config, "retract", str(item_id), "--reason", "Berth figure wrong", "--editor", "cy"
             )
             assert retracted.exit_code == 0, retracted.output
@@ -357,14 +348,14 @@ def test_a_retraction_carries_the_audit_head_with_its_own_event(
                 )
             ).one()
             own = f"{event.id}:{event.hash}"
-        [line] = [x for x in jsonl_lines(tmp_path) if x["event"] == "retracted"]
+        [line] = [x for x in kit.jsonl_lines(tmp_path) if x["event"] == "retracted"]
         [sent] = [r.json for r in hook.received if r.json["event"] == "retracted"]
         assert line["audit_head"] == sent["audit_head"] == own
         jsonschema.validate(line, schema)
         feed = tmp_path / "out" / "feed.xml"
         assert published_heads(feed.read_bytes()) == [own]  # the feed's entry is the notice
         for published in (feed, tmp_path / "out" / "items.jsonl"):
-            ok = cli(config, "audit", "--verify", "--against-feed", str(published))
+            ok = kit.cli(config, "audit", "--verify", "--against-feed", str(published))
             assert ok.exit_code == 0, ok.output
     finally:
         engine.dispose()

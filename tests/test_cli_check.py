@@ -285,3 +285,72 @@ def test_check_jsonl_function_streams_without_a_terminal():
     docs = [json.loads(raw) for raw in output.getvalue().splitlines()]
     assert code == 1
     assert {json.dumps(d["id"]): d["passed"] for d in docs} == expected
+
+
+# --- the item's language on a --jsonl line ------------------------------------------------------
+
+# A French report (invented): "1,250 tonnes" is one and a quarter tonnes. The draft is too
+# short for the detector to tell its language, so without one given its 1,250 reads as
+# English (1250) and is refused; with the item's language it reads as the source does.
+FR_SOURCE = (
+    "Le port de Vaulmont a reçu 1,250 tonnes de sable pour la digue, selon la capitainerie, "
+    "qui attend une deuxième livraison avant la fin du mois. " * 12
+)
+FR_LINE = {"source": FR_SOURCE, "summary": "Vaulmont : 1,250 tonnes de sable", "url": URL}
+
+
+def _jsonl(app, runner, lines: list[dict]) -> tuple[int, list[dict], str]:
+    stdin = "".join(json.dumps(line) + "\n" for line in lines)
+    result = runner.invoke(app, ["check", "--jsonl", "-"], input=stdin)
+    return result.exit_code, [json.loads(r) for r in result.stdout.splitlines()], result.stderr
+
+
+def test_jsonl_language_is_the_items_and_reads_the_draft(app, runner):
+    lines = [
+        FR_LINE | {"id": "fr", "language": "fr"},
+        FR_LINE | {"id": "fr-FR", "language": "fr-FR"},  # a BCP 47 tag, as feeds write them
+        FR_LINE | {"id": "none", "language": None},  # null: detected, as if absent
+        FR_LINE | {"id": "absent"},
+    ]
+    code, docs, _ = _jsonl(app, runner, lines)
+    assert code == 1
+    assert {d["id"]: d["passed"] for d in docs} == {
+        "fr": True,
+        "fr-FR": True,
+        "none": False,
+        "absent": False,
+    }
+    failed = {d["id"]: [v["gate"] for v in d["verdicts"] if not v["passed"]] for d in docs}
+    assert failed["none"] == failed["absent"] == ["numbers_grounded"]
+
+
+def test_jsonl_language_another_language_is_detected(app, runner):
+    """A real language the gates do not read (Portuguese) is accepted and detected, as
+    the pipeline does with such an item."""
+    code, docs, _ = _jsonl(app, runner, [FR_LINE | {"id": "pt", "language": "pt-BR"}])
+    assert (code, docs[0]["passed"], "error" in docs[0]) == (1, False, False)
+
+
+def test_jsonl_unknown_language_is_one_clear_line(app, runner):
+    lines = [
+        FR_LINE | {"id": "ok", "language": "fr"},
+        FR_LINE | {"id": "klingon", "language": "klingon"},
+        FR_LINE | {"id": "made-up", "language": "qq"},
+        FR_LINE | {"id": "number", "language": 33},
+    ]
+    code, docs, stderr = _jsonl(app, runner, lines)
+    assert code == 1  # a malformed line, as documented (docs/gates.md)
+    assert docs[0] == docs[0] | {"id": "ok", "passed": True}
+    bad = {d["id"]: d for d in docs[1:]}
+    assert set(bad) == {"klingon", "made-up", "number"}
+    for item_id, line in (("klingon", 3), ("made-up", 4), ("number", 5)):
+        d = bad[item_id]
+        assert (d["passed"], d["verdicts"], d["line"]) == (False, [], line - 1)
+        assert "\n" not in d["error"]
+    assert bad["klingon"]["error"] == (
+        'line 2: "language" "klingon" is not a language code '
+        '(an ISO 639-1 code such as "fr" or "de-AT", or null to detect it)'
+    )
+    assert '"language" "qq" is not a language code' in bad["made-up"]["error"]
+    assert bad["number"]["error"] == 'line 4: "language" must be a string or null'
+    assert "checked 4: 1 passed, 0 failed, 3 malformed" in stderr

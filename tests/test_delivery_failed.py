@@ -18,26 +18,22 @@ from sqlalchemy import select, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from copydesk.config import load_settings
 from publish.build import configured_publisher
 from publish.service import retract
 from review_ui.desk import publishing
 from review_ui.desk.decisions import NotAllowed, Reviewer
 from store import approvals, audit_chain
-from store.db import open_store, session_scope
+from store.db import session_scope
 from store.deliveries import RETRIED, target_states, troubles
 from store.models import AuditEvent, Delivery, Item, utcnow
 from tests.apptest_helpers import page_html, shown, signed_in
 from tests.publish_helpers import (
-    SECRET,
-    SECRET_ENV,
     Webhook,
-    add_editor_once,
-    approve,
+    approved_earlier,
+    desk_with_drafts,
     jsonl_lines,
-    run_pipeline,
+    review_settings,
     webhook_server,
-    write_config,
 )
 
 HOSTILE = "<script>alert(1)</script> ![](https://tracker.example.net/p.png)"
@@ -47,34 +43,8 @@ ANN, VERA = Reviewer("ann", "editor"), Reviewer("vera", "viewer")
 @pytest.fixture
 def drafts(tmp_path: Path, db_url: str, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
     """Drafts from the real pipeline, two accounts, the secret in the environment."""
-    run_pipeline(write_config(tmp_path, db_url, targets=()))
-    engine = open_store(db_url)
-    with session_scope(engine) as session:
-        add_editor_once(session, "ann")
-        add_editor_once(session, "vera", role="viewer")
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv(SECRET_ENV, SECRET)
-    yield tmp_path, db_url, engine
-    engine.dispose()
-
-
-def configure(folder: Path, db_url: str, hook: Webhook, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
-    """config.toml with the JSON Lines file and the hook (one try per publish)."""
-    config = write_config(folder, db_url, webhook_url=hook.url, targets=("jsonl", "webhook"))
-    text = config.read_text(encoding="utf-8").replace("attempts = 3", "attempts = 1")
-    config.write_text(text, encoding="utf-8")
-    monkeypatch.setenv("COPYDESK_CONFIG", str(config))
-    return load_settings().for_review()
-
-
-def approved_earlier(engine: Engine, count: int) -> list[int]:
-    ids = approve(engine, count)
-    with session_scope(engine) as session:
-        for item_id in ids:
-            item = session.get(Item, item_id)
-            item.decided_at = item.decided_at - timedelta(minutes=5)
-            session.add(item)
-    return ids
+    with desk_with_drafts(tmp_path, db_url, monkeypatch) as desk:
+        yield desk
 
 
 def publish_as_cli(engine: Engine, settings) -> None:  # type: ignore[no-untyped-def]
@@ -111,7 +81,7 @@ def test_a_refused_delivery_is_listed_and_an_editors_retry_sends_it_and_is_audit
     folder, db_url, engine = drafts
     [item_id] = approved_earlier(engine, 1)
     with webhook_server(Webhook(then=422)) as hook:
-        settings = configure(folder, db_url, hook, monkeypatch)
+        settings = review_settings(folder, db_url, hook, monkeypatch)
         publish_as_cli(engine, settings)
         assert status(engine, item_id) == "approved"  # live in the file, refused by the hook
         with Session(engine) as session:
@@ -159,7 +129,7 @@ def test_a_delivery_waiting_for_its_next_try_is_listed_and_retried_at_once(
     folder, db_url, engine = drafts
     [item_id] = approved_earlier(engine, 1)
     with webhook_server(Webhook(then=503)) as hook:
-        settings = configure(folder, db_url, hook, monkeypatch)
+        settings = review_settings(folder, db_url, hook, monkeypatch)
         publish_as_cli(engine, settings)
         with Session(engine) as session:
             [trouble] = troubles(session)
@@ -180,7 +150,7 @@ def test_a_refused_retraction_is_listed_and_retried(drafts, monkeypatch) -> None
     folder, db_url, engine = drafts
     [item_id] = approved_earlier(engine, 1)
     with webhook_server(Webhook()) as hook:
-        settings = configure(folder, db_url, hook, monkeypatch)
+        settings = review_settings(folder, db_url, hook, monkeypatch)
         publish_as_cli(engine, settings)
         assert status(engine, item_id) == "published"
         retract(engine, item_id, editor="ann", reason="The harbour board withdrew the plan")
@@ -209,17 +179,10 @@ def test_a_refused_retraction_is_listed_and_retried(drafts, monkeypatch) -> None
 def test_the_view_shows_the_answer_as_text_and_an_editor_retries_from_it(
     tmp_path: Path, sqlite_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    run_pipeline(write_config(tmp_path, sqlite_url, targets=()))
-    engine = open_store(sqlite_url)
-    with session_scope(engine) as session:
-        add_editor_once(session, "ann")
-        add_editor_once(session, "vera", role="viewer")
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv(SECRET_ENV, SECRET)
-    try:
+    with desk_with_drafts(tmp_path, sqlite_url, monkeypatch) as (_, _, engine):
         [refused, fine] = approved_earlier(engine, 2)
         with webhook_server(Webhook(script=[422], then=200)) as hook:
-            settings = configure(tmp_path, sqlite_url, hook, monkeypatch)
+            settings = review_settings(tmp_path, sqlite_url, hook, monkeypatch)
             publish_as_cli(engine, settings)
             assert [status(engine, i) for i in (refused, fine)] == ["approved", "published"]
             with session_scope(engine) as session:  # a hostile answer from the target
@@ -249,8 +212,6 @@ def test_the_view_shows_the_answer_as_text_and_an_editor_retries_from_it(
             assert "Every delivery went out" in page
         [event] = retries(engine, refused)
         assert event.actor == "editor:ann"
-    finally:
-        engine.dispose()
 
 
 # ----------------------------------------------------------------- the Approved view
@@ -262,16 +223,10 @@ def test_the_approved_view_shows_each_targets_state(
     """Issue 21: "The Approved view shows each target's delivery state". One item is
     in the file and refused by the hook, one in the file and waiting for the hook's
     next try, one not sent anywhere yet."""
-    run_pipeline(write_config(tmp_path, sqlite_url, targets=()))
-    engine = open_store(sqlite_url)
-    with session_scope(engine) as session:
-        add_editor_once(session, "ann")
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv(SECRET_ENV, SECRET)
-    try:
+    with desk_with_drafts(tmp_path, sqlite_url, monkeypatch) as (_, _, engine):
         refused, waiting = approved_earlier(engine, 2)
         with webhook_server(Webhook(script=[422], then=503)) as hook:
-            settings = configure(tmp_path, sqlite_url, hook, monkeypatch)
+            settings = review_settings(tmp_path, sqlite_url, hook, monkeypatch)
             publish_as_cli(engine, settings)
             [fresh] = approved_earlier(engine, 1)
             at = signed_in("ann", "Approved")
@@ -285,15 +240,13 @@ def test_the_approved_view_shows_each_targets_state(
         assert states[waiting][0] == "delivered"
         assert states[waiting][1].startswith("pending: next try after ")
         assert states[fresh] == ("not sent yet", "not sent yet")
-    finally:
-        engine.dispose()
 
 
 def test_target_states_on_both_backends(drafts, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     folder, db_url, engine = drafts
     refused, fresh = approved_earlier(engine, 2)
     with webhook_server(Webhook(then=422)) as hook:
-        settings = configure(folder, db_url, hook, monkeypatch)
+        settings = review_settings(folder, db_url, hook, monkeypatch)
         publish_as_cli(engine, settings)
     with session_scope(engine) as session:  # the second item: a worker is sending it now
         session.execute(

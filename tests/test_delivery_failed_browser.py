@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 import threading
-from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -19,11 +18,11 @@ from sqlalchemy import select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from store.db import open_store, session_scope
+from store.db import open_store
 from store.deliveries import RETRIED
-from store.models import AuditEvent, Item, utcnow
+from store.models import AuditEvent
 from tests.browser import chromium, said, serve, signed_in_page
-from tests.desk_kit import decide_as, item_status
+from tests.desk_kit import approved_long_ago, decide_as, item_status, open_view
 from tests.publish_helpers import Webhook, webhook_server
 from tests.review_seed import seed_editor, seed_queue
 
@@ -45,18 +44,6 @@ def _targets(url: str) -> str:
     )
 
 
-def _approved_long_ago(db_url: str, item_id: int) -> None:
-    engine = open_store(db_url)
-    try:
-        with session_scope(engine) as session:
-            item = session.get(Item, item_id)
-            assert item is not None
-            item.decided_at = utcnow() - timedelta(hours=1)
-            session.add(item)
-    finally:
-        engine.dispose()
-
-
 def _retries(db_url: str, item_id: int) -> list[str]:
     engine = open_store(db_url)
     try:
@@ -72,10 +59,6 @@ def _retries(db_url: str, item_id: int) -> list[str]:
         engine.dispose()
 
 
-def _view(page, name: str) -> None:  # type: ignore[no-untyped-def]
-    page.locator("[data-testid=stSidebar]").get_by_text(name, exact=True).click()
-
-
 def test_a_refused_delivery_is_listed_and_retried_from_the_desk(
     tmp_path: Path, sqlite_url: str
 ) -> None:
@@ -89,9 +72,9 @@ def test_a_refused_delivery_is_listed_and_retried_from_the_desk(
     ):
         bridge = server.ids["bridge"]
         decide_as(server, "bob", bridge, "approve")
-        _approved_long_ago(server.db_url, bridge)
+        approved_long_ago(server.db_url, bridge)
         page = signed_in_page(browser, server, width=1280, height=900)
-        _view(page, "Approved")
+        open_view(page, "Approved")
         page.get_by_role("button", name=re.compile(r"^Publish now")).click()
         page.get_by_role("button", name="Confirm: publish 1").click()
         # Publish now runs in the background: the page answers, shows the progress,
@@ -104,7 +87,7 @@ def test_a_refused_delivery_is_listed_and_retried_from_the_desk(
         expect(page.get_by_role("button", name=re.compile(r"^Publish now"))).to_be_enabled()
         assert item_status(server, bridge) == "approved"
 
-        _view(page, "Delivery failed")
+        open_view(page, "Delivery failed")
         main = page.locator("[data-testid=stMain]")
         expect(main).to_contain_text(f"#{bridge}")
         expect(main).to_contain_text("did not reach webhook")

@@ -22,6 +22,7 @@ from tests.browser import (
     new_page,
     queue_of,
     read_until_run_ends,
+    run_apart,
     serve,
     signed_in_page,
     submit_sign_in,
@@ -64,7 +65,6 @@ def test_the_third_wrong_password_locks_and_the_form_says_how_long(small_server:
 def test_a_name_that_is_not_text_is_answered_not_crashed_on(small_server: Server) -> None:
     """A crafted websocket message puts a number where the name box's text goes and
     presses Sign in: the form answers; no exception is drawn."""
-    import asyncio
 
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
     from websockets.asyncio.client import connect  # installed with streamlit's server
@@ -104,7 +104,7 @@ def test_a_name_that_is_not_text_is_answered_not_crashed_on(small_server: Server
             await read_until_run_ends(connection, received, 5)
         return received
 
-    received = asyncio.run(talk())
+    received = run_apart(talk())
     elements = [
         ForwardMsg.FromString(raw).delta.new_element
         for raw in received

@@ -8,7 +8,6 @@ Retracted view and has left "Source changed"."""
 from __future__ import annotations
 
 import re
-from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -17,9 +16,9 @@ from sqlalchemy.engine import Engine
 
 from publish.service import retract
 from store.db import open_store, session_scope
-from store.models import AuditEvent, Item, SourceCheck, utcnow
+from store.models import AuditEvent, SourceCheck
 from tests.browser import chromium, idle, said, serve, signed_in_page
-from tests.desk_kit import decide_as, item_status
+from tests.desk_kit import approved_long_ago, decide_as, item_status, open_view
 from tests.review_seed import seed_editor, seed_queue
 
 pytestmark = pytest.mark.browser
@@ -32,23 +31,6 @@ def _desk(engine: Engine) -> dict[str, int]:
     seed_editor(engine, "alice")
     seed_editor(engine, "bob")
     return ids
-
-
-def _approved_long_ago(db_url: str, item_id: int) -> None:
-    """The approval was made an hour ago: its Undo window is long past."""
-    engine = open_store(db_url)
-    try:
-        with session_scope(engine) as session:
-            item = session.get(Item, item_id)
-            assert item is not None
-            item.decided_at = utcnow() - timedelta(hours=1)
-            session.add(item)
-    finally:
-        engine.dispose()
-
-
-def _view(page, name: str) -> None:  # type: ignore[no-untyped-def]
-    page.locator("[data-testid=stSidebar]").get_by_text(name, exact=True).click()
 
 
 def _form_ready(page, summary: str) -> None:  # type: ignore[no-untyped-def]
@@ -77,10 +59,10 @@ def test_publish_now_confirms_and_leaves_an_approval_in_its_undo_window(
     ):
         ids = server.ids
         decide_as(server, "bob", ids["bridge"], "approve")
-        _approved_long_ago(server.db_url, ids["bridge"])
+        approved_long_ago(server.db_url, ids["bridge"])
         decide_as(server, "bob", ids["school"], "approve")  # just now: inside its window
         page = signed_in_page(browser, server, width=1280, height=720)
-        _view(page, "Approved")
+        open_view(page, "Approved")
         page.get_by_role("button", name=re.compile(r"^Publish now")).click()
         confirm = page.locator(".cd-confirm").first
         expect(confirm).to_be_in_viewport()
@@ -104,9 +86,9 @@ def test_retract_from_the_desk(tmp_path: Path, sqlite_url: str) -> None:
         ids = server.ids
         bridge = ids["bridge"]
         decide_as(server, "bob", bridge, "approve")
-        _approved_long_ago(server.db_url, bridge)
+        approved_long_ago(server.db_url, bridge)
         page = signed_in_page(browser, server, width=1280, height=900)
-        _view(page, "Approved")
+        open_view(page, "Approved")
         page.get_by_role("button", name=re.compile(r"^Publish now")).click()
         page.get_by_role("button", name="Confirm: publish 1").click()
         expect(said(page, "Published 1")).to_be_visible()
@@ -116,9 +98,9 @@ def test_retract_from_the_desk(tmp_path: Path, sqlite_url: str) -> None:
                 session.add(SourceCheck(item_id=bridge, state="open", failing=[]))
         finally:
             engine.dispose()
-        _view(page, "Source changed")
+        open_view(page, "Source changed")
         expect(page.locator("[data-testid=stMain]")).to_contain_text(f"#{bridge}")
-        _view(page, "Published")
+        open_view(page, "Published")
         _form_ready(page, "Retract a published item")
         form = page.locator("[data-testid=stForm]").filter(has_text="Retract")
         form.get_by_role("button", name="Retract").click()
@@ -129,9 +111,9 @@ def test_retract_from_the_desk(tmp_path: Path, sqlite_url: str) -> None:
         form.get_by_role("button", name="Retract").click()
         expect(said(page, f"Retracted #{bridge}")).to_be_visible()
         assert item_status(server, bridge) == "retracted"
-        _view(page, "Retracted")
+        open_view(page, "Retracted")
         expect(page.locator("[data-testid=stMain]")).to_contain_text(f"{bridge}")
-        _view(page, "Source changed")
+        open_view(page, "Source changed")
         expect(said(page, "No published summary is waiting")).to_be_visible()
 
 
@@ -148,13 +130,13 @@ def test_a_retraction_another_editor_made_first_is_named(tmp_path: Path, db_url:
     ):
         bridge = server.ids["bridge"]
         decide_as(server, "bob", bridge, "approve")
-        _approved_long_ago(server.db_url, bridge)
+        approved_long_ago(server.db_url, bridge)
         page = signed_in_page(browser, server, width=1280, height=900)
-        _view(page, "Approved")
+        open_view(page, "Approved")
         page.get_by_role("button", name=re.compile(r"^Publish now")).click()
         page.get_by_role("button", name="Confirm: publish 1").click()
         expect(said(page, "Published 1")).to_be_visible()
-        _view(page, "Published")
+        open_view(page, "Published")
         _form_ready(page, "Retract a published item")
         engine = open_store(server.db_url)
         try:

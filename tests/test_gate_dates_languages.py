@@ -94,15 +94,16 @@ CASES = [
     ("fr", FR, "Service resumes on 10 January.", False, "English draft, another day"),
     ("fr", FR, "The last train leaves on Friday.", True, "English weekday, French source"),
     ("fr", FR, "The last train leaves on Thursday.", False, "English weekday not stated"),
+    # A draft is read in its item's language (declared: "fr" here), not detected apart.
     (
-        "en",
+        "fr",
         ISO,
         "La reprise du service est prévue le 9 janvier, selon la direction.",
         True,
         "French draft, ISO date in an English source",
     ),
     (
-        "en",
+        "fr",
         ISO,
         "La reprise du service est prévue le 10 janvier, selon la direction.",
         False,

@@ -79,3 +79,69 @@ def test_final_sigma_and_kelvin_are_not_lowered_by_the_shortcut() -> None:
     # The Kelvin sign lower-cases to k, a word character: "one" after it is no number word.
     assert [m.span() for m in _word_runs("\u212aone two")] == [(5, 8)]
     assert [m.span() for m in _word_runs("\u201cone two")] == [(1, 8)]
+
+
+# --- the source's numbers, read once and indexed (guards.numbers._SourceNumbers) -----------
+NUMBER_PIECES = [
+    "12", "1,250", "1.25", "4,500", "46m", "£48m", "$48m", "17 per cent", "17%", "2½",
+    "15 200", "85 000", "minus 3", "-3", "1.125 million", "two", "twenty-one", "a dozen",
+    "2026", "10.30am", "46 metres", "0", "00", "31 votes to 17", " ", " and ", ", ", ".\n",
+]  # fmt: skip
+NUMBER_TEXTS = st.lists(st.sampled_from(NUMBER_PIECES), max_size=25).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(NUMBER_TEXTS, st.lists(NUMBER_TEXTS, min_size=1, max_size=5))
+def test_drafts_checked_one_after_another_read_the_source_as_a_fresh_reading(
+    source: str, drafts: list[str]
+) -> None:
+    """Each draft against a source its predecessors left half read and indexed gets the
+    verdict and evidence it gets against the source read afresh."""
+    from guards.numbers import numbers_grounded
+    from guards.sourcetext import source_text
+
+    fresh = []
+    for draft in drafts:
+        source_text.cache_clear()
+        fresh.append(numbers_grounded(source, None, draft))
+    source_text.cache_clear()
+    assert [numbers_grounded(source, None, draft) for draft in drafts] == fresh
+
+
+LOWER_PIECES = [
+    "Jan", "jan.", "MARCH", "May", "9", " ", "\u201c", "\u201d", "£", "é", "É", "ß", "ẞ",
+    "\u0130", "\u0131", "\u017f", "\u212a", "\u03a3", "ǅ", "Ⅻ", "ⓐ", "\u00a0", "ﬁ", "İ",
+]  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(LOWER_PIECES), max_size=20).map("".join))
+def test_lowers_as_ascii_only_when_lowering_reads_alike(text: str) -> None:
+    """Where `lowers_as_ascii`, the lower-cased text keeps every offset, and an ASCII
+    letter pattern matches it where it matches the text case-insensitively."""
+    from guards.text import lowers_as_ascii
+
+    if not lowers_as_ascii(text):
+        return
+    low = text.lower()
+    assert len(low) == len(text)
+    for i, ch in enumerate(text):
+        ascii_match = re.fullmatch("[a-z]", ch, re.IGNORECASE) is not None
+        assert ascii_match == (low[i].isascii() and low[i].isalpha()), ch
+        assert (re.fullmatch(r"\w", ch) is None) == (re.fullmatch(r"\w", low[i]) is None), ch
+
+
+CLOCK_PIECES = ["10", "1", ".", ":", "h", "30", ",", " ", "am", "x", "2026", "7"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(CLOCK_PIECES), max_size=12).map("".join))
+def test_a_minute_is_looked_for_right_before_it(text: str) -> None:
+    """`_clock` searches `_CLOCK_BEFORE` in the three characters before a number, not
+    from the text's start: the same answer at every offset."""
+    from guards.numbers import _CLOCK_BEFORE
+
+    for i in range(len(text) + 1):
+        window = _CLOCK_BEFORE.search(text, max(0, i - 3), i)
+        whole = _CLOCK_BEFORE.search(text, 0, i)
+        assert (window and window.span()) == (whole and whole.span()), (text, i)

@@ -67,8 +67,12 @@ def test_detected_language() -> None:
 
 def test_language_given_wins_over_detection() -> None:
     # "1,125 million" is 1,125 million to an English reader, 1.125 million to a French one.
+    # The item's language reads the source and its draft alike (a draft is written in its
+    # article's language): to a French reader "1.125 million" is 1,125 million.
     source = "Le total: 1,125 million."
-    assert numbers_grounded(source, URL, "1.125 million", language="fr").passed
+    french = numbers_grounded(source, URL, "1,125 million", language="fr")
+    assert french.passed and french.evidence[0]["value"] == "1125000"
+    assert not numbers_grounded(source, URL, "1.125 million", language="fr").passed
     assert not numbers_grounded(source, URL, "1.125 million", language="en").passed
     assert numbers_grounded(source, URL, "1,125 million", language="en").passed
 

@@ -8,33 +8,21 @@ from __future__ import annotations
 from sqlmodel import Session, select
 
 from review_ui.desk.queries import QueueFilter, queue_page
-from store.db import migrate, session_scope
+from store.db import session_scope
 from store.models import Item
-from tests.migration_helpers import at_previous_revision, insert_article
+from tests.migration_helpers import MILL_SOLD, upgraded_with
 
 REVISION = "0014_page_cut"
 
 
 def test_upgrade_adds_page_cut_at_and_keeps_items(db_url: str) -> None:
-    engine = at_previous_revision(db_url, REVISION)
-    with engine.begin() as conn:
-        first = insert_article(
-            conn,
-            1,
-            "draft",
-            "Orrin Bay pier reopens",
-            "The pier at Orrin Bay reopened.",
-            "https://orrin.example.test/pier",
-        )
-        second = insert_article(
-            conn,
-            2,
-            "new",
-            "Tamsett mill sold",
-            "The Tamsett mill was sold on Friday.",
-            "https://tamsett.example.test/mill",
-        )
-    migrate(engine)
+    pier = (
+        "draft",
+        "Orrin Bay pier reopens",
+        "The pier at Orrin Bay reopened.",
+        "https://orrin.example.test/pier",
+    )
+    engine, (first, second) = upgraded_with(db_url, REVISION, pier, MILL_SOLD)
     with session_scope(engine) as session:
         items = {i.id: i for i in session.exec(select(Item))}
         assert {i: (items[i].status, items[i].title, items[i].page_cut_at) for i in items} == {

@@ -15,6 +15,7 @@ from store import ledger
 from store.db import alembic_config, make_engine, migrate, session_scope
 from store.history import item_history
 from store.models import CallRecord
+from store.packing import unpack_json
 from tests.migration_helpers import insert_article
 
 REVISION = "0015_ledger_parts"
@@ -62,7 +63,7 @@ def test_upgrade_keeps_old_rows_and_new_rows_share_parts(db_url: str) -> None:
     with engine.connect() as conn:
         parts = conn.execute(text("SELECT count(*) FROM ledger_parts")).scalar()
         raw = conn.execute(text("SELECT request_json FROM model_calls ORDER BY id")).scalars()
-        stored = [json.loads(r) if isinstance(r, str) else r for r in raw]
+        stored = [unpack_json(r) for r in raw]  # packed at the head (0019_ledger_packed)
     assert parts == 3  # the tools, the system prompt, the text block
     assert stored[0] == OLD and stored[1]["system"] == {
         ledger.PART_KEY: ledger.digest(ledger.canonical(SYSTEM))

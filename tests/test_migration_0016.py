@@ -9,29 +9,17 @@ from sqlmodel import Session, select
 
 from copydesk.services.replay import replay
 from guards.registry import DEFAULT_MODES
-from store.db import migrate, session_scope
+from store.db import session_scope
 from store.models import Item
 from tests.language_material import HEADLINE, SOURCE, SUMMARY
-from tests.migration_helpers import at_previous_revision, insert_article
+from tests.migration_helpers import MILL_SOLD, upgraded_with
 
 REVISION = "0016_item_language"
 
 
 def test_upgrade_adds_language_and_keeps_items(db_url: str) -> None:
-    engine = at_previous_revision(db_url, REVISION)
-    with engine.begin() as conn:
-        first = insert_article(
-            conn, 1, "draft", "Saint-Aulne protest", SOURCE, "https://aulne.example.test/gare"
-        )
-        second = insert_article(
-            conn,
-            2,
-            "new",
-            "Tamsett mill sold",
-            "The Tamsett mill was sold on Friday.",
-            "https://tamsett.example.test/mill",
-        )
-    migrate(engine)
+    protest = ("draft", "Saint-Aulne protest", SOURCE, "https://aulne.example.test/gare")
+    engine, (first, second) = upgraded_with(db_url, REVISION, protest, MILL_SOLD)
     with session_scope(engine) as session:
         items = {i.id: i for i in session.exec(select(Item))}
         assert {i: (items[i].status, items[i].title, items[i].language) for i in items} == {

@@ -10,26 +10,17 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy import text
 
 from store import status as st
-from store.db import make_engine, migrate, migrate_as_owner, session_scope
+from store.db import make_engine, migrate_as_owner, session_scope
 from store.models import Item
-from tests.migration_helpers import at_previous_revision, insert_article
+from tests.migration_helpers import upgraded_with
 from tests.pg_role_helpers import new_draft, role
 
 REVISION = "0017_correction_by_review_only"
 
 
 def test_upgrade_keeps_items(db_url: str) -> None:
-    engine = at_previous_revision(db_url, REVISION)
-    with engine.begin() as conn:
-        first = insert_article(
-            conn,
-            1,
-            "published",
-            "Tamsett quay",
-            "The quay is 1,520 metres long.",
-            "https://t.test/q",
-        )
-    migrate(engine)
+    quay = ("published", "Tamsett quay", "The quay is 1,520 metres long.", "https://t.test/q")
+    engine, (first,) = upgraded_with(db_url, REVISION, quay)
     with engine.connect() as conn:
         rows = conn.execute(text("SELECT id, status, title FROM items")).all()
     assert [tuple(r) for r in rows] == [(first, "published", "Tamsett quay")]

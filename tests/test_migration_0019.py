@@ -1,45 +1,112 @@
-"""0019_review_sessions: a database made at the revision before it, with editors and
-a draft in it, upgrades to one where the accounts are as they were, no session
-exists (nobody is signed in by the upgrade), and a sign-in's session works."""
+"""0019_ledger_packed: a database made at the revision before it, with model calls
+and ledger parts in it, upgrades to one where they are stored packed (zlib bytes),
+the audit reassembles the same request, and a new call is stored packed too; on
+SQLite and PostgreSQL. Downgrading gives the JSON and text back."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+import json
+import zlib
 
+from alembic import command
+from alembic.script import ScriptDirectory
 from sqlalchemy import text
 from sqlmodel import Session, select
 
-from store import sessions
-from store.db import migrate, session_scope
-from store.editors import hash_password
-from store.models import Editor, Item, ReviewSession
-from tests.migration_helpers import at_previous_revision, draft_in_sql
+from store import ledger
+from store import status as st
+from store.db import alembic_config, make_engine, migrate, session_scope
+from store.models import CallRecord, Item, ModelCall
 
-REVISION = "0019_review_sessions"
+REVISION = "0019_ledger_packed"
+ARTICLE = (
+    "<article>\nThe Quillan harbour board approved repairs to 14 bridges on Monday, "
+    "its chair, Orla Fenwick, said; the work starts in March and costs 310,000 pounds.\n"
+    "</article>"
+)
 
 
-def test_upgrade_keeps_accounts_and_starts_with_no_session(db_url: str) -> None:
-    engine = at_previous_revision(db_url, REVISION)
-    with engine.begin() as conn:
-        for name, enabled in (("alice", True), ("bruno", False)):
-            conn.execute(
-                text(
-                    "INSERT INTO editors (name, role, password_hash, enabled, failed_logins, "
-                    "created_at) VALUES (:name, 'editor', :hash, :enabled, 0, CURRENT_TIMESTAMP)"
-                ),
-                {"name": name, "hash": hash_password("lantern-harbour-42"), "enabled": enabled},
-            )
-    item_id = draft_in_sql(engine, 1, "Harrowby ferry fares rise", "Fares rise by 40p.")
-    migrate(engine)
-    with Session(engine) as session:
-        accounts = session.exec(select(Editor.name, Editor.enabled).order_by(Editor.name)).all()
-        assert [tuple(a) for a in accounts] == [("alice", True), ("bruno", False)]
-        assert session.exec(select(ReviewSession)).all() == []
-        assert session.get(Item, item_id).status == "draft"  # type: ignore[union-attr]
+def _request() -> dict:
+    return {
+        "model": "claude-haiku-4-5",
+        "max_tokens": 1024,
+        "system": "You summarise news articles. " * 8,
+        "messages": [{"role": "user", "content": [{"type": "text", "text": ARTICLE}]}],
+    }
+
+
+RESPONSE = {
+    "id": "msg_01Quillan",
+    "type": "message",
+    "content": [{"type": "tool_use", "name": "write_summary", "input": {"summary": "Repairs."}}],
+    "stop_reason": "tool_use",
+    "usage": {"input_tokens": 420, "output_tokens": 31},
+}
+
+
+def _raw(engine, sql: str) -> list:  # type: ignore[no-untyped-def]
+    with engine.connect() as conn:
+        return list(conn.execute(text(sql)).all())
+
+
+def test_upgrade_packs_the_ledger_and_the_audit_reads_the_same_request(db_url: str) -> None:
+    engine = make_engine(db_url)
+    config = alembic_config(engine)
+    previous = ScriptDirectory.from_config(config).get_revision(REVISION).down_revision
+    assert previous == "0018_calls_in_flight"
+    command.upgrade(config, previous)
     with session_scope(engine) as session:
-        alice = sessions.open_session(session, "alice", timedelta(hours=1))
-        bruno = sessions.open_session(session, "bruno", timedelta(hours=1))
+        item = Item(dedup_key="https://x.example.test/q", headline="Quillan bridges repaired")
+        st.create(session, item, actor="run:1", reason="found in a feed")
+        item_id = item.id
+    # A row as 0015-0018 wrote it: its repeated parts referenced, each part as text.
+    skeleton, parts = ledger.split(_request())
+    assert len(parts) == 2  # the system prompt and the article's block
+    with engine.begin() as conn:
+        for digest, content in parts.items():
+            conn.execute(
+                text("INSERT INTO ledger_parts (hash, content) VALUES (:h, :c)"),
+                {"h": digest, "c": content},
+            )
+        conn.execute(
+            text(
+                "INSERT INTO model_calls (item_id, purpose, backend, temperature_in_force, ok, "
+                "request_json, response_json, created_at, state) VALUES (:item, 'summary', "
+                "'anthropic:claude-haiku-4-5', true, true, :req, :resp, CURRENT_TIMESTAMP, 'done')"
+            ),
+            {"item": item_id, "req": json.dumps(skeleton), "resp": json.dumps(RESPONSE)},
+        )
+    migrate(engine)
+
+    # Stored packed: zlib bytes that unpack to the JSON text; parts keep their hashes.
+    [(request_raw, response_raw)] = _raw(
+        engine, "SELECT request_json, response_json FROM model_calls"
+    )
+    assert json.loads(zlib.decompress(bytes(request_raw))) == skeleton
+    assert json.loads(zlib.decompress(bytes(response_raw))) == RESPONSE
+    for digest, content in _raw(engine, "SELECT hash, content FROM ledger_parts"):
+        assert ledger.digest(zlib.decompress(bytes(content)).decode("utf-8")) == digest
+    # The audit's view: the exact request, the response as stored.
     with Session(engine) as session:
-        assert sessions.session_editor(session, alice) == ("alice", "editor")
-        assert sessions.session_editor(session, bruno) is None  # disabled before the upgrade
+        [call] = session.exec(select(ModelCall)).all()
+        assert ledger.requests(session, [call]) == [_request()]
+        assert call.response_json == RESPONSE
+    # A call written now is stored packed, its parts shared with the old row's.
+    with session_scope(engine) as session:
+        ledger.add(
+            session,
+            [CallRecord(backend="anthropic:claude-haiku-4-5", request_json=_request())],
+            item_id=item_id,
+            run_id=None,
+        )
+    rows = _raw(engine, "SELECT request_json FROM model_calls ORDER BY id")
+    assert [json.loads(zlib.decompress(bytes(r))) for (r,) in rows] == [skeleton, skeleton]
+    assert len(_raw(engine, "SELECT hash FROM ledger_parts")) == 2
+
+    command.downgrade(alembic_config(engine), previous)
+    with engine.connect() as conn:
+        stored = conn.execute(text("SELECT request_json FROM model_calls ORDER BY id")).scalars()
+        assert [json.loads(r) if isinstance(r, str) else r for r in stored] == [skeleton] * 2
+        kept = dict(conn.execute(text("SELECT hash, content FROM ledger_parts")).all())
+    assert kept == parts
     engine.dispose()

@@ -4,6 +4,7 @@ the SQLModel classes cannot drift from the migrated schema unnoticed."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -25,6 +26,7 @@ from sqlalchemy.exc import SAWarning
 from sqlmodel import SQLModel
 
 import store.models  # noqa: F401 - registers every table on SQLModel.metadata
+from store import db as store_db
 from store import search
 from store import status as st
 from store.db import StoreError, alembic_config, make_engine, migrate, open_store, session_scope
@@ -260,6 +262,49 @@ def test_processes_opening_a_fresh_database_at_once_all_succeed(
 
     assert [code for code, _ in results] == [0] * starters, [err for _, err in results]
     assert_migrated_once(db_url)
+
+
+def test_opening_a_file_another_process_holds_waits_for_it_instead_of_failing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The clean-clone CI once failed 2 of 3 processes opening a fresh file at once
+    with "database is locked": switching a rollback-mode file to WAL needs the lock,
+    and SQLite gives up after busy_timeout (or at once where waiting could deadlock).
+    Here another connection holds the file exclusively past a short busy_timeout;
+    the opener must ask again and open once the lock is gone."""
+    path = tmp_path / "held.sqlite"
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("CREATE TABLE earlier (x)")  # a file in rollback mode
+    holder.execute("BEGIN EXCLUSIVE")
+    monkeypatch.setattr(store_db, "SQLITE_BUSY_MS", 50)
+    refused_once = threading.Event()
+    pause = store_db._pause_before_asking_again
+
+    def note_and_pause() -> None:
+        refused_once.set()
+        pause()
+
+    monkeypatch.setattr(store_db, "_pause_before_asking_again", note_and_pause)
+    engine = make_engine(f"sqlite:///{path}")
+    outcome: dict[str, object] = {}
+
+    def open_it() -> None:
+        try:
+            with engine.connect() as conn:
+                outcome["mode"] = conn.exec_driver_sql("PRAGMA journal_mode").scalar()
+        except Exception as exc:  # noqa: BLE001 - the test reports it
+            outcome["error"] = repr(exc)
+
+    opener = threading.Thread(target=open_it)
+    opener.start()
+    # Released only after the opener has been refused at least once (or has ended).
+    while not refused_once.is_set() and opener.is_alive():
+        opener.join(0.05)
+    holder.execute("COMMIT")
+    holder.close()
+    opener.join(120)
+    engine.dispose()
+    assert outcome == {"mode": "wal"}
 
 
 def test_unreachable_database_is_a_store_error_without_the_password() -> None:

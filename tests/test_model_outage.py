@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import datetime
 
 import pytest
 from sqlmodel import Session, select
@@ -208,7 +209,7 @@ def test_stats_says_how_many_wait_and_an_unknown_cost_is_not_zero(
     assert document["waiting"]["count"] == 8 and document["waiting"]["oldest_failure"]
     with down.serve() as base_url:
         text = invoke(config, monkeypatch, base_url, "stats")
-    assert "waiting for a retry: 8 item(s), waiting since at least" in text.stdout
+    assert "waiting for a retry: 8 item(s), since " in text.stdout
 
     unpriced = config_for(tmp_path, sqlite_url, feed_url)  # the same store, another model
     unpriced.write_text(
@@ -221,3 +222,56 @@ def test_stats_says_how_many_wait_and_an_unknown_cost_is_not_zero(
         result = invoke(unpriced, monkeypatch, base_url, "stats", "--json")
     newest = json.loads(result.stdout)["runs"][0]
     assert newest["cost_usd"] is None and newest["cost_unknown_calls"] == 8
+
+
+def at(iso: str) -> datetime:
+    return datetime.fromisoformat(iso).replace(tzinfo=None)
+
+
+def test_stats_and_unchecked_say_how_many_drafts_wait_for_checks_and_since_when(
+    tmp_path, sqlite_url, feed_url, monkeypatch
+):
+    """Before: stats counted only the items in `error`, and since their newest failure
+    (`updated_at` moves at every retry); drafts an outage of the checking model left
+    unchecked were in neither stats nor a count in `unchecked`."""
+    config = config_for(tmp_path, sqlite_url, feed_url, "breaker_failures = 100")
+    config.write_text(config.read_text() + "\n[checks]\nmax_retries = 0\n")
+    summaries = fake_api.first_sentences_responder()
+    titles_down = {"Report 1 from", "Report 2 from"}  # two articles' summaries fail too
+
+    def respond(request_json):  # type: ignore[no-untyped-def]
+        sent = json.dumps(request_json)
+        if fake_api.draft_text(request_json) is not None:
+            return fake_api.overloaded()  # the checking model is down
+        if any(t in sent for t in titles_down):
+            return fake_api.overloaded()
+        return summaries(request_json)
+
+    down = fake_api.FakeAnthropic(responder=respond, api_key=KEY)
+    with down.serve() as base_url:
+        first = invoke(config, monkeypatch, base_url, "run")
+        assert first.exit_code == 0, first.output
+        with Session(open_store(sqlite_url)) as session:
+            first_run = session.exec(select(Run)).one()
+            first_end = first_run.ended_at.replace(tzinfo=None)
+        again = invoke(config, monkeypatch, base_url, "run")  # re-checks fail, retries fail
+        assert again.exit_code == 0, again.output
+        result = invoke(config, monkeypatch, base_url, "stats", "--json")
+        text = invoke(config, monkeypatch, base_url, "stats")
+        unchecked = invoke(config, monkeypatch, base_url, "unchecked", "--json")
+        unchecked_text = invoke(config, monkeypatch, base_url, "unchecked")
+    document = json.loads(result.stdout)
+    # Since the first failure (the first run), not since the newest retry.
+    assert document["waiting"]["count"] == 2
+    assert at(document["waiting"]["since"]) <= first_end, document["waiting"]
+    checks = document["checks_waiting"]
+    assert checks["count"] == 6, checks
+    assert at(checks["since"]) <= first_end, checks
+    assert checks["rechecked_by_next_run"] == 6 and checks["need_recheck_failed"] == 0
+    line = f"drafts waiting for their checks: 6, since {checks['since'][:19]} UTC"
+    assert line in text.stdout
+    assert f"waiting for a retry: 2 item(s), since {document['waiting']['since'][:19]}" in (
+        text.stdout
+    )
+    assert json.loads(unchecked.stdout)["waiting"] == checks
+    assert line in unchecked_text.stdout

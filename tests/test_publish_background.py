@@ -20,27 +20,23 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 from streamlit.testing.v1 import AppTest
 
-from copydesk.config import load_settings
 from publish import worker
 from publish.service import GateConfig, Publisher
 from publish.settings import JsonlTargetSettings
 from publish.targets import JsonlTarget
 from review_ui.desk import publishing
 from review_ui.desk.decisions import NotAllowed, Reviewer
-from store.db import open_store, session_scope
+from store.db import session_scope
 from store.models import Delivery, Item, utcnow
 from tests import apptest_helpers
 from tests.apptest_helpers import signed_in
 from tests.publish_helpers import (
-    SECRET,
-    SECRET_ENV,
     Webhook,
-    add_editor_once,
-    approve,
+    approved_earlier,
+    desk_with_drafts,
     jsonl_lines,
-    run_pipeline,
+    review_settings,
     webhook_server,
-    write_config,
 )
 
 ANN, VERA = Reviewer("ann", "editor"), Reviewer("vera", "viewer")
@@ -49,40 +45,15 @@ WAIT = 120  # seconds: a ceiling for a loaded machine, never a pace
 
 @pytest.fixture
 def drafts(tmp_path: Path, db_url: str, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
-    run_pipeline(write_config(tmp_path, db_url, targets=()))
-    engine = open_store(db_url)
-    with session_scope(engine) as session:
-        add_editor_once(session, "ann")
-        add_editor_once(session, "vera", role="viewer")
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv(SECRET_ENV, SECRET)
-    yield tmp_path, db_url, engine
-    engine.dispose()
+    """Drafts from the real pipeline, two accounts, the secret in the environment."""
+    with desk_with_drafts(tmp_path, db_url, monkeypatch) as desk:
+        yield desk
 
 
 def held_hook() -> tuple[Webhook, threading.Event]:
     """A receiver that answers 200 only once `go` is set."""
     go = threading.Event()
     return Webhook(on_request=lambda _: go.wait(WAIT)), go
-
-
-def configure(folder: Path, db_url: str, hook: Webhook, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
-    config = write_config(folder, db_url, webhook_url=hook.url, targets=("jsonl", "webhook"))
-    text = config.read_text(encoding="utf-8").replace("attempts = 3", "attempts = 1")
-    text = text.replace("timeout_seconds = 5", f"timeout_seconds = {WAIT * 2}")
-    config.write_text(text, encoding="utf-8")
-    monkeypatch.setenv("COPYDESK_CONFIG", str(config))
-    return load_settings().for_review()
-
-
-def approved_earlier(engine: Engine, count: int) -> list[int]:
-    ids = approve(engine, count)
-    with session_scope(engine) as session:
-        for item_id in ids:
-            item = session.get(Item, item_id)
-            item.decided_at = item.decided_at - timedelta(minutes=5)
-            session.add(item)
-    return ids
 
 
 def statuses(engine: Engine, ids: list[int]) -> list[str]:
@@ -95,7 +66,7 @@ def test_publish_now_returns_at_once_and_a_second_start_is_refused(drafts, monke
     ids = approved_earlier(engine, 2)
     hook, go = held_hook()
     with webhook_server(hook) as hook:
-        settings = configure(folder, db_url, hook, monkeypatch)
+        settings = review_settings(folder, db_url, hook, monkeypatch, timeout_seconds=WAIT * 2)
         with pytest.raises(NotAllowed):
             publishing.publish_in_background(engine, settings, VERA, ids)
         job = publishing.publish_in_background(engine, settings, ANN, ids)
@@ -180,46 +151,42 @@ def shown(at: AppTest) -> str:
 def test_the_page_shows_progress_and_a_second_click_starts_nothing(
     tmp_path: Path, sqlite_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    run_pipeline(write_config(tmp_path, sqlite_url, targets=()))
-    engine = open_store(sqlite_url)
-    with session_scope(engine) as session:
-        add_editor_once(session, "ann")
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv(SECRET_ENV, SECRET)
     hook, go = held_hook()
-    try:
-        ids = approved_earlier(engine, 2)
-        with webhook_server(hook) as hook:
-            settings = configure(tmp_path, sqlite_url, hook, monkeypatch)
-            at = signed_in("ann", "Approved")
-            at.button(key="publish_now").click()
-            at.run()
-            next(b for b in at.button if b.label == "Confirm: publish 2").click()
-            at.run()  # returns while the hook holds its answer
-            assert not at.exception, at.exception
-            job = publishing.current_job(engine)
-            try:
-                assert job is not None and job.state == worker.RUNNING
-                page = shown(at)
-                assert "Publishing 2 item(s)" in page and "started by ann" in page
-                assert "deliveries made" in page
-                assert at.button(key="publish_now").disabled
-                # A second editor's page (or a second tab) shows the same publish and
-                # offers no second one; the worker refuses one anyway.
-                second = signed_in("ann", "Approved")
-                assert "Publishing 2 item(s)" in shown(second)
-                assert second.button(key="publish_now").disabled
-                with pytest.raises(worker.AlreadyRunning):
-                    publishing.publish_in_background(engine, settings, ANN, ids)
-            finally:
-                go.set()
-            assert job.wait(WAIT)
-            at.run()
-        page = shown(at)
-        assert "Last publish" in page and "Published 2 item(s)" in page
-        assert not at.button(key="publish_now").disabled
-        assert statuses(engine, ids) == ["published", "published"]
-        assert len(hook.received) == 2
-    finally:
-        go.set()
-        engine.dispose()
+    with desk_with_drafts(tmp_path, sqlite_url, monkeypatch) as (_, _, engine):
+        try:
+            ids = approved_earlier(engine, 2)
+            with webhook_server(hook) as hook:
+                settings = review_settings(
+                    tmp_path, sqlite_url, hook, monkeypatch, timeout_seconds=WAIT * 2
+                )
+                at = signed_in("ann", "Approved")
+                at.button(key="publish_now").click()
+                at.run()
+                next(b for b in at.button if b.label == "Confirm: publish 2").click()
+                at.run()  # returns while the hook holds its answer
+                assert not at.exception, at.exception
+                job = publishing.current_job(engine)
+                try:
+                    assert job is not None and job.state == worker.RUNNING
+                    page = shown(at)
+                    assert "Publishing 2 item(s)" in page and "started by ann" in page
+                    assert "deliveries made" in page
+                    assert at.button(key="publish_now").disabled
+                    # A second editor's page (or a second tab) shows the same publish and
+                    # offers no second one; the worker refuses one anyway.
+                    second = signed_in("ann", "Approved")
+                    assert "Publishing 2 item(s)" in shown(second)
+                    assert second.button(key="publish_now").disabled
+                    with pytest.raises(worker.AlreadyRunning):
+                        publishing.publish_in_background(engine, settings, ANN, ids)
+                finally:
+                    go.set()
+                assert job.wait(WAIT)
+                at.run()
+            page = shown(at)
+            assert "Last publish" in page and "Published 2 item(s)" in page
+            assert not at.button(key="publish_now").disabled
+            assert statuses(engine, ids) == ["published", "published"]
+            assert len(hook.received) == 2
+        finally:
+            go.set()

@@ -120,6 +120,12 @@ def test_unchecked_lists_drafts_whose_checks_failed_with_why(desk: Desk) -> None
     assert all(c["state"] == "failed" and c["transient"] for c in first["checks"])
     assert "529" in first["checks"][0]["why"]
     assert document["counts"] == {"failed": 2, "not run": 0}
+    # Both drafts wait for their checks, since the run's check verdicts; the next
+    # run re-checks them by itself (on both backends: the SQL of store.checks).
+    waiting = document["waiting"]
+    assert waiting["count"] == 2 and waiting["rechecked_by_next_run"] == 2, waiting
+    assert waiting["need_recheck_failed"] == 0 and waiting["since"]
+    assert json.loads(desk.cli("stats", "--json").stdout)["checks_waiting"] == waiting
     # Filters: none of them "not run"; none approved.
     assert json.loads(desk.cli("unchecked", "--state", "not-run", "--json").stdout)["items"] == []
     assert json.loads(desk.cli("unchecked", "--status", "approved", "--json").stdout)["items"] == []
@@ -153,6 +159,7 @@ def test_a_later_run_rechecks_a_transient_failure(desk: Desk) -> None:
         calls = session.exec(select(ModelCall).where(ModelCall.purpose == "checks")).all()
     assert sorted(c.ok for c in calls) == [False, False, True, True]  # both attempts in the ledger
     assert json.loads(desk.cli("unchecked", "--json").stdout)["items"] == []
+    assert json.loads(desk.cli("stats", "--json").stdout)["checks_waiting"]["count"] == 0
     # stats counts each item's current checks: the failed attempt is history now.
     counts = json.loads(desk.cli("stats", "--json").stdout)["model_checks"]["faithfulness"]
     assert counts == {"passed": 2, "problems found": 0, "not run": 0, "failed to run": 0}
@@ -244,6 +251,11 @@ def test_rechecks_are_bounded_and_recorded(tmp_path, sqlite_url, feed_url, monke
         assert all(v.check_state == "failed" for v in desk.newest_checks(item.id).values())
     listing = json.loads(desk.cli("unchecked", "--json").stdout)
     assert {row["rechecks"] for row in listing["items"]} == {2}
+    # Its re-checks spent, each draft still waits; only `recheck --failed` asks again.
+    waiting = listing["waiting"]
+    assert waiting["count"] == 2 and waiting["rechecked_by_next_run"] == 0
+    assert waiting["need_recheck_failed"] == 2
+    assert "2 only with `copydesk recheck --failed`" in desk.cli("unchecked").stdout
     desk.engine.dispose()
 
 
@@ -290,6 +302,9 @@ def test_recheck_failed_rechecks_checks_that_failed_for_a_configuration_reason(
     assert all(
         v.check_state == "failed" for i in desk.items() for v in desk.newest_checks(i.id).values()
     )
+    waiting = json.loads(desk.cli("stats", "--json").stdout)["checks_waiting"]
+    assert (waiting["count"], waiting["rechecked_by_next_run"]) == (2, 0)
+    assert waiting["need_recheck_failed"] == 2
     desk.check = grounded  # the configuration is fixed
     with desk.fake.serve() as base_url:
         plain = invoke(desk.config, desk.monkeypatch, base_url, "recheck", "--json")

@@ -24,6 +24,7 @@ from store.editors import REFUSED, disable_editor
 from store.models import GateVerdict, Item, Run
 from store.status import Conflict
 from tests.apptest_helpers import page_html
+from tests.language_material import HEADLINE, SOURCE, SUMMARY, TITLE
 from tests.review_app_helpers import (
     APP,
     DESK_KEYS,
@@ -43,8 +44,10 @@ from tests.review_seed import (
     MIN_WORDS,
     PASSWORD,
     SCRIPT,
+    Article,
     decision_button,
     item_state,
+    seed_article,
     seed_copies,
     seed_discard,
     seed_editor,
@@ -312,6 +315,29 @@ def test_check_runs_the_gates_without_saving(desk: Desk) -> None:
     at.run()
     assert "this text cannot be approved" in texts(at)
     assert item_state(desk.engine, item_id).version == version
+
+
+def test_check_reads_the_edit_in_the_items_language(desk: Desk) -> None:
+    """The preview of an unsaved edit gives the gates the item's declared language, as
+    saving does: the Saint-Aulne report looks French to the detector (its 4,500 would
+    read 4.5), its feed says English."""
+    article = Article("saint-aulne", TITLE, SOURCE, HEADLINE, SUMMARY, language="en-GB")
+    item_id = seed_article(desk.engine, article, modes=MODES)
+    item = item_state(desk.engine, item_id)
+    assert (item.language, item.status) == ("en", "draft")
+    at = desk.signed_in("alice")
+    open_item(at, item_id)
+    edited = SUMMARY.replace("protested", "marched")
+    _edit(at, item_id, item.version, edited)
+    at.button(key="edit_check_btn").click()
+    at.run()
+    assert not at.exception
+    check = at.session_state["edit_check"]
+    assert check["key"] == (item_id, item.version)
+    numbers = next(r for r in check["results"] if r["gate"] == "numbers_grounded")
+    assert numbers["passed"], numbers["reason"]
+    assert "this text cannot be approved" not in texts(at)
+    assert item_state(desk.engine, item_id).version == item.version  # nothing saved
 
 
 def test_conflict_names_who_decided_and_when(any_desk: Desk) -> None:

@@ -34,6 +34,7 @@ from tests.browser import (
     on_screen,
     queue_of,
     read_until_run_ends,
+    run_apart,
     said,
     serve,
     shows,
@@ -216,7 +217,7 @@ def test_parallel_sign_ins_from_many_browsers_are_each_counted(race_server: Serv
             finally:
                 await browser.close()
 
-    asyncio.run(burst())
+    run_apart(burst())
     engine = open_store(race_server.db_url)
     try:
         with Session(engine) as session:
@@ -232,7 +233,6 @@ def test_malformed_websocket_messages_show_no_trace_to_a_stranger(server: Server
     garbage bytes, then reruns with crafted widget ids and values of the wrong type.
     Whatever error that causes, nothing it receives carries a stack trace, a
     source line or an exception message (client.showErrorDetails = none)."""
-    import asyncio
 
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
     from websockets.asyncio.client import connect  # the [test] extra lists it
@@ -301,7 +301,7 @@ def test_malformed_websocket_messages_show_no_trace_to_a_stranger(server: Server
                 await read_until_run_ends(connection, received, 2)
         return received
 
-    received = asyncio.run(talk())
+    received = run_apart(talk())
     assert received, "the server sent nothing back"
     exceptions = []
     for raw in received:

@@ -171,7 +171,7 @@ def unchecked_command(
     from copydesk.render.audit import render_unchecked
     from copydesk.services import audit
     from store import status
-    from store.checks import FAILED, NOT_RUN, unchecked_items
+    from store.checks import FAILED, NOT_RUN, checks_waiting, unchecked_items
 
     if state is not None and state not in STATES:
         fail(f"--state must be one of {', '.join(STATES)}, not {state!r}", EXIT_USAGE)
@@ -192,13 +192,14 @@ def unchecked_command(
             feed=feed,
             since=since_at,
         )
+        waiting = checks_waiting(session, ctx.settings.checks.recheck_attempts)
     counts = {
         s: sum(any(c["state"] == s for c in r.checks) for r in rows) for s in (FAILED, NOT_RUN)
     }
     if as_json:
-        _print_json({"items": [r.to_dict() for r in rows], "counts": counts})
+        _print_json({"items": [r.to_dict() for r in rows], "counts": counts, "waiting": waiting})
     else:
-        render_unchecked(out, rows, counts)
+        render_unchecked(out, rows, counts, waiting)
 
 
 def _anchor_option(expect_head: str | None) -> audit_chain.Anchor | None:

@@ -56,7 +56,10 @@ class Gates:
         modes = {name: settings.gates.mode(name) for name in all_gates()}
         return cls(modes, settings.gates.min_source_words)
 
-    def run(self, source: str, url: str | None, draft: str) -> list[GateResult]:
+    def run(
+        self, source: str, url: str | None, draft: str, language: str | None = None
+    ) -> list[GateResult]:
+        """`language`: the item's (ISO 639-1), None to detect it from the text."""
         return _run_gates()(
             all_gates(),
             source,
@@ -64,6 +67,7 @@ class Gates:
             draft,
             modes=self.modes,
             min_source_words=self.min_source_words,
+            language=language,
         )
 
 
@@ -100,7 +104,8 @@ def check_command(
         None,
         "--jsonl",
         metavar="FILE",
-        help='lines of {"id", "source", "summary", "url"}; "-" reads stdin',
+        help='lines of {"id", "source", "summary", "url", "language"} (language: the '
+        'item\'s, "fr", "de-AT", or null to detect it); "-" reads stdin',
     ),
     as_json: bool = typer.Option(False, "--json", help="one JSON object instead of a table"),
     model: bool = typer.Option(
@@ -312,10 +317,31 @@ def check_line(raw: bytes | str, number: int, gates: Gates) -> tuple[dict[str, A
         return _malformed(item_id, number, '"summary" must be a string')
     if url is not None and not isinstance(url, str):
         return _malformed(item_id, number, '"url" must be a string or null')
-    results = gates.run(source, url, summary)
+    language = record.get("language")
+    if language is not None:
+        if not isinstance(language, str):
+            return _malformed(item_id, number, '"language" must be a string or null')
+        language = _language_code(language)
+        if language is None:
+            return _malformed(
+                item_id,
+                number,
+                f'"language" {json.dumps(record["language"])} is not a language code '
+                '(an ISO 639-1 code such as "fr" or "de-AT", or null to detect it)',
+            )
+    results = gates.run(source, url, summary, language)
     passed = not any(r.hard_fail for r in results)
     line = {"id": item_id, "passed": passed, "verdicts": [verdict_json(r) for r in results]}
     return line, "passed" if passed else "failed"
+
+
+@functools.cache
+def _language_code(value: str) -> str | None:
+    """The ISO 639-1 code of a line's "language", None when it names none (cached:
+    a stream's lines mostly say the same few)."""
+    from ingest.language import known_language
+
+    return known_language(value)
 
 
 def _malformed(item_id: Any, number: int, message: str) -> tuple[dict[str, Any], str]:

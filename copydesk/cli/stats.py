@@ -102,19 +102,33 @@ def run_usage(
 
 def waiting(session: Session) -> dict[str, Any]:
     """The items that wait in `error` for a retry (an outage never discards them):
-    how many, the oldest's last failure, and the next retry due."""
+    how many, since when (the first failure of the one waiting longest: its first
+    move to `error`, as an item in `error` has never been further), the oldest's
+    last failure, and the next retry due."""
     from sqlalchemy import func
     from sqlmodel import select
 
-    from store.models import Item
+    from store.models import AuditEvent, Item
 
     count, oldest, due = session.exec(
         select(
             func.count(Item.id), func.min(Item.updated_at), func.min(Item.next_attempt_at)
         ).where(Item.status == "error")
     ).one()
+    since = None
+    if count:
+        since = session.exec(
+            select(func.min(AuditEvent.at))
+            .join(Item, Item.id == AuditEvent.item_id)
+            .where(Item.status == "error", AuditEvent.to_status == "error")
+        ).one()
     iso = lambda t: t.isoformat(timespec="seconds") if t else None  # noqa: E731
-    return {"count": count, "oldest_failure": iso(oldest), "next_retry": iso(due)}
+    return {
+        "count": count,
+        "since": since.isoformat() if since else None,
+        "oldest_failure": iso(oldest),
+        "next_retry": iso(due),
+    }
 
 
 def status_counts(session: Session) -> dict[str, int]:
@@ -171,7 +185,9 @@ def stats(
     from rich.table import Table
     from sqlmodel import Session
 
+    from copydesk.render.audit import checks_waiting_line
     from store import ledger
+    from store.checks import checks_waiting
     from store.desk_stats import editor_throughput
 
     ctx = cx.context(cli)
@@ -180,6 +196,7 @@ def stats(
         rows = run_usage(session, runs, stale)
         counts = status_counts(session)
         waits = waiting(session)
+        checks_wait = checks_waiting(session, ctx.settings.checks.recheck_attempts)
         unknown, estimate = ledger.unknown_outcomes(session, stale)
         checks = model_check_counts(session)
         editors = editor_throughput(session, days)
@@ -187,6 +204,7 @@ def stats(
         document = {
             "items_by_status": counts,
             "waiting": waits,
+            "checks_waiting": checks_wait,
             "outcome_unknown": {"calls": unknown, "cost_estimate_usd": estimate},
             "runs": rows,
             "model_checks": checks,
@@ -200,10 +218,12 @@ def stats(
     )
     if waits["count"]:
         cx.out.print(
-            f"waiting for a retry: {waits['count']} item(s), waiting since at least "
-            f"{waits['oldest_failure']}; next retry due {waits['next_retry'] or 'now'}",
+            f"waiting for a retry: {waits['count']} item(s), since {waits['since'][:19]}; "
+            f"next retry due {waits['next_retry'] or 'now'}",
             markup=False,
         )
+    if checks_wait["count"]:
+        cx.out.print(checks_waiting_line(checks_wait), markup=False)
     if unknown:
         cx.out.print(ledger.describe_unknown(unknown, estimate), markup=False)
     table = Table(title="recent runs")

@@ -159,8 +159,27 @@ def render_discards(console: Console, report: DiscardsReport, *, utc_times: bool
     console.print(counts)
 
 
-def render_unchecked(console: Console, rows: Sequence[Unchecked], counts: dict[str, int]) -> None:
-    """Items whose model checks did not run, one block each, then the counts."""
+def checks_waiting_line(waiting: dict[str, Any]) -> str:
+    """One line for `store.checks.checks_waiting`: how many drafts wait for their
+    checks, since when (UTC, to the second), and what will re-check them."""
+    line = (
+        f"drafts waiting for their checks: {waiting['count']}, since "
+        f"{(waiting['since'] or '')[:19]} UTC; a later run re-checks "
+        f"{waiting['rechecked_by_next_run']}"
+    )
+    if waiting["need_recheck_failed"]:
+        line += f", {waiting['need_recheck_failed']} only with `copydesk recheck --failed`"
+    return line
+
+
+def render_unchecked(
+    console: Console,
+    rows: Sequence[Unchecked],
+    counts: dict[str, int],
+    waiting: dict[str, Any] | None = None,
+) -> None:
+    """Items whose model checks did not run, one block each, then the counts and the
+    drafts that wait for their checks."""
     if not rows:
         console.print(plain("No items whose model checks did not run."))
         return
@@ -189,6 +208,8 @@ def render_unchecked(console: Console, rows: Sequence[Unchecked], counts: dict[s
             console.print(Text("  ") + plain(f"re-checked {row.rechecks} time(s)", style="dim"))
     console.print()
     console.print(plain(", ".join(f"{state}: {n}" for state, n in counts.items())))
+    if waiting and waiting["count"]:
+        console.print(plain(checks_waiting_line(waiting)))
 
 
 def _render_closest(console: Console, evidence: Any) -> None:

@@ -424,11 +424,18 @@ def _edit_values(item_id: int, version: int) -> tuple[str, str]:
 
 
 def _check_edit(
-    settings: ReviewAppSettings, source: str | None, url: str | None, item_id: int, version: int
+    settings: ReviewAppSettings,
+    source: str | None,
+    url: str | None,
+    language: str | None,
+    item_id: int,
+    version: int,
 ) -> None:
+    """The gates on the unsaved edit, read as saving it would: in the item's language."""
     headline, summary = _edit_values(item_id, version)
+    gates = settings.gates
     results = decisions.check_text(
-        source, url, headline, summary, settings.gates.modes, settings.gates.min_source_words
+        source, url, headline, summary, gates.modes, gates.min_source_words, language
     )
     st.session_state["edit_check"] = {
         "key": (item_id, version),
@@ -954,7 +961,7 @@ def _edit_box(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer, v
                 "Check",
                 key="edit_check_btn",
                 on_click=_check_edit,
-                args=(settings, source, url, item.id, item.version),
+                args=(settings, source, url, item.language, item.id, item.version),
                 width="stretch",
             )
             cols[1].form_submit_button(

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from sqlmodel import Session, select
+from sqlalchemy import bindparam, select
+from sqlmodel import Session
 
 from ingest.dedup import item_keys
 from store import locks
@@ -46,8 +47,7 @@ def hold_stories(session: Session, fingerprints: Iterable[str]) -> None:
     names = sorted({story_lock(f) for f in fingerprints if f})
     if not names:  # an item found by its URL only: still the write lock on SQLite
         locks.write_transaction(session)
-    for name in names:
-        locks.hold(session, name)
+    locks.hold_all(session, names)
 
 
 # Discards that say nothing about the story's content: such an item carries no
@@ -62,25 +62,55 @@ def find_duplicate(
     this page's other URLs (earlier only, so two pages that name each other as
     canonical cannot discard each other), else another item with the same text
     that is live or was discarded for its content (see NOT_CONTENT)."""
-    for alias in aliases:
-        _, key = item_keys(None, None, alias)  # the unique, indexed key that URL would have
-        found = session.exec(
-            select(Item.id).where(Item.dedup_key == key, Item.id < item_id).limit(1)
-        ).first()
-        if found is not None:
-            return found, f"same canonical URL {alias}"
-    if fingerprint:
-        found = session.exec(
-            select(Item.id)
-            .where(Item.content_hash == fingerprint, Item.id != item_id)
-            .where(
-                (Item.status != st.DISCARDED)
-                | Item.discard_kind.is_(None)
-                | Item.discard_kind.not_in(NOT_CONTENT)
-            )
-            .order_by(Item.id)
-            .limit(1)
-        ).first()
-        if found is not None:
-            return found, "same text"
-    return None
+    return find_duplicates(session, [(item_id, aliases, fingerprint)]).get(item_id)
+
+
+# Built once (issue 24): building a SELECT cost the writer more CPU than running it.
+_items = Item.__table__
+_BY_KEY = select(_items.c.dedup_key, _items.c.id).where(
+    _items.c.dedup_key.in_(bindparam("keys", expanding=True))
+)
+_BY_TEXT = (
+    select(_items.c.content_hash, _items.c.id)
+    .where(_items.c.content_hash.in_(bindparam("hashes", expanding=True)))
+    .where(
+        (_items.c.status != st.DISCARDED)
+        | _items.c.discard_kind.is_(None)
+        | _items.c.discard_kind.not_in(NOT_CONTENT)
+    )
+    .order_by(_items.c.id)
+)
+
+
+def find_duplicates(
+    session: Session, wanted: Iterable[tuple[int, list[str], str | None]]
+) -> dict[int, tuple[int, str]]:
+    """`find_duplicate` for many items at once, (item id, its other URLs, its text
+    hash) each: at most two queries however many there are (the writer asks for
+    a whole batch). Items of the batch do not see each other: their text hashes
+    are written after every look-up, as one item at a time did."""
+    wanted = list(wanted)
+    keys = {
+        item_id: [(alias, item_keys(None, None, alias)[1]) for alias in aliases]
+        for item_id, aliases, _ in wanted
+    }
+    all_keys = sorted({key for pairs in keys.values() for _, key in pairs})
+    # dedup_key is unique: one item a key.
+    by_key = dict(session.execute(_BY_KEY, {"keys": all_keys}).all()) if all_keys else {}
+    hashes = sorted({fingerprint for _, _, fingerprint in wanted if fingerprint})
+    by_text: dict[str, list[int]] = {}
+    if hashes:
+        for fingerprint, found in session.execute(_BY_TEXT, {"hashes": hashes}).all():
+            by_text.setdefault(fingerprint, []).append(found)  # in id order
+    out: dict[int, tuple[int, str]] = {}
+    for item_id, _, fingerprint in wanted:
+        for alias, key in keys[item_id]:
+            found = by_key.get(key)
+            if found is not None and found < item_id:
+                out[item_id] = (found, f"same canonical URL {alias}")
+                break
+        else:
+            same = [found for found in by_text.get(fingerprint or "", ()) if found != item_id]
+            if same:
+                out[item_id] = (same[0], "same text")
+    return out

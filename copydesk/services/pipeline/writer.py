@@ -23,7 +23,7 @@ from typing import Any
 from sqlalchemy import insert, select, update
 from sqlmodel import Session
 
-from copydesk.services.pipeline.duplicates import find_duplicate, hold_stories
+from copydesk.services.pipeline.duplicates import find_duplicates, hold_stories
 from copydesk.services.pipeline.handoff import Outcome, duplicate
 from copydesk.services.pipeline.state import RunState
 from store import ledger
@@ -79,18 +79,24 @@ class Writer:
         before = copy.deepcopy(self.run.reports)
         try:
             with session_scope(self.run.engine) as session:
-                if any(_looks_up(out) for out in outs):  # first in the transaction
-                    _hold_stories_once(session, [o.fingerprint for o in outs if _looks_up(o)])
+                looking = [out for out in outs if _looks_up(out)]
+                if looking:  # first in the transaction
+                    _hold_stories_once(session, [out.fingerprint for out in looking])
                 ids = [out.job.item_id for out in outs]
-                # One SELECT for the batch's items (session.get below finds them loaded).
-                session.scalars(select(Item).where(Item.id.in_(ids))).all()  # type: ignore[attr-defined]
+                # One SELECT for the batch's items, kept referenced until the commit:
+                # the session holds loaded rows weakly, and `session.get` below would
+                # read each one again (issue 24: one SELECT an item for nothing).
+                items = session.scalars(select(Item).where(Item.id.in_(ids))).all()  # type: ignore[attr-defined]
+                # The batch's duplicate look-ups, at most two queries for all of it.
+                looked = find_duplicates(session, [_wanted(out) for out in looking])
                 verdicts: list[dict[str, Any]] = []
-                moves = [self.write_outcome(session, out, verdicts) for out in outs]
+                moves = [self.write_outcome(session, out, verdicts, looked) for out in outs]
                 if verdicts:  # one executemany for the batch's verdicts
                     session.execute(insert(GateVerdict.__table__), verdicts)  # type: ignore[arg-type]
                 written = [move() for move in moves]
                 for out, (feed_id, _) in zip(outs, written, strict=True):
                     self._count(out, feed_id)
+                del items
                 if self.counts is not None and self.run.run_id is not None:
                     session.execute(
                         update(Run.__table__)  # type: ignore[arg-type]
@@ -112,22 +118,28 @@ class Writer:
             ledger.add(session, calls, item_id=item_id, run_id=self.run.run_id)
 
     def write_outcome(
-        self, session: Session, out: Outcome, verdicts: list[dict[str, Any]] | None = None
+        self,
+        session: Session,
+        out: Outcome,
+        verdicts: list[dict[str, Any]] | None = None,
+        looked: dict[int, tuple[int, str]] | None = None,
     ) -> Callable[[], tuple[int | None, str | None]]:
         """The item's verdicts and ledger rows, in the caller's transaction, and its
         move to make next (which returns the item's feed and the move's reason).
         With `verdicts`, the verdict rows are added to it for the caller to insert
-        with the rest of its batch. Writing it again after a rollback gives the
-        same result."""
+        with the rest of its batch; with `looked`, the caller made the duplicate
+        look-up for its batch (`find_duplicates`, under the stories' locks). Writing
+        it again after a rollback gives the same result."""
         job, run_id = out.job, self.run.run_id
         looks = _looks_up(out)
-        if looks:  # the look-up and the write, one step (duplicates.py)
+        if looks and looked is None:  # the look-up and the write, one step (duplicates.py)
             _hold_stories_once(session, [out.fingerprint])
+            looked = find_duplicates(session, [_wanted(out)])
         item = session.get(Item, job.item_id)
         if looks:
             # Another worker or machine may have stored the same story since the
             # worker looked: the database inside this transaction has the last word.
-            found = find_duplicate(session, item.id, out.aliases, out.fingerprint)
+            found = (looked or {}).get(job.item_id)
             if found is not None:
                 duplicate(out, *found)
         if out.fingerprint and out.discard_kind != "duplicate":
@@ -205,6 +217,11 @@ def _hold_stories_once(session: Session, fingerprints: list[str | None]) -> None
         return
     hold_stories(session, wanted - (held or frozenset()))  # begins the transaction if none has
     session.info[_STORIES_HELD] = (session.get_transaction(), (held or frozenset()) | wanted)
+
+
+def _wanted(out: Outcome) -> tuple[int, list[str], str | None]:
+    """What the duplicate look-up asks of an outcome (`find_duplicates`)."""
+    return out.job.item_id, out.aliases, out.fingerprint
 
 
 def _looks_up(out: Outcome) -> bool:

@@ -1,7 +1,7 @@
 """review_sessions: a signed-in browser survives a reload, and can be revoked
 
-Revision ID: 0019_review_sessions
-Revises: 0018_calls_in_flight
+Revision ID: 0020_review_sessions
+Revises: 0019_ledger_packed
 Create Date: 2026-12-03
 
 - review_sessions: one row per sign-in to the review queue (issue 25): the SHA-256
@@ -16,8 +16,8 @@ import sqlalchemy as sa
 import sqlmodel
 from alembic import op
 
-revision = "0019_review_sessions"
-down_revision = "0018_calls_in_flight"
+revision = "0020_review_sessions"
+down_revision = "0019_ledger_packed"
 branch_labels = None
 depends_on = None
 

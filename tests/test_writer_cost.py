@@ -1,0 +1,160 @@
+"""Issue 24: the writer's reads of the store do not grow with its batch, and a batch
+finds its duplicates exactly as one item at a time did, on SQLite and PostgreSQL.
+
+The writer commits the outcomes that finished together in one transaction. Each
+item used to cost its own reads on top (its row loaded again although the batch had
+just loaded it, one duplicate look-up by text and one per other URL, one story lock
+each on PostgreSQL): that is CPU in the writer for every article, which sets the
+pace of a run. Counted in SQL statements, not time (no test depends on speed)."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+from sqlalchemy import event
+from sqlmodel import Session, select
+
+from copydesk.config import Settings
+from copydesk.services.heartbeat import start_run_row
+from copydesk.services.pipeline import Job, Outcome
+from copydesk.services.pipeline.state import RunState
+from copydesk.services.pipeline.writer import Writer
+from ingest.dedup import item_keys, text_fingerprint
+from store import claims
+from store import status as st
+from store.changes import ItemChanges
+from store.db import session_scope
+from store.models import AuditEvent, Item
+
+PLACES = ["Orlin", "Marsk", "Tevvy", "Quarra", "Blennet", "Sallow", "Crindle", "Purrow", "Hask"]
+
+
+def _story(n: int) -> tuple[str, str]:
+    """An invented article of its own (no two share their words' set)."""
+    place = PLACES[n % len(PLACES)] + f"{n}"
+    title = f"{place} council reopens the east bridge"
+    text = (
+        f"{title}\n\nThe council of {place} reopened the east bridge on Monday after "
+        f"{n + 3} weeks of repairs to its piers, the works engineer Brannock Vell said. "
+        f"Traffic over the bridge in {place} was limited to {n + 12} vehicles an hour "
+        f"while divers inspected case {n}. The council said the repairs cost {n + 40} "
+        f"thousand crowns and that a second inspection of {place} piers is due in spring."
+    )
+    return title, text
+
+
+def _outcomes(engine, run_id: int, stories: list[int], aliases=None) -> list[Outcome]:  # type: ignore[no-untyped-def]
+    """One claimed `new` item per story, and the outcome a worker hands the writer
+    (a draft with its text and fingerprint, its page's other URL as an alias)."""
+    urls = [f"https://pellow.example.test/news/{n}" for n in stories]
+    with session_scope(engine) as session:
+        for url, n in zip(urls, stories, strict=True):
+            item = Item(dedup_key=url, source_url=url, title=_story(n)[0])
+            st.create(session, item, actor="cli", reason="seen")
+    with session_scope(engine) as session:
+        claimed = claims.claim_items(session, run_id, len(urls), timedelta(minutes=5))
+    by_url = {c.source_url: c for c in claimed}
+    outs = []
+    for i, (url, n) in enumerate(zip(urls, stories, strict=True)):
+        c = by_url[url]
+        title, text = _story(n)
+        changes = ItemChanges(source_text=text, headline=title, summary=text.split(". ")[0] + ".")
+        out = Outcome(
+            Job(c.item_id, c.version, c.dedup_key, url, title, False, 0, None),
+            st.DRAFT,
+            changes=changes,
+        )
+        out.fingerprint = text_fingerprint(text, title)
+        out.aliases = (aliases or {}).get(i, [f"https://amp.pellow.example.test/{n}"])
+        outs.append(out)
+    return outs
+
+
+def _reads_of_items(statement: str) -> bool:
+    return statement.lstrip().upper().startswith("SELECT") and bool(
+        re.search(r"\bFROM items\b", statement)
+    )
+
+
+def _statements(engine, work, which=lambda statement: True) -> int:  # type: ignore[no-untyped-def]
+    """How many statements `work` sent (those `which` picks)."""
+    seen = [0]
+
+    def count(conn, cursor, statement, *args) -> None:  # type: ignore[no-untyped-def]
+        seen[0] += bool(which(statement))
+
+    event.listen(engine, "before_cursor_execute", count)
+    try:
+        work()
+    finally:
+        event.remove(engine, "before_cursor_execute", count)
+    return seen[0]
+
+
+def _writer(engine) -> Writer:  # type: ignore[no-untyped-def]
+    state = RunState(Settings(), engine)
+    state.run_id = start_run_row(engine, "run", "extractive")
+    return Writer(state)
+
+
+def test_the_writers_reads_and_statements_do_not_grow_with_its_batch(engine) -> None:
+    writer = _writer(engine)
+    small = _outcomes(engine, writer.run.run_id, [0, 1])
+    big = _outcomes(engine, writer.run.run_id, list(range(2, 10)))
+
+    small_reads = _statements(engine, lambda: writer.commit_batch(small), _reads_of_items)
+    big_reads = _statements(engine, lambda: writer.commit_batch(big), _reads_of_items)
+    assert big_reads == small_reads  # failed: 2 reads an item more (its row again, its look-up)
+
+    # Every statement a batch sends, per item beyond the first two, has a ceiling:
+    # the item's UPDATE, its band rows and its audit event (and no read, no lock).
+    more = _outcomes(engine, writer.run.run_id, list(range(10, 12)))
+    most = _outcomes(engine, writer.run.run_id, list(range(12, 20)))
+    two = _statements(engine, lambda: writer.commit_batch(more))
+    eight = _statements(engine, lambda: writer.commit_batch(most))
+    assert (eight - two) / 6 <= 3
+
+    with Session(engine) as session:
+        statuses = session.exec(select(Item.status)).all()
+        events = session.exec(select(AuditEvent.id)).all()
+    assert statuses == [st.DRAFT] * 20
+    assert len(events) == 40  # born, then made a draft: one event each
+
+
+def test_a_batch_finds_its_duplicates_as_one_item_at_a_time_did(engine) -> None:
+    writer = _writer(engine)
+    [first] = _outcomes(engine, writer.run.run_id, [30])
+    writer.commit_batch([first])
+
+    # In one batch: the same text as the committed story (another link), a page
+    # whose canonical URL is the committed item's, a new story, and a page naming
+    # a LATER item's URL as canonical (never its duplicate: earlier items only).
+    outs = _outcomes(
+        engine,
+        writer.run.run_id,
+        [31, 32, 33, 34],
+        aliases={1: [first.job.source_url], 3: ["https://pellow.example.test/news/99"]},
+    )
+    title, text = _story(30)
+    outs[0].fingerprint = text_fingerprint(text, title)
+    outs[0].changes.update(source_text=text, headline=title)
+    later = _outcomes(engine, writer.run.run_id, [99], aliases={0: []})
+    writer.commit_batch(outs)
+    writer.commit_batch(later)
+
+    with Session(engine) as session:
+        items = {i.id: i for i in session.exec(select(Item)).all()}
+        reasons = {
+            e.item_id: e.details.get("duplicate_of") if e.details else None
+            for e in session.exec(select(AuditEvent).where(AuditEvent.to_status == st.DISCARDED))
+        }
+    first_id = first.job.item_id
+    assert items[first_id].status == st.DRAFT
+    assert items[outs[0].job.item_id].status == st.DISCARDED  # same text
+    assert items[outs[1].job.item_id].status == st.DISCARDED  # same canonical URL
+    assert reasons == {outs[0].job.item_id: first_id, outs[1].job.item_id: first_id}
+    assert items[outs[2].job.item_id].status == st.DRAFT
+    assert items[outs[3].job.item_id].status == st.DRAFT
+    assert items[later[0].job.item_id].status == st.DRAFT
+    assert item_keys(None, None, first.job.source_url)[1] == items[first_id].dedup_key

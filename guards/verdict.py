@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+import copy
+from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any
 
 MODES = ("discard", "flag", "off")
@@ -35,8 +36,37 @@ class Verdict:
     flag_only: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        for key, default in (("ran", True), ("flag_only", False)):
-            if data[key] == default:
-                del data[key]
+        """`dataclasses.asdict`, without the two fields at their defaults. Built by
+        hand (`plain`): asdict deep-copied every string and number of the evidence,
+        a fifth of the run writer's CPU per item (issue 24)."""
+        data = {
+            "gate": self.gate,
+            "passed": self.passed,
+            "reason": self.reason,
+            "evidence": plain(self.evidence),
+        }
+        if self.ran is not True:
+            data["ran"] = self.ran
+        if self.flag_only is not False:
+            data["flag_only"] = self.flag_only
         return data
+
+
+_ATOMIC = (str, int, float, bool, type(None))  # immutable: what deepcopy hands back as it is
+
+
+def plain(value: Any) -> Any:
+    """What `dataclasses.asdict` makes of a field's value: dataclasses as dicts,
+    lists, tuples and dicts copied (their own types kept), anything else deep-copied;
+    immutable atoms as they are (deepcopy returns them unchanged)."""
+    if isinstance(value, _ATOMIC):
+        return value
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: plain(getattr(value, f.name)) for f in fields(value)}
+    if isinstance(value, dict):
+        return type(value)((plain(k), plain(v)) for k, v in value.items())
+    if isinstance(value, tuple) and hasattr(value, "_fields"):  # a named tuple
+        return type(value)(*[plain(v) for v in value])
+    if isinstance(value, list | tuple):
+        return type(value)(plain(v) for v in value)
+    return copy.deepcopy(value)

@@ -38,7 +38,6 @@ import re
 import shutil
 import signal
 import socket
-import sqlite3
 import subprocess
 import tempfile
 import time
@@ -57,7 +56,7 @@ from sqlmodel import Session
 from review_ui import streamlit_adapter as adapter
 from store.db import open_store
 from store.models import Item
-from tests.publish_helpers import SECRET, SECRET_ENV
+from tests.publish_helpers import SECRET, SECRET_ENV, copy_sqlite
 from tests.review_seed import ARTICLES, PASSWORD, seed_editor, seed_queue, write_config
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -264,19 +263,8 @@ def _from_template(db_url: str, seed: Seed) -> dict[str, int] | None:
         template = _seeded_home / f"desk{len(_seeded)}.db"
         _seeded[key] = (template, _run_seed(f"sqlite:///{template}", seed))
     template, ids = _seeded[key]
-    _copy_sqlite(template, Path(db_url.removeprefix("sqlite:///")))
+    copy_sqlite(template, Path(db_url.removeprefix("sqlite:///")))
     return dict(ids)
-
-
-def _copy_sqlite(source: Path, target: Path) -> None:
-    """A consistent copy of a whole SQLite database (its write-ahead log included),
-    replacing what `target` held."""
-    src, dst = sqlite3.connect(source), sqlite3.connect(target)
-    try:
-        src.backup(dst)
-    finally:
-        src.close()
-        dst.close()
 
 
 @contextmanager

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import threading
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import ThreadingHTTPServer
 from pathlib import Path
@@ -34,10 +34,13 @@ def article_html(i: int) -> str:
 
 
 class Newsroom:
-    """A feed of `n` entries whose texts live on their pages; counts every GET."""
+    """A feed of `n` entries whose texts live on their pages; counts every GET.
+    `before_page(i)`, when given, runs in the server's thread before page i is
+    answered (a test may hold a page there)."""
 
-    def __init__(self, n: int):
+    def __init__(self, n: int, before_page: Callable[[int], None] | None = None):
         self.n = n
+        self.before_page = before_page
         self.gets: Counter[str] = Counter()
         self.lock = threading.Lock()
         self.base = ""
@@ -62,7 +65,10 @@ class Newsroom:
                 if self.path == "/feed.xml":
                     body, kind = room.feed(), "application/rss+xml"
                 elif self.path.startswith("/news/"):
-                    body, kind = article_html(int(self.path.rsplit("/", 1)[1])), "text/html"
+                    i = int(self.path.rsplit("/", 1)[1])
+                    if room.before_page is not None:
+                        room.before_page(i)
+                    body, kind = article_html(i), "text/html"
                 else:
                     self.send_error(404)
                     return

@@ -217,7 +217,7 @@ def writer_alone(db_url: str, n: int, batch: int, profile: bool = False) -> dict
 PARTS = [
     ("writer.py", "_commit", "commit_batch, all of it"),
     ("writer.py", "write_outcome", "  an item's rows (duplicate check, verdict rows)"),
-    ("pipeline/duplicates.py", "find_duplicate", "    duplicate check in the transaction"),
+    ("pipeline/duplicates.py", "find_duplicates", "    duplicate look-up, the whole batch"),
     ("models.py", "row_of", "    verdict rows built"),
     ("status.py", "move", "  status move"),
     ("duplicates.py", "signed", "    near-duplicate signature (MinHash)"),

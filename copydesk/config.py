@@ -11,7 +11,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from guards.settings import GateMode, GateSettings
 from ingest.settings import FeedSettings, IngestSettings
@@ -88,6 +88,9 @@ class Settings(BaseModel):
     feeds: list[FeedSettings] = Field(default_factory=list)
     publish: PublishSettings = Field(default_factory=PublishSettings)
     source: str | None = None  # the file these settings came from, for messages
+    # $COPYDESK_REVIEW_SECRET (review_ui/desk/session_tokens.py): from the environment
+    # only, never config.toml, so not a field.
+    _review_secret: str | None = PrivateAttr(default=None)
 
     def for_review(self) -> ReviewAppSettings:
         """What the review app is handed at start-up (it never reads config.toml)."""
@@ -98,9 +101,11 @@ class Settings(BaseModel):
             publish=self.publish,
             review=self.review,
             audit_anchor=self.runs.audit_anchor or None,
+            session_secret=self._review_secret,
         )
 
 
+REVIEW_SECRET_ENV = "COPYDESK_REVIEW_SECRET"  # noqa: S105 - a variable name
 ENV_OVERRIDES = {
     "COPYDESK_DATABASE_URL": ("database", "url"),
     "COPYDESK_BACKEND": ("summarise", "backend"),
@@ -149,12 +154,17 @@ def load_settings(path: str | Path | None = None, env: dict[str, str] | None = N
         where = ".".join(str(p) for p in first["loc"])
         raise ConfigError(f"{found or 'settings'}: {where}: {first['msg']}") from None
     settings.source = str(found) if found else None
+    settings._review_secret = env.get(REVIEW_SECRET_ENV) or None
     if not settings.checks.prices:  # the same price table unless [checks.prices] says otherwise
         settings.checks.prices = settings.summarise.prices
     if found is not None:
         _anchor_relative_paths(settings, found.resolve().parent, data, env)
     else:
         _place_anchor_without_config(settings, env)
+    secret_file = Path(settings.review.session_secret_file).expanduser()
+    if not secret_file.is_absolute():  # beside config.toml, or in the state folder
+        base = found.resolve().parent if found is not None else _state_folder(env)
+        settings.review.session_secret_file = str(base / secret_file)
     return settings
 
 
@@ -181,9 +191,13 @@ def _place_anchor_without_config(settings: Settings, env: dict[str, str]) -> Non
         db_file = Path(database).expanduser().resolve()
         settings.runs.audit_anchor = str(db_file.with_name(f"{db_file.name}.{anchor}"))
         return
-    state = Path(env.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
     name = f"{url.host or 'local'}-{url.port or 'default'}-{url.database or 'db'}.{anchor}"
-    settings.runs.audit_anchor = str(state / "copydesk" / name)
+    settings.runs.audit_anchor = str(_state_folder(env) / name)
+
+
+def _state_folder(env: dict[str, str]) -> Path:
+    """The user's state folder for copydesk ($XDG_STATE_HOME/copydesk)."""
+    return Path(env.get("XDG_STATE_HOME") or Path.home() / ".local" / "state") / "copydesk"
 
 
 def _anchor_relative_paths(

@@ -18,6 +18,7 @@ from sqlmodel import Session
 from review_ui.desk.decisions import gates_off
 from review_ui.desk.highlight import escape_text
 from review_ui.desk.queries import QueueFilter, queue_count
+from review_ui.desk.session_tokens import SessionSecretError
 from review_ui.settings import ReviewAppSettings
 from review_ui.views import auth
 from review_ui.views.lists import decided_view, discarded_view
@@ -64,6 +65,11 @@ def _signing_out(engine: Engine, sign_out: Callable[[], None]) -> None:
     sign_out()
 
 
+def _password_sign_out(engine: Engine, settings: ReviewAppSettings) -> None:
+    release_claim(engine)
+    auth.end_session(engine, settings)
+
+
 def main(settings: ReviewAppSettings) -> None:
     try:
         engine = engine_for(settings.database_url)
@@ -72,6 +78,12 @@ def main(settings: ReviewAppSettings) -> None:
         return
     if settings.audit_anchor:  # every decision advances it (store/audit_chain.py)
         audit_chain.keep_anchor(engine, Path(settings.audit_anchor))
+    if settings.review.auth == "password":
+        try:  # made on first use; a file others may read is refused
+            auth.session_secret(settings)
+        except SessionSecretError as exc:
+            cannot_start(exc)
+            return
     st.set_page_config(page_title="copydesk review", layout="wide")
 
     reviewer = auth.require_sign_in(engine, settings)
@@ -84,8 +96,15 @@ def main(settings: ReviewAppSettings) -> None:
             '<div class="cd-who" style="font-size:0.9rem">Signed in as '
             f"<b>{escape_text(reviewer.name)}</b> ({escape_text(reviewer.role)})</div>"
         )
-        sign_out = auth.sign_out_oidc if settings.review.auth == "oidc" else auth.sign_out
-        st.button("Sign out", key="sign_out", on_click=_signing_out, args=(engine, sign_out))
+        if settings.review.auth == "oidc":
+            st.button(
+                "Sign out", key="sign_out", on_click=_signing_out, args=(engine, auth.sign_out_oidc)
+            )
+        else:
+            st.button(
+                "Sign out", key="sign_out", on_click=_password_sign_out, args=(engine, settings)
+            )
+            auth.keep_cookie(settings)
         # One pending count everywhere (issue 25): the queue's own count for this
         # editor without filters (drafts other editors have open are offered apart).
         mine = QueueFilter(editor=reviewer.name, gates_off=gates_off(settings.gates.all_modes()))

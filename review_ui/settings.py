@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
 from guards.settings import GateSettings
 from publish.settings import PublishSettings
@@ -41,6 +41,12 @@ class ReviewSettings(BaseModel):
     # a tab left open overnight does not hold a draft forever. 0: only page runs
     # refresh the claim. Otherwise at least claim_seconds.
     claim_idle_seconds: float = Field(default=3600.0, ge=0, le=86400)
+    # A sign-in lasts this long (hours): a reload keeps the editor signed in until
+    # then, unless they sign out or are disabled (review_ui/desk/session_tokens.py).
+    session_hours: float = Field(default=12.0, gt=0, le=24 * 30)
+    # The file holding the secret that signs session tokens, made with mode 0600 on
+    # first use (relative: beside config.toml); $COPYDESK_REVIEW_SECRET wins.
+    session_secret_file: str = "review_session.key"  # noqa: S105 - a file name
     # Reasons offered in the reject box; free text stays possible.
     reject_reasons: list[str] = Field(
         default_factory=lambda: list(DEFAULT_REJECT_REASONS), max_length=30
@@ -83,3 +89,5 @@ class ReviewAppSettings(BaseModel):
     review: ReviewSettings = Field(default_factory=ReviewSettings)
     # The audit anchor file every decision advances (store/audit_chain.py); None: none.
     audit_anchor: str | None = None
+    # $COPYDESK_REVIEW_SECRET, when set: signs session tokens instead of the file's.
+    session_secret: SecretStr | None = None

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import event as sa_event
-from sqlalchemy import orm, select, text
+from sqlalchemy import insert, orm, select, text
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
@@ -123,13 +123,17 @@ def append(session: Session, event: AuditEvent) -> AuditEvent:
         ).first()
     event.prev_hash = head or GENESIS
     event.hash = hash_of(event, event.prev_hash)
-    session.add(event)
-    session.flush()
+    # A Core INSERT on the session's connection, not the ORM's flush of a new
+    # object (issue 24: half the append's CPU); the event gets its id all the same.
+    row = {c.name: getattr(event, c.name) for c in _EVENTS.columns if c.name != "id"}
+    event.id = connection.execute(insert(_EVENTS), row).inserted_primary_key[0]
     session.info[_HEAD] = (transaction, event.hash)
     # The anchor advances to this event once the transaction commits (below).
     session.info[_APPENDED] = (connection.engine.url, Anchor(event.id or 0, event.hash))
     return event
 
+
+_EVENTS = AuditEvent.__table__
 
 # Anchor files kept up to date, by database URL (`keep_anchor`).
 _ANCHORS: dict[str, Path] = {}

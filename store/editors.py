@@ -36,6 +36,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from store.models import Editor, SignInFailure, utcnow
+from store.sessions import revoke_all
 
 ROLES = ("editor", "viewer")
 DEMO_EDITOR = "demo"
@@ -150,22 +151,27 @@ def list_editors(session: Session) -> list[Editor]:
 
 def disable_editor(session: Session, name: str) -> Editor:
     """Disabled accounts cannot sign in, and a signed-in session of theirs ends on
-    its next click (the app re-reads the account on every rerun)."""
+    its next click (the app re-reads the account on every rerun); their session
+    tokens are revoked, so enabling the account again brings none of them back."""
     editor = get_editor(session, name)
     if editor is None:
         raise EditorError(f"no editor named {name!r}")
     editor.enabled = False
+    revoke_all(session, editor.name)
     session.add(editor)
     session.flush()
     return editor
 
 
 def set_password(session: Session, name: str, password: str, *, enable: bool = False) -> Editor:
-    """New password; clears any lock. With `enable`, also re-enables the account."""
+    """New password; clears any lock and revokes the account's session tokens (a
+    password changed because it leaked must not leave a browser signed in). With
+    `enable`, also re-enables the account."""
     check_password(password)
     editor = get_editor(session, name)
     if editor is None:
         raise EditorError(f"no editor named {name!r}")
+    revoke_all(session, editor.name)
     editor.password_hash = hash_password(password)
     editor.failed_logins = 0
     editor.locked_until = None

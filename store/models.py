@@ -398,6 +398,24 @@ class Editor(SQLModel, table=True):
     )
 
 
+class ReviewSession(SQLModel, table=True):
+    """A browser signed in to the review queue (store/sessions.py, migration 0020):
+    a reload finds its editor again through the session token the browser keeps.
+    Only the SHA-256 of the token's random key is stored, so reading this table
+    signs nobody in. A row stops working when it expires, when it is revoked
+    (sign-out; disabling the editor or setting their password revokes all of
+    theirs), or when its editor is disabled: every page run checks it."""
+
+    __tablename__ = "review_sessions"
+
+    id: int | None = Field(default=None, primary_key=True)
+    key_hash: str = Field(unique=True)  # hex SHA-256 of the token's random key
+    editor: str = Field(index=True)  # the account name
+    created_at: datetime = Field(sa_column=Column(UTCDateTime(), nullable=False))
+    expires_at: datetime = Field(sa_column=Column(UTCDateTime(), nullable=False, index=True))
+    revoked_at: datetime | None = _ts(nullable=True)
+
+
 class Delivery(SQLModel, table=True):
     """One item's delivery to one publish target: exactly once per (item, target, kind).
 

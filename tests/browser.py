@@ -295,6 +295,11 @@ def serve(
     yield Server(server.base, db_url, ids)
 
 
+def server_log() -> str:
+    """What the review server has written to its log so far."""
+    return _shared_server().log.read_text(encoding="utf-8", errors="replace")
+
+
 def statuses(server: Server) -> dict[str, str]:
     """The status of every seeded item, by its key, read from the database."""
     engine = open_store(server.db_url)

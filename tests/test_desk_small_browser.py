@@ -44,9 +44,7 @@ def test_a_shared_link_never_carries_an_unsent_reason(tmp_path: Path, sqlite_url
         shows(bob, "bridge")
         expect(bob.get_by_label("Reason for rejecting")).to_have_value("")
         # Alice's own reload keeps her reason.
-        alice.reload()  # a reload asks for the password again (no lasting session yet)
-        expect(alice.get_by_role("button", name="Sign in")).to_be_visible()
-        sign_in(alice, "alice")
+        alice.reload()  # a reload keeps her signed in (her session token)
         shows(alice, "bridge")
         expect(alice.get_by_label("Reason for rejecting")).to_have_value("Alice's private doubt")
 

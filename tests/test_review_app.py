@@ -18,12 +18,12 @@ from review_ui.desk import decisions
 from review_ui.desk.decisions import Blocked, NotAllowed, ReasonRequired, Reviewer
 from review_ui.desk.queries import QueueFilter, discards_per_day, item_view, queue_count, since_days
 from review_ui.views import queue as queue_view
-from review_ui.views import shortcuts
 from review_ui.views.stats import feed_chart
 from store.db import open_store, session_scope
 from store.editors import REFUSED, disable_editor
 from store.models import GateVerdict, Item, Run
 from store.status import Conflict
+from tests.apptest_helpers import page_html
 from tests.language_material import HEADLINE, SOURCE, SUMMARY, TITLE
 from tests.review_app_helpers import (
     APP,
@@ -471,8 +471,9 @@ def _assert_inert(at: AppTest) -> None:
     # Widget labels and options parse markdown too.
     for widget in [*at.button, *at.text_input, *at.text_area, *at.selectbox, *at.radio]:
         assert "alert(1)" not in str(getattr(widget, "label", ""))
-    # Our own keyboard script (review_ui/views/shortcuts.py, a fixed string) is the only script.
-    bodies = "\n".join(e.value for e in at.html if not shortcuts.own_script(e.value))
+    # Our own keyboard script (review_ui/views/shortcuts.py, a fixed string) and the
+    # session cookie's (review_ui/views/auth.py: a token, checked) are the only scripts.
+    bodies = "\n".join(page_html(at))
     assert (
         "<script" not in bodies
         and "<img" not in bodies

@@ -56,9 +56,17 @@ def server(tmp_path: Path, sqlite_url: str) -> Iterator[Server]:
 
 
 @pytest.fixture
-def dwell_server(tmp_path: Path, sqlite_url: str) -> Iterator[Server]:
-    """The app with a dwell of DWELL seconds (the shipped default is 1 s)."""
-    with serve(tmp_path, sqlite_url, queue_of(*QUEUE_KEYS), dwell_seconds=DWELL) as running:
+def race_server(tmp_path: Path, db_url: str) -> Iterator[Server]:
+    """The app with no dwell time, on SQLite and on PostgreSQL: for the races."""
+    with serve(tmp_path, db_url, queue_of(*QUEUE_KEYS), dwell_seconds=0) as running:
+        yield running
+
+
+@pytest.fixture
+def dwell_server(tmp_path: Path, db_url: str) -> Iterator[Server]:
+    """The app with a dwell of DWELL seconds (the shipped default is 1 s), on SQLite
+    and on PostgreSQL (two quick presses race each other to the database)."""
+    with serve(tmp_path, db_url, queue_of(*QUEUE_KEYS), dwell_seconds=DWELL) as running:
         yield running
 
 
@@ -162,7 +170,7 @@ def test_sign_in_approve_reject_in_a_real_browser(server: Server) -> None:
     assert (ARTIFACTS / "review_discarded.png").stat().st_size > 10_000
 
 
-def test_parallel_sign_ins_from_many_browsers_are_each_counted(server: Server) -> None:
+def test_parallel_sign_ins_from_many_browsers_are_each_counted(race_server: Server) -> None:
     """Ten browser contexts submit wrong passwords at the same moment. Each attempt
     is counted before its password is checked, so exactly FREE_FAILURES + 1 of
     them are checked and counted (the last of those sets the lock) and the rest
@@ -186,7 +194,7 @@ def test_parallel_sign_ins_from_many_browsers_are_each_counted(server: Server) -
                     context = await browser.new_context()
                     page = await context.new_page()
                     page.set_default_timeout(WAIT_MS * 2)
-                    await page.goto(server.base)
+                    await page.goto(race_server.base)
                     await page.get_by_role("textbox", name="Name").fill("alice")
                     await page.get_by_role("textbox", name="Password").fill("wrong-guess-1234")
                     pages.append(page)
@@ -199,7 +207,7 @@ def test_parallel_sign_ins_from_many_browsers_are_each_counted(server: Server) -
 
                 late = await (await browser.new_context()).new_page()
                 late.set_default_timeout(WAIT_MS)
-                await late.goto(server.base)
+                await late.goto(race_server.base)
                 await late.get_by_role("textbox", name="Name").fill("alice")
                 await late.get_by_role("textbox", name="Password").fill(PASSWORD)
                 await late.get_by_role("button", name="Sign in").click()
@@ -210,7 +218,7 @@ def test_parallel_sign_ins_from_many_browsers_are_each_counted(server: Server) -
                 await browser.close()
 
     run_apart(burst())
-    engine = open_store(server.db_url)
+    engine = open_store(race_server.db_url)
     try:
         with Session(engine) as session:
             alice = session.scalars(select(Editor).where(Editor.name == "alice")).one()

@@ -40,8 +40,10 @@ def _desk(engine: Engine) -> dict[str, int]:
 
 
 @pytest.fixture
-def server(tmp_path: Path, sqlite_url: str) -> Iterator[Server]:
-    with serve(tmp_path, sqlite_url, _desk) as running:
+def server(tmp_path: Path, db_url: str) -> Iterator[Server]:
+    """SQLite and PostgreSQL: another editor decides between the confirmation and
+    the confirm (a race between read and write)."""
+    with serve(tmp_path, db_url, _desk) as running:
         yield running
 
 

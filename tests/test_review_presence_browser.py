@@ -72,6 +72,7 @@ def test_a_long_read_keeps_the_draft_and_a_closed_tab_lets_it_go(
             time.sleep(0.5)
         assert claim is not None and claim[0] == ids["bridge"]  # lapsed, not released
         # Bob's queue offers the bridge draft again (a fresh visit opens the oldest).
+        bob = new_page(browser, server)  # a fresh visit (no session cookie)
         bob.goto(server.base)
         sign_in(bob, "bob")
         shows(bob, "bridge")

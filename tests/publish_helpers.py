@@ -190,8 +190,7 @@ def run_pipeline(config: Path) -> None:
     home = _DRAFTED[text]
     for left in home.iterdir():
         if left.name == target.name:
-            copy_sqlite(left, target)
-            _new_installation(target)
+            copy_desk_database(left, target)
         elif left.is_file() and left.name != config.name and not left.name.startswith(target.name):
             shutil.copyfile(left, config.parent / left.name)  # not its -wal, -shm
 
@@ -200,10 +199,11 @@ def run_pipeline(config: Path) -> None:
 _DRAFTED: dict[str, Path] = {}
 
 
-def _new_installation(db_file: Path) -> None:
-    """A copy is another newsroom: its own installation id, as migration 0012 makes one
-    (published ids and webhook keys carry it)."""
-    with closing(sqlite3.connect(db_file)) as db, db:
+def copy_desk_database(source: Path, target: Path) -> None:
+    """`copy_sqlite`, and the copy is another newsroom: its own installation id, as
+    migration 0012 makes one (published ids and webhook keys carry it)."""
+    copy_sqlite(source, target)
+    with closing(sqlite3.connect(target)) as db, db:
         db.execute("UPDATE installation SET installation_id = ?", (uuid.uuid4().hex,))
 
 

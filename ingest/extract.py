@@ -3,6 +3,7 @@ HTML fragments that feeds carry in `content:encoded`."""
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass
 from datetime import datetime
@@ -46,6 +47,16 @@ class Extracted:
     canonical_url: str | None = None  # the page's own <link rel="canonical">, absolute
     cut: bool = False  # the page's markup was longer than the extraction cap
     language: str | None = None  # the language the page declares (ingest.language)
+    not_html: bool = False  # the content does not parse as an HTML page at all
+
+
+def _not_html_line(record: logging.LogRecord) -> bool:
+    """trafilatura logs an ERROR when `load_html` rejects its input ("wrong data type
+    or not valid HTML"); copydesk reports that itself (`Extracted.not_html`), once."""
+    return "not valid HTML" not in record.getMessage()
+
+
+logging.getLogger("trafilatura.utils").addFilter(_not_html_line)
 
 
 def tidy(text: str) -> str:
@@ -211,8 +222,8 @@ def extract_page(
     (`Extracted.cut` says it was reached)."""
     html, cut = reduce_page(html, max_bytes)
     tree = load_html(html)
-    if tree is None:
-        return Extracted(text="", cut=cut)
+    if tree is None:  # trafilatura's log line for it is dropped (_NOT_HTML): said here
+        return Extracted(text="", cut=cut, not_html=True)
     canonical = declared_canonical(tree, url)
     language = declared_language(tree)
     raw = trafilatura.bare_extraction(

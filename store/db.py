@@ -297,9 +297,21 @@ def check_writable(engine: Engine) -> None:
                 return
             read_only = conn.execute(text("SHOW transaction_read_only")).scalar()
     except Exception as exc:  # noqa: BLE001 - reported as one line to the user
-        raise StoreError(f"database {safe_url(engine)} cannot be written: {explain(exc)}") from None
+        fix = ""
+        if engine.dialect.name == "sqlite":
+            fix = (
+                ": give the user copydesk runs as write permission on the file and its "
+                "folder (SQLite writes its journal beside it), or open it with --read-only "
+                "to read only"
+            )
+        raise StoreError(
+            f"database {where(engine)} cannot be written ({explain(exc)}){fix}"
+        ) from None
     if read_only == "on":
-        raise StoreError(f"database {safe_url(engine)} cannot be written: it is read-only")
+        raise StoreError(
+            f"database {where(engine)} cannot be written: it is read-only (a standby, or "
+            "default_transaction_read_only is on for this role)"
+        )
 
 
 def head_revision(engine: Engine) -> str | None:

@@ -71,7 +71,7 @@ class Feed(SQLModel, table=True):
     url: str = Field(unique=True)
     name: str
     enabled: bool = True
-    origin: str = "cli"  # "config" or "cli": where the feed was declared
+    origin: str = "cli"  # "config" or "cli": where the feed was declared; "sample": the demo
     etag: str | None = None
     last_modified: str | None = None
     last_fetched_at: datetime | None = _ts(nullable=True)

@@ -65,3 +65,31 @@ def test_read_only_on_a_missing_file_names_the_file_not_the_uri(tmp_path: Path) 
     assert str(tmp_path / "desk.db") in lines[0] and "copydesk init" in lines[0]
     assert "file:" not in lines[0] and "mode=ro" not in lines[0]
     assert not (tmp_path / "desk.db").exists()
+
+
+def test_extract_of_a_file_that_is_not_html_is_one_line_and_exit_1(tmp_path: Path) -> None:
+    picture = tmp_path / "photo.png"
+    picture.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x10")
+    said = run(["extract", str(picture)], tmp_path, _env(tmp_path))
+    assert said.returncode == 1, said.stdout + said.stderr  # exits.py: extract 1
+    lines = said.stderr.strip().splitlines()
+    assert len(lines) == 1, said.stderr
+    assert str(picture) in lines[0] and "not an HTML page" in lines[0]
+    assert "parsed tree" not in said.stdout + said.stderr  # trafilatura's own log line
+    assert said.stdout == ""
+
+
+def test_run_on_a_read_only_database_is_one_plain_line_naming_it(tmp_path: Path) -> None:
+    _config(tmp_path)
+    env = _env(tmp_path)
+    assert run(["init"], tmp_path, env).returncode == 0
+    database = tmp_path / "desk.db"
+    env["COPYDESK_DATABASE_URL"] = f"sqlite:///file:{database}?mode=ro&uri=true"
+    said = run(["run"], tmp_path, env)
+    assert said.returncode == 3, said.stdout + said.stderr
+    errors = [x for x in said.stderr.splitlines() if "error" in x.lower()]
+    assert len(errors) == 1, said.stderr
+    assert str(database) in errors[0] and "cannot be written" in errors[0]
+    assert "write permission" in errors[0]  # the fix
+    assert "OperationalError" not in said.stderr and "crashed" not in said.stderr
+    assert "file:" not in errors[0] and "Traceback" not in said.stderr

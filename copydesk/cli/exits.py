@@ -49,7 +49,7 @@ SPECIFIC: dict[str, dict[int, str]] = {
         1: "no such feed, it is declared in config.toml, or the name is taken",
     },
     "submit": {0: "the article went through the pipeline (its status says how)"},
-    "extract": {0: "extracted", 1: "the page could not be fetched"},
+    "extract": {0: "extracted", 1: "the page could not be fetched, or is not HTML"},
     "check": {
         0: "every hard gate passed",
         1: "a hard gate failed (--jsonl: on some line, or a line was malformed)",

@@ -230,6 +230,8 @@ def _health(session: Session, feed: Feed, failing_after: timedelta, now: datetim
         .limit(HISTORY)
     ).all()
     times = [published or seen for published, seen, _ in rows]
+    if feed.origin == "sample":  # the demo's bundled feed (cli/run.py SAMPLE_ORIGIN)
+        return FeedHealth("sample", False, "the bundled sample: a fixed snapshot, never stale")
     if feed.enabled and feed.truncated:
         return FeedHealth(
             "cut",

@@ -122,6 +122,8 @@ def extract(
             cx.fail(f"cannot read {path}: {exc.strerror}", cx.EXIT_USAGE)
         content, url = gunzip_capped(raw, settings.ingest.max_bytes)[0], None
     extracted = extract_page(content, url)
+    if extracted.not_html:
+        cx.fail(f"{target} is not an HTML page: nothing to extract", cx.EXIT_FAILED)
     minimum = settings.gates.min_source_words
     if as_json:
         cx.emit_json(_as_dict(extracted, fetched, minimum))

@@ -29,6 +29,7 @@ log = logging.getLogger("copydesk.run")
 SAMPLE_DIR = Path(__file__).parents[1] / "sample"  # copydesk/sample
 SAMPLE_FEED = SAMPLE_DIR / "feed.xml"
 SAMPLE_REPLIES = SAMPLE_DIR / "recorded_replies.json"
+SAMPLE_ORIGIN = "sample"  # feeds.origin of the demo's feed (copydesk/cli/feeds.py)
 
 
 def register(app: typer.Typer) -> None:
@@ -134,7 +135,7 @@ def _run(
 ) -> None:
     from copydesk.services.heartbeat import AnotherRunInProgress
     from ingest.fetch import Fetcher
-    from store.db import describe_error
+    from store.db import StoreError, check_writable, describe_error
 
     ctx = cx.context(cli)
     _check_feed_names(ctx, feed)
@@ -156,6 +157,10 @@ def _run(
         raise cx.Failed(0, str(exc)) from None
     except Exception as exc:  # recorded on the run row; a person reads one line
         log.debug("run crashed", exc_info=True)
+        try:  # a database it may not write: named with the fix, not the driver's words
+            check_writable(ctx.engine)
+        except StoreError as unwritable:
+            cx.fail(str(unwritable))
         cx.fail(f"run crashed: {describe_error(exc)}")
     if report.fatal or not publish:
         _print_report(report, as_json)
@@ -379,6 +384,7 @@ def demo(
     ),
 ) -> None:
     """Run the whole pipeline on the bundled sample feed, offline, into a fresh database."""
+    from copydesk.config import DEFAULT_ANCHOR
     from copydesk.services.compose import Desk
     from ingest.fetch import Fetcher
     from ingest.settings import FeedSettings
@@ -396,9 +402,14 @@ def demo(
         )
     directory.mkdir(parents=True, exist_ok=True)
     db = (directory / "demo.db").resolve()
-    for stale in (db, db.with_suffix(".db-wal"), db.with_suffix(".db-shm")):
+    # Its own anchor, beside its own database, where a command on it without a
+    # config.toml looks (copydesk/config.py): the configured one belongs to the
+    # production database, and a demo run in its folder must not move it (issue 22).
+    anchor = db.with_name(f"{db.name}.{DEFAULT_ANCHOR}")
+    for stale in (db, db.with_suffix(".db-wal"), db.with_suffix(".db-shm"), anchor):
         stale.unlink(missing_ok=True)
     settings.database.url = f"sqlite:///{db}"
+    settings.runs.audit_anchor = str(anchor)
     settings.feeds = [FeedSettings(url=str(SAMPLE_FEED), name="Sample: The Vellmouth Courier")]
     settings.summarise.backend = "extractive"
     ctx = Desk(settings, cx.connect(settings, create=True))
@@ -444,11 +455,17 @@ def demo_command(db: Path, command: str) -> str:
 
 
 def _name_sample_feed(ctx: Desk) -> None:
+    from sqlmodel import select
+
     from copydesk.services.pipeline import sync_config_feeds
     from store.db import session_scope
+    from store.models import Feed
 
     with session_scope(ctx.engine) as session:
         sync_config_feeds(session, ctx.settings.feeds)
+        for feed in session.exec(select(Feed)):  # the bundled snapshot: never "stale"
+            feed.origin = SAMPLE_ORIGIN
+            session.add(feed)
 
 
 def _launch_review(ctx: Desk, no_ui: bool, port: int | None = None) -> None:

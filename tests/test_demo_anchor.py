@@ -1,0 +1,51 @@
+"""`copydesk demo` run in a production folder (issue 22): the demo keeps its own audit
+anchor beside its own database and never moves the configured one, so the real
+database's `audit --verify` still holds after any number of demos; and the demo's
+bundled feed, a fixed snapshot, is not reported stale by `feeds list --check`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from copydesk.cli import app
+from tests.cli_helpers import cli_env, run
+
+
+def test_demo_twice_in_a_production_folder_leaves_its_anchor_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "config.toml").write_text(
+        '[database]\nurl = "sqlite:///desk.db"\n[runs]\naudit_anchor = "audit.anchor"\n',
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(tmp_path)
+    for name in ("COPYDESK_CONFIG", "COPYDESK_DATABASE_URL", "ANTHROPIC_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    runner = CliRunner()
+    assert runner.invoke(app, ["init"]).exit_code == 0
+    anchor = tmp_path / "audit.anchor"
+    before = anchor.read_text() if anchor.exists() else None
+    for _ in range(2):
+        demo = runner.invoke(app, ["demo", "--no-ui", "--dir", "demo"])
+        assert demo.exit_code == 0, demo.output
+    assert (anchor.read_text() if anchor.exists() else None) == before
+    verified = runner.invoke(app, ["audit", "--verify"])
+    assert verified.exit_code == 0, verified.output
+    # The demo's own anchor is beside its database and holds its chain.
+    demo_db = tmp_path / "demo" / "demo.db"
+    own = demo_db.with_name("demo.db.audit.anchor")
+    assert own.exists() and own.read_text().strip()
+    elsewhere = tmp_path / "elsewhere"  # no config.toml: the anchor beside the database
+    elsewhere.mkdir()
+    env = cli_env(elsewhere, COPYDESK_DATABASE_URL=f"sqlite:///{demo_db}")
+    demo_verify = run(["audit", "--verify"], elsewhere, env)
+    assert demo_verify.returncode == 0, demo_verify.stdout + demo_verify.stderr
+    # The sample feed is a snapshot with old dates: not "stale", nothing to page about.
+    listed = run(["feeds", "list", "--check", "--json"], elsewhere, env)
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    (feed,) = json.loads(listed.stdout)
+    assert feed["state"] != "stale" and not feed["needs_attention"]

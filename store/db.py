@@ -205,6 +205,12 @@ def open_store(url: str, *, create: bool = True) -> Engine:
         if not create:
             _refuse_missing_file(engine)
         revision = schema_revision(engine)
+        if revision is None and not create and not may_migrate(engine):
+            raise StoreError(  # PostgreSQL's runtime role: only the owner makes the tables
+                f"database {where(engine)} has no copydesk tables, and this role may not "
+                "create them: run `copydesk migrate` with COPYDESK_MIGRATE_DATABASE_URL set "
+                "to the owner's URL"
+            )
         if revision is None and not create:
             raise StoreError(
                 f"database {where(engine)} has no copydesk tables (a mistyped path?): {CREATE_HINT}"
@@ -221,6 +227,25 @@ def open_store(url: str, *, create: bool = True) -> Engine:
             if revision is not None and engine.dialect.name == "postgresql":
                 for role in runtime_roles(engine):
                     grant_runtime_rights(engine, role)
+    except StoreError:
+        engine.dispose()
+        raise
+    return engine
+
+
+def open_read_only(url: str) -> Engine:
+    """An auditor's engine (`copydesk --read-only`): a write fails in the database
+    itself, and the schema is never migrated. A missing file is named by its path,
+    not by the read-only URI it was opened with."""
+    engine = make_engine(read_only_url(url))
+    try:
+        _refuse_missing_file(engine)
+        revision = schema_revision(engine)
+        if revision != head_revision(engine):
+            raise StoreError(
+                f"database {where(engine)} is at schema {revision or 'none'}, not "
+                f"{head_revision(engine)}, and --read-only never migrates: run `copydesk migrate`"
+            )
     except StoreError:
         engine.dispose()
         raise
@@ -294,7 +319,7 @@ def schema_revision(engine: Engine) -> str | None:
         with engine.connect() as conn:
             return MigrationContext.configure(conn).get_current_revision()
     except Exception as exc:  # noqa: BLE001 - unreachable server, unreadable file...
-        raise StoreError(f"database {safe_url(engine)} cannot be opened: {explain(exc)}") from None
+        raise StoreError(f"database {where(engine)} cannot be opened: {explain(exc)}") from None
 
 
 def explain(exc: BaseException) -> str:

@@ -15,9 +15,13 @@ from copydesk.cli import app
 KEY = "sk-ant-test-0123456789abcdef"
 
 
-def write_config(tmp_path: Path, db_url: str, feed_url: str, **extra: str) -> Path:
+def write_config(
+    tmp_path: Path, db_url: str, feed_url: str, *, init: bool = True, **extra: str
+) -> Path:
     """config.toml in tmp_path: the database, the extractive summariser, loopback
-    allowed, and one feed ("Gazette"); `extra` adds top-level keys (values as TOML)."""
+    allowed, and one feed ("Gazette"); `extra` adds top-level keys (values as TOML).
+    With `init`, the database is made as an operator makes it: `copydesk init` (no
+    other command creates one)."""
     lines = [
         f'[database]\nurl = "{db_url}"',
         '[summarise]\nbackend = "extractive"\nretry_base_seconds = 0\nmax_attempts = 3',
@@ -27,6 +31,9 @@ def write_config(tmp_path: Path, db_url: str, feed_url: str, **extra: str) -> Pa
     lines += [f"{k} = {v}" for k, v in extra.items()]
     path = tmp_path / "config.toml"
     path.write_text("\n\n".join(lines))
+    if init:
+        done = CliRunner().invoke(app, ["--config", str(path), "init"])
+        assert done.exit_code == 0, done.output
     return path
 
 

@@ -128,11 +128,13 @@ def write_config(
     extra: str = "",
     undo_seconds: float = 0,
     timeout_seconds: float = 5,
+    init: bool = True,
 ) -> Path:
     """config.toml: the sample feed, the extractive summariser, and the targets.
     `undo_seconds`: the queue's Undo window, which publishing waits out (0 here: the
     tests approve and publish at once; one test checks the wait). `attempts` and
-    `timeout_seconds` are the webhook's."""
+    `timeout_seconds` are the webhook's. With `init`, the database is made as an
+    operator makes it: `copydesk init` (no other command creates one)."""
     blocks = {
         "atom": '[[publish.targets]]\nkind = "atom"\npath = "out/feed.xml"\nmax_entries = 50\n',
         "jsonl": '[[publish.targets]]\nkind = "jsonl"\npath = "out/items.jsonl"\n',
@@ -150,6 +152,9 @@ def write_config(
     )
     path = folder / "config.toml"
     path.write_text(text, encoding="utf-8")
+    if init:
+        done = cli(path, "init")
+        assert done.exit_code == 0, done.output
     return path
 
 
@@ -160,16 +165,17 @@ def cli(config: Path, *args: str, env: dict[str, str] | None = None):  # type: i
 
 def run_pipeline(config: Path) -> None:
     """`copydesk run` with `config`: the drafts of the sample feed. On a SQLite file
-    that does not exist yet, with nothing in the environment that could point the run
-    elsewhere, the run is made once per test process and config (its text, database
-    aside) and every later test gets a copy of what it left: the database and the
-    files beside the config (the audit anchor). The copy is what the run would leave
-    there again; only the times in it are those of the first run."""
+    that does not exist yet, or that init made and nothing wrote to, with nothing in
+    the environment that could point the run elsewhere, the run is made once per test
+    process and config (its text, database aside) and every later test gets a copy of
+    what it left: the database and the files beside the config (the audit anchor).
+    The copy is what the run would leave there again; only the times in it are those
+    of the first run."""
     db_url = str(load_settings(config).database.url)
     target = Path(db_url.removeprefix("sqlite:///"))
     reusable = (
         db_url.startswith("sqlite:///")
-        and not target.exists()
+        and (not target.exists() or _untouched(target))
         and target.parent == config.parent
         and not any(name in os.environ for name in ENV_OVERRIDES)
     )
@@ -185,6 +191,7 @@ def run_pipeline(config: Path) -> None:
         atexit.register(shutil.rmtree, home, True)
         made = home / target.name
         (home / config.name).write_text(text.replace("{database}", f"sqlite:///{made}"))
+        assert cli(home / config.name, "init").exit_code == 0  # only init creates one
         _run(home / config.name)
         _DRAFTED[text] = home
     home = _DRAFTED[text]
@@ -197,6 +204,14 @@ def run_pipeline(config: Path) -> None:
 
 # config text (its database as "{database}") -> the folder its first run left
 _DRAFTED: dict[str, Path] = {}
+
+
+def _untouched(db_file: Path) -> bool:
+    """A database `copydesk init` made (write_config) that nothing has written to
+    since: no feed and no item, so a copy of the drafted one may replace it."""
+    with closing(sqlite3.connect(db_file)) as db:
+        rows = db.execute("SELECT (SELECT count(*) FROM feeds) + (SELECT count(*) FROM items)")
+        return rows.fetchone()[0] == 0
 
 
 def copy_desk_database(source: Path, target: Path) -> None:

@@ -21,7 +21,9 @@ from pathlib import Path
 import anthropic
 import pytest
 from sqlmodel import Session, select
+from typer.testing import CliRunner
 
+from copydesk.cli import app
 from copydesk.cli.doctor import ARTICLE
 from store.db import open_store
 from store.models import AuditEvent, GateVerdict, Item, utcnow
@@ -176,6 +178,8 @@ def doctor(tmp_path: Path, monkeypatch, fake: fake_api.FakeAnthropic, summarise:
         f'[summarise]\nbackend = "auto"\nmax_retries = 0\n{summarise}\n'
         "[checks]\nmax_retries = 0\n"
     )
+    # The database is made as an operator makes it: only `copydesk init` creates one.
+    assert CliRunner().invoke(app, ["--config", str(config), "init"]).exit_code == 0
     with fake.serve() as base_url:
         result = invoke(config, monkeypatch, base_url, "doctor", "--live", "--json")
     return result, json.loads(result.stdout)

@@ -74,6 +74,7 @@ def test_editor_add_refuses_a_short_password_before_asking_again(tmp_path: Path)
 
 
 def test_editor_add_on_a_terminal_asks_twice_and_checks_they_match(tmp_path: Path) -> None:
+    assert run(["init"], tmp_path).returncode == 0  # only `init` creates a database
     shown, code = on_a_terminal(["editor", "add", "alice"], tmp_path, [PASSWORD, PASSWORD])
     assert code == 0, shown
     assert "Repeat for confirmation" in shown and "added editor alice" in shown
@@ -119,6 +120,7 @@ def test_review_on_a_taken_port_says_so_before_any_url(tmp_path: Path) -> None:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
+        assert run(["init"], tmp_path, env=env).returncode == 0
         result = run(["review", "--port", str(port)], tmp_path, env=env)
     assert result.returncode == 3
     errors = [line for line in result.stderr.splitlines() if "error" in line]
@@ -153,6 +155,7 @@ def test_the_demo_hints_work_pasted_into_a_fresh_shell(tmp_path: Path) -> None:
 
 
 def test_a_command_outside_the_project_folder_names_its_database(tmp_path: Path) -> None:
+    assert run(["init"], tmp_path).returncode == 0  # only `init` creates a database
     result = run(["stats", "--json"], tmp_path)
     assert result.returncode == 0, result.stderr
     json_document = __import__("json").loads(result.stdout)  # stdout stays machine-readable

@@ -15,12 +15,15 @@ KEY = "sk-ant-api03-TESTKEY-doctor"
 
 
 def write(tmp_path: Path, summarise: str = "", checks: str = "") -> Path:
+    """The config, and its database made as an operator makes it (only init creates one)."""
     config = tmp_path / "config.toml"
     config.write_text(
         f'[database]\nurl = "sqlite:///{tmp_path / "d.db"}"\n'
         f'[summarise]\nbackend = "auto"\nmax_retries = 0\n{summarise}\n'
         f"[checks]\nmax_retries = 0\n{checks}\n"
     )
+    if not (tmp_path / "d.db").exists():
+        assert CliRunner().invoke(app, ["--config", str(config), "init"]).exit_code == 0
     return config
 
 

@@ -377,6 +377,7 @@ def cli(tmp_path: Path, sqlite_url: str, monkeypatch: pytest.MonkeyPatch) -> typ
     return app
 
 
+@pytest.mark.usefixtures("migrated")  # only `copydesk init` creates a database
 def test_editor_commands_add_list_disable(cli: typer.Typer, sqlite_url: str) -> None:
     runner = CliRunner()
     added = runner.invoke(cli, ["editor", "add", "alice", "--password-stdin"], input=STDIN)
@@ -404,6 +405,7 @@ def test_editor_commands_add_list_disable(cli: typer.Typer, sqlite_url: str) -> 
 # Prompting on a terminal: tests/test_desk_cli.py (a real pseudo-terminal).
 
 
+@pytest.mark.usefixtures("migrated")  # a short password is refused by the store
 def test_editor_add_refusals_exit_2(cli: typer.Typer) -> None:
     runner = CliRunner()
     bad_role = runner.invoke(cli, ["editor", "add", "x", "--role", "boss", "--password-stdin"])

@@ -123,6 +123,8 @@ def live(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     )
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("COPYDESK_CONFIG", str(config))
+    # The ledger's database is made as an operator makes it (only init creates one).
+    assert CliRunner().invoke(app, ["init"]).exit_code == 0
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
     fake = FakeAnthropic(responder=responder(), api_key=KEY)
     with fake.serve() as base_url:

@@ -36,13 +36,13 @@ def _claim(server: Server, editor: str) -> tuple[int, datetime] | None:
 
 
 def test_a_long_read_keeps_the_draft_and_a_closed_tab_lets_it_go(
-    tmp_path: Path, sqlite_url: str
+    tmp_path: Path, db_url: str
 ) -> None:
     from playwright.sync_api import expect
 
     seed = queue_of("bridge", "school", "market", editors=("alice", "bob"))
     with (
-        serve(tmp_path, sqlite_url, seed, claim_seconds=CLAIM) as server,
+        serve(tmp_path, db_url, seed, claim_seconds=CLAIM) as server,
         chromium() as browser,
     ):
         ids = server.ids

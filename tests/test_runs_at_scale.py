@@ -59,6 +59,8 @@ def test_three_runs_at_once_fetch_and_summarise_every_page_once(tmp_path, pg_url
     fake = fake_api.FakeAnthropic(responder=slow_model(0.02), api_key=KEY)
     with room.serve() as feed_url, fake.serve() as base_url:
         config = write_config(tmp_path, pg_url, feed_url)
+        if database == "fresh":  # as `copydesk init` leaves it: tables, no rows
+            open_store(pg_url).dispose()  # (only init creates a database, issue 22)
         if database == "existing":
             engine = open_store(pg_url)  # migrated, with the feed row and an older item
             with session_scope(engine) as session:

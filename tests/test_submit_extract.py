@@ -23,7 +23,7 @@ def _loopback_only(monkeypatch):
         yield install_loopback_only(monkeypatch)
 
 
-def write_config(tmp_path: Path, db_url: str, **ingest: str) -> Path:
+def write_config(tmp_path: Path, db_url: str, *, init: bool = True, **ingest: str) -> Path:
     lines = [
         f'[database]\nurl = "{db_url}"',
         '[summarise]\nbackend = "extractive"',
@@ -32,6 +32,9 @@ def write_config(tmp_path: Path, db_url: str, **ingest: str) -> Path:
     lines += [f"{k} = {v}" for k, v in ingest.items()]
     path = tmp_path / "config.toml"
     path.write_text("\n".join(lines))
+    if init:  # only `copydesk init` creates a database
+        done = CliRunner().invoke(app, ["--config", str(path), "init"])
+        assert done.exit_code == 0, done.output
     return path
 
 
@@ -144,13 +147,14 @@ def test_submit_with_an_unreachable_database_exits_3(tmp_path, site, monkeypatch
     monkeypatch.setenv(
         "COPYDESK_DATABASE_URL", "postgresql+psycopg://nobody:secret@127.0.0.1:9/none"
     )
-    config = write_config(tmp_path, "sqlite:///unused.db")
+    config = write_config(tmp_path, "sqlite:///unused.db", init=False)
     result = invoke(config, "submit", site.url_for("/news/ferry"))
     assert result.exit_code == 3
     assert "secret" not in result.stderr
     assert site.log == []
 
 
+@pytest.mark.usefixtures("migrated")  # only `copydesk init` creates a database
 def test_submit_refuses_an_address_that_is_not_allowed(tmp_path, sqlite_url, site):
     config = tmp_path / "config.toml"
     config.write_text(f'[database]\nurl = "{sqlite_url}"\n[summarise]\nbackend = "extractive"\n')
@@ -166,7 +170,7 @@ def test_submit_refuses_an_address_that_is_not_allowed(tmp_path, sqlite_url, sit
 def test_extract_a_local_file_as_json(tmp_path):
     page = tmp_path / "library.html.gz"
     page.write_bytes(gzip.compress(page_html(TITLES["library"], LIBRARY).encode()))
-    config = write_config(tmp_path, f"sqlite:///{tmp_path / 'unused.db'}")
+    config = write_config(tmp_path, f"sqlite:///{tmp_path / 'unused.db'}", init=False)
     result = invoke(config, "extract", str(page), "--json")
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)

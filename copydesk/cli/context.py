@@ -128,9 +128,11 @@ def load(cli: typer.Context) -> Settings:
         fail(str(exc))
 
 
-def connect(settings: Settings, *, create: bool = True) -> Engine:
-    """The store, up to date. With `create=False` a database that does not exist is
-    exit 3 naming it (a mistyped path), not a new empty one."""
+def connect(settings: Settings, *, create: bool = False) -> Engine:
+    """The store, up to date. Only `init` and `migrate` create a database (and `demo`
+    its own, `create=True`): for every other command a database file that does not
+    exist, or one without copydesk's tables, is exit 3 naming it and the fix (a
+    mistyped path), not a new empty newsroom (issue 22)."""
     from store import audit_chain
     from store.db import StoreError, open_store, where
 
@@ -187,26 +189,12 @@ def context(cli: typer.Context) -> Desk:
 
 def connect_read_only(settings: Settings) -> Engine:
     """An auditor's engine: a write fails in the database itself ("read-only")."""
-    from store.db import (
-        StoreError,
-        head_revision,
-        make_engine,
-        read_only_url,
-        safe_url,
-        schema_revision,
-    )
+    from store.db import StoreError, open_read_only
 
     try:
-        engine = make_engine(read_only_url(settings.database.url))
-        revision = schema_revision(engine)
+        engine = open_read_only(settings.database.url)
     except StoreError as exc:
         fail(str(exc).splitlines()[0])
-    if revision != head_revision(engine):
-        engine.dispose()
-        fail(
-            f"database {safe_url(engine)} is at schema {revision or 'none'}, not "
-            f"{head_revision(engine)}, and --read-only never migrates: run `copydesk migrate`"
-        )
     note_database(settings, engine)
     return engine
 

@@ -50,28 +50,26 @@ def doctor(
 ) -> None:
     """Check that copydesk can work here: configuration, database, key, models and
     prices (offline); with --live, one summary and one check of a bundled article
-    through the API. Exit 0 all well, 1 a check failed, 3 could not check."""
+    through the API. Exit 0 all well, 1 a check failed (backend "anthropic" without
+    a key), 3 could not check (no database: every finding is still shown)."""
     from summarise.capabilities import request_plan
 
-    desk = cx.context(cli)
-    settings = desk.settings
+    settings = cx.load(cli)
     env = dict(os.environ)
+    key = bool((env.get("ANTHROPIC_API_KEY") or "").strip())
+    if live and not key:
+        cx.fail("doctor --live needs ANTHROPIC_API_KEY")
     findings: list[dict[str, Any]] = [
         {"check": "configuration", "ok": True, "detail": "loaded"},
-        {"check": "database", "ok": True, "detail": desk.engine.url.get_backend_name()},
+        _database(cli, settings),
+        _key(settings, env, key),
     ]
-    key = bool((env.get("ANTHROPIC_API_KEY") or "").strip())
-    findings.append(
-        {"check": "ANTHROPIC_API_KEY", "ok": key or not live, "detail": "set" if key else "not set"}
-    )
     for section, cfg in (("summarise", settings.summarise), ("checks", settings.checks)):
         plan = request_plan(cfg.model, cfg.temperature, section, config_prices=cfg.prices)
         refused = plan["temperature"].startswith("refused")
         findings.append({"check": f"[{section}] {cfg.model}", "ok": not refused, "plan": plan})
     live_part: dict[str, Any] | None = None
     if live:
-        if not key:
-            cx.fail("doctor --live needs ANTHROPIC_API_KEY")
         live_part = _live(settings, env)
         findings.append(
             {"check": "live", "ok": live_part["ok"], "detail": live_part.get("error") or "done"}
@@ -81,7 +79,43 @@ def doctor(
         cx.emit_json({"ok": ok, "findings": findings, "live": live_part})
     else:
         _print(findings, live_part)
+    if not findings[1]["ok"]:  # no database: 3, as every other command says it
+        cx.fail(findings[1]["detail"])
     raise typer.Exit(EXIT_OK if ok else EXIT_FAILED)
+
+
+def _database(cli: typer.Context, settings: Any) -> dict[str, Any]:
+    """The database opens as every other command opens it: a missing file or one
+    without copydesk's tables is a failed check naming it and `copydesk init`
+    (doctor creates nothing), shown with the other findings before exit 3."""
+    from store.db import StoreError, open_read_only, open_store
+
+    try:
+        if cx.state(cli).read_only:
+            engine = open_read_only(settings.database.url)
+        else:
+            engine = open_store(settings.database.url, create=False)
+    except StoreError as exc:
+        return {"check": "database", "ok": False, "detail": str(exc).splitlines()[0]}
+    engine.dispose()
+    return {"check": "database", "ok": True, "detail": engine.url.get_backend_name()}
+
+
+def _key(settings: Any, env: dict[str, str], key: bool) -> dict[str, Any]:
+    """The key's presence, a failure where a run needs it: backend "anthropic"
+    without a key is `copydesk run` exit 3 (summarise/factory.py), so doctor fails
+    too. With "auto" and no key a run uses the offline summariser: not a failure."""
+    from summarise.factory import choose_backend
+
+    if key:
+        return {"check": "ANTHROPIC_API_KEY", "ok": True, "detail": "set"}
+    if choose_backend(settings.summarise, env) == "anthropic":
+        detail = (
+            'not set, and [summarise] backend = "anthropic" needs it: `copydesk run` would '
+            'exit 3 (set it, or choose backend = "extractive")'
+        )
+        return {"check": "ANTHROPIC_API_KEY", "ok": False, "detail": detail}
+    return {"check": "ANTHROPIC_API_KEY", "ok": True, "detail": "not set"}
 
 
 def _live(settings: Any, env: dict[str, str]) -> dict[str, Any]:

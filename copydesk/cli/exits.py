@@ -89,8 +89,10 @@ SPECIFIC: dict[str, dict[int, str]] = {
     "models": {0: "shown (offline: nothing is sent)"},
     "doctor": {
         0: "all well",
-        1: "a check failed",
-        3: "a check could not run (--live without ANTHROPIC_API_KEY)",
+        1: 'a check failed (backend "anthropic" without ANTHROPIC_API_KEY, which `run` '
+        "refuses with 3; a model refusing its temperature)",
+        3: "a check could not run (--live without ANTHROPIC_API_KEY; no database, after "
+        "the other findings)",
     },
 }
 

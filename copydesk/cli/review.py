@@ -352,7 +352,7 @@ def launch_review(settings: Settings, port: int | None = None, host: str | None 
         err.print(Text(f"copydesk: error: --port {port} is not a TCP port"))
         return EXIT_USAGE
     try:
-        engine = open_store(settings.database.url)
+        engine = open_store(settings.database.url, create=False)  # only init creates one
         check_writable(engine)
     except StoreError as exc:
         err.print(Text(f"copydesk: error: {str(exc).splitlines()[0]}"))

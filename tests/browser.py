@@ -212,6 +212,15 @@ def _shared_server() -> _SharedServer:
     return _shared
 
 
+def stop_review_server() -> None:
+    """Stop this process's review server, if it runs (tests/conftest.py at the session's
+    end: a pytest-xdist worker may leave without running atexit, and its server stayed)."""
+    global _shared
+    if _shared is not None:
+        _stop(_shared.process)
+        _shared = None
+
+
 def _point_at(link: Path, target: Path) -> None:
     """Make `link` a symbolic link to `target`, replacing it in one step: a page run
     reads either the last test's config or this one's, never a missing file."""

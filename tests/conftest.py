@@ -143,6 +143,10 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """A test that writes into the checkout (an `audit.anchor` beside the shipped
     config.toml, say) fails the run, naming what it left."""
+    browser = sys.modules.get("tests.browser")
+    if browser is not None:  # its review server and Chromium, before the process ends
+        browser.stop_review_server()
+        browser.stop_chromium()
     left = sorted({p.name for p in ROOT.iterdir()} - _checkout_at_start - LEFT_ALONE)
     if left:
         session.config.stash[_LEFT_IN_CHECKOUT] = left

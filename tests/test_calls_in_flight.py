@@ -14,14 +14,15 @@ import json
 import signal
 import threading
 import time
+from datetime import timedelta
 
-from sqlalchemy import text
+from sqlalchemy import text, update
 from sqlmodel import Session, select
 from typer.testing import CliRunner
 
 from copydesk.cli import app
 from store.db import open_store
-from store.models import Item, ModelCall
+from store.models import Item, ModelCall, Run, utcnow
 from tests import anthropic_fake as fake_api
 from tests.run_helpers import KEY, Newsroom, finish, start_run, write_config
 
@@ -74,7 +75,9 @@ def test_a_killed_run_leaves_its_call_in_flight_then_outcome_unknown(tmp_path, d
     room = Newsroom(1)
     fake = fake_api.FakeAnthropic(responder=respond, api_key=KEY)
     with room.serve() as feed_url, fake.serve() as base_url:
-        config = write_config(tmp_path, db_url, feed_url, lease=2)
+        # The run's lease is the default (30 s): a short one could lapse while a
+        # loaded machine keeps the live run from its heartbeat.
+        config = write_config(tmp_path, db_url, feed_url)
         victim = start_run(config, base_url)
         deadline = time.monotonic() + 120
         while ("checks", "in_flight") not in _states(engine) and time.monotonic() < deadline:
@@ -86,7 +89,14 @@ def test_a_killed_run_leaves_its_call_in_flight_then_outcome_unknown(tmp_path, d
         assert len(fake.message_requests) == 2
         assert sorted(_states(engine)) == [("checks", "in_flight"), ("summary", "in_flight")]
 
-        time.sleep(2.5)  # the dead run's lease (and heartbeat) runs out
+        # The dead run's heartbeat is an hour old (as the clock would make it), and
+        # so is its claim on the item: no waiting on the machine's speed.
+        an_hour_ago = utcnow() - timedelta(hours=1)
+        with engine.begin() as conn:
+            conn.execute(update(Run).values(heartbeat_at=an_hour_ago, started_at=an_hour_ago))
+            conn.execute(
+                update(Item).where(Item.claim_until.is_not(None)).values(claim_until=an_hour_ago)
+            )
         stats = CliRunner().invoke(app, ["--config", str(config), "stats", "--json"])
         unknown = json.loads(stats.stdout)["outcome_unknown"]
         assert unknown["calls"] == 2 and unknown["cost_estimate_usd"] > 0

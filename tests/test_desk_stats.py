@@ -18,9 +18,9 @@ from streamlit.testing.v1 import AppTest
 from store.db import open_store, session_scope
 from store.desk_stats import duration_text, editor_throughput
 from store.models import AuditEvent
+from tests.apptest_helpers import signed_in
 from tests.desk_helpers import seed_decided_desk
-from tests.review_app_helpers import APP
-from tests.review_seed import PASSWORD, write_config
+from tests.review_seed import write_config
 
 
 @pytest.fixture
@@ -36,16 +36,7 @@ def desk(
 
 
 def stats_page(name: str = "alice") -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=60)
-    at.run()
-    at.text_input(key="login_name").input(name)
-    at.text_input(key="login_password").input(PASSWORD)
-    at.button(key="login_submit").click()
-    at.run()
-    at.sidebar.radio(key="view").set_value("Stats")
-    at.run()
-    assert not at.exception, at.exception
-    return at
+    return signed_in(name, "Stats")
 
 
 def specs(at: AppTest) -> list[dict[str, Any]]:

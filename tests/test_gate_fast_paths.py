@@ -16,7 +16,8 @@ import unicodedata
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from guards.numbers import _WORD_RUN, _digit_runs, _word_runs
+from guards.numbers import _NUMBER, _RUN, _RUN_VIEW, _WORD_RUN, _word_runs
+from guards.text import VULGAR_FRACTIONS
 from guards.text import Normalised, _fold, compat_fold, fold_char, non_ascii, normalise
 
 PIECES = [
@@ -42,11 +43,29 @@ def test_word_runs_are_the_plain_scan(text: str) -> None:
     assert [m.span() for m in _word_runs(text)] == expected
 
 
-@settings(max_examples=400, deadline=None)
-@given(TEXTS)
+NUMBER_PIECES = st.lists(
+    st.sampled_from(PIECES + ["'", "\u2009", "\u00bd", "?", "0", "007", "1.5", "3,250"]),
+    max_size=40,
+).map("".join)
+
+
+@settings(max_examples=600, deadline=None)
+@given(NUMBER_PIECES)
 def test_digit_runs_are_the_ascii_digit_runs(text: str) -> None:
-    expected = [m.span() for m in re.finditer(r"[0-9]+", text)]
-    assert [m.span() for m in _digit_runs(text)] == expected
+    """`_scan`'s runs are the runs of ASCII digits, and a run it takes as a whole
+    number by itself (no group set) is one the full reading (`_NUMBER`, a vulgar
+    fraction after it, a dot before it) reads as exactly itself."""
+    view = text.encode("ascii", "replace").translate(_RUN_VIEW)
+    runs = list(_RUN.finditer(view))
+    assert [m.span() for m in runs] == [m.span() for m in re.finditer(r"[0-9]+", text)]
+    for run in runs:
+        if run.lastindex is not None:
+            continue  # read in full by `_NUMBER`
+        start, end = run.span()
+        assert not (start and text[start - 1] == ".")
+        assert text[end : end + 1] not in VULGAR_FRACTIONS
+        m = _NUMBER.match(text, start)
+        assert m is not None and m.span() == (start, end) and m.group("int") == text[start:end]
 
 
 @settings(max_examples=400, deadline=None)

@@ -235,9 +235,7 @@ _SEPARATORS = frozenset(".,'\u2019\x20\u00a0\u2007\u2009\u202f")
 # it; a separator then a digit or a non-ASCII character after it; a non-ASCII
 # character after it: a vulgar fraction, a typographic space) sets a group
 # (`lastindex`), and `_scan` reads it in full; any other run is a number by itself.
-_RUN_VIEW = bytes(
-    0x30 if 0x30 <= b <= 0x39 else b if b in b".,' ?" else 0x78 for b in range(256)
-)
+_RUN_VIEW = bytes(0x30 if 0x30 <= b <= 0x39 else b if b in b".,' ?" else 0x78 for b in range(256))
 _RUN = re.compile(rb"0(?:(?<=\.0)())?0*(?:(?=[.,' ][0?]|\?)())?")
 _token = partial(tuple.__new__, NumberToken)  # NumberToken(*t), without a frame
 

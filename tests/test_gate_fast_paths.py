@@ -17,8 +17,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from guards.numbers import _NUMBER, _RUN, _RUN_VIEW, _WORD_RUN, _word_runs
-from guards.text import VULGAR_FRACTIONS
-from guards.text import Normalised, _fold, compat_fold, fold_char, non_ascii, normalise
+from guards.text import (
+    VULGAR_FRACTIONS,
+    Normalised,
+    _fold,
+    compat_fold,
+    fold_char,
+    non_ascii,
+    normalise,
+)
 
 PIECES = [
     "one", "Two", "twenty", "-", " ", "  ", "\n", "seven", "seventy", "million", "and", "point",

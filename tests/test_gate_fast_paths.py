@@ -16,6 +16,7 @@ import unicodedata
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from guards.names import _SKIM, _WORD
 from guards.numbers import _NUMBER, _RUN, _RUN_VIEW, _WORD_RUN, _word_runs
 from guards.text import (
     VULGAR_FRACTIONS,
@@ -73,6 +74,29 @@ def test_digit_runs_are_the_ascii_digit_runs(text: str) -> None:
         assert text[end : end + 1] not in VULGAR_FRACTIONS
         m = _NUMBER.match(text, start)
         assert m is not None and m.span() == (start, end) and m.group("int") == text[start:end]
+
+
+NAME_PIECES = st.lists(
+    st.sampled_from(PIECES + ["Ab", "ab", "of", "van", "kW", "C", "&", "'s", "-", "\u00c9"]),
+    max_size=40,
+).map("".join)
+
+
+@settings(max_examples=600, deadline=None)
+@given(NAME_PIECES)
+def test_names_skim_reads_the_words_of_the_plain_scan(text: str) -> None:
+    """`find_names` skims stretches of lower-case words: spelled out into `_WORD`'s
+    words, they are exactly the words `_WORD` finds, and each stretch's words all
+    start with a lower-case ASCII letter."""
+    words = []
+    for m in _SKIM.finditer(text):
+        if m.lastgroup != "lower":
+            words.append(m.span())
+            continue
+        stretch = [w.span() for w in _WORD.finditer(text, m.start(), m.end())]
+        assert all("a" <= text[a] <= "z" for a, _ in stretch)
+        words += stretch
+    assert words == [m.span() for m in _WORD.finditer(text)]
 
 
 @settings(max_examples=400, deadline=None)

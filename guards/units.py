@@ -43,6 +43,8 @@ def gate_language(code: str | None) -> str | None:
     if code in LANGUAGES:
         return code
     return THREE_LETTER.get(code) if code else None
+
+
 _STOPWORDS = {
     "en": "the and of to in is was that for with from by on are has have said will".split(),
     "de": "der die das und ist nicht mit von den dem des ein eine sich auf für wurde hat".split(),

@@ -31,8 +31,8 @@ _NAMES = {
 def language_code(value: object) -> str | None:
     """The lower-case primary language subtag of a declared language ("en-GB" -> "en",
     "de_AT" -> "de", "English" -> "en"; the three-letter codes of the languages the
-    gates read as their two-letter ones: "fre" -> "fr", "deu" -> "de"), or None when it is absent or unreadable
-    ("x-klingon" and "*" say nothing the gates can use)."""
+    gates read as their two-letter ones: "fre" -> "fr", "deu" -> "de"), or None when it
+    is absent or unreadable ("x-klingon" and "*" say nothing the gates can use)."""
     if not isinstance(value, str) or not value.strip():
         return None
     text = value.strip()

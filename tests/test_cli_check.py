@@ -335,17 +335,11 @@ def test_jsonl_language_three_letter_codes_of_the_gates_languages(app, runner):
     """ISO 639-2 (bibliographic and terminology) and 639-3 codes, as an item's stored
     `items.language` may carry them, read like the two-letter code; a three-letter code
     of no language stays a malformed line."""
-    lines = [FR_LINE | {"id": c, "language": c} for c in ("fra", "fre", "FRA", "fre-CA")]
-    lines.append(FR_LINE | {"id": "qqq", "language": "qqq"})
+    codes = ("fra", "fre", "FRA", "fre-CA")
+    lines = [FR_LINE | {"id": c, "language": c} for c in (*codes, "qqq")]
     code, docs, _ = _jsonl(app, runner, lines)
     assert code == 1
-    assert {d["id"]: d["passed"] for d in docs} == {
-        "fra": True,
-        "fre": True,
-        "FRA": True,
-        "fre-CA": True,
-        "qqq": False,
-    }
+    assert {d["id"]: d["passed"] for d in docs} == dict.fromkeys(codes, True) | {"qqq": False}
     assert [d["id"] for d in docs if "error" in d] == ["qqq"]
 
 

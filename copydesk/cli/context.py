@@ -133,6 +133,7 @@ def connect(settings: Settings, *, create: bool = False) -> Engine:
     its own, `create=True`): for every other command a database file that does not
     exist, or one without copydesk's tables, is exit 3 naming it and the fix (a
     mistyped path), not a new empty newsroom (issue 22)."""
+    from copydesk.config import own_anchor
     from store import audit_chain
     from store.db import StoreError, open_store, where
 
@@ -144,6 +145,7 @@ def connect(settings: Settings, *, create: bool = False) -> Engine:
         "database %s (%s), config %s", where(engine), engine.dialect.name, settings.source
     )
     note_database(settings, engine)
+    own_anchor(settings)
     if settings.runs.audit_anchor:  # every commit with an audit event advances it
         audit_chain.keep_anchor(engine, Path(settings.runs.audit_anchor))
     return engine

@@ -378,6 +378,8 @@ def _write_audit_anchor(engine: Engine, path: Path) -> None:
     """The log's head, outside the database, for `audit --verify` to compare with.
     A file that cannot be written is logged: the run's work is already kept."""
     try:
-        audit_chain.advance_anchor(path, audit_chain.head(engine))
+        audit_chain.advance_anchor(
+            path, audit_chain.head(engine), audit_chain.database_of(engine.url)
+        )
     except (OSError, ValueError) as exc:
         log.error("audit anchor %s not written: %s", path, exc.strerror or exc)

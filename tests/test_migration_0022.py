@@ -52,15 +52,14 @@ RESPONSE = {
 }
 EVIDENCE = [
     {
-        "number": "12",
-        "value": "12",
+        "name": n,
         "found": True,
-        "draft_span": [20, 23],
-        "source_span": [70, 72],
-        "source_text": "12",
-        "unit": "per cent",
+        "draft_span": [a, a + len(n)],
+        "missing": [],
+        "source_span": [b, b + len(n)],
     }
-] * 3
+    for n, a, b in (("Brenlow", 4, 18), ("Tamsin Oyelaran", 40, 96), ("April", 70, 120))
+]
 
 
 def _zlib(value) -> bytes:  # type: ignore[no-untyped-def]

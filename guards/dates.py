@@ -655,7 +655,18 @@ _LONG_WORD = re.compile(r"[^\W\d_]{4,}")
 def _stems(text: str) -> set[str]:
     """The event words of `text`: lower-case words of four letters or more, cut to five
     (names say who, not what happened; "Mr Salmond met" names no event)."""
+    if text.isascii():  # the same words found and cut in C (`_ASCII_STEM`)
+        return set(_ASCII_STEM.findall(text))
     return {w[:5] for w in _LONG_WORD.findall(text) if w.islower() and w not in _EVENT_STOP}
+
+
+# `_stems` over an ASCII text: a whole run of four or more letters (no letter before or
+# after it), all lower case, not a stop word; its first five letters are the group.
+_ASCII_STEM = re.compile(
+    r"(?<![A-Za-z])(?!(?:"
+    + "|".join(sorted((w for w in _EVENT_STOP if w.isascii()), key=len, reverse=True))
+    + r")(?![A-Za-z]))([a-z]{4,5})[a-z]*(?![A-Za-z])"
+)
 
 
 def _event(text: str, start: int, end: int) -> tuple[set[str], set[str], tuple[int, int]]:

@@ -14,49 +14,26 @@ from sqlmodel import Session, select
 from store import ledger
 from store import status as st
 from store.db import alembic_config, migrate, session_scope
-from store.models import CallRecord, Item, ModelCall
-from tests.migration_helpers import at_previous_revision
+from store.models import Item, ModelCall
+from tests.migration_helpers import (
+    add_call,
+    at_previous_revision,
+    sqlite_table_schema,
+    summary_request,
+)
 
 REVISION = "0023_parts_without_rowid"
 ARTICLE = (
     "<article>\nThe Pellworth allotment society opened 40 new plots on Saturday, its "
     "secretary, Ivo Blakeney, said; the waiting list had reached 130 names.\n</article>"
 )
-REQUEST = {
-    "model": "claude-haiku-4-5",
-    "max_tokens": 4096,
-    "system": "You summarise local news for the Pellworth desk. " * 5,
-    "messages": [{"role": "user", "content": [{"type": "text", "text": ARTICLE}]}],
-}
+REQUEST = summary_request(ARTICLE, "You summarise local news for the Pellworth desk. " * 5)
 
 
 def _parts(engine) -> list[tuple[str, bytes]]:  # type: ignore[no-untyped-def]
     with engine.connect() as conn:
         rows = conn.execute(text("SELECT hash, content FROM ledger_parts ORDER BY hash"))
         return [(h, bytes(c)) for h, c in rows]
-
-
-def _sqlite_schema(engine) -> tuple[str, list[str]]:  # type: ignore[no-untyped-def]
-    with engine.connect() as conn:
-        sql = conn.execute(
-            text("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'ledger_parts'")
-        ).scalar_one()
-        indexes = conn.execute(
-            text(
-                "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'ledger_parts'"
-            )
-        ).scalars()
-        return sql, list(indexes)
-
-
-def _add_call(engine, item_id: int) -> None:  # type: ignore[no-untyped-def]
-    with session_scope(engine) as session:
-        ledger.add(
-            session,
-            [CallRecord(backend="anthropic:claude-haiku-4-5", request_json=REQUEST)],
-            item_id=item_id,
-            run_id=None,
-        )
 
 
 def _requests(engine) -> list:  # type: ignore[no-untyped-def]
@@ -71,7 +48,7 @@ def test_upgrade_keeps_every_part_keyed_by_its_hash(db_url: str) -> None:
         item = Item(dedup_key="https://pellworth.example.test/plots", headline="New plots")
         st.create(session, item, actor="run:1", reason="found in a feed")
         item_id = item.id
-    _add_call(engine, item_id)
+    add_call(engine, item_id, REQUEST)
     before = _parts(engine)
     assert len(before) == 2  # the system prompt and the article's block
 
@@ -80,17 +57,17 @@ def test_upgrade_keeps_every_part_keyed_by_its_hash(db_url: str) -> None:
     assert _parts(engine) == before
     sqlite = engine.dialect.name == "sqlite"
     if sqlite:
-        sql, indexes = _sqlite_schema(engine)
+        sql, indexes = sqlite_table_schema(engine, "ledger_parts")
         assert "WITHOUT ROWID" in sql.upper() and indexes == []
     assert _requests(engine) == [REQUEST]
-    _add_call(engine, item_id)  # its parts are there already: nothing is added
+    add_call(engine, item_id, REQUEST)  # its parts are there already: nothing is added
     assert _parts(engine) == before
     assert _requests(engine) == [REQUEST, REQUEST]
 
-    command.downgrade(alembic_config(engine), "-1")
+    command.downgrade(alembic_config(engine), "0022_packed_dictionary")
     assert _parts(engine) == before
     if sqlite:
-        sql, indexes = _sqlite_schema(engine)
+        sql, indexes = sqlite_table_schema(engine, "ledger_parts")
         assert "WITHOUT ROWID" not in sql.upper()
         assert indexes == ["sqlite_autoindex_ledger_parts_1"]
     assert _requests(engine) == [REQUEST, REQUEST]

@@ -15,7 +15,9 @@ What the draft is held to, each kind on its own:
   month, or month then day, so it is grounded by either reading the source
   states (13/03 can only be 13 March); "1/2" is a fraction, not a date;
 * a bare month after a preposition ("in March", "since April", "by mid-May";
-  capitalised): the source names that month (capitalised, in any style);
+  capitalised), or abbreviated there with its full stop ("in Sept.", "by Oct.";
+  not "Jan.", a first name too): the source names that month (capitalised, in any
+  style);
 * a month with its year ("January 2026", "9 January 2026"): the source gives
   that month and year together;
 * a relative day ("yesterday", "today", "tomorrow", "tonight", "last night",
@@ -104,9 +106,13 @@ _SLASHED = re.compile(
 _BARE_MONTH = re.compile(
     r"\b(?i:in|since|until|till|by|from|during|before|after|early|late|mid|last|next|this|"
     r"end\s+of|start\s+of|beginning\s+of)[\s-]+"
-    r"(?P<m>January|February|March|April|May|June|July|August|September|October|November|"
-    r"December)\b(?![\s,]*[0-9])"
+    r"(?:(?P<m>January|February|March|April|May|June|July|August|September|October|November|"
+    r"December)\b|(?P<a>Feb|Mar|Apr|Jun|Jul|Aug|Sept?|Oct|Nov|Dec)\.)(?![\s,]*[0-9])"
 )
+# A bare month may be abbreviated with its full stop ("in Sept.", "by Oct."), capitalised;
+# not "Jan.", which is also a first name ("a letter from Jan."); "May" has no abbreviation.
+_BARE_ABBREVIATIONS = ("Feb.", "Mar.", "Apr.", "Jun.", "Jul.", "Aug.", "Sep.", "Sept.", "Oct.",
+                       "Nov.", "Dec.")  # fmt: skip
 WEEKDAY_NAMES = "monday tuesday wednesday thursday friday saturday sunday".split()
 _MONTH_NAMES = (
     "january february march april may june july august september october november december"
@@ -288,7 +294,7 @@ def _word_starts(low: str, hint: str) -> Iterator[int]:
 def _has_capitalised_month(text: str) -> bool:
     """Whether `text` has a capitalised month name not followed by a letter (the
     "May" of "Mayor" is not one): `_BARE_MONTH` needs one."""
-    for month in _CAPITALISED_MONTHS:
+    for month in _CAPITALISED_MONTHS + _BARE_ABBREVIATIONS:
         i = text.find(month)
         while i >= 0:
             end = i + len(month)
@@ -316,8 +322,9 @@ def _english_dates(draft: str, prefilter: bool) -> list[DateMention]:
     bare_month = not prefilter or _has_capitalised_month(draft)
     found = (_calendar(draft, strict_case=True, low=low) if calendar else []) + _slashed(draft)
     for m in _BARE_MONTH.finditer(draft) if bare_month else ():
-        month = _MONTH_NAMES.index(m.group("m").lower()) + 1
-        found.append(DateMention(m.start("m"), m.end("m"), "month", str(month)))
+        group = "m" if m.group("m") else "a"
+        month = _MONTHS[m.group(group)[:3].lower()]
+        found.append(DateMention(m.start(group), m.end(), "month", str(month)))
     for m in scan(_WEEKDAY_FULL).finditer(text) if weekday else ():
         found.append(DateMention(m.start(), m.end(), "weekday", m.group()[:3].lower()))
     for m in scan(_WEEKDAY_ABBREVIATION).finditer(text) if weekday else ():

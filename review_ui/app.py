@@ -51,7 +51,7 @@ VIEWS = (
 @st.cache_resource(show_spinner=False)
 def engine_for(url: str) -> Engine:
     """One engine (and connection pool) per database for the whole server."""
-    return open_store(url)
+    return open_store(url, create=False)  # only init and migrate create one (issue 22)
 
 
 def cannot_start(problem: object) -> None:

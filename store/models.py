@@ -160,6 +160,9 @@ class DupBand(SQLModel, table=True):
     """One LSH band bucket of an item's near-duplicate signature (store/duplicates.py)."""
 
     __tablename__ = "item_dup_bands"
+    # SQLite: the table is a B-tree on its key, no rowid and no second copy of the
+    # key in an automatic index (migration 0021).
+    __table_args__ = {"sqlite_with_rowid": False}
 
     item_id: int = Field(foreign_key="items.id", primary_key=True)
     band: int = Field(primary_key=True)

@@ -359,6 +359,8 @@ class LedgerPart(SQLModel, table=True):
     names it as {"$part": hash}; store/ledger.py writes and reassembles them."""
 
     __tablename__ = "ledger_parts"
+    # SQLite: a B-tree on the hash, no rowid, no second copy of it (migration 0023).
+    __table_args__ = {"sqlite_with_rowid": False}
 
     hash: str = Field(primary_key=True)
     content: str = Field(sa_column=Column(PackedText, nullable=False))  # store/packing.py

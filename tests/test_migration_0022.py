@@ -18,21 +18,15 @@ from sqlmodel import Session, select
 from store import ledger
 from store import status as st
 from store.db import alembic_config, migrate, session_scope
-from store.models import CallRecord, GateVerdict, Item, ModelCall
-from tests.migration_helpers import at_previous_revision
+from store.models import GateVerdict, Item, ModelCall
+from tests.migration_helpers import add_call, at_previous_revision, summary_request
 
 REVISION = "0022_packed_dictionary"
 ARTICLE = (
     "<article>\nThe Brenlow water board cut the standing charge by 12 per cent on "
     "Wednesday, its chair, Tamsin Oyelaran, said; bills fall from April.\n</article>"
 )
-REQUEST = {
-    "model": "claude-haiku-4-5",
-    "max_tokens": 4096,
-    "system": "You summarise news articles for a local desk. " * 6,
-    "messages": [{"role": "user", "content": [{"type": "text", "text": ARTICLE}]}],
-    "temperature": 0.0,
-}
+REQUEST = summary_request(ARTICLE, "You summarise news articles for a local desk. " * 6)
 RESPONSE = {
     "id": "msg_01Brenlow",
     "type": "message",
@@ -121,13 +115,8 @@ def test_upgrade_reads_plain_rows_packs_new_ones_and_downgrade_plains_them(db_ur
         [verdict] = session.exec(select(GateVerdict)).all()
         assert verdict.evidence == EVIDENCE
     # Written now: packed against the dictionary, smaller than plain zlib.
+    add_call(engine, item_id, REQUEST)
     with session_scope(engine) as session:
-        ledger.add(
-            session,
-            [CallRecord(backend="anthropic:claude-haiku-4-5", request_json=REQUEST)],
-            item_id=item_id,
-            run_id=None,
-        )
         session.add(
             GateVerdict(
                 item_id=item_id,

@@ -125,7 +125,16 @@ def find_config(explicit: str | Path | None = None) -> Path | None:
     return default if default.exists() else None
 
 
-def load_settings(path: str | Path | None = None, env: dict[str, str] | None = None) -> Settings:
+def load_settings(
+    path: str | Path | None = None,
+    env: dict[str, str] | None = None,
+    *,
+    place_anchor: bool = True,
+) -> Settings:
+    """The settings from config.toml and the environment. `place_anchor=False` (a
+    command that opens no database: `check`) leaves a relative audit anchor as
+    written when there is no config.toml: placing it beside its database reads the
+    database URL with SQLAlchemy, a fifth of a second of imports."""
     env = dict(os.environ if env is None else env)
     found = find_config(path)
     data: dict[str, Any] = {}
@@ -159,7 +168,7 @@ def load_settings(path: str | Path | None = None, env: dict[str, str] | None = N
         settings.checks.prices = settings.summarise.prices
     if found is not None:
         _anchor_relative_paths(settings, found.resolve().parent, data, env)
-    else:
+    elif place_anchor:
         _place_anchor_without_config(settings, env)
     secret_file = Path(settings.review.session_secret_file).expanduser()
     if not secret_file.is_absolute():  # beside config.toml, or in the state folder
@@ -169,30 +178,62 @@ def load_settings(path: str | Path | None = None, env: dict[str, str] | None = N
 
 
 def _place_anchor_without_config(settings: Settings, env: dict[str, str]) -> None:
-    """With no config.toml a relative anchor goes beside the SQLite database, or
-    (PostgreSQL) in the user's state folder under the server's and database's name:
-    one anchor per database, never one shared by two."""
+    """With no config.toml a relative anchor goes beside its database (`database_anchor`)."""
     anchor = settings.runs.audit_anchor
-    if not anchor or Path(anchor).is_absolute():
-        return
+    if anchor and not Path(anchor).is_absolute():
+        settings.runs.audit_anchor = database_anchor(settings.database.url, anchor, env)
+
+
+def database_anchor(database_url: str, name: str, env: dict[str, str]) -> str:
+    """The anchor file named `name` that belongs to one database: beside the SQLite
+    file, or (PostgreSQL) in the user's state folder under the server's and
+    database's name; "" for an in-memory database. One anchor per database, never
+    one shared by two (issue 22)."""
     # Here, not at the top: loading the settings must not import SQLAlchemy (`check`).
     from sqlalchemy.engine import make_url
     from sqlalchemy.exc import ArgumentError
 
     try:
-        url = make_url(settings.database.url)
+        url = make_url(database_url)
     except ArgumentError:
-        return  # opening the database says what is wrong with its URL
+        return name  # opening the database says what is wrong with its URL
     if url.get_backend_name() == "sqlite":
         database = (url.database or "").removeprefix("file:")
         if not database or database == ":memory:":
-            settings.runs.audit_anchor = ""
-            return
+            return ""
         db_file = Path(database).expanduser().resolve()
-        settings.runs.audit_anchor = str(db_file.with_name(f"{db_file.name}.{anchor}"))
+        return str(db_file.with_name(f"{db_file.name}.{name}"))
+    file = f"{url.host or 'local'}-{url.port or 'default'}-{url.database or 'db'}.{name}"
+    return str(_state_folder(env) / file)
+
+
+def own_anchor(settings: Settings, env: dict[str, str] | None = None) -> None:
+    """The anchor belongs to its database (issue 22): when the configured anchor
+    file names another database (config.toml's, while $COPYDESK_DATABASE_URL
+    points a command at the demo's), this database keeps its own, where it would
+    be without a config.toml (`database_anchor`: beside its SQLite file), so
+    neither moves the other's nor is verified against it. Called once the
+    database is chosen (a command's `connect`, the review app's start), not by
+    `load_settings`: `check` never imports the store."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    from store import audit_chain
+
+    configured = settings.runs.audit_anchor
+    if not configured:
         return
-    name = f"{url.host or 'local'}-{url.port or 'default'}-{url.database or 'db'}.{anchor}"
-    settings.runs.audit_anchor = str(_state_folder(env) / name)
+    try:
+        owner = audit_chain.anchor_owner(Path(configured))
+        database = audit_chain.database_of(make_url(settings.database.url))
+    except (OSError, UnicodeDecodeError, ArgumentError):
+        return  # `audit --verify`, or opening the database, says what is wrong
+    if owner is None or owner == database:
+        return
+    environ = dict(os.environ if env is None else env)
+    settings.runs.audit_anchor = database_anchor(
+        settings.database.url, Path(configured).name, environ
+    )
 
 
 def _state_folder(env: dict[str, str]) -> Path:

@@ -7,12 +7,13 @@ the review UI the part it needs: the UI itself never reads config.toml.
 
 from __future__ import annotations
 
-from copydesk.config import ConfigError, load_settings
+from copydesk.config import ConfigError, load_settings, own_anchor
 from review_ui.app import cannot_start, main
 
 try:
-    settings = load_settings().for_review()
+    settings = load_settings()
 except ConfigError as exc:
     cannot_start(exc)
 else:
-    main(settings)
+    own_anchor(settings)  # its decisions advance this database's anchor (issue 22)
+    main(settings.for_review())

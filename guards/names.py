@@ -57,6 +57,14 @@ GATE = "names_grounded"
 # dropped when the word is looked up.
 _WORD = re.compile(rf"[^\W\d_][\w{INVISIBLE}]*(?:[-'\u2019.][^\W\d_][\w{INVISIBLE}]*)*['\u2019]?|&")
 _CONNECTORS = frozenset("of de van von der den la le du da di del and for für &".split())
+# `find_names` reads the words of a text with `_WORD`, but only a capitalised word, or
+# the word right after one, can make or end a name. A stretch of words that start with
+# an ASCII lower-case letter (and what separates them: no letter, no "&") is one match
+# of `_SKIM` (group `lower`), so the loop runs once per stretch, not once per word. Its
+# words are `_WORD`'s words: the same pattern from a lower-case letter, and nothing
+# between them that `_WORD` could start a word at.
+_LOWER_WORD = rf"[a-z][\w{INVISIBLE}]*(?:[-'\u2019.][^\W\d_][\w{INVISIBLE}]*)*['\u2019]?"
+_SKIM = re.compile(rf"(?P<lower>{_LOWER_WORD}(?:(?:(?!&)[\W\d_])*{_LOWER_WORD})*)|{_WORD.pattern}")
 _ORGANISATION_CONNECTORS = frozenset("of for für and &".split())
 HONORIFICS = frozenset(
     "mr mrs ms miss mx dr prof sir dame lord lady rev revd cllr mme mlle herr frau st".split()
@@ -199,7 +207,13 @@ def find_names(draft: str) -> list[Name]:
     names: list[Name] = []
     run: list[re.Match[str]] = []
     start, word = -1, "x"
-    for m in [*_WORD.finditer(draft), None]:
+    for m in [*_SKIM.finditer(draft), None]:
+        if m is not None and m.lastgroup == "lower":
+            if not run:
+                continue  # ordinary words outside any run (most words): nothing to do
+            # Only its first word can end the run or join it (a connector before a
+            # capitalised word is a stretch of one word): read it as `_WORD` does.
+            m = _WORD.match(draft, m.start())
         if m is not None:
             # Each word's offset and text read once: this loop runs for every word.
             start, word = m.start(), m.group()

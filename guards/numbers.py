@@ -93,7 +93,7 @@ import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any, NamedTuple
 
 from text_to_num import find_numbers
@@ -227,33 +227,42 @@ _SEPARATORS = frozenset(".,'\u2019\x20\u00a0\u2007\u2009\u202f")
 
 # The runs of digits are found in a byte view of the text: one byte per
 # character (`str.encode` with "replace" writes "?" for each non-ASCII one, so
-# offsets hold) with every digit turned into "0". A pattern that starts with a
-# literal byte is searched with a tight C loop, several times faster than the
-# `re` character-class scan that `[0-9]+` or `\d+` needs over a long text.
-_DIGIT_AS_ZERO = bytes(0x30 if 0x30 <= b <= 0x39 else b for b in range(256))
-_ZERO_RUN = re.compile(rb"00*")
-
-
-def _digit_runs(digits: str) -> Iterator[re.Match[bytes]]:
-    """The runs of ASCII digits of `digits` (a text with no digit of another script)."""
-    return _ZERO_RUN.finditer(digits.encode("ascii", "replace").translate(_DIGIT_AS_ZERO))
+# offsets hold) with every digit turned into "0", the characters that may join a
+# run to the next (. , ' and a space) kept, "?" kept, and every other character
+# an "x". A pattern that starts with a literal byte is searched with a tight C
+# loop, several times faster than the `re` character-class scan that `[0-9]+` or
+# `\d+` needs over a long text. A run that may be more than itself (a dot before
+# it; a separator then a digit or a non-ASCII character after it; a non-ASCII
+# character after it: a vulgar fraction, a typographic space) sets a group
+# (`lastindex`), and `_scan` reads it in full; any other run is a number by itself.
+_RUN_VIEW = bytes(0x30 if 0x30 <= b <= 0x39 else b if b in b".,' ?" else 0x78 for b in range(256))
+_RUN = re.compile(rb"0(?:(?<=\.0)())?0*(?:(?=[.,' ][0?]|\?)())?")
+_token = partial(tuple.__new__, NumberToken)  # NumberToken(*t), without a frame
 
 
 def _scan(digits: str, text: str, lang: str | None = None) -> Iterator[NumberToken]:
     """The numbers of `digits`, lazily, with written forms taken from `text`.
 
-    Two steps for speed: a simple scan finds the runs of digits (`_digit_runs`),
-    then `_NUMBER` reads
-    the whole number at each run not already part of the previous number
-    (most runs are numbers by themselves and skip that step). Running
-    `_NUMBER` over the whole text is several times slower. Being lazy lets
-    the gate stop reading the source once every draft number is found."""
+    Two steps for speed: a simple scan finds the runs of digits (`_RUN`), then
+    `_NUMBER` reads the whole number at each run not already part of the previous
+    number. Most runs are numbers by themselves: `_RUN` tells them apart in C (no
+    dot before, no separator and digit after, nothing non-ASCII after), and they
+    become a token without any further test. Running `_NUMBER` over the whole text
+    is several times slower. Being lazy lets the gate stop reading the source once
+    every draft number is found."""
     end = 0
-    for run in _digit_runs(digits):
+    same = digits is text
+    view = digits.encode("ascii", "replace").translate(_RUN_VIEW)
+    for run in _RUN.finditer(view):
         start, run_end = run.span()
-        raw = digits[start:run_end]
         if start < end:
             continue  # read already, as part of the previous number
+        if run.lastindex is None:  # a whole number by itself: the common case
+            raw = digits[start:run_end]
+            yield _token((start, run_end, raw if same else text[start:run_end],
+                          raw.lstrip("0") or "0", run_end - start, False))  # fmt: skip
+            continue
+        raw = digits[start:run_end]
         before = digits[start - 1] if start else ""
         joins = (
             run_end + 1 < len(digits)
@@ -269,7 +278,7 @@ def _scan(digits: str, text: str, lang: str | None = None) -> Iterator[NumberTok
                 )
                 end = run_end + 1
                 continue
-            written = raw if digits is text else text[start:run_end]
+            written = raw if same else text[start:run_end]
             yield NumberToken(start, run_end, written, raw.lstrip("0") or "0", len(raw))
             end = run_end
             continue

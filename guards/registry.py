@@ -18,7 +18,7 @@ from guards.numbers import numbers_grounded
 from guards.quotes import quotes_verbatim
 from guards.source import source_length, source_url
 from guards.speakers import speakers_match
-from guards.units import LANGUAGES
+from guards.units import gate_language
 from guards.verdict import Verdict
 
 Gate = Callable[[str, str | None, str], Verdict]
@@ -107,9 +107,9 @@ def run_gates(
 ) -> list[GateResult]:
     """Run the named gates that are not `off`, in order; every verdict is returned.
     `language` is the source's as its page or feed declares it ("de"), None to detect
-    it from the text; a language the gates do not read (guards.units.LANGUAGES) is
-    detected too."""
-    gates = _gates(min_source_words, language if language in LANGUAGES else None)
+    it from the text; a three-letter code of one the gates read ("fre") is that language
+    (guards.units.gate_language); a language the gates do not read is detected too."""
+    gates = _gates(min_source_words, gate_language(language))
     results = []
     for name in names:
         mode = modes.get(name, DEFAULT_MODES[name])

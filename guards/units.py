@@ -27,6 +27,24 @@ from functools import lru_cache
 # --- language --------------------------------------------------------------------
 
 LANGUAGES = ("en", "de", "fr", "es", "it", "nl")
+# The three-letter codes of those languages: ISO 639-2 bibliographic (ger, fre, dut) and
+# terminology codes, the latter also their ISO 639-3 codes (the Library of Congress's
+# list, https://www.loc.gov/standards/iso639-2/php/code_list.php). A feed may declare
+# one; an item stored before they were mapped may carry one (`items.language`).
+THREE_LETTER = {
+    "eng": "en", "ger": "de", "deu": "de", "fre": "fr", "fra": "fr", "spa": "es",
+    "ita": "it", "dut": "nl", "nld": "nl",
+}  # fmt: skip
+
+
+def gate_language(code: str | None) -> str | None:
+    """The language the gates read for a declared code ("fr", or "fre"/"fra"), None for
+    a language they do not read (then the text's is detected)."""
+    if code in LANGUAGES:
+        return code
+    return THREE_LETTER.get(code) if code else None
+
+
 _STOPWORDS = {
     "en": "the and of to in is was that for with from by on are has have said will".split(),
     "de": "der die das und ist nicht mit von den dem des ein eine sich auf für wurde hat".split(),

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import re
 
+from guards.units import THREE_LETTER
+
 # The primary subtag of a BCP 47 tag ("en-GB", "de_AT", "fr"): two or three letters.
 _TAG = re.compile(r"^\s*([A-Za-z]{2,3})(?:[-_][A-Za-z0-9]{1,8})*\s*$")
 # Names publishers write instead of a code (feedparser's docs quote "English", "German").
@@ -28,8 +30,9 @@ _NAMES = {
 
 def language_code(value: object) -> str | None:
     """The lower-case primary language subtag of a declared language ("en-GB" -> "en",
-    "de_AT" -> "de", "English" -> "en"), or None when it is absent or unreadable
-    ("x-klingon" and "*" say nothing the gates can use)."""
+    "de_AT" -> "de", "English" -> "en"; the three-letter codes of the languages the
+    gates read as their two-letter ones: "fre" -> "fr", "deu" -> "de"), or None when it
+    is absent or unreadable ("x-klingon" and "*" say nothing the gates can use)."""
     if not isinstance(value, str) or not value.strip():
         return None
     text = value.strip()
@@ -39,7 +42,8 @@ def language_code(value: object) -> str | None:
     m = _TAG.match(text)
     if m is None or m.group(1).lower() in ("x", "i", "und", "mul", "zxx"):
         return None
-    return m.group(1).lower()
+    code = m.group(1).lower()
+    return THREE_LETTER.get(code, code)  # "fre", "deu": the gates' languages, as "fr", "de"
 
 
 def first_language(*values: object) -> str | None:

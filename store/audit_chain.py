@@ -39,7 +39,7 @@ from typing import Any
 
 from sqlalchemy import event as sa_event
 from sqlalchemy import insert, orm, select, text
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import URL, Engine
 from sqlmodel import Session
 
 from store import files
@@ -135,8 +135,9 @@ def append(session: Session, event: AuditEvent) -> AuditEvent:
 
 _EVENTS = AuditEvent.__table__
 
-# Anchor files kept up to date, by database URL (`keep_anchor`).
-_ANCHORS: dict[str, Path] = {}
+# Anchor files kept up to date, by database URL (`keep_anchor`): the file, and the
+# database it belongs to.
+_ANCHORS: dict[str, tuple[Path, str]] = {}
 _APPENDED = "copydesk.audit_appended"
 _SAVED = "copydesk.audit_appended_before_savepoint"
 _HEAD = "copydesk.audit_head"  # (transaction, hash of the event it appended last)
@@ -151,7 +152,19 @@ def keep_anchor(engine: Engine, path: Path | None) -> None:
     if path is None:
         _ANCHORS.pop(key, None)
     else:
-        _ANCHORS[key] = path
+        _ANCHORS[key] = (path, database_of(engine.url))
+
+
+def database_of(url: URL) -> str:
+    """Which database a URL names, as an anchor file records its owner: the SQLite
+    file's absolute path, or the server, port and database name. Never the user:
+    the owner's, the workers' and the review role's URLs name one database, with
+    one anchor (docs/deploy.md)."""
+    if url.get_backend_name() == "sqlite":
+        database = (url.database or "").removeprefix("file:")
+        return f"sqlite:{Path(database).expanduser().resolve()}"
+    server = f"{url.host or 'local'}:{url.port or 'default'}"
+    return f"{url.get_backend_name()}://{server}/{url.database}"
 
 
 @sa_event.listens_for(orm.Session, "after_commit")
@@ -168,11 +181,12 @@ def _advance_after_commit(session: orm.Session) -> None:
     if appended is None:
         return
     url, anchor = appended
-    path = _ANCHORS.get(str(url))
-    if path is None:
+    kept = _ANCHORS.get(str(url))
+    if kept is None:
         return
+    path, database = kept
     try:
-        advance_anchor(path, anchor)
+        advance_anchor(path, anchor, database)
     except (OSError, ValueError) as exc:
         # The commit stands; the anchor left behind makes `audit --verify` fail.
         log.error("audit anchor %s not advanced to %s: %s", path, anchor, exc)
@@ -205,18 +219,22 @@ def _forget_after_rollback(session: orm.Session) -> None:
         session.info[_APPENDED] = before
 
 
-def advance_anchor(path: Path, anchor: Anchor) -> None:
+def advance_anchor(path: Path, anchor: Anchor, database: str | None = None) -> None:
     """Move the anchor file forward to `anchor`, never back: two processes
     committing one after the other may finish in the other order. A lock file
     beside it serialises the read and the write on this host. A file that holds
-    something else than an anchor is left as it is (ValueError): `audit --verify`
-    reports it."""
+    something else than an anchor, or the anchor of another database than
+    `database` (`database_of`), is left as it is (ValueError): the anchor belongs
+    to its database (issue 22), and `audit --verify` reports a file left behind."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path.with_name(f".{path.name}.lock"), "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         current = read_anchor(path)
+        owner = anchor_owner(path)
+        if database and owner and owner != database:
+            raise ValueError(f"it is the anchor of another database ({owner})")
         if current is None or current.event_id < anchor.event_id:
-            write_anchor(path, anchor)
+            write_anchor(path, anchor, database or owner)
 
 
 @dataclass(frozen=True)
@@ -283,20 +301,39 @@ def verify_heads(engine: Engine, heads: list[Anchor]) -> list[str]:
     return problems
 
 
-def write_anchor(path: Path, anchor: Anchor) -> None:
+_OWNER = "database "  # the anchor file's second line: whose anchor it is
+
+
+def write_anchor(path: Path, anchor: Anchor, database: str | None = None) -> None:
     """Replace the anchor file in one step, durably: written to a temporary file,
     fsynced, renamed over the old one, and the folder fsynced (a reader never sees
-    half of it; a power cut leaves the old anchor or the new one)."""
-    files.write_atomically(path, f"{anchor}\n".encode())
+    half of it; a power cut leaves the old anchor or the new one). Its first line
+    is `ID:HASH`; the second, when known, names the database it belongs to."""
+    owner = f"{_OWNER}{database}\n" if database else ""
+    files.write_atomically(path, f"{anchor}\n{owner}".encode())
 
 
 def read_anchor(path: Path) -> Anchor | None:
-    """The anchor in the file, None when there is no file yet; ValueError when it
-    holds something else."""
+    """The anchor in the file (its first line), None when there is no file yet;
+    ValueError when it holds something else."""
     try:
-        return Anchor.parse(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return None
+    lines = text.strip().splitlines()
+    return Anchor.parse(lines[0] if lines else text)
+
+
+def anchor_owner(path: Path) -> str | None:
+    """The database the anchor file belongs to (`database_of`); None when there is
+    no file, or it does not say (written by hand, `audit --head > FILE`, or before
+    anchors named their database): the first database to advance it owns it."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return None
+    owned = [line.removeprefix(_OWNER).strip() for line in lines[1:] if line.startswith(_OWNER)]
+    return owned[0] if owned else None
 
 
 @dataclass(frozen=True)

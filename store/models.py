@@ -160,6 +160,9 @@ class DupBand(SQLModel, table=True):
     """One LSH band bucket of an item's near-duplicate signature (store/duplicates.py)."""
 
     __tablename__ = "item_dup_bands"
+    # SQLite: the table is a B-tree on its key, no rowid and no second copy of the
+    # key in an automatic index (migration 0021).
+    __table_args__ = {"sqlite_with_rowid": False}
 
     item_id: int = Field(foreign_key="items.id", primary_key=True)
     band: int = Field(primary_key=True)
@@ -356,6 +359,8 @@ class LedgerPart(SQLModel, table=True):
     names it as {"$part": hash}; store/ledger.py writes and reassembles them."""
 
     __tablename__ = "ledger_parts"
+    # SQLite: a B-tree on the hash, no rowid, no second copy of it (migration 0023).
+    __table_args__ = {"sqlite_with_rowid": False}
 
     hash: str = Field(primary_key=True)
     content: str = Field(sa_column=Column(PackedText, nullable=False))  # store/packing.py

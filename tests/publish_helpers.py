@@ -199,7 +199,10 @@ def run_pipeline(config: Path) -> None:
         if left.name == target.name:
             copy_desk_database(left, target)
         elif left.is_file() and left.name != config.name and not left.name.startswith(target.name):
-            shutil.copyfile(left, config.parent / left.name)  # not its -wal, -shm
+            # Not its -wal, -shm; the audit anchor names its database: this copy's.
+            made = str((home / target.name).resolve()).encode()
+            data = left.read_bytes().replace(made, str(target.resolve()).encode())
+            (config.parent / left.name).write_bytes(data)
 
 
 # config text (its database as "{database}") -> the folder its first run left

@@ -120,6 +120,31 @@ def test_the_anchor_never_moves_back(tmp_path: Path) -> None:
     assert audit_chain.read_anchor(path) == newer
 
 
+def test_an_anchor_is_its_databases_and_no_other_moves_it(tmp_path: Path) -> None:
+    """The anchor file names its database (issue 22): another database's commit
+    leaves it as it is, however far its own log goes; a file that names none (made
+    by `audit --head > FILE`) is owned by the first database that advances it."""
+    from sqlalchemy.engine import make_url
+
+    path = tmp_path / "audit.anchor"
+    path.write_text(f"{audit_chain.Anchor(3, 'c' * 64)}\n", encoding="utf-8")
+    desk = audit_chain.database_of(make_url(f"sqlite:///{tmp_path / 'desk.db'}"))
+    demo = audit_chain.database_of(make_url(f"sqlite:///{tmp_path / 'demo' / 'demo.db'}"))
+    audit_chain.advance_anchor(path, audit_chain.Anchor(4, "d" * 64), desk)
+    assert audit_chain.anchor_owner(path) == desk
+    with pytest.raises(ValueError, match="another database"):
+        audit_chain.advance_anchor(path, audit_chain.Anchor(90, "e" * 64), demo)
+    assert audit_chain.read_anchor(path) == audit_chain.Anchor(4, "d" * 64)
+    # One PostgreSQL database under the owner's, the workers' and the review role's URLs.
+    owner, workers = (
+        make_url(f"postgresql+psycopg://{who}:pw@db.example.test:5433/desk")
+        for who in ("copydesk_owner", "copydesk_app")
+    )
+    assert audit_chain.database_of(owner) == audit_chain.database_of(workers)
+    other = make_url("postgresql+psycopg://copydesk_app:pw@db.example.test:5433/demo")
+    assert audit_chain.database_of(other) != audit_chain.database_of(workers)
+
+
 def test_an_anchor_older_than_the_log_fails(engine: Engine) -> None:
     new_item(engine)
     old = audit_chain.head(engine)

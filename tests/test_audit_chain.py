@@ -420,7 +420,7 @@ def test_each_run_writes_the_anchor_file_that_verify_checks(tmp_path: Path) -> N
     run = runner.invoke(app, [*base, "run"])
     assert run.exit_code == 0, run.output
     engine = open_store(f"sqlite:///{desk / 'desk.db'}")
-    written = audit_chain.Anchor.parse(anchor_file.read_text(encoding="utf-8"))
+    written = audit_chain.read_anchor(anchor_file)  # its first line; the second names the database
     assert written == audit_chain.head(engine)
     assert written.event_id == len(event_ids(engine)) == 4  # 2 items: new, then draft
 

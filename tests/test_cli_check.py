@@ -331,6 +331,18 @@ def test_jsonl_language_another_language_is_detected(app, runner):
     assert (code, docs[0]["passed"], "error" in docs[0]) == (1, False, False)
 
 
+def test_jsonl_language_three_letter_codes_of_the_gates_languages(app, runner):
+    """ISO 639-2 (bibliographic and terminology) and 639-3 codes, as an item's stored
+    `items.language` may carry them, read like the two-letter code; a three-letter code
+    of no language stays a malformed line."""
+    codes = ("fra", "fre", "FRA", "fre-CA")
+    lines = [FR_LINE | {"id": c, "language": c} for c in (*codes, "qqq")]
+    code, docs, _ = _jsonl(app, runner, lines)
+    assert code == 1
+    assert {d["id"]: d["passed"] for d in docs} == dict.fromkeys(codes, True) | {"qqq": False}
+    assert [d["id"] for d in docs if "error" in d] == ["qqq"]
+
+
 def test_jsonl_unknown_language_is_one_clear_line(app, runner):
     lines = [
         FR_LINE | {"id": "ok", "language": "fr"},

@@ -125,6 +125,30 @@ def test_review_with_a_mistyped_path_starts_no_server(tmp_path: Path) -> None:
     assert not (tmp_path / "newsroom-typo.db").exists()
 
 
+def test_the_review_app_started_by_hand_creates_no_database(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`streamlit run copydesk/review_app.py` without `copydesk review`'s check first:
+    the page says which file is missing and the fix, and no file, table or anchor
+    appears (only init and migrate create a database)."""
+    from streamlit.testing.v1 import AppTest
+
+    from tests.review_app_helpers import APP, texts
+
+    config = _config(tmp_path, "sqlite:///newsroom-typo.db")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COPYDESK_CONFIG", str(config))
+    monkeypatch.delenv("COPYDESK_DATABASE_URL", raising=False)
+    at = AppTest.from_file(str(APP), default_timeout=60)
+    at.run()
+    assert not at.exception, at.exception
+    shown = texts(at)
+    assert "copydesk review cannot start" in shown
+    assert f"database file {tmp_path / 'newsroom-typo.db'} does not exist" in shown
+    assert not (tmp_path / "newsroom-typo.db").exists()
+    assert not (tmp_path / "anchor.txt").exists()
+
+
 def test_init_creates_it_and_then_the_command_works(tmp_path: Path) -> None:
     config = _config(tmp_path, "sqlite:///newsroom.db")
     assert _invoke(config, ["stats"]).exit_code == 3

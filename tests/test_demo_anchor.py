@@ -49,3 +49,36 @@ def test_demo_twice_in_a_production_folder_leaves_its_anchor_alone(
     assert listed.returncode == 0, listed.stdout + listed.stderr
     (feed,) = json.loads(listed.stdout)
     assert feed["state"] != "stale" and not feed["needs_attention"]
+
+
+def test_a_command_on_another_database_from_a_production_folder_keeps_each_anchor_its_own(
+    tmp_path: Path,
+) -> None:
+    """The demo's printed follow-ups (`COPYDESK_DATABASE_URL=…/demo.db copydesk …`) run
+    in a folder whose config.toml names an anchor: that anchor belongs to the
+    production database, so a write to the demo database must not move it, and each
+    database's `audit --verify` holds against its own anchor (issue 22)."""
+    (tmp_path / "config.toml").write_text(
+        '[database]\nurl = "sqlite:///desk.db"\n[runs]\naudit_anchor = "audit.anchor"\n',
+        encoding="utf-8",
+    )
+    production = cli_env(tmp_path)
+    assert run(["init"], tmp_path, production).returncode == 0
+    # A refused link (loopback, not allowed) is still an item with an audit event.
+    submitted = run(["submit", "http://127.0.0.1:9/harbour-levy"], tmp_path, production)
+    assert submitted.returncode == 0, submitted.stderr
+    anchor = tmp_path / "audit.anchor"
+    before = anchor.read_text()
+    assert run(["demo", "--no-ui", "--dir", "demo"], tmp_path, production).returncode == 0
+    demo_db = tmp_path / "demo" / "demo.db"
+    on_demo = cli_env(tmp_path, COPYDESK_DATABASE_URL=f"sqlite:///{demo_db}")
+    written = run(["submit", "http://127.0.0.1:9/quay-closure"], tmp_path, on_demo)
+    assert written.returncode == 0, written.stderr
+    assert anchor.read_text() == before
+    for env in (production, on_demo):
+        verified = run(["audit", "--verify"], tmp_path, env)
+        assert verified.returncode == 0, verified.stdout + verified.stderr
+    # The demo's own anchor followed the demo database's write.
+    own = demo_db.with_name("demo.db.audit.anchor")
+    head = run(["audit", "--head"], tmp_path, on_demo)
+    assert own.read_text().splitlines()[0] == head.stdout.strip()

@@ -77,3 +77,13 @@ def test_without_a_declared_language_the_draft_is_still_detected() -> None:
     as English, so the draft is refused; an editor sees the declared language fix it)."""
     assert not numbers_grounded(FR_SOURCE, URL, FR_DRAFT).passed
     assert not dates_grounded(EN_SOURCE, URL, EN_DRAFT).passed
+
+
+def test_run_gates_reads_a_stored_three_letter_code() -> None:
+    """An item stored with an ISO 639-2 code ("fre", "deu") before codes were mapped is
+    read in that language, as "fr" would be."""
+    modes = dict(DEFAULT_MODES) | {"dates_grounded": "discard"}
+    gates = ("numbers_grounded", "dates_grounded")
+    for language in ("fre", "fra"):
+        results = run_gates(gates, FR_SOURCE, URL, FR_DRAFT, modes=modes, language=language)
+        assert [r.gate for r in results if r.hard_fail] == [], language

@@ -16,8 +16,18 @@ import unicodedata
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from guards.numbers import _WORD_RUN, _digit_runs, _word_runs
-from guards.text import Normalised, _fold, compat_fold, fold_char, non_ascii, normalise
+from guards.dates import _EVENT_STOP, _LONG_WORD, _stems
+from guards.names import _SKIM, _WORD
+from guards.numbers import _NUMBER, _RUN, _RUN_VIEW, _WORD_RUN, _word_runs
+from guards.text import (
+    VULGAR_FRACTIONS,
+    Normalised,
+    _fold,
+    compat_fold,
+    fold_char,
+    non_ascii,
+    normalise,
+)
 
 PIECES = [
     "one", "Two", "twenty", "-", " ", "  ", "\n", "seven", "seventy", "million", "and", "point",
@@ -42,11 +52,66 @@ def test_word_runs_are_the_plain_scan(text: str) -> None:
     assert [m.span() for m in _word_runs(text)] == expected
 
 
-@settings(max_examples=400, deadline=None)
-@given(TEXTS)
+NUMBER_PIECES = st.lists(
+    st.sampled_from(PIECES + ["'", "\u2009", "\u00bd", "?", "0", "007", "1.5", "3,250"]),
+    max_size=40,
+).map("".join)
+
+
+@settings(max_examples=600, deadline=None)
+@given(NUMBER_PIECES)
 def test_digit_runs_are_the_ascii_digit_runs(text: str) -> None:
-    expected = [m.span() for m in re.finditer(r"[0-9]+", text)]
-    assert [m.span() for m in _digit_runs(text)] == expected
+    """`_scan`'s runs are the runs of ASCII digits, and a run it takes as a whole
+    number by itself (no group set) is one the full reading (`_NUMBER`, a vulgar
+    fraction after it, a dot before it) reads as exactly itself."""
+    view = text.encode("ascii", "replace").translate(_RUN_VIEW)
+    runs = list(_RUN.finditer(view))
+    assert [m.span() for m in runs] == [m.span() for m in re.finditer(r"[0-9]+", text)]
+    for run in runs:
+        if run.lastindex is not None:
+            continue  # read in full by `_NUMBER`
+        start, end = run.span()
+        assert not (start and text[start - 1] == ".")
+        assert text[end : end + 1] not in VULGAR_FRACTIONS
+        m = _NUMBER.match(text, start)
+        assert m is not None and m.span() == (start, end) and m.group("int") == text[start:end]
+
+
+NAME_PIECES = st.lists(
+    st.sampled_from(PIECES + ["Ab", "ab", "of", "van", "kW", "C", "&", "'s", "-", "\u00c9"]),
+    max_size=40,
+).map("".join)
+
+
+@settings(max_examples=600, deadline=None)
+@given(NAME_PIECES)
+def test_names_skim_reads_the_words_of_the_plain_scan(text: str) -> None:
+    """`find_names` skims stretches of lower-case words: spelled out into `_WORD`'s
+    words, they are exactly the words `_WORD` finds, and each stretch's words all
+    start with a lower-case ASCII letter."""
+    words = []
+    for m in _SKIM.finditer(text):
+        if m.lastgroup != "lower":
+            words.append(m.span())
+            continue
+        stretch = [w.span() for w in _WORD.finditer(text, m.start(), m.end())]
+        assert all("a" <= text[a] <= "z" for a, _ in stretch)
+        words += stretch
+    assert words == [m.span() for m in _WORD.finditer(text)]
+
+
+STEM_PIECES = st.lists(
+    st.sampled_from(["this", "thisx", "weekend", "week", "ferry", "Ferry", "afternoon", "ab",
+                     "_", "1", " ", "-", "'", "crossings", "FERRY", "ferrY", "said", "x"]),
+    max_size=30,
+).map("".join)  # fmt: skip
+
+
+@settings(max_examples=600, deadline=None)
+@given(STEM_PIECES)
+def test_stems_of_an_ascii_text_are_the_plain_reading(text: str) -> None:
+    expected = {w[:5] for w in _LONG_WORD.findall(text) if w.islower() and w not in _EVENT_STOP}
+    assert _stems(text) == expected
 
 
 @settings(max_examples=400, deadline=None)

@@ -58,6 +58,17 @@ def test_the_story_looks_french_to_the_detector() -> None:
         (None, None),
         (42, None),
         ("en-GB; q=0.8, fr", None),
+        # ISO 639-2/B, 639-2/T and 639-3 codes of the languages the gates read
+        ("eng", "en"),
+        ("ger", "de"),
+        ("deu", "de"),
+        ("fre", "fr"),
+        ("fra-CA", "fr"),
+        ("spa", "es"),
+        ("ITA", "it"),
+        ("dut", "nl"),
+        ("nld", "nl"),
+        ("por", "por"),  # a language the gates do not read: as written
     ],
 )
 def test_language_code(declared: object, code: str | None) -> None:

@@ -118,12 +118,14 @@ def note(message: str) -> None:
     lines.info(message)
 
 
-def load(cli: typer.Context) -> Settings:
-    """The settings: --config, else $COPYDESK_CONFIG, else ./config.toml; then the environment."""
+def load(cli: typer.Context, *, database: bool = True) -> Settings:
+    """The settings: --config, else $COPYDESK_CONFIG, else ./config.toml; then the
+    environment. `database=False`: the command opens no database (`check`), so the
+    audit anchor is not placed beside it (`load_settings`' `place_anchor`)."""
     from copydesk.config import ConfigError, load_settings
 
     try:
-        return load_settings(state(cli).config_path)
+        return load_settings(state(cli).config_path, place_anchor=database)
     except ConfigError as exc:
         fail(str(exc))
 
@@ -133,6 +135,7 @@ def connect(settings: Settings, *, create: bool = False) -> Engine:
     its own, `create=True`): for every other command a database file that does not
     exist, or one without copydesk's tables, is exit 3 naming it and the fix (a
     mistyped path), not a new empty newsroom (issue 22)."""
+    from copydesk.config import own_anchor
     from store import audit_chain
     from store.db import StoreError, open_store, where
 
@@ -144,6 +147,7 @@ def connect(settings: Settings, *, create: bool = False) -> Engine:
         "database %s (%s), config %s", where(engine), engine.dialect.name, settings.source
     )
     note_database(settings, engine)
+    own_anchor(settings)
     if settings.runs.audit_anchor:  # every commit with an audit event advances it
         audit_chain.keep_anchor(engine, Path(settings.runs.audit_anchor))
     return engine

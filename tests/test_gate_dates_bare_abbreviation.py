@@ -1,0 +1,78 @@
+"""A draft's bare English abbreviated month ("in Sept.", "by Oct.") is a month (issue 20),
+where it cannot be anything else: capitalised, with its full stop, after a preposition
+that takes a month ("in", "since", "by", "until", "from", "early"...), and not followed by
+a day or a year (then it is a calendar date, read as before). "Jan." is left out: it is
+a first name too ("a letter from Jan."). The month is compared by value, so "in Sept."
+is grounded by "September", "Sept. 14" or 2026-09-14 in the source, and refused when the
+source has another month. Every place, person and event is invented.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from guards.dates import dates_grounded, find_dates
+
+URL = "https://news.example.org/ferry"
+
+SOURCE = (
+    "The Harwick ferry company said on Tuesday that the Millbeck crossing will close in "
+    "September for dredging and that new fares apply from October. The harbour master, "
+    "Ilse Dorran, said the pontoon would be rebuilt by December."
+)
+SHORT = (
+    "The Harwick ferry company said the Millbeck crossing closes on Sept. 14 for dredging; "
+    "fares change on 2026-10-01."
+)
+
+
+@pytest.mark.parametrize(
+    ("draft", "month"),
+    [
+        ("The crossing closes in Sept. for dredging.", "9"),
+        ("The crossing closes in Sep. for dredging.", "9"),
+        ("New fares apply from Oct. onwards.", "10"),
+        ("The pontoon is rebuilt by Dec.", "12"),
+        ("Work began early Feb. at the quay.", "2"),
+        ("Dredging continues until Nov. at the latest.", "11"),
+        ("The quay has been shut since Mar. for repairs.", "3"),
+        ("The fleet is refitted in mid-Aug. each year.", "8"),
+    ],
+)
+def test_a_bare_abbreviated_month_is_read(draft: str, month: str) -> None:
+    months = [(d.kind, d.value) for d in find_dates(draft) if d.kind == "month"]
+    assert months == [("month", month)]
+
+
+@pytest.mark.parametrize(
+    "draft",
+    [
+        "The award went to a letter from Jan. Olde wrote it.",  # Jan.: a first name
+        "A speech by Jan. The crowd cheered.",
+        "The ferry was in sept. weeks of repair.",  # not capitalised: not this month
+        "Closes in Sept 2026 for dredging.",  # no full stop: a calendar date or nothing
+    ],
+)
+def test_not_a_bare_month(draft: str) -> None:
+    assert [d for d in find_dates(draft) if d.kind == "month"] == []
+
+
+@pytest.mark.parametrize(
+    ("source", "draft", "passes"),
+    [
+        (SOURCE, "The Millbeck crossing closes in Sept. for dredging.", True),
+        (SOURCE, "New fares apply from Oct., the company said.", True),
+        (SOURCE, "The pontoon is rebuilt by Dec., Ms Dorran said.", True),
+        (SOURCE, "The Millbeck crossing closes in Nov. for dredging.", False),
+        (SOURCE, "New fares apply from Feb., the company said.", False),
+        (SHORT, "The Millbeck crossing closes in Sept. for dredging.", True),
+        (SHORT, "New fares apply from Oct.", True),
+        (SHORT, "New fares apply from Dec.", False),
+    ],
+)
+def test_a_bare_abbreviated_month_is_held_to_the_source(
+    source: str, draft: str, passes: bool
+) -> None:
+    verdict = dates_grounded(source, URL, draft)
+    assert verdict.passed is passes, verdict.reason
+    assert [e["kind"] for e in verdict.evidence] == ["month"]

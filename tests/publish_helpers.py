@@ -10,10 +10,12 @@ import atexit
 import hashlib
 import json
 import os
+import secrets
 import shutil
 import sqlite3
 import tempfile
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
@@ -24,13 +26,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import select
-from sqlalchemy.engine import Engine
+from sqlalchemy import create_engine, select
+from sqlalchemy import exc as sa_exc
+from sqlalchemy import text as sql
+from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.pool import NullPool
 from typer.testing import CliRunner
 
 from copydesk.cli import app
 from copydesk.config import ENV_OVERRIDES, load_settings
 from store import status as st
+from store.audit_chain import database_of
 from store.db import open_store, session_scope
 from store.editors import add_editor
 from store.models import Item
@@ -164,56 +170,148 @@ def cli(config: Path, *args: str, env: dict[str, str] | None = None):  # type: i
 
 
 def run_pipeline(config: Path) -> None:
-    """`copydesk run` with `config`: the drafts of the sample feed. On a SQLite file
-    that does not exist yet, or that init made and nothing wrote to, with nothing in
-    the environment that could point the run elsewhere, the run is made once per test
-    process and config (its text, database aside) and every later test gets a copy of
-    what it left: the database and the files beside the config (the audit anchor).
-    The copy is what the run would leave there again; only the times in it are those
-    of the first run."""
+    """`copydesk run` with `config`: the drafts of the sample feed. On a database
+    that init made and nothing wrote to (or a SQLite file that does not exist yet),
+    with nothing in the environment that could point the run elsewhere, the run is
+    made once per test process, backend and config (its text, database aside) and
+    every later test gets a copy of what it left: the database (SQLite: the file;
+    PostgreSQL: `CREATE DATABASE ... TEMPLATE` of the first run's database, kept for
+    that) and the files beside the config (the audit anchor). The copy is what the
+    run would leave there again; only the times in it are those of the first run."""
     db_url = str(load_settings(config).database.url)
-    target = Path(db_url.removeprefix("sqlite:///"))
+    on_sqlite = db_url.startswith("sqlite:///")
+    shape = config.read_text(encoding="utf-8").replace(db_url, "{database}")
     reusable = (
-        db_url.startswith("sqlite:///")
-        and (not target.exists() or _untouched(target))
-        and target.parent == config.parent
+        "{database}" in shape  # else named in some other way: run it
         and not any(name in os.environ for name in ENV_OVERRIDES)
+        and (_sqlite_reusable(db_url, config) if on_sqlite else _pg_untouched(db_url))
     )
     if not reusable:
         _run(config)
         return
-    text = config.read_text(encoding="utf-8").replace(db_url, "{database}")
-    if "{database}" not in text:  # named in some other way: run it
-        _run(config)
-        return
-    if text not in _DRAFTED:
+    key = (on_sqlite, shape)
+    if key not in _DRAFTED:
         home = Path(tempfile.mkdtemp(prefix="copydesk-drafted-"))
         atexit.register(shutil.rmtree, home, True)
-        made = home / target.name
-        (home / config.name).write_text(text.replace("{database}", f"sqlite:///{made}"))
+        made = _sqlite_drafts(home, db_url) if on_sqlite else _pg_drafts(db_url)
+        (home / config.name).write_text(shape.replace("{database}", made), encoding="utf-8")
         assert cli(home / config.name, "init").exit_code == 0  # only init creates one
         _run(home / config.name)
-        _DRAFTED[text] = home
-    home = _DRAFTED[text]
+        _DRAFTED[key] = home, made
+    home, made = _DRAFTED[key]
+    if on_sqlite:
+        target = Path(db_url.removeprefix("sqlite:///"))
+        copy_desk_database(Path(made.removeprefix("sqlite:///")), target)
+    else:
+        _copy_pg_database(made, db_url)
+    database_file = Path(made.removeprefix("sqlite:///")).name if on_sqlite else None
+    # The audit anchor names its database: in the copy, this test's.
+    owners = (database_of(make_url(made)).encode(), database_of(make_url(db_url)).encode())
     for left in home.iterdir():
-        if left.name == target.name:
-            copy_desk_database(left, target)
-        elif left.is_file() and left.name != config.name and not left.name.startswith(target.name):
-            # Not its -wal, -shm; the audit anchor names its database: this copy's.
-            made = str((home / target.name).resolve()).encode()
-            data = left.read_bytes().replace(made, str(target.resolve()).encode())
-            (config.parent / left.name).write_bytes(data)
+        if left.is_file() and left.name != config.name:
+            if database_file is None or not left.name.startswith(database_file):  # -wal, -shm
+                (config.parent / left.name).write_bytes(left.read_bytes().replace(*owners))
 
 
-# config text (its database as "{database}") -> the folder its first run left
-_DRAFTED: dict[str, Path] = {}
+# (on SQLite, config text with its database as "{database}") -> the folder the first run
+# left, and that run's database URL
+_DRAFTED: dict[tuple[bool, str], tuple[Path, str]] = {}
+
+
+def _sqlite_reusable(db_url: str, config: Path) -> bool:
+    target = Path(db_url.removeprefix("sqlite:///"))
+    return target.parent == config.parent and (not target.exists() or _untouched(target))
+
+
+def _sqlite_drafts(home: Path, db_url: str) -> str:
+    return f"sqlite:///{home / Path(db_url.removeprefix('sqlite:///')).name}"
+
+
+def _pg_untouched(db_url: str) -> bool:
+    """A PostgreSQL database init made that has no feed and no item yet."""
+    engine = create_engine(db_url, poolclass=NullPool)
+    try:
+        with engine.connect() as conn:
+            return conn.execute(sql(UNTOUCHED)).scalar_one() == 0
+    except sa_exc.DBAPIError:  # no tables: not made by init
+        return False
+    finally:
+        engine.dispose()
+
+
+def _pg_drafts(db_url: str) -> str:
+    """A new, empty database on `db_url`'s server for the first run; dropped when the
+    test process ends. (The tests' prefix: conftest's TEST_DB_PREFIX.)"""
+    name = f"copydesk_t_{secrets.token_hex(6)}"
+    with _pg_server(db_url).connect() as conn:
+        conn.execute(
+            sql(
+                f"CREATE DATABASE \"{name}\" TEMPLATE template0 ENCODING 'UTF8' "
+                "LC_COLLATE 'C' LC_CTYPE 'C'"
+            )
+        )
+    atexit.register(_drop_pg_database, db_url, name)
+    return make_url(db_url).set(database=name).render_as_string(hide_password=False)
+
+
+def _copy_pg_database(made: str, db_url: str, tries: int = 5) -> None:
+    """`db_url`'s database made again as a copy of `made`'s, with its own installation
+    id (as `copy_desk_database`). A copy cannot start while anyone is connected to
+    the template: its sessions are ended first, and the copy tried again a few times
+    (an autovacuum worker may be in it)."""
+    template, target = make_url(made).database, make_url(db_url).database
+    for attempt in range(tries):
+        try:
+            with _pg_server(db_url).connect() as conn:
+                conn.execute(sql(f'DROP DATABASE IF EXISTS "{target}" WITH (FORCE)'))
+                conn.execute(
+                    sql(
+                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                        "WHERE datname = :name AND pid <> pg_backend_pid()"
+                    ),
+                    {"name": template},
+                )
+                conn.execute(sql(f'CREATE DATABASE "{target}" TEMPLATE "{template}"'))
+            break
+        except sa_exc.OperationalError:
+            if attempt == tries - 1:
+                raise
+            time.sleep(0.2 * (attempt + 1))
+    engine = create_engine(db_url, poolclass=NullPool)
+    try:
+        with engine.begin() as conn:
+            conn.execute(
+                sql("UPDATE installation SET installation_id = :id"), {"id": uuid.uuid4().hex}
+            )
+    finally:
+        engine.dispose()
+
+
+def _pg_server(db_url: str) -> Engine:
+    """An autocommit engine on `db_url`'s server (CREATE/DROP DATABASE cannot run in a
+    transaction), signed in to the database the test server's URL names."""
+    server = os.environ.get("COPYDESK_TEST_PG_URL", "")
+    maintenance = (make_url(server).database if server else None) or "postgres"
+    url = make_url(db_url).set(database=maintenance)
+    return create_engine(url, isolation_level="AUTOCOMMIT", poolclass=NullPool)
+
+
+def _drop_pg_database(db_url: str, name: str) -> None:
+    try:
+        with _pg_server(db_url).connect() as conn:
+            conn.execute(sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    except sa_exc.DBAPIError:
+        pass  # the server is gone at the end of the session: nothing left to drop
+
+
+UNTOUCHED = "SELECT (SELECT count(*) FROM feeds) + (SELECT count(*) FROM items)"
 
 
 def _untouched(db_file: Path) -> bool:
     """A database `copydesk init` made (write_config) that nothing has written to
     since: no feed and no item, so a copy of the drafted one may replace it."""
     with closing(sqlite3.connect(db_file)) as db:
-        rows = db.execute("SELECT (SELECT count(*) FROM feeds) + (SELECT count(*) FROM items)")
+        rows = db.execute(UNTOUCHED)
         return rows.fetchone()[0] == 0
 
 

@@ -111,8 +111,8 @@ _BARE_MONTH = re.compile(
 )
 # A bare month may be abbreviated with its full stop ("in Sept.", "by Oct."), capitalised;
 # not "Jan.", which is also a first name ("a letter from Jan."); "May" has no abbreviation.
-_BARE_ABBREVIATIONS = ("Feb.", "Mar.", "Apr.", "Jun.", "Jul.", "Aug.", "Sep.", "Sept.", "Oct.",
-                       "Nov.", "Dec.")  # fmt: skip
+_BARE_ABBREVIATIONS = ("Feb", "Mar", "Apr", "Jun", "Jul", "Aug", "Sep", "Sept", "Oct", "Nov",
+                       "Dec")  # fmt: skip
 WEEKDAY_NAMES = "monday tuesday wednesday thursday friday saturday sunday".split()
 _MONTH_NAMES = (
     "january february march april may june july august september october november december"
@@ -213,17 +213,13 @@ _ANY_DIGIT = re.compile(r"[0-9]")
 _LETTERS = re.compile(r"[a-z]+")
 
 
-def _has_word(low: str, hints: tuple[str, ...], spellings: frozenset[str]) -> bool:
-    """Whether lower-cased ASCII `low` has a word (its run of letters, from a word
-    start) among `spellings`, each of which starts with one of `hints`."""
-    for hint in hints:
-        i = low.find(hint)
-        while i >= 0:
-            if not (i and (low[i - 1].isalnum() or low[i - 1] == "_")):
-                if _LETTERS.match(low, i).group() in spellings:  # type: ignore[union-attr]
-                    return True
-            i = low.find(hint, i + 1)
-    return False
+# The words of a draft, for the prefilter: each run of ASCII letters that no letter, digit
+# or "_" precedes (lower-cased), and each capitalised run of them. Read in one C pass each
+# (`findall`), then compared as sets; a word these find that a pattern would not read
+# (after a non-ASCII letter: "éjanvier") only makes the pattern run, never skips it.
+_WORD_START = re.compile(r"(?<![a-z0-9_])[a-z]+")
+_CAPITALISED_RUN = re.compile(r"[A-Z][a-z]+")
+_BARE_MONTH_WORDS = frozenset(_CAPITALISED_MONTHS + _BARE_ABBREVIATIONS)
 
 
 def find_dates(
@@ -291,27 +287,15 @@ def _word_starts(low: str, hint: str) -> Iterator[int]:
         i = low.find(hint, i + 1)
 
 
-def _has_capitalised_month(text: str) -> bool:
-    """Whether `text` has a capitalised month name not followed by a letter (the
-    "May" of "Mayor" is not one): `_BARE_MONTH` needs one."""
-    for month in _CAPITALISED_MONTHS + _BARE_ABBREVIATIONS:
-        i = text.find(month)
-        while i >= 0:
-            end = i + len(month)
-            if end >= len(text) or not (text[end].isalnum() or text[end] == "_"):
-                return True
-            i = text.find(month, i + 1)
-    return False
-
-
 def _english_dates(draft: str, prefilter: bool) -> list[DateMention]:
     low = None
     if prefilter and lowers_as_ascii(draft):
         low = draft.lower()
+        words = set(_WORD_START.findall(low))
         calendar = _ANY_DIGIT.search(draft) is not None
-        calendar = calendar and _has_word(low, _MONTH_HINTS, _MONTH_SPELLINGS)
-        weekday = _has_word(low, _WEEKDAY_HINTS, _WEEKDAY_SPELLINGS)
-        relative = _has_word(low, _RELATIVE_HINTS, _RELATIVE_SPELLINGS)
+        calendar = calendar and not words.isdisjoint(_MONTH_SPELLINGS)
+        weekday = not words.isdisjoint(_WEEKDAY_SPELLINGS)
+        relative = not words.isdisjoint(_RELATIVE_SPELLINGS)
     else:
         calendar = weekday = relative = True
     # Over an ASCII draft, the case-insensitive patterns run as their case-sensitive
@@ -319,7 +303,8 @@ def _english_dates(draft: str, prefilter: bool) -> list[DateMention]:
     # match read from the draft.
     text = draft if low is None else low
     scan = (lambda p: p) if low is None else _LOWER.__getitem__
-    bare_month = not prefilter or _has_capitalised_month(draft)
+    # `_BARE_MONTH` needs a capitalised month ("May" of "Mayor" is not one), or "Sept.".
+    bare_month = not prefilter or not _BARE_MONTH_WORDS.isdisjoint(_CAPITALISED_RUN.findall(draft))
     found = (_calendar(draft, strict_case=True, low=low) if calendar else []) + _slashed(draft)
     for m in _BARE_MONTH.finditer(draft) if bare_month else ():
         group = "m" if m.group("m") else "a"
@@ -655,7 +640,12 @@ _LONG_WORD = re.compile(r"[^\W\d_]{4,}")
 def _stems(text: str) -> set[str]:
     """The event words of `text`: lower-case words of four letters or more, cut to five
     (names say who, not what happened; "Mr Salmond met" names no event)."""
-    return {w[:5] for w in _LONG_WORD.findall(text) if w.islower() and w not in _EVENT_STOP}
+    # An ASCII text's letters are [A-Za-z]: that class is scanned faster than [^\W\d_].
+    words = (_ASCII_LONG_WORD if text.isascii() else _LONG_WORD).findall(text)
+    return {w[:5] for w in words if w.islower() and w not in _EVENT_STOP}
+
+
+_ASCII_LONG_WORD = re.compile(r"[A-Za-z]{4,}")
 
 
 def _event(text: str, start: int, end: int) -> tuple[set[str], set[str], tuple[int, int]]:

@@ -24,7 +24,8 @@ transaction (`add`); a row whose run died with it in flight becomes "unknown"
 (`unknown_outcomes`): every paid call is in the ledger (issue 26).
 
 Rows' requests and responses and the parts are stored packed (zlib over their
-JSON text, store/packing.py, migration 0019): read whole, never queried inside.
+JSON text, store/packing.py, migration 0019; against a preset dictionary since
+0022): read whole, never queried inside.
 
 Parts are only ever inserted (`INSERT ... ON CONFLICT DO NOTHING`, in hash order
 so two writers never wait on each other in opposite orders); the runtime role may

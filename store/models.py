@@ -258,7 +258,7 @@ class AuditEvent(SQLModel, table=True):
     __tablename__ = "audit_events"
 
     id: int | None = Field(default=None, primary_key=True)
-    # None for a feed's change (migration 0022): the feeds commands and the config sync.
+    # None for a feed's change (migration 0024): the feeds commands and the config sync.
     item_id: int | None = Field(default=None, foreign_key="items.id", index=True)
     at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False))
     actor: str  # "editor:<name>", "run:<id>", "cli", ...
@@ -360,6 +360,8 @@ class LedgerPart(SQLModel, table=True):
     names it as {"$part": hash}; store/ledger.py writes and reassembles them."""
 
     __tablename__ = "ledger_parts"
+    # SQLite: a B-tree on the hash, no rowid, no second copy of it (migration 0023).
+    __table_args__ = {"sqlite_with_rowid": False}
 
     hash: str = Field(primary_key=True)
     content: str = Field(sa_column=Column(PackedText, nullable=False))  # store/packing.py

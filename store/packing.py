@@ -10,6 +10,13 @@ content once unpacked.
 zlib (RFC 1950) is in Python's standard library; level 6 is its default, a few
 tens of microseconds for a ledger payload of some kilobytes. Gate verdicts'
 evidence is packed inside its JSON column (`PackedEvidence`, below).
+
+Since migration 0022, values are packed against a preset dictionary of the shapes
+they all repeat (store/packing_dictionary.py: request skeleton, the API's reply,
+the gates' evidence), so a row stores only what is its own: on the 320-article run
+requests, replies and evidence packed 1.8x, 1.9x and 1.4x smaller than zlib alone.
+The stream's header names its dictionary (RFC 1950 §2.2: FDICT and DICTID, the
+dictionary's Adler-32); a value packed without one (before 0022) reads as it was.
 """
 
 from __future__ import annotations
@@ -22,19 +29,35 @@ from typing import Any
 from sqlalchemy import JSON, LargeBinary
 from sqlalchemy.types import TypeDecorator
 
+from store.packing_dictionary import DICTIONARY_1
+
 LEVEL = 6
+# Every dictionary a stored value may name, by its Adler-32 (never remove one).
+DICTIONARIES = {zlib.adler32(d): d for d in (DICTIONARY_1,)}
+DICTIONARY = DICTIONARY_1  # what new values are packed against
+_FDICT = 0x20  # RFC 1950 §2.2: FLG bit 5, a DICTID follows the two header bytes
 
 
 def pack_text(text: str) -> bytes:
-    return zlib.compress(text.encode("utf-8"), LEVEL)
+    packer = zlib.compressobj(LEVEL, zdict=DICTIONARY)
+    return packer.compress(text.encode("utf-8")) + packer.flush()
 
 
 def unpack_text(value: bytes | str) -> str:
-    """The text packed in `value`; a value stored as text (written before 0019 on
-    SQLite, whose columns take any type) is read as it is."""
+    """The text packed in `value`, against the dictionary its header names or none
+    (packed before 0022); a value stored as text (written before 0019 on SQLite,
+    whose columns take any type) is read as it is."""
     if isinstance(value, str):
         return value
-    return zlib.decompress(bytes(value)).decode("utf-8")
+    raw = bytes(value)
+    if len(raw) < 6 or not raw[1] & _FDICT:
+        return zlib.decompress(raw).decode("utf-8")
+    key = int.from_bytes(raw[2:6], "big")
+    dictionary = DICTIONARIES.get(key)
+    if dictionary is None:
+        raise ValueError(f"packed against an unknown zlib dictionary {key:08x}")
+    unpacker = zlib.decompressobj(zdict=dictionary)
+    return (unpacker.decompress(raw) + unpacker.flush()).decode("utf-8")
 
 
 def pack_json(value: Any) -> bytes:
@@ -79,10 +102,12 @@ class PackedText(TypeDecorator[str]):
 # A small one, and any evidence that carries a check's "state", stays as it is: a
 # check that did not run is always small and always readable by SQL.
 PACKED_KEY = "$packed"
-PACK_FROM = 256  # characters of JSON text; below, packing saves little
+# Characters of JSON text; below, packing saves little (with the dictionary, a
+# 100-256 character evidence, a gate's numbers or names found, packs to half).
+PACK_FROM = 100
 
 
-def _packed(value: Any) -> bool:
+def is_packed_evidence(value: Any) -> bool:
     return isinstance(value, dict) and len(value) == 1 and isinstance(value.get(PACKED_KEY), str)
 
 
@@ -101,16 +126,18 @@ class PackedEvidence(TypeDecorator[Any]):
         return {PACKED_KEY: base64.b85encode(pack_text(text)).decode("ascii")}
 
     def process_result_value(self, value: Any, dialect: Any) -> Any:
-        if _packed(value):
+        if is_packed_evidence(value):
             return unpack_json(base64.b85decode(value[PACKED_KEY]))
         return value  # small, a check's state, or stored before packing
 
 
 __all__ = [
+    "DICTIONARIES",
     "PACKED_KEY",
     "PackedEvidence",
     "PackedJSON",
     "PackedText",
+    "is_packed_evidence",
     "pack_json",
     "pack_text",
     "unpack_json",

@@ -12,8 +12,9 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
-from store import audit_chain
-from store.db import alembic_config, make_engine, migrate
+from store import audit_chain, ledger
+from store.db import alembic_config, make_engine, migrate, session_scope
+from store.models import CallRecord
 
 
 def at_previous_revision(db_url: str, revision: str) -> Engine:
@@ -106,3 +107,39 @@ def draft_in_sql(
                 event | {"prev": prev, "hash": digest},
             )
     return item_id
+
+
+def sqlite_table_schema(engine: Engine, table: str) -> tuple[str, list[str]]:
+    """SQLite: the table's CREATE statement and the names of its indexes, sorted."""
+    with engine.connect() as conn:
+        sql = conn.execute(
+            text("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = :t"), {"t": table}
+        ).scalar_one()
+        indexes = conn.execute(
+            text(
+                "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = :t "
+                "ORDER BY name"
+            ),
+            {"t": table},
+        ).scalars()
+        return sql, list(indexes)
+
+
+def summary_request(article: str, system: str) -> dict[str, Any]:
+    """A summary request as copydesk sends it: a system prompt long enough to be a
+    ledger part, and the article's block."""
+    return {
+        "model": "claude-haiku-4-5",
+        "max_tokens": 4096,
+        "system": system,
+        "messages": [{"role": "user", "content": [{"type": "text", "text": article}]}],
+        "temperature": 0.0,
+    }
+
+
+def add_call(engine: Engine, item_id: int, request: dict[str, Any]) -> None:
+    """A completed model call about the item with this request, through the ledger
+    (its repeated parts stored once)."""
+    with session_scope(engine) as session:
+        call = CallRecord(backend="anthropic:claude-haiku-4-5", request_json=request)
+        ledger.add(session, [call], item_id=item_id, run_id=None)

@@ -103,3 +103,16 @@ def test_role_help_names_the_stores_roles() -> None:
 
     result = CliRunner().invoke(app, ["editor", "add", "--help"])
     assert f"one of: {', '.join(ROLES)}" in " ".join(result.output.split())
+
+
+def test_check_without_a_config_file_imports_no_sqlalchemy(tmp_path: Path) -> None:
+    """Without a config.toml the settings place the audit anchor beside the database,
+    which reads the database URL with SQLAlchemy: `check` touches no database, so it
+    does not ask for that, and starts as fast as with a config file (issue 20)."""
+    source, draft = pair(tmp_path, GOOD)
+    code, modules = imported(["check", source, draft, "--url", URL], tmp_path)
+    assert code == 0
+    assert "guards" in modules
+    assert not modules & {"sqlalchemy", "sqlmodel", "store.db"}, sorted(
+        modules & {"sqlalchemy", "sqlmodel", "store.db"}
+    )

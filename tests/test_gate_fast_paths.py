@@ -16,6 +16,7 @@ import unicodedata
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from guards.dates import _EVENT_STOP, _LONG_WORD, _stems
 from guards.names import _SKIM, _WORD
 from guards.numbers import _NUMBER, _RUN, _RUN_VIEW, _WORD_RUN, _word_runs
 from guards.text import (
@@ -97,6 +98,20 @@ def test_names_skim_reads_the_words_of_the_plain_scan(text: str) -> None:
         assert all("a" <= text[a] <= "z" for a, _ in stretch)
         words += stretch
     assert words == [m.span() for m in _WORD.finditer(text)]
+
+
+STEM_PIECES = st.lists(
+    st.sampled_from(["this", "thisx", "weekend", "week", "ferry", "Ferry", "afternoon", "ab",
+                     "_", "1", " ", "-", "'", "crossings", "FERRY", "ferrY", "said", "x"]),
+    max_size=30,
+).map("".join)  # fmt: skip
+
+
+@settings(max_examples=600, deadline=None)
+@given(STEM_PIECES)
+def test_stems_of_an_ascii_text_are_the_plain_reading(text: str) -> None:
+    expected = {w[:5] for w in _LONG_WORD.findall(text) if w.islower() and w not in _EVENT_STOP}
+    assert _stems(text) == expected
 
 
 @settings(max_examples=400, deadline=None)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import re
-import zlib
 from collections import Counter
 
 import pytest
@@ -22,6 +21,7 @@ from sqlmodel import Session, select
 from store import ledger
 from store.db import open_store
 from store.models import Item, ModelCall
+from store.packing import unpack_text
 from tests import anthropic_fake as fake_api
 from tests.articles import long_articles, rss
 from tests.pipeline_helpers import KEY, config_for, invoke
@@ -49,7 +49,8 @@ def _json(value):  # type: ignore[no-untyped-def]
 
 def _text(value) -> str:  # type: ignore[no-untyped-def]
     assert isinstance(value, bytes | memoryview), type(value)  # stored packed, never as text
-    return zlib.decompress(bytes(value)).decode("utf-8")
+    assert bytes(value)[1] & 0x20  # against the preset dictionary (migration 0022)
+    return unpack_text(value)
 
 
 def _run(tmp_path, db_url, feed_url, monkeypatch):  # type: ignore[no-untyped-def]

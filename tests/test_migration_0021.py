@@ -16,7 +16,7 @@ from sqlmodel import Session
 from store import duplicates
 from store.db import alembic_config, migrate
 from tests.dup_material import ARTICLES, add_draft
-from tests.migration_helpers import at_previous_revision, insert_article
+from tests.migration_helpers import at_previous_revision, insert_article, sqlite_table_schema
 
 REVISION = "0021_bands_without_rowid"
 KEYS = ("library-a", "library-b", "depot-a")
@@ -26,21 +26,6 @@ def _bands(engine) -> list[tuple[int, int, int]]:  # type: ignore[no-untyped-def
     with engine.connect() as conn:
         rows = conn.execute(text("SELECT item_id, band, bucket FROM item_dup_bands"))
         return sorted((r.item_id, r.band, r.bucket) for r in rows)
-
-
-def _schema(engine) -> tuple[str, list[str]]:  # type: ignore[no-untyped-def]
-    """SQLite: the table's CREATE statement and the names of its indexes."""
-    with engine.connect() as conn:
-        sql = conn.execute(
-            text("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'item_dup_bands'")
-        ).scalar_one()
-        indexes = conn.execute(
-            text(
-                "SELECT name FROM sqlite_master WHERE type = 'index' "
-                "AND tbl_name = 'item_dup_bands' ORDER BY name"
-            )
-        ).scalars()
-        return sql, list(indexes)
 
 
 def _grouped(engine, item_id: int) -> list[int]:  # type: ignore[no-untyped-def]
@@ -65,7 +50,7 @@ def test_upgrade_keeps_every_band_keyed_by_item_and_band(db_url: str) -> None:
     assert _bands(engine) == before
     sqlite = engine.dialect.name == "sqlite"
     if sqlite:
-        sql, indexes = _schema(engine)
+        sql, indexes = sqlite_table_schema(engine, "item_dup_bands")
         assert "WITHOUT ROWID" in sql.upper()
         assert indexes == ["ix_item_dup_bands_bucket"]  # no automatic copy of the key
     assert _grouped(engine, ids["library-a"]) == [ids["library-b"]]
@@ -93,10 +78,10 @@ def test_upgrade_keeps_every_band_keyed_by_item_and_band(db_url: str) -> None:
     assert len(_bands(engine)) == (len(KEYS) + 1) * duplicates.BANDS
 
     after = _bands(engine)
-    command.downgrade(alembic_config(engine), "-1")
+    command.downgrade(alembic_config(engine), "0020_review_sessions")
     assert _bands(engine) == after
     if sqlite:
-        sql, indexes = _schema(engine)
+        sql, indexes = sqlite_table_schema(engine, "item_dup_bands")
         assert "WITHOUT ROWID" not in sql.upper()
         assert indexes == ["ix_item_dup_bands_bucket", "sqlite_autoindex_item_dup_bands_1"]
     engine.dispose()

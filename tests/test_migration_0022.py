@@ -1,82 +1,158 @@
-"""0022_feed_audit_events: a database made at the revision before it, holding drafts
-and their chained audit events, comes out with `audit_events.item_id` nullable and
-nothing else changed: every event hashes as before (the chain and its head hold),
-SQLite's append-only triggers are the same ones (UPDATE, DELETE and INSERT OR
-REPLACE refused), the unique prev_hash index still refuses a fork, PostgreSQL's
-grants on the table are unchanged; and a feed's change, an event with no item,
-joins the same chain and verifies. On SQLite and PostgreSQL."""
+"""0022_packed_dictionary: a database made at the revision before it, holding model
+calls, ledger parts and gate evidence packed as plain zlib, upgrades with every value
+reading as before (the audit reassembles the same request); what is written after the
+upgrade is packed against the preset dictionary (store/packing_dictionary.py) and
+smaller; downgrading packs those values again as plain zlib, so 0019's downgrade
+(and a copydesk of the revision before) reads them. SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
-import pytest
-from sqlalchemy import inspect, text
-from sqlalchemy.exc import DatabaseError
-from sqlmodel import Session
+import base64
+import json
+import zlib
 
-from copydesk.services import feeds
-from store import audit_chain
-from store.db import migrate
-from store.models import Feed
-from tests.migration_helpers import at_previous_revision, draft_in_sql
+from alembic import command
+from sqlalchemy import text
+from sqlmodel import Session, select
 
-REVISION = "0022_feed_audit_events"
+from store import ledger
+from store import status as st
+from store.db import alembic_config, migrate, session_scope
+from store.models import GateVerdict, Item, ModelCall
+from tests.migration_helpers import add_call, at_previous_revision, summary_request
+
+REVISION = "0022_packed_dictionary"
+ARTICLE = (
+    "<article>\nThe Brenlow water board cut the standing charge by 12 per cent on "
+    "Wednesday, its chair, Tamsin Oyelaran, said; bills fall from April.\n</article>"
+)
+REQUEST = summary_request(ARTICLE, "You summarise news articles for a local desk. " * 6)
+RESPONSE = {
+    "id": "msg_01Brenlow",
+    "type": "message",
+    "role": "assistant",
+    "model": "claude-haiku-4-5-20251001",
+    "content": [
+        {
+            "type": "tool_use",
+            "id": "toolu_01Brenlow",
+            "name": "write_summary",
+            "input": {"headline": "Brenlow bills fall", "summary": "The charge falls by 12%."},
+        }
+    ],
+    "stop_reason": "tool_use",
+    "stop_sequence": None,
+    "usage": {"input_tokens": 640, "output_tokens": 38},
+}
+EVIDENCE = [
+    {
+        "name": n,
+        "found": True,
+        "draft_span": [a, a + len(n)],
+        "missing": [],
+        "source_span": [b, b + len(n)],
+    }
+    for n, a, b in (("Brenlow", 4, 18), ("Tamsin Oyelaran", 40, 96), ("April", 70, 120))
+]
 
 
-def _table_parts(engine) -> tuple[list[str], list[str], list[tuple[str, ...]]]:  # type: ignore[no-untyped-def]
-    """SQLite: the triggers' SQL and the indexes' SQL on audit_events; PostgreSQL:
-    its triggers' names, its indexes' definitions and the grants on it."""
-    sqlite = (
-        "SELECT sql FROM sqlite_master WHERE tbl_name = 'audit_events' AND type = '{}' "
-        "ORDER BY name"
-    )
-    postgres = (
-        "SELECT tgname FROM pg_trigger WHERE tgrelid = 'audit_events'::regclass "
-        "AND NOT tgisinternal ORDER BY 1",
-        "SELECT indexdef FROM pg_indexes WHERE tablename = 'audit_events' ORDER BY 1",
-        "SELECT grantee, privilege_type FROM information_schema.role_table_grants "
-        "WHERE table_name = 'audit_events' ORDER BY 1, 2",
-    )
-    queries = (
-        (sqlite.format("trigger"), sqlite.format("index"), "SELECT 1 WHERE 0 = 1")
-        if engine.dialect.name == "sqlite"
-        else postgres
-    )
+def _zlib(value) -> bytes:  # type: ignore[no-untyped-def]
+    return zlib.compress(json.dumps(value, separators=(",", ":")).encode("utf-8"), 6)
+
+
+def _raw(engine, sql: str) -> list:  # type: ignore[no-untyped-def]
     with engine.connect() as conn:
-        found = [[tuple(row) for row in conn.execute(text(q))] for q in queries]
-    return found[0], found[1], found[2]  # type: ignore[return-value]
+        return [tuple(r) for r in conn.execute(text(sql)).all()]
 
 
-def test_upgrade_makes_item_id_nullable_and_keeps_the_chain_and_its_guards(db_url: str) -> None:
+def _evidence_bytes(stored) -> bytes:  # type: ignore[no-untyped-def]
+    value = json.loads(stored) if isinstance(stored, str) else stored
+    return base64.b85decode(value["$packed"])
+
+
+def _names_a_dictionary(raw) -> bool:  # type: ignore[no-untyped-def]
+    return bool(bytes(raw)[1] & 0x20)  # RFC 1950 FLG.FDICT
+
+
+def test_upgrade_reads_plain_rows_packs_new_ones_and_downgrade_plains_them(db_url) -> None:
     engine = at_previous_revision(db_url, REVISION)
-    for n, title in enumerate(("Quayside levy agreed", "Orlen ferry timetable cut"), 1):
-        draft_in_sql(engine, n, title, f"{title}, the council of Brackwater said.")
-    before = audit_chain.verify(engine)
-    assert before.ok and before.events == 4
-    parts = _table_parts(engine)
-    assert parts[0], "the append-only triggers exist before"
+    with session_scope(engine) as session:
+        item = Item(dedup_key="https://brenlow.example.test/water", headline="Brenlow bills")
+        st.create(session, item, actor="run:1", reason="found in a feed")
+        item_id = item.id
+    skeleton, parts = ledger.split(REQUEST)
+    with engine.begin() as conn:
+        for digest, content in parts.items():
+            conn.execute(
+                text("INSERT INTO ledger_parts (hash, content) VALUES (:h, :c)"),
+                {"h": digest, "c": zlib.compress(content.encode("utf-8"), 6)},
+            )
+        conn.execute(
+            text(
+                "INSERT INTO model_calls (item_id, purpose, backend, temperature_in_force, ok, "
+                "request_json, response_json, created_at, state) VALUES (:item, 'summary', "
+                "'anthropic:claude-haiku-4-5', true, true, :req, :resp, CURRENT_TIMESTAMP, "
+                "'done')"
+            ),
+            {"item": item_id, "req": _zlib(skeleton), "resp": _zlib(RESPONSE)},
+        )
+        packed = {"$packed": base64.b85encode(_zlib(EVIDENCE)).decode("ascii")}
+        conn.execute(
+            text(
+                "INSERT INTO gate_verdicts (item_id, stage, gate, passed, mode, reason, "
+                "evidence, created_at) VALUES (:item, 'draft', 'numbers_grounded', true, "
+                "'discard', 'the 3 numbers found in the source', :ev, CURRENT_TIMESTAMP)"
+            ),
+            {"item": item_id, "ev": json.dumps(packed)},
+        )
+
     migrate(engine)
-    after = audit_chain.verify(engine)
-    assert after.ok and (after.events, after.head) == (before.events, before.head)
-    assert _table_parts(engine) == parts
-    (item_id,) = [c for c in inspect(engine).get_columns("audit_events") if c["name"] == "item_id"]
-    assert item_id["nullable"] is True
-    # Still append-only, still one event per previous hash.
-    for statement in (
-        "UPDATE audit_events SET actor = 'someone' WHERE id = 1",
-        "DELETE FROM audit_events WHERE id = 4",
-        "INSERT INTO audit_events (item_id, at, actor, to_status, prev_hash, hash) "
-        "SELECT item_id, at, actor, to_status, prev_hash, hash FROM audit_events WHERE id = 2",
-    ):
-        with pytest.raises(DatabaseError), engine.begin() as conn:
-            conn.execute(text(statement))
-    assert audit_chain.verify(engine).events == 4
-    # A feed's change: no item, the same chain, verified.
+
     with Session(engine) as session:
-        feed = Feed(url="https://brackwater.example.test/feed.xml", name="Brackwater", origin="cli")
-        session.add(feed)
-        event = feeds.record(session, feed, "added", "cli:tester")
-        session.commit()
-        assert event.item_id is None and event.prev_hash == before.head
-    grown = audit_chain.verify(engine)
-    assert grown.ok and grown.events == 5
+        [call] = session.exec(select(ModelCall)).all()
+        assert ledger.requests(session, [call]) == [REQUEST]
+        assert call.response_json == RESPONSE
+        [verdict] = session.exec(select(GateVerdict)).all()
+        assert verdict.evidence == EVIDENCE
+    # Written now: packed against the dictionary, smaller than plain zlib.
+    add_call(engine, item_id, REQUEST)
+    with session_scope(engine) as session:
+        session.add(
+            GateVerdict(
+                item_id=item_id,
+                stage="draft",
+                gate="numbers_grounded",
+                passed=True,
+                mode="discard",
+                reason="the 3 numbers found in the source",
+                evidence=EVIDENCE,
+            )
+        )
+    (old_req,), (new_req,) = _raw(engine, "SELECT request_json FROM model_calls ORDER BY id")
+    assert not _names_a_dictionary(old_req) and _names_a_dictionary(new_req)
+    assert len(bytes(new_req)) < len(bytes(old_req))
+    (old_ev,), (new_ev,) = _raw(engine, "SELECT evidence FROM gate_verdicts ORDER BY id")
+    assert _names_a_dictionary(_evidence_bytes(new_ev))
+    assert len(_evidence_bytes(new_ev)) < len(_evidence_bytes(old_ev))
+    with Session(engine) as session:
+        calls = session.exec(select(ModelCall).order_by(ModelCall.id)).all()  # type: ignore[arg-type]
+        assert ledger.requests(session, calls) == [REQUEST, REQUEST]
+        assert [v.evidence for v in session.exec(select(GateVerdict))] == [EVIDENCE] * 2
+
+    command.downgrade(alembic_config(engine), "0021_bands_without_rowid")
+    # Plain zlib again, as the revision before reads it.
+    for (request,) in _raw(engine, "SELECT request_json FROM model_calls"):
+        assert json.loads(zlib.decompress(bytes(request))) == skeleton
+    for (response,) in _raw(
+        engine, "SELECT response_json FROM model_calls WHERE response_json IS NOT NULL"
+    ):
+        assert json.loads(zlib.decompress(bytes(response))) == RESPONSE
+    for digest, content in _raw(engine, "SELECT hash, content FROM ledger_parts"):
+        assert ledger.digest(zlib.decompress(bytes(content)).decode("utf-8")) == digest
+    for (evidence,) in _raw(engine, "SELECT evidence FROM gate_verdicts"):
+        assert json.loads(zlib.decompress(_evidence_bytes(evidence))) == EVIDENCE
+    # ...and 0019's downgrade unpacks them to JSON and text.
+    command.downgrade(alembic_config(engine), "0018_calls_in_flight")
+    for (request,) in _raw(engine, "SELECT request_json FROM model_calls"):
+        assert (json.loads(request) if isinstance(request, str) else request) == skeleton
     engine.dispose()

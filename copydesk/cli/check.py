@@ -131,9 +131,13 @@ def check_command(
             )
         if jsonl == "-":
             stdin = getattr(sys.stdin, "buffer", sys.stdin)
-            raise typer.Exit(check_jsonl(stdin, sys.stdout, Gates.from_settings(load(cli))))
+            raise typer.Exit(
+                check_jsonl(stdin, sys.stdout, Gates.from_settings(load(cli, database=False)))
+            )
         with _open_jsonl(jsonl) as stream:
-            raise typer.Exit(check_jsonl(stream, sys.stdout, Gates.from_settings(load(cli))))
+            raise typer.Exit(
+                check_jsonl(stream, sys.stdout, Gates.from_settings(load(cli, database=False)))
+            )
 
     if source_file is None or draft_file is None:
         fail("give SOURCE_FILE DRAFT_FILE --url URL, or --jsonl FILE", EXIT_USAGE)
@@ -141,7 +145,7 @@ def check_command(
         fail("--url URL is required with SOURCE_FILE DRAFT_FILE", EXIT_USAGE)
     source = _read_text(source_file, "SOURCE_FILE")
     draft = _read_text(draft_file, "DRAFT_FILE")
-    settings = load(cli)
+    settings = load(cli, database=False)
     checker = _model_checker(settings) if model else None
     gates = Gates.from_settings(settings)
     results = gates.run(source, url, draft)

@@ -118,12 +118,14 @@ def note(message: str) -> None:
     lines.info(message)
 
 
-def load(cli: typer.Context) -> Settings:
-    """The settings: --config, else $COPYDESK_CONFIG, else ./config.toml; then the environment."""
+def load(cli: typer.Context, *, database: bool = True) -> Settings:
+    """The settings: --config, else $COPYDESK_CONFIG, else ./config.toml; then the
+    environment. `database=False`: the command opens no database (`check`), so the
+    audit anchor is not placed beside it (`load_settings`' `place_anchor`)."""
     from copydesk.config import ConfigError, load_settings
 
     try:
-        return load_settings(state(cli).config_path)
+        return load_settings(state(cli).config_path, place_anchor=database)
     except ConfigError as exc:
         fail(str(exc))
 

@@ -114,7 +114,7 @@ class DiscardsReport:
 
 def feed_events(engine: Engine) -> list[AuditEvent]:
     """Every feed's change, oldest first: the audit events with no item (migration
-    0022) that the feeds commands and config.toml's sync write."""
+    0024) that the feeds commands and config.toml's sync write."""
     with Session(engine) as session:
         return list(
             session.scalars(

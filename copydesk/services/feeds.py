@@ -29,7 +29,7 @@ def cli_actor() -> str:
 def record(
     session: Session, feed: Feed, change: str, actor: str, before: dict[str, Any] | None = None
 ) -> AuditEvent:
-    """A feed's change as an audit event: no item (migration 0022), `to_status`
+    """A feed's change as an audit event: no item (migration 0024), `to_status`
     "feed <change>", the feed as it is after it in `details` (and what changed,
     as it was, under "before"). The caller commits."""
     session.flush()  # a new feed's id

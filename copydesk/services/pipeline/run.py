@@ -22,6 +22,7 @@ from typing import Any
 
 from sqlalchemy import func
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import defer
 from sqlmodel import Session, select
 
@@ -36,7 +37,7 @@ from copydesk.services.pipeline.source import SourceStage
 from copydesk.services.pipeline.state import RunState
 from copydesk.services.reports import FeedReport, RunReport
 from ingest.fetch import Fetcher
-from store import audit_chain, claims, ledger
+from store import audit_chain, claims, ledger, search
 from store import status as st
 from store.db import describe_error, session_scope
 from store.models import Feed, Item, Run, utcnow
@@ -218,8 +219,19 @@ class Pipeline:
             run.counts = report.to_dict()
             run.exit_status = report.exit_status
             run.error = report.fatal
+        self._merge_search_index()
         if self.settings.runs.audit_anchor:
             _write_audit_anchor(self.engine, Path(self.settings.runs.audit_anchor))
+
+    def _merge_search_index(self) -> None:
+        """The full-text index merged after the run's commits (store/search.py
+        `merge_index`); a failure is said, and the run stands as recorded."""
+        try:
+            search.merge_index(self.engine)
+        except SQLAlchemyError as exc:
+            log.warning(
+                "search index not merged after run %s: %s", self.run_id, describe_error(exc)
+            )
 
     # ------------------------------------------------------------------ items
 

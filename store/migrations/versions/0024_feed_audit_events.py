@@ -1,7 +1,7 @@
 """audit_events.item_id nullable: feed changes in the audit log
 
-Revision ID: 0022_feed_audit_events
-Revises: 0021_bands_without_rowid
+Revision ID: 0024_feed_audit_events
+Revises: 0023_parts_without_rowid
 Create Date: 2026-12-03
 
 - A feed added, removed, disabled, enabled or renamed (the `feeds` commands, and
@@ -21,8 +21,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0022_feed_audit_events"
-down_revision = "0021_bands_without_rowid"
+revision = "0024_feed_audit_events"
+down_revision = "0023_parts_without_rowid"
 branch_labels = None
 depends_on = None
 

@@ -39,6 +39,7 @@ from typing import Any, NamedTuple
 from guards.names import HONORIFICS, find_names
 from guards.numbers import _trie
 from guards.quotes import _CONTINUATION, find_quotes, fragments, locate_passage
+from guards.sourcetext import source_text
 from guards.text import shorten
 from guards.verdict import Verdict
 
@@ -382,6 +383,16 @@ def _same_person(draft: Attribution, source: Attribution, text: str) -> bool:
 _OCCURRENCES = 8  # the same words quoted again further down the source: read that many
 
 
+def _passage_attributions(source: str, lo: int, hi: int) -> _Attributions:
+    """The quotations of one passage of a source with their speakers, read once per
+    source and passage (cached on its `SourceText`): the next draft of the same source
+    (the desk's edits, `replay`) finds them, and the speakers worked out, there."""
+    read = source_text(source).derived("speakers by passage", lambda _: {})
+    if (lo, hi) not in read:
+        read[lo, hi] = _Attributions(source, lo, hi)
+    return read[lo, hi]
+
+
 def _source_speaker(
     source: str, words: str, mine: Attribution
 ) -> tuple[tuple[int, int], Attribution, bool] | None:
@@ -394,7 +405,7 @@ def _source_speaker(
         if span is None:
             break
         start = span[0] + 1
-        theirs = _Attributions(source, *_passage(source, span[0])).containing(span[0])
+        theirs = _passage_attributions(source, *_passage(source, span[0])).containing(span[0])
         if theirs is None or theirs.speaker is None:
             continue
         if _same_person(mine, theirs, source):

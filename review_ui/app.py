@@ -21,6 +21,7 @@ from review_ui.desk.queries import QueueFilter, queue_count
 from review_ui.desk.session_tokens import SessionSecretError
 from review_ui.settings import ReviewAppSettings
 from review_ui.views import auth
+from review_ui.views.holds import hold_for_tests
 from review_ui.views.lists import decided_view, discarded_view
 from review_ui.views.publish import (
     approved_view,
@@ -71,6 +72,14 @@ def _password_sign_out(engine: Engine, settings: ReviewAppSettings) -> None:
 
 
 def main(settings: ReviewAppSettings) -> None:
+    hold_for_tests("start")
+    try:
+        _main(settings)
+    finally:
+        hold_for_tests("end")
+
+
+def _main(settings: ReviewAppSettings) -> None:
     try:
         engine = engine_for(settings.database_url)
     except StoreError as exc:

@@ -172,6 +172,7 @@ class _SharedServer:
 
 
 _shared: _SharedServer | None = None
+HOLD_ENV = "COPYDESK_REVIEW_TEST_HOLD"  # review_ui/views/holds.py `hold_for_tests`
 
 
 def _shared_server() -> _SharedServer:
@@ -187,6 +188,9 @@ def _shared_server() -> _SharedServer:
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("COPYDESK_")}
     env.update(COPYDESK_CONFIG=str(config_link), HOME=str(home))
+    # `page_runs_held`: while a FIFO exists in this folder, page runs wait on it.
+    (home / "hold").mkdir(exist_ok=True)
+    env[HOLD_ENV] = str(home / "hold")
     # The loopback webhook's secret (tests/publish_helpers.py), for a test whose config
     # names a webhook target: a secret comes from the environment, never config.toml.
     env[SECRET_ENV] = SECRET
@@ -302,6 +306,42 @@ def serve(
     server = _shared_server()
     _point_at(server.config_link, config_file)
     yield Server(server.base, db_url, ids)
+
+
+@contextmanager
+def page_runs_held(at: str = "end") -> Iterator[Callable[[], None]]:
+    """Inside: every page run waits at point `at` ("start", "middle": the draft and
+    its buttons drawn, not the rest; "end"; review_ui/views/holds.py) until the test
+    calls the `release` handed out, which waits for a run to be held there, lets it
+    go on, and holds no run after it. A run is held open by the test, never slowed
+    by a sleep: what a test does meanwhile happens during that run."""
+    fifo = _shared_server().config_link.parent / "hold" / f"{at}.fifo"
+    fifo.unlink(missing_ok=True)
+    os.mkfifo(fifo, 0o600)
+
+    def release() -> None:
+        deadline = time.monotonic() + STARTUP_LIMIT
+        while True:  # a run opened the FIFO to read: it is being held
+            try:
+                fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    pytest.fail(f"no page run was held within {STARTUP_LIMIT}s")
+                time.sleep(0.05)
+        fifo.unlink(missing_ok=True)  # the next run is not held
+        os.close(fd)  # the held run reads its end and goes on
+
+    try:
+        yield release
+    finally:
+        fifo.unlink(missing_ok=True)
+
+
+def running(page: Any) -> None:
+    """Assert that a page run is in progress now (the page says so)."""
+    state = page.locator(adapter.APP).get_attribute(adapter.SCRIPT_STATE)
+    assert state != adapter.NOT_RUNNING, "the page run had already ended"
 
 
 def server_log() -> str:

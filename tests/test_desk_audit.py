@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from store.db import open_store
+from tests.apptest_helpers import pick_item
 from tests.cli_helpers import cli_env, run
 from tests.desk_helpers import NO_DRAFT, seed_audit_desk
 from tests.review_seed import ARTICLES
@@ -64,10 +65,7 @@ def test_the_review_app_says_a_source_gate_discard_made_no_draft(
     sign_in(at, "alice", "correct horse battery")
     at.sidebar.radio(key="view").set_value("Discarded")
     at.run()
-    listing = at.dataframe[0].value
-    row = list(listing["#"]).index(audit_desk["ids"]["teaser"])
-    at.session_state[at.dataframe[0].key] = {"selection": {"rows": [row], "columns": []}}
-    at.run()
+    pick_item(at, audit_desk["ids"]["teaser"])
     boxes = [str(e.value) for e in at.get("html") if NO_DRAFT in str(e.value)]
     assert len(boxes) == 1 and "source_length: source has" in boxes[0]  # in place of the draft
     assert "Marks: " not in "".join(str(e.value) for e in at.get("html"))  # no empty draft box
@@ -118,9 +116,7 @@ def test_the_review_apps_audit_trail_has_blank_cells_and_the_closest_quote(
     sign_in(at, "alice", "correct horse battery")
     at.sidebar.radio(key="view").set_value("Discarded")
     at.run()
-    row = list(at.dataframe[0].value["#"]).index(audit_desk["ids"]["misquote"])
-    at.session_state[at.dataframe[0].key] = {"selection": {"rows": [row], "columns": []}}
-    at.run()
+    pick_item(at, audit_desk["ids"]["misquote"])
     assert not at.exception, at.exception
     quotes = next(d.value for d in at.dataframe if "closest source wording" in d.value.columns)
     assert list(quotes["the draft says"]) == ["people only buy from the farmer who grew it"]

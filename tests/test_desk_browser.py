@@ -157,17 +157,13 @@ def audit_server(tmp_path: Path, sqlite_url: str) -> Iterator[Server]:
         yield running
 
 
-def _pick_row(page, row: int) -> None:  # type: ignore[no-untyped-def]
-    """Click the row selector of data row `row` (1 = first) of the list's grid (a canvas)."""
+def _pick(page, item_id: int) -> None:  # type: ignore[no-untyped-def]
+    """Open item `item_id` of the list with the picker beside its table."""
     from playwright.sync_api import expect
 
     expect(page.locator(".cd-count")).to_have_text("2 items")
-    grid = page.locator("[data-testid=stDataFrame]").first
-    expect(grid.locator("canvas").first).to_be_visible()
-    expect(page.locator("[data-testid=stSkeleton]")).to_have_count(0)
-    box = grid.bounding_box()
-    assert box is not None
-    page.mouse.click(box["x"] + 12, box["y"] + 35 * row + 17)
+    page.get_by_label("Open item").click()
+    page.get_by_role("option", name=f"#{item_id}", exact=True).click()
 
 
 def test_a_source_gate_discard_says_no_draft_was_made_in_chromium(audit_server: Server) -> None:
@@ -176,7 +172,7 @@ def test_a_source_gate_discard_says_no_draft_was_made_in_chromium(audit_server: 
     with chromium() as browser:
         page = signed_in_page(browser, audit_server)
         page.get_by_text("Discarded", exact=True).click()
-        _pick_row(page, 1)  # newest first: the teaser, seeded last
+        _pick(page, audit_server.ids["teaser"])
         expect(page.get_by_text(NO_DRAFT)).to_be_visible()
         expect(page.get_by_text("Marks:")).to_have_count(0)
         page.screenshot(path=str(ARTIFACTS / "source_gate_discard.png"), full_page=True)
@@ -188,7 +184,7 @@ def test_the_audit_trail_reads_in_the_editors_time_zone_in_chromium(audit_server
     with chromium() as browser:
         page = signed_in_page(browser, audit_server, timezone="Asia/Kolkata")
         page.get_by_text("Discarded", exact=True).click()
-        _pick_row(page, 2)  # the misquote, discarded by quotes_verbatim
+        _pick(page, audit_server.ids["misquote"])  # discarded by quotes_verbatim
         times = page.locator("table.cd-trail td.cd-time")
         expect(times.first).to_be_visible(timeout=WAIT_MS)
         for n in range(times.count()):

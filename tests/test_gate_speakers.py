@@ -258,3 +258,29 @@ def test_joining_a_quote_and_the_narration_is_not_verbatim() -> None:
         "She said: \u201cIt is the only warm room some people have. Kelbrook council will.\u201d"
     )
     assert not quotes_verbatim(SOURCE_EN, URL, draft).passed
+
+
+def test_a_sources_speakers_are_read_once_per_passage(monkeypatch) -> None:
+    """The desk re-runs the gates on every edit: the source's quotation in its passage is
+    attributed the first time, then found again (guards.sourcetext), and gives the same
+    verdicts as a fresh reading."""
+    import guards.speakers as speakers
+    from guards.sourcetext import source_text
+
+    built: list[tuple[int, int | None]] = []
+    real_init = speakers._Attributions.__init__
+
+    def counted(self, text: str, lo: int = 0, hi: int | None = None) -> None:
+        if text == source:
+            built.append((lo, hi))
+        real_init(self, text, lo, hi)
+
+    monkeypatch.setattr(speakers._Attributions, "__init__", counted)
+    source = SOURCE_EN + " Edition of the desk."  # a source no other test has read
+    draft = "Ruth Calloway said: \u201cI would oppose any plan to close the central library.\u201d"
+    first = speakers_match(source, URL, draft)
+    edits = [speakers_match(source, URL, draft + " She spoke on Friday.") for _ in range(3)]
+    assert len(built) == 1, built
+    assert [e.evidence for e in edits] == [first.evidence] * 3
+    source_text.cache_clear()  # a fresh reading gives the same verdict
+    assert speakers_match(source, URL, draft).to_dict() == first.to_dict()

@@ -23,7 +23,7 @@ from store.db import open_store, session_scope
 from store.editors import REFUSED, disable_editor
 from store.models import GateVerdict, Item, Run
 from store.status import Conflict
-from tests.apptest_helpers import page_html
+from tests.apptest_helpers import list_rows, page_html
 from tests.language_material import HEADLINE, SOURCE, SUMMARY, TITLE
 from tests.review_app_helpers import (
     APP,
@@ -436,18 +436,17 @@ def test_discarded_published_and_stats_views(desk: Desk) -> None:
     at.sidebar.radio(key="view").set_value("Discarded")
     at.run()
     assert not at.exception
-    listing = at.dataframe[0].value
-    assert list(listing["#"]) == [desk.ids["wrong_number"]]
-    why = listing["why discarded"][0]
+    listing = list_rows(at)
+    assert [r["#"] for r in listing] == [str(desk.ids["wrong_number"])]
+    why = listing[0]["why discarded"]
     assert "numbers_grounded" in why and "40" in why
     # Why it was discarded is what this view is read for: the gate leads (issue 25).
-    assert list(listing.columns) == ["gate", "why discarded", "#", "title", "feed", "discarded"]
-    assert listing["gate"][0] == "numbers_grounded"
+    assert list(listing[0]) == ["gate", "why discarded", "#", "title", "feed", "discarded"]
+    assert listing[0]["gate"] == "numbers_grounded"
 
     at.sidebar.radio(key="view").set_value("Approved")
     at.run()
-    approved = at.dataframe[0].value
-    assert list(approved["by"]) == ["alice"]
+    assert [r["by"] for r in list_rows(at)] == ["alice"]
 
     at.sidebar.radio(key="view").set_value("Stats")
     at.run()

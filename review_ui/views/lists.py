@@ -23,13 +23,20 @@ from review_ui.desk.queries import (
     failed_gate_names,
     feed_choices,
     item_view,
-    stamp,
 )
 from review_ui.settings import ReviewAppSettings
 from review_ui.views import forms
 from review_ui.views.item_panel import draw_audit_trail, draw_item, draw_verdicts
 from review_ui.views.search import search_box
-from review_ui.views.widgets import flash, plain, show_flash, table, zone_help
+from review_ui.views.widgets import (
+    At,
+    flash,
+    html_table,
+    pick_item,
+    plain,
+    show_flash,
+    zone_help,
+)
 from store.status import Conflict, IllegalMove
 
 
@@ -49,11 +56,6 @@ def _page(key: str, total: int) -> int:
     if (st.session_state.get(key) or 1) > pages:
         st.session_state[key] = pages
     return st.pagination(pages, key=key) if pages > 1 else 1
-
-
-def _picked(event: object, ids: list[int]) -> int | None:
-    rows = event.selection.rows if event is not None else []  # type: ignore[attr-defined]
-    return ids[rows[0]] if rows else None
 
 
 def _detail(engine: Engine, settings: ReviewAppSettings, item_id: int) -> None:
@@ -99,9 +101,9 @@ def discarded_view(engine: Engine, settings: ReviewAppSettings) -> None:
             return
         page = _page("d_page", total)
         rows = discard_page(session, filt, page=page)
-    # Why comes first and gets the room: it is what this view is read for. The
-    # grid does not wrap, so the whole reason is also in the row's detail below.
-    event = table(
+    # Why comes first: it is what this view is read for. Every time reads in the
+    # editor's zone with UTC on hover (review_ui/desk/times.py), hence an HTML table.
+    html_table(
         [
             {
                 # The gate that discarded the item leads (issue 25), then why.
@@ -111,29 +113,18 @@ def discarded_view(engine: Engine, settings: ReviewAppSettings) -> None:
                 "#": r.id,
                 "title": r.title,
                 "feed": r.feed,
-                "discarded": stamp(r.discarded_at),
+                "discarded": At(r.discarded_at),
             }
             for r in rows
         ],
-        key=f"d_table_{page}_{filt}",
-        on_select="rerun",
-        selection_mode="single-row",
-        column_config={
-            # Sized to fit the main column of a laptop screen: "why" gets the room.
-            "gate": st.column_config.TextColumn(width=150, help="the gate that discarded it"),
-            "why discarded": st.column_config.TextColumn(
-                width=330, help="failed gates with their reasons, or why no gate ran"
-            ),
-            "#": st.column_config.NumberColumn(width=50),
-            "title": st.column_config.TextColumn(width=220),
-            "feed": st.column_config.TextColumn(width=130),
-            "discarded": st.column_config.TextColumn(width=150, help=zone_help()),
+        helps={
+            "gate": "the gate that discarded it",
+            "why discarded": "failed gates with their reasons, or why no gate ran",
+            "discarded": zone_help(),
         },
     )
-    picked = _picked(event, [r.id for r in rows])
-    if picked is None:
-        plain("Pick a row to see the item and its full audit trail.", style="opacity:0.7")
-    else:
+    picked = pick_item([r.id for r in rows], key=f"d_pick_{page}_{filt}")
+    if picked is not None:
         _detail(engine, settings, picked)
 
 
@@ -164,11 +155,11 @@ def decided_view(
             return
         page = _page(f"{status}_page", total)
         rows = decided_page(session, status, page=page, search=search)
-    event = table(
+    html_table(
         [
             {
                 "#": r.id,
-                "decided": stamp(r.decided_at),
+                "decided": At(r.decided_at),
                 "by": r.decided_by or "-",
                 "feed": r.feed,
                 "headline": r.headline,
@@ -176,12 +167,9 @@ def decided_view(
             }
             for r in rows
         ],
-        key=f"{status}_table_{page}_{search}",
-        column_config={"decided": st.column_config.TextColumn(help=zone_help())},
-        on_select="rerun",
-        selection_mode="single-row",
+        helps={"decided": zone_help()},
     )
-    picked = _picked(event, [r.id for r in rows])
+    picked = pick_item([r.id for r in rows], key=f"{status}_pick_{page}_{search}")
     if picked is not None:
         _detail(engine, settings, picked)
 

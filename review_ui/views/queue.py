@@ -46,6 +46,7 @@ from review_ui.desk.queries import (
 )
 from review_ui.settings import ReviewAppSettings
 from review_ui.views import bulk_panel, desk_panels, forms, shortcuts
+from review_ui.views.holds import hold_for_tests
 from review_ui.views.item_panel import draw_audit_trail, draw_header, draw_texts, draw_verdicts
 from review_ui.views.search import search_box
 from review_ui.views.widgets import At, flash, plain, show_flash, table
@@ -583,6 +584,7 @@ def queue_view(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer) 
         _keep_in_address(item_id)
     if item_id is not None:
         drawn = _item(engine, settings, reviewer, filt, item_id)
+        hold_for_tests("middle")  # tests only: the draft and its buttons drawn, not the rest
         # Last, once the whole page is drawn and on its way to the browser: a run
         # cut short by the next key press never counts as having shown a draft.
         if drawn is not None:

@@ -148,11 +148,13 @@ _KEYS_TEMPLATE = streamlit_adapter.fill("""<script>
     {childList: true, subtree: true, attributes: true, attributeFilter: ["class"]});
   watch();
   // A refusal made here never reaches the server: say it on screen, naming the item.
-  const say = (text) => {
-    let box = document.getElementById("cd-key-refusal");
+  // It stays until the editor's next key press (never timed out unseen), or, with
+  // `id` "cd-key-unanswered", until the page run it was waiting for comes.
+  const say = (text, id = "cd-key-refusal") => {
+    let box = document.getElementById(id);
     if (!box) {
       box = document.createElement("div");
-      box.id = "cd-key-refusal";
+      box.id = id;
       box.className = "cd-text";
       box.setAttribute("role", "alert");
       box.style.cssText = "position:fixed;top:3.5rem;right:1rem;z-index:1000;max-width:32rem;" +
@@ -161,8 +163,50 @@ _KEYS_TEMPLATE = streamlit_adapter.fill("""<script>
       document.body.appendChild(box);
     }
     box.textContent = text;
-    clearTimeout(box.hideLater);
-    box.hideLater = setTimeout(() => box.remove(), 6000);
+  };
+  const unsay = (id) => { const box = document.getElementById(id); if (box) box.remove(); };
+  // A decision this script sent (a click on Approve or Approve anyway, or Enter in
+  // the reason box) must be followed by a page run: the server's answer. One that
+  // none follows within ANSWER_MS, with the draft still on screen, was lost on the
+  // way (seen once under load: neither a decision nor a refusal). It is said on
+  // screen, naming the item, and the key may be pressed again (the server binds a
+  // decision to the draft's version: a late first press and a second one make one
+  // decision at most). The run is seen by a MutationObserver on the app's state,
+  // so a run shorter than a tick is not missed.
+  const ANSWER_MS = 10000;
+  let asked = null;  // {draft, what, at, ran}
+  const expectAnswer = (draft, what) => {
+    unsay("cd-key-unanswered");
+    asked = {draft, what, at: performance.now(), ran: false};
+  };
+  const app = document.querySelector('__APP__');
+  if (app) {
+    new MutationObserver(() => {
+      if (asked && app.getAttribute("__SCRIPT_STATE__") !== "__NOT_RUNNING__") asked.ran = true;
+    }).observe(app, {attributes: true, attributeFilter: ["__SCRIPT_STATE__"]});
+  }
+  // The same watch over a decision made with the mouse.
+  window.addEventListener("click", (event) => {
+    const button = event.target.closest && event.target.closest("button");
+    if (!button || button.disabled) return;
+    const approve = keyIn(button, "approve_") || keyIn(button, "approve_flagged_");
+    const reject = keyIn(button, "reject_submit_");
+    if (approve) expectAnswer(approve, "approved");
+    else if (reject) expectAnswer(reject, "rejected");
+  }, true);
+  const checkAnswer = () => {
+    if (asked === null) return;
+    if (asked.ran || shown !== asked.draft) {
+      unsay("cd-key-unanswered");
+      asked = null;
+      return;
+    }
+    if (asked.told || performance.now() - asked.at < ANSWER_MS) return;
+    asked.told = true;
+    if (sent === asked.draft) sent = null;
+    say("Not " + asked.what + " yet: " + itemOf(asked.draft) + ": the press got no answer " +
+      "from the server in " + ANSWER_MS / 1000 + " s (no page run followed it). If the " +
+      "draft is still on screen, press the key again.", "cd-key-unanswered");
   };
   // Why a decision key pressed at `pressed` on draft `key` must not count, or null.
   // With a dwell of 0 the rule is off, visibility included ([review] dwell_seconds).
@@ -265,6 +309,7 @@ _KEYS_TEMPLATE = streamlit_adapter.fill("""<script>
     if (running && settledNow) settledAt = performance.now();
     running = !settledNow;
     if (waiting.length || clickedAt !== null) flush();
+    checkAnswer();
     restore();
     const seen = shown !== null && (DWELL_MS <= 0 || seenFor() >= DWELL_MS) ? shown : null;
     if (seen === null) delete document.body.dataset.cdSeen;
@@ -316,6 +361,7 @@ _KEYS_TEMPLATE = streamlit_adapter.fill("""<script>
   window.addEventListener("keydown", (event) => {
     if (event.ctrlKey || event.metaKey || event.altKey) return;
     const key = event.key;
+    if (!["Shift", "Control", "Alt", "Meta"].includes(key)) unsay("cd-key-refusal");
     const digit = /^[1-9]$/.test(key);
     if (digit && event.target.matches('input[aria-label="Reason for rejecting"]') &&
         event.target.value === "") {
@@ -328,6 +374,8 @@ _KEYS_TEMPLATE = streamlit_adapter.fill("""<script>
       if (why) {
         event.preventDefault(); event.stopImmediatePropagation();
         say("Not rejected: " + itemOf(draft) + ": " + why + ".");
+      } else {
+        expectAnswer(draft, "rejected");
       }
       return;
     }
@@ -374,8 +422,13 @@ _KEYS_TEMPLATE = streamlit_adapter.fill("""<script>
           "press A again.");
         return;
       }
-      if (button.disabled) return;  // a blocked draft: the page says why
+      if (button.disabled) {  // a blocked draft (the page says why), or no server
+        say("Not approved: " + itemOf(draft) + ": its Approve button is turned off " +
+          "(a hard gate fails, or the page has lost its server).");
+        return;
+      }
       sent = draft;
+      expectAnswer(draft, "approved");
       button.click();
       return;
     }
@@ -387,6 +440,7 @@ _KEYS_TEMPLATE = streamlit_adapter.fill("""<script>
       if (event.repeat) return;
       // The draft was read before A asked: Y is the acknowledgement, not a new
       // reading (the server still checks the draft is the one on screen).
+      expectAnswer(shown, "approved");
       button.click();
       return;
     }

@@ -67,8 +67,66 @@ def time_html(value: datetime | None) -> str:
 
 
 def zone_help() -> str:
-    """A time column's help: a grid cell has no hover of its own."""
-    return f"In {times.editor_zone()}, your browser's time zone; UTC on hover in the audit trail."
+    """A time column's help (its header's hover)."""
+    return f"In {times.editor_zone()}, your browser's time zone; hover a time for UTC."
+
+
+# The lists' tables: compact, the header apart, long text wrapping in its cell.
+_LIST_STYLE = (
+    "<style>table.cd-list{border-collapse:collapse;width:100%;font-size:0.88rem}"
+    "table.cd-list th{text-align:left;font-weight:600;border-bottom:2px solid #d0d4da;"
+    "padding:0.25rem 0.6rem 0.25rem 0;white-space:nowrap}"
+    "table.cd-list td{border-bottom:1px solid #e6e8eb;padding:0.25rem 0.6rem 0.25rem 0;"
+    "vertical-align:top;overflow-wrap:anywhere}</style>"
+)
+
+
+def list_cell(value: Any) -> str:
+    """One cell of `html_table`: a time as `time_html` (the editor's zone, UTC on
+    hover), nothing for None, anything else as escaped text."""
+    if isinstance(value, At | datetime):
+        return time_html(value.value if isinstance(value, At) else value)
+    return "" if value is None else escape_text(str(cell(value)))
+
+
+def html_table(
+    rows: Sequence[Mapping[str, Any]], *, helps: Mapping[str, str] | None = None
+) -> None:
+    """Rows as an HTML table (`st.dataframe`'s grid cannot put a hover on a cell,
+    and a time must show UTC on hover, issue 25). Every value and header goes
+    through `html.escape` (`list_cell`): an article's text is never HTML here.
+    `helps`: a header's hover, by column. A table picks no row: the view offers
+    a control bound to the item id beside it (`pick_item`)."""
+    if not rows:
+        return
+    helps = helps or {}
+    head = "".join(
+        f'<th scope="col" title="{escape_text(helps[name])}">{escape_text(name)}</th>'
+        if name in helps
+        else f'<th scope="col">{escape_text(name)}</th>'
+        for name in rows[0]
+    )
+    body = "".join(
+        "<tr>" + "".join(f"<td>{list_cell(v)}</td>" for v in row.values()) + "</tr>" for row in rows
+    )
+    st.html(
+        f'{_LIST_STYLE}<div style="overflow-x:auto"><table class="cd-list">'
+        f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
+    )
+
+
+def pick_item(ids: Sequence[int], *, key: str, label: str = "Open item") -> int | None:
+    """Which listed item to open: a choice of item ids ("#42"), none at first. Bound
+    to the id, not to a row number, so a list that changes between two runs never
+    opens another item than the one chosen."""
+    return st.selectbox(
+        label,
+        [None, *ids],
+        format_func=lambda i: (
+            "none (pick one to see it and its audit trail)" if i is None else f"#{i}"
+        ),
+        key=key,
+    )
 
 
 def plain(text: str | Sequence[str | At], *, kind: str | None = None, style: str = "") -> None:

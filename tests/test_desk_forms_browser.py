@@ -8,7 +8,10 @@ import re
 from pathlib import Path
 
 import pytest
+from sqlmodel import Session
 
+from store.db import open_store
+from store.models import Item
 from tests.browser import chromium, idle, queue_of, said, serve, signed_in_page
 from tests.desk_kit import decide_as, item_status
 
@@ -60,3 +63,52 @@ def test_a_refused_take_back_keeps_the_chosen_item(tmp_path: Path, sqlite_url: s
     assert item_status(server, ids["bridge"]) == "draft"
     assert item_status(server, ids["market"]) == "approved"
     assert item_status(server, ids["school"]) == "approved"
+
+
+def _bob_takes_back_and_approves(server, item_id: int) -> None:  # type: ignore[no-untyped-def]
+    """Another editor, elsewhere: the story back to draft, then approved again (the
+    same item, approved, at a newer version)."""
+    from review_ui.desk.decisions import Reviewer
+    from review_ui.desk.publishing import take_back
+
+    engine = open_store(server.db_url)
+    try:
+        with Session(engine) as session:
+            version = session.get(Item, item_id).version  # type: ignore[union-attr]
+        take_back(engine, Reviewer("bob", "editor"), item_id, version, "Wrong council named")
+    finally:
+        engine.dispose()
+    decide_as(server, "bob", item_id, "approve")
+
+
+def test_a_take_back_is_bound_to_the_version_the_editor_saw(tmp_path: Path, db_url: str) -> None:
+    """Alice picks the bridge story in the take-back form; before she presses it,
+    Bob takes that story back and approves it again. Her take-back is refused,
+    naming Bob, and Bob's newer approval stands (SQLite and PostgreSQL, 1280x720)."""
+    from playwright.sync_api import expect
+
+    seed = queue_of("bridge", "school", editors=("alice", "bob"))
+    with serve(tmp_path, db_url, seed) as server, chromium() as browser:
+        ids = server.ids
+        for key in ("bridge", "school"):
+            decide_as(server, "bob", ids[key], "approve")
+        page = signed_in_page(browser, server, width=1280, height=720)
+        page.locator("[data-testid=stSidebar]").get_by_text("Approved", exact=True).click()
+        expect(page.get_by_role("button", name="Publish now")).to_be_visible()
+        _take_back(page, ids["bridge"], "")  # opens the form on the bridge story
+        expect(said(page, "Not taken back")).to_be_visible()
+        idle(page)
+        form = page.locator("[data-testid=stForm]").filter(has_text="Take back to draft")
+        form.get_by_label("Reason (required)").fill("The council corrected the dates")
+        _bob_takes_back_and_approves(server, ids["bridge"])
+        form.get_by_role("button", name="Take back to draft").click()
+        refusal = said(page, f"Not saved: #{ids['bridge']}")
+        expect(refusal).to_contain_text("already approved by bob")
+    assert item_status(server, ids["bridge"]) == "approved"
+    assert item_status(server, ids["school"]) == "approved"
+    engine = open_store(server.db_url)
+    try:
+        with Session(engine) as session:
+            assert session.get(Item, ids["bridge"]).decided_by == "bob"  # type: ignore[union-attr]
+    finally:
+        engine.dispose()

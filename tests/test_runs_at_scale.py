@@ -15,7 +15,8 @@ from collections import Counter
 from datetime import timedelta
 
 import pytest
-from sqlmodel import Session, col, select
+from sqlalchemy import text
+from sqlmodel import Session, col, create_engine, select
 from typer.testing import CliRunner
 
 from copydesk.cli import app
@@ -27,12 +28,40 @@ from tests import anthropic_fake as fake_api
 from tests.run_helpers import KEY, STORY, Newsroom, finish, start_run, write_config
 
 
-def slow_model(delay: float):
-    """The grounded fake model, taking `delay` seconds per call."""
+def slow_model(delay: float, until: threading.Event):
+    """The grounded fake model, taking `delay` seconds per call until `until` is set."""
     inner = fake_api.first_sentences_responder()
 
     def respond(request_json):
-        time.sleep(delay)
+        if not until.is_set():
+            until.wait(delay)
+        return inner(request_json)
+
+    return respond
+
+
+def held_until_each_run_holds_claims(engine, runs: int):
+    """The grounded fake model, whose replies wait until `runs` runs each hold a claim
+    on some item: so many runs are at work at once whatever the machine's speed (a
+    run keeps at most a window of items in flight, so the others find items to claim).
+    Waits at most 120 s (then the test's "every run drafted" check fails)."""
+    inner = fake_api.first_sentences_responder()
+    everyone_in = threading.Event()
+    holders = text("SELECT count(DISTINCT claimed_by) FROM items WHERE claimed_by IS NOT NULL")
+
+    looking = threading.Lock()  # one waiting reply asks the database, the others wait
+
+    def respond(request_json):
+        deadline = time.monotonic() + 120
+        while not everyone_in.is_set() and time.monotonic() < deadline:
+            if looking.acquire(blocking=False):
+                try:
+                    with engine.connect() as conn:
+                        if conn.execute(holders).scalar_one() >= runs:
+                            everyone_in.set()
+                finally:
+                    looking.release()
+            everyone_in.wait(0.1)
         return inner(request_json)
 
     return respond
@@ -54,9 +83,14 @@ def summarised(fake: fake_api.FakeAnthropic, purpose: str = "summary") -> Counte
 
 @pytest.mark.parametrize("database", ["fresh", "existing"])
 def test_three_runs_at_once_fetch_and_summarise_every_page_once(tmp_path, pg_url, database) -> None:
-    n = 300
+    # A run keeps at most 4 x max_concurrency (16) items in flight, claimed 4 at a time:
+    # with 3 x 24 items each run finds some to claim while the model holds the others'.
+    n = 72
     room = Newsroom(n)
-    fake = fake_api.FakeAnthropic(responder=slow_model(0.02), api_key=KEY)
+    watcher = create_engine(pg_url)
+    fake = fake_api.FakeAnthropic(
+        responder=held_until_each_run_holds_claims(watcher, 3), api_key=KEY
+    )
     with room.serve() as feed_url, fake.serve() as base_url:
         config = write_config(tmp_path, pg_url, feed_url)
         if database == "fresh":  # as `copydesk init` leaves it: tables, no rows
@@ -68,6 +102,7 @@ def test_three_runs_at_once_fetch_and_summarise_every_page_once(tmp_path, pg_url
             engine.dispose()
         runs = [start_run(config, base_url) for _ in range(3)]
         results = [finish(proc) for proc in runs]
+    watcher.dispose()
     for code, _out, err in results:
         assert code == 0, err
         assert "Traceback" not in err
@@ -91,13 +126,17 @@ def test_three_runs_at_once_fetch_and_summarise_every_page_once(tmp_path, pg_url
     assert len(run_rows) == 3 and all(r.ended_at and r.exit_status == 0 for r in run_rows)
     reports = [json.loads(out) for _code, out, _err in results]
     assert sum(r["totals"]["drafts"] for r in reports) == n
+    # The three were at work at the same time: each drafted some of the items.
+    assert all(r["totals"]["drafts"] >= 1 for r in reports), [r["totals"] for r in reports]
     engine.dispose()
 
 
 def test_a_killed_run_s_items_are_finished_by_another_run_after_the_lease(tmp_path, pg_url) -> None:
     n, lease = 40, 6.0
     room = Newsroom(n)
-    fake = fake_api.FakeAnthropic(responder=slow_model(0.3), api_key=KEY)
+    # Slow while the victim works (so it is killed with claims held), quick afterwards.
+    killed = threading.Event()
+    fake = fake_api.FakeAnthropic(responder=slow_model(0.3, until=killed), api_key=KEY)
     with room.serve() as feed_url, fake.serve() as base_url:
         config = write_config(tmp_path, pg_url, feed_url, lease=lease)
         victim = start_run(config, base_url)
@@ -107,6 +146,7 @@ def test_a_killed_run_s_items_are_finished_by_another_run_after_the_lease(tmp_pa
             time.sleep(0.1)  # until a heartbeat has written drafts in the run's counts
         victim.send_signal(signal.SIGKILL)
         victim.wait()
+        killed.set()
         with Session(engine) as session:
             [dead] = session.exec(select(Run)).all()
             held = session.exec(

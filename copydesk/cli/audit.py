@@ -266,7 +266,8 @@ def _configured_anchor(cli: typer.Context) -> tuple[audit_chain.Anchor | None, s
             fail(
                 f"audit anchor file {path} is missing, and the log holds events up to "
                 f"{head.event_id}: it was deleted, or the events were written without "
-                "copydesk (every commit with an audit event writes it)",
+                "copydesk (every commit with an audit event writes it)"
+                + (f"; {ctx.settings.anchor_elsewhere}" if ctx.settings.anchor_elsewhere else ""),
                 EXIT_FAILED,
             )
         err.print(f"note: no audit anchor at {path} yet: the log is empty", markup=False)

@@ -104,3 +104,25 @@ def test_feed_events_go_with_no_item_option(db_url: str, tmp_path: Path) -> None
     refused = CliRunner().invoke(app, ["--config", str(config), "audit", "1", "--feeds"])
     assert refused.exit_code == 2
     assert "--feeds" in refused.output
+
+
+def test_the_runtime_role_records_its_feed_changes(
+    pg_url: str, pg_runtime_url: str, tmp_path: Path
+) -> None:
+    """On PostgreSQL the workers' role (no ownership) adds and disables feeds, and
+    its events join the chain the owner's migration left: `copydesk migrate` as the
+    owner, then the feeds commands as the runtime role."""
+    import os
+
+    config = _config(tmp_path, pg_runtime_url)
+    migrated = CliRunner().invoke(
+        app,
+        ["--config", str(config), "migrate"],
+        env={"COPYDESK_MIGRATE_DATABASE_URL": pg_url, **os.environ},
+    )
+    assert migrated.exit_code == 0, migrated.output
+    _cli(config, "feeds", "add", FEED, "--name", "Saltmere News")
+    _cli(config, "feeds", "disable", "Saltmere News")
+    events = _feed_events(config)
+    assert [e["to_status"] for e in events] == ["feed added", "feed disabled"]
+    assert "audit chain ok: 2 events" in _cli(config, "audit", "--verify").stdout

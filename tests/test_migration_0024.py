@@ -9,13 +9,14 @@ joins the same chain and verifies. On SQLite and PostgreSQL."""
 from __future__ import annotations
 
 import pytest
+from alembic import command
 from sqlalchemy import inspect, text
 from sqlalchemy.exc import DatabaseError
 from sqlmodel import Session
 
 from copydesk.services import feeds
 from store import audit_chain
-from store.db import migrate
+from store.db import alembic_config, migrate
 from store.models import Feed
 from tests.migration_helpers import at_previous_revision, draft_in_sql
 
@@ -79,4 +80,8 @@ def test_upgrade_makes_item_id_nullable_and_keeps_the_chain_and_its_guards(db_ur
         assert event.item_id is None and event.prev_hash == before.head
     grown = audit_chain.verify(engine)
     assert grown.ok and grown.events == 5
+    # Undoing the revision would need the feed's event gone: refused, the log kept.
+    with pytest.raises(RuntimeError, match="1 feed event"):
+        command.downgrade(alembic_config(engine), "0023_parts_without_rowid")
+    assert audit_chain.verify(engine).events == 5
     engine.dispose()

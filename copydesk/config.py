@@ -91,6 +91,13 @@ class Settings(BaseModel):
     # $COPYDESK_REVIEW_SECRET (review_ui/desk/session_tokens.py): from the environment
     # only, never config.toml, so not a field.
     _review_secret: str | None = PrivateAttr(default=None)
+    # Set by `own_anchor` when the configured anchor file is another database's: what
+    # `audit --verify` adds when this database's own anchor is missing.
+    _anchor_elsewhere: str | None = PrivateAttr(default=None)
+
+    @property
+    def anchor_elsewhere(self) -> str | None:
+        return self._anchor_elsewhere
 
     def for_review(self) -> ReviewAppSettings:
         """What the review app is handed at start-up (it never reads config.toml)."""
@@ -233,6 +240,11 @@ def own_anchor(settings: Settings, env: dict[str, str] | None = None) -> None:
     environ = dict(os.environ if env is None else env)
     settings.runs.audit_anchor = database_anchor(
         settings.database.url, Path(configured).name, environ
+    )
+    settings._anchor_elsewhere = (
+        f"the configured anchor {configured} belongs to {owner}: if this database was "
+        "moved from there, move that file beside it and name this database on its "
+        f"second line (database {database})"
     )
 
 

@@ -808,6 +808,9 @@ class _Undecorated(NumberToken):
     __slots__ = ()
 
 
+_undecorated = partial(tuple.__new__, _Undecorated)  # _Undecorated(*raw), without a frame
+
+
 def _significant(value: str) -> str:
     """The significant digits of a value: a sign and a scale word change the
     value, never these, so a token whose digits differ cannot match (41200,
@@ -832,6 +835,7 @@ class _SourceNumbers:
         self.lang = lang
         self._unread: Iterator[NumberToken] | None = _raw_tokens(folded, lang)
         self.raws: list[NumberToken] = []
+        self.sigs: list[str | None] = []  # each one's significant digits (None: ambiguous)
         self.by_digits: dict[str, list[int]] = {}
         self.ambiguous: list[int] = []  # a run grouped by a plain space: always offered
         self._expanded: dict[int, list[NumberToken]] = {}
@@ -851,8 +855,10 @@ class _SourceNumbers:
         self.raws.append(raw)
         if raw.ambiguous:
             self.ambiguous.append(i)
+            self.sigs.append(None)
             return "*"
         sig = _significant(raw.value)
+        self.sigs.append(sig)
         if sig in self.by_digits:
             self.by_digits[sig].append(i)
         else:
@@ -887,18 +893,20 @@ class _SourceNumbers:
             self._readings[token] = _readings(token, self.folded)
         return self._readings[token]
 
-    def seen(self, digits: set[str]) -> list[NumberToken]:
-        """Every number in digits, as `_closest` reads them: the candidates decorated,
-        the others as written (`_Undecorated`)."""
+    def seen(self, digits: set[str]) -> list[tuple[NumberToken, str]]:
+        """Every number in digits, as `_closest` reads them, with its significant
+        digits: the candidates decorated, the others as written (`_Undecorated`, their
+        digits as indexed: a sign and a scale word change a value, never these)."""
         while self._read_one() is not None:
             pass
         chosen = set(self._candidates(digits))
-        out: list[NumberToken] = []
+        out: list[tuple[NumberToken, str]] = []
         for i, raw in enumerate(self.raws):
             if i in chosen:
-                out += self.expanded(i)
+                out += [(t, _significant(t.value)) for t in self.expanded(i)]
             else:
-                out.append(_Undecorated(*raw))
+                sig = self.sigs[i]
+                out.append((_undecorated(raw), _significant(raw.value) if sig is None else sig))
         return out
 
     def search(self, search: _Search, digits: set[str]) -> None:
@@ -1009,7 +1017,7 @@ def ground_numbers(passage: str, text: str, language: str | None = None) -> Numb
             for key in _wanted(token, value):
                 wanted.setdefault(key, []).append(_Wanted(i, unit))
     search = _Search(wanted, {}, {}, len(checked))
-    seen: list[NumberToken] | None = None  # the source's numbers for `_closest`, when needed
+    seen: list[tuple[NumberToken, str]] | None = None  # the source's numbers for `_closest`
     if checked:
         lang = language or read.derived("numbers language", _numbers_language)
         numbers = _source_numbers(read, lang)
@@ -1059,7 +1067,7 @@ def ground_numbers(passage: str, text: str, language: str | None = None) -> Numb
 
 
 def _closest(
-    token: NumberToken, seen: list[NumberToken], folded: Folded, passage: str
+    token: NumberToken, seen: list[tuple[NumberToken, str]], folded: Folded, passage: str
 ) -> dict[str, Any] | None:
     """The source number a missing one most likely stands for (the true figure):
     the same significant digits at another scale or sign first (1.2 million
@@ -1069,14 +1077,14 @@ def _closest(
         return None
     want = _decimal(token.value)
     want_digits = _significant(token.value)
-    same = [c for c in seen if _significant(c.value) == want_digits]
+    same = [c for c, sig in seen if sig == want_digits]
     if same:
         pool = [
             _decorate(NumberToken(*c), folded.text) if isinstance(c, _Undecorated) else c
             for c in same
         ]
     else:
-        pool = [c for c in seen if not c.value.startswith("words:")]
+        pool = [c for c, _ in seen if not c.value.startswith("words:")]
     if not pool:
         return None
     hit = min(pool, key=lambda c: abs(_decimal(c.value) - want))

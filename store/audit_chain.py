@@ -59,7 +59,7 @@ def _timestamp(value: datetime) -> str:
 def event_hash(
     *,
     prev_hash: str,
-    item_id: int,
+    item_id: int | None,
     at: datetime,
     actor: str,
     from_status: str | None,

@@ -182,14 +182,20 @@ def similarity(first: Signature, second: Signature) -> float:
     return sum(x == y for x, y in zip(first, second, strict=True)) / len(first)
 
 
+BUCKET_BYTES = 4  # a signed 32-bit bucket: 4 bytes on SQLite (8 before migration 0025)
+
+
 def buckets(values: Signature) -> list[int]:
-    """One signed 64-bit bucket per band: two signatures share a bucket exactly
-    when they agree on every value of that band."""
+    """One signed 32-bit bucket per band: two signatures that agree on every value
+    of a band share its bucket; two that do not share it by chance about once in
+    2**32 (a candidate only: the pair is then compared on its whole signature)."""
     raw = to_bytes(values)
     out = []
     for band in range(BANDS):
         chunk = raw[band * ROWS * 4 : (band + 1) * ROWS * 4]
-        digest = hashlib.blake2b(band.to_bytes(2, "little") + chunk, digest_size=8).digest()
+        digest = hashlib.blake2b(
+            band.to_bytes(2, "little") + chunk, digest_size=BUCKET_BYTES
+        ).digest()
         out.append(int.from_bytes(digest, "little", signed=True))
     return out
 

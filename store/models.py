@@ -258,7 +258,8 @@ class AuditEvent(SQLModel, table=True):
     __tablename__ = "audit_events"
 
     id: int | None = Field(default=None, primary_key=True)
-    item_id: int = Field(foreign_key="items.id", index=True)
+    # None for a feed's change (migration 0024): the feeds commands and the config sync.
+    item_id: int | None = Field(default=None, foreign_key="items.id", index=True)
     at: datetime = Field(default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False))
     actor: str  # "editor:<name>", "run:<id>", "cli", ...
     from_status: str | None = None

@@ -14,6 +14,7 @@ one story as a draft, through the status machine (no pipeline run).
 from __future__ import annotations
 
 from itertools import combinations, product
+from typing import Any
 
 from sqlmodel import Session
 
@@ -307,3 +308,11 @@ def story(key: str) -> Article:
     title, text = ARTICLES[key]
     first = text.split(". ")[0] + "."
     return Article(key, title, text, title, first)
+
+
+def committed_draft(engine: Any, key: str) -> int:
+    """`add_draft` of the article `key` of ARTICLES, committed; its id."""
+    with Session(engine) as session:
+        item_id = add_draft(session, key, *ARTICLES[key])
+        session.commit()
+    return item_id

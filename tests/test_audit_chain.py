@@ -422,7 +422,8 @@ def test_each_run_writes_the_anchor_file_that_verify_checks(tmp_path: Path) -> N
     engine = open_store(f"sqlite:///{desk / 'desk.db'}")
     written = audit_chain.read_anchor(anchor_file)  # its first line; the second names the database
     assert written == audit_chain.head(engine)
-    assert written.event_id == len(event_ids(engine)) == 4  # 2 items: new, then draft
+    # config.toml's feed added (migration 0024's feed event), 2 items: new, then draft
+    assert written.event_id == len(event_ids(engine)) == 5
 
     ok = runner.invoke(app, [*base, "audit", "--verify"])
     assert ok.exit_code == 0, ok.output

@@ -93,3 +93,12 @@ def test_run_on_a_read_only_database_is_one_plain_line_naming_it(tmp_path: Path)
     assert "write permission" in errors[0]  # the fix
     assert "OperationalError" not in said.stderr and "crashed" not in said.stderr
     assert "file:" not in errors[0] and "Traceback" not in said.stderr
+
+
+def test_init_in_an_empty_folder_says_one_line_and_no_library_warning(tmp_path: Path) -> None:
+    """A newcomer's first command: `database ready: ...` and nothing else, not
+    SQLAlchemy's reflection warning with a path into the standard library."""
+    done = run(["init"], tmp_path, _env(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert "Warning" not in done.stderr and ".py:" not in done.stderr, done.stderr
+    assert done.stdout.strip() == "database ready: sqlite:///copydesk.db"

@@ -50,6 +50,7 @@ def test_run_publish_json_is_one_document_on_one_line(tmp_path):
         ["watch", "--json"],
         ["replay", "--json"],
         ["audit", "--verify", "--json"],
+        ["audit", "--feeds", "--json"],
         ["unchecked", "--json"],
     ],
     ids=lambda args: "-".join(a for a in args if not a.startswith("http")),
@@ -59,6 +60,29 @@ def test_every_json_report_is_one_line(tmp_path, args):
     done = run(args, tmp_path, env=env)
     assert done.returncode == 0, done.stderr
     one_json_line(done.stdout)
+
+
+def test_publish_and_retract_json_are_one_line_each(tmp_path):
+    """The editor's withdrawal, as a script sees it: one document naming the targets told."""
+    from store.db import open_store
+    from tests.publish_helpers import approved_earlier
+
+    env = make_desk(tmp_path)
+    assert run(["run"], tmp_path, env=env).returncode == 0
+    engine = open_store(f"sqlite:///{tmp_path / 'desk.db'}")
+    try:
+        (item_id,) = approved_earlier(engine, 1)  # out of the Undo window: publishable
+    finally:
+        engine.dispose()
+    one_json_line(run(["publish", "--json"], tmp_path, env=env).stdout)
+    done = run(
+        ["retract", str(item_id), "--editor", "ann", "--reason", "wrong quay", "--json"],
+        tmp_path,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    document = one_json_line(done.stdout)
+    assert str(item_id) in json.dumps(document) and "file" in json.dumps(document), document
 
 
 def test_feeds_add_json_names_the_feed_and_whether_it_was_new(tmp_path):

@@ -82,3 +82,22 @@ def test_a_command_on_another_database_from_a_production_folder_keeps_each_ancho
     own = demo_db.with_name("demo.db.audit.anchor")
     head = run(["audit", "--head"], tmp_path, on_demo)
     assert own.read_text().splitlines()[0] == head.stdout.strip()
+
+
+def test_a_moved_database_is_told_whose_anchor_the_configured_one_is(tmp_path: Path) -> None:
+    """A database moved to another path finds no anchor of its own: `audit --verify`
+    fails (an anchor is never silently dropped) and says that the configured anchor
+    names the old path, and what to do."""
+    config = tmp_path / "config.toml"
+    config.write_text('[database]\nurl = "sqlite:///desk.db"\n', encoding="utf-8")
+    env = cli_env(tmp_path)
+    assert run(["init"], tmp_path, env).returncode == 0
+    added = run(["feeds", "add", "https://kelby.example.test/feed.xml"], tmp_path, env)
+    assert added.returncode == 0, added.stderr
+    (tmp_path / "desk.db").rename(tmp_path / "restored.db")
+    config.write_text('[database]\nurl = "sqlite:///restored.db"\n', encoding="utf-8")
+    verified = run(["audit", "--verify"], tmp_path, env)
+    assert verified.returncode == 1, verified.stdout + verified.stderr
+    assert f"{tmp_path / 'audit.anchor'} belongs to sqlite:{tmp_path / 'desk.db'}" in (
+        verified.stderr
+    )

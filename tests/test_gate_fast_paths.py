@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from guards.dates import _EVENT_STOP, _LONG_WORD, _stems
 from guards.names import _SKIM, _WORD
 from guards.numbers import _NUMBER, _RUN, _RUN_VIEW, _WORD_RUN, _word_runs
+from guards.source import _WORD as _SOURCE_WORD
 from guards.text import (
     VULGAR_FRACTIONS,
     Normalised,
@@ -112,6 +113,21 @@ STEM_PIECES = st.lists(
 def test_stems_of_an_ascii_text_are_the_plain_reading(text: str) -> None:
     expected = {w[:5] for w in _LONG_WORD.findall(text) if w.islower() and w not in _EVENT_STOP}
     assert _stems(text) == expected
+
+
+COUNT_PIECES = st.lists(
+    st.sampled_from(PIECES + ["1,250", "61-year-old", "U.S.", "Ostbrook's", "a.", "4,5a", "'"]),
+    max_size=40,
+).map("".join)
+
+
+@settings(max_examples=600, deadline=None)
+@given(COUNT_PIECES)
+def test_source_length_words_are_the_backtracking_patterns(text: str) -> None:
+    plain = re.compile(r"\w+(?:[-'\u2019.]\w+|(?<=[0-9]),[0-9]+)*")
+    assert [m.span() for m in _SOURCE_WORD.finditer(text)] == [
+        m.span() for m in plain.finditer(text)
+    ]
 
 
 @settings(max_examples=400, deadline=None)

@@ -137,7 +137,8 @@ def test_sign_in_approve_reject_in_a_real_browser(server: Server) -> None:
         page.get_by_text("Discarded", exact=True).click()
         expect(page.locator(".cd-count").first).to_have_text("1 item")
         expect(page.get_by_label("Discarded from").first).to_be_visible()
-        drawn(page)
+        expect(page.locator("table.cd-list")).to_contain_text("numbers_grounded")
+        idle(page)
         page.screenshot(path=str(ARTIFACTS / "review_discarded.png"), full_page=True)
 
     assert not dialogs

@@ -68,6 +68,12 @@ def audit_command(
         help="with --verify: exit 1 unless the log still holds this event with this hash "
         "(events cut from the end show); default: the [runs] audit_anchor file",
     ),
+    feeds: bool = typer.Option(
+        False,
+        "--feeds",
+        help="the feeds' changes instead of an item's: every feed added, removed, "
+        "disabled, enabled or renamed, and who did it (a feeds command, config.toml)",
+    ),
 ) -> None:
     """An item's whole history: what was fetched, what the model was sent and said,
     every gate verdict, every status move and who made it. With --verify: check
@@ -76,6 +82,14 @@ def audit_command(
     from copydesk.render.audit import render_history
     from copydesk.services import audit
 
+    if feeds:
+        if item is not None or head or verify or expect_head or against_feed:
+            fail(
+                "--feeds lists the feeds' changes: give it alone (or with --json, --utc)",
+                EXIT_USAGE,
+            )
+        _print_feed_events(cli, as_json, utc_times)
+        return
     if head or verify:
         if item is not None:
             fail("--verify and --head concern the whole log: give no item with them", EXIT_USAGE)
@@ -92,7 +106,7 @@ def audit_command(
     if expect_head is not None or against_feed is not None:
         fail("--expect-head and --against-feed go with --verify", EXIT_USAGE)
     if item is None:
-        fail("give an item id or URL, or --verify", EXIT_USAGE)
+        fail("give an item id or URL, or --verify, or --feeds", EXIT_USAGE)
     ctx = context(cli)
     history = audit.item_history(ctx.engine, item)
     if history is None:
@@ -103,6 +117,18 @@ def audit_command(
         _print_json(document)
     else:
         render_history(out, history, full=full, utc_times=utc_times)
+
+
+def _print_feed_events(cli: typer.Context, as_json: bool, utc_times: bool) -> None:
+    from copydesk.render.audit import render_feed_events
+    from copydesk.services import audit
+    from store.history import event_dict
+
+    events = audit.feed_events(context(cli).engine)
+    if as_json:
+        _print_json([{"id": e.id} | event_dict(e) for e in events])
+    else:
+        render_feed_events(out, events, utc_times)
 
 
 def discards_command(
@@ -240,7 +266,8 @@ def _configured_anchor(cli: typer.Context) -> tuple[audit_chain.Anchor | None, s
             fail(
                 f"audit anchor file {path} is missing, and the log holds events up to "
                 f"{head.event_id}: it was deleted, or the events were written without "
-                "copydesk (every commit with an audit event writes it)",
+                "copydesk (every commit with an audit event writes it)"
+                + (f"; {ctx.settings.anchor_elsewhere}" if ctx.settings.anchor_elsewhere else ""),
                 EXIT_FAILED,
             )
         err.print(f"note: no audit anchor at {path} yet: the log is empty", markup=False)

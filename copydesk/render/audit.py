@@ -276,6 +276,36 @@ def _verdicts_table(verdicts: Sequence[GateVerdict], utc_times: bool = False) ->
     return table
 
 
+def render_feed_events(
+    console: Console, events: Sequence[AuditEvent], utc_times: bool = False
+) -> None:
+    """`copydesk audit --feeds`: each feed's change, who made it and what it was."""
+    if not events:
+        console.print(Text("no feed changes in the audit log"))
+        return
+    table = Table()
+    for name, options in (
+        ("event", {"justify": "right"}),
+        (_time_column(utc_times), {"no_wrap": True}),
+        ("actor", {}),
+        ("change", {}),
+        ("feed", {"overflow": "fold"}),
+        ("before", {"overflow": "fold"}),
+    ):
+        table.add_column(name, **options)  # type: ignore[arg-type]
+    for e in events:
+        details = e.details or {}
+        table.add_row(
+            Text(str(e.id)),
+            Text(_short_time(e.at, utc_times)),
+            plain(e.actor),
+            plain(e.to_status),
+            plain(f"{details.get('feed_id')}: {details.get('name')} <{details.get('url')}>"),
+            plain(_compact(details["before"]) if details.get("before") else ""),
+        )
+    console.print(table)
+
+
 def _events_table(events: Sequence[AuditEvent], utc_times: bool = False) -> Table:
     table = Table()
     table.add_column(_time_column(utc_times), no_wrap=True)

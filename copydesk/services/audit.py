@@ -112,6 +112,19 @@ class DiscardsReport:
         }
 
 
+def feed_events(engine: Engine) -> list[AuditEvent]:
+    """Every feed's change, oldest first: the audit events with no item (migration
+    0024) that the feeds commands and config.toml's sync write."""
+    with Session(engine) as session:
+        return list(
+            session.scalars(
+                select(AuditEvent)
+                .where(AuditEvent.item_id.is_(None))  # type: ignore[union-attr]
+                .order_by(AuditEvent.id)  # type: ignore[arg-type]
+            )
+        )
+
+
 def discards_report(
     engine: Engine,
     *,

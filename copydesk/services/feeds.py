@@ -1,13 +1,49 @@
 """Feeds added from the command line, changed from it: find by name or URL, rename,
 disable, enable, remove. Feeds declared in config.toml are changed there (every
-run writes them back from the file), so these refuse them, saying so."""
+run writes them back from the file), so these refuse them, saying so. Every
+change is an audit event with no item (`record`), in the same hash chain."""
 
 from __future__ import annotations
+
+import getpass
+from typing import Any
 
 from sqlalchemy import func
 from sqlmodel import Session, col, select
 
-from store.models import Feed, Item
+from store import audit_chain
+from store.models import AuditEvent, Feed, Item
+
+FEED_EVENT = "feed "  # to_status of a feed's event: "feed added", "feed renamed", ...
+CONFIG_ACTOR = "config"  # the run's sync of config.toml's feeds
+
+
+def cli_actor() -> str:
+    """Who changed a feed from the command line: the system user, when known."""
+    try:
+        return f"cli:{getpass.getuser()}"
+    except (KeyError, OSError):  # no name for this uid (a container)
+        return "cli"
+
+
+def record(
+    session: Session, feed: Feed, change: str, actor: str, before: dict[str, Any] | None = None
+) -> AuditEvent:
+    """A feed's change as an audit event: no item (migration 0024), `to_status`
+    "feed <change>", the feed as it is after it in `details` (and what changed,
+    as it was, under "before"). The caller commits."""
+    session.flush()  # a new feed's id
+    details: dict[str, Any] = {
+        "feed_id": feed.id,
+        "url": feed.url,
+        "name": feed.name,
+        "enabled": feed.enabled,
+        "origin": feed.origin,
+    }
+    if before:
+        details["before"] = before
+    event = AuditEvent(item_id=None, actor=actor, to_status=FEED_EVENT + change, details=details)
+    return audit_chain.append(session, event)
 
 
 class FeedChangeError(Exception):
@@ -49,15 +85,21 @@ def rename_feed(session: Session, name_or_url: str, new_name: str) -> Feed:
     ).first()
     if taken is not None:
         raise FeedChangeError(f"another feed is named {new_name} already <{taken.url}>")
+    before = feed.name
     feed.name = new_name
     session.add(feed)
+    if before != new_name:
+        record(session, feed, "renamed", cli_actor(), {"name": before})
     return feed
 
 
 def set_enabled(session: Session, name_or_url: str, enabled: bool) -> Feed:
     feed = changeable(session, name_or_url, "enable" if enabled else "disable")
+    before = feed.enabled
     feed.enabled = enabled
     session.add(feed)
+    if before != enabled:
+        record(session, feed, "enabled" if enabled else "disabled", cli_actor())
     return feed
 
 
@@ -71,5 +113,6 @@ def remove_feed(session: Session, name_or_url: str) -> Feed:
             f"feed {feed.name} has {items} item(s) whose history names it: stop polling it "
             f"with copydesk feeds disable {feed.name}"
         )
+    record(session, feed, "removed", cli_actor())
     session.delete(feed)
     return feed

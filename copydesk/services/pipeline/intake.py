@@ -20,6 +20,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
+from copydesk.services import feeds as feeds_service
 from copydesk.services.pipeline.handoff import compose_source
 from copydesk.services.pipeline.state import RunState
 from copydesk.services.reports import FeedReport
@@ -340,11 +341,13 @@ def _existing(session: Session, column: Any, values: list[str], *where: Any) -> 
 def sync_config_feeds(session: Session, feeds: list[FeedSettings]) -> None:
     """Feeds declared in config.toml are upserted into the feeds table on every run.
     An INSERT ... ON CONFLICT DO NOTHING: runs starting at once on a fresh database
-    all declare the same feeds, and only one row each may come of it."""
+    all declare the same feeds, and only one row each may come of it. What the sync
+    adds or changes is an audit event by "config" (copydesk/services/feeds.py)."""
     if not feeds:
         return
     dialect = session.get_bind().dialect.name
     insert = {"postgresql": pg_insert, "sqlite": sqlite_insert}[dialect]
+    added: set[str] = set()
     for declared in feeds:
         row = {
             "url": declared.url,
@@ -354,16 +357,28 @@ def sync_config_feeds(session: Session, feeds: list[FeedSettings]) -> None:
         }
         defaults = Feed(**row)  # the model's defaults for every other column
         values = {c: getattr(defaults, c) for c in Feed.__table__.c.keys() if c != "id"}
-        session.execute(
-            insert(Feed.__table__).values(**values).on_conflict_do_nothing(index_elements=["url"])
-        )
+        statement = insert(Feed.__table__).values(**values)
+        inserted = session.execute(
+            statement.on_conflict_do_nothing(index_elements=["url"]).returning(Feed.__table__.c.id)
+        ).first()
+        if inserted is not None:  # this run made the row (RETURNING gives no row otherwise)
+            added.add(declared.url)
     for declared in feeds:
         row = session.exec(select(Feed).where(Feed.url == declared.url)).one()
+        if declared.url in added:
+            feeds_service.record(session, row, "added", feeds_service.CONFIG_ACTOR)
+            continue
         # Written only when it changes: a row being polled stays unlocked.
         if row.enabled != declared.enabled:
             row.enabled = declared.enabled
+            change = "enabled" if declared.enabled else "disabled"
+            feeds_service.record(session, row, change, feeds_service.CONFIG_ACTOR)
         if declared.name and row.name != declared.name:
+            before = row.name
             row.name = declared.name
+            feeds_service.record(
+                session, row, "renamed", feeds_service.CONFIG_ACTOR, {"name": before}
+            )
     session.flush()
 
 
@@ -373,5 +388,5 @@ def add_feed(session: Session, url: str, name: str | None = None) -> Feed:
         return existing
     feed = Feed(url=url, name=name or url, origin="cli")
     session.add(feed)
-    session.flush()
+    feeds_service.record(session, feed, "added", feeds_service.cli_actor())
     return feed

@@ -260,23 +260,20 @@ def _copy_pg_database(made: str, db_url: str, tries: int = 5) -> None:
     the template: its sessions are ended first, and the copy tried again a few times
     (an autovacuum worker may be in it)."""
     template, target = make_url(made).database, make_url(db_url).database
-    for attempt in range(tries):
-        try:
-            with _pg_server(db_url).connect() as conn:
-                conn.execute(sql(f'DROP DATABASE IF EXISTS "{target}" WITH (FORCE)'))
-                conn.execute(
-                    sql(
-                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                        "WHERE datname = :name AND pid <> pg_backend_pid()"
-                    ),
-                    {"name": template},
-                )
-                conn.execute(sql(f'CREATE DATABASE "{target}" TEMPLATE "{template}"'))
-            break
-        except sa_exc.OperationalError:
-            if attempt == tries - 1:
-                raise
-            time.sleep(0.2 * (attempt + 1))
+
+    def copy() -> None:
+        with _pg_server(db_url).connect() as conn:
+            conn.execute(sql(f'DROP DATABASE IF EXISTS "{target}" WITH (FORCE)'))
+            conn.execute(
+                sql(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                    "WHERE datname = :name AND pid <> pg_backend_pid()"
+                ),
+                {"name": template},
+            )
+            conn.execute(sql(f'CREATE DATABASE "{target}" TEMPLATE "{template}"'))
+
+    retried(copy, tries=tries, errors=(sa_exc.OperationalError,))
     engine = create_engine(db_url, poolclass=NullPool)
     try:
         with engine.begin() as conn:
@@ -285,6 +282,21 @@ def _copy_pg_database(made: str, db_url: str, tries: int = 5) -> None:
             )
     finally:
         engine.dispose()
+
+
+def retried(
+    action: Callable[[], Any], *, tries: int, errors: tuple[type[BaseException], ...]
+) -> Any:
+    """`action()`, tried again after a growing pause (0.2 s, 0.4 s, ...) while it
+    raises one of `errors`, at most `tries` times in all."""
+    for attempt in range(tries):
+        try:
+            return action()
+        except errors:
+            if attempt == tries - 1:
+                raise
+            time.sleep(0.2 * (attempt + 1))
+    raise AssertionError("unreachable")
 
 
 def _pg_server(db_url: str) -> Engine:

@@ -37,9 +37,9 @@ def write_config(
     return path
 
 
-def invoke(config, monkeypatch, base_url: str, *args: str):
-    """`copydesk --config CONFIG ARGS...` with KEY and the fake API's address set."""
-    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+def invoke(config, monkeypatch, base_url: str, *args: str, key: str = KEY):
+    """`copydesk --config CONFIG ARGS...` with `key` and the fake API's address set."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", key)
     monkeypatch.setenv("ANTHROPIC_BASE_URL", base_url)
     return CliRunner().invoke(app, ["--config", str(config), *args], catch_exceptions=False)
 

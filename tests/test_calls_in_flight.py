@@ -3,7 +3,8 @@ its request goes out ("in flight") and completed after; a run killed with calls 
 flight leaves them as "outcome unknown" (stats, audit, the next run's start); a
 worker that lost its claim sends no request.
 
-Real `copydesk run` (in process, and as a real process killed with SIGKILL), the
+Real `copydesk run` (in process through CliRunner, and as a real process killed with
+SIGKILL, the only test here about the process itself), the
 real `anthropic` SDK against the loopback stand-in of the Messages API, SQLite and
 PostgreSQL.
 """
@@ -24,6 +25,7 @@ from copydesk.cli import app
 from store.db import open_store
 from store.models import Item, ModelCall, Run, utcnow
 from tests import anthropic_fake as fake_api
+from tests.pipeline_helpers import invoke
 from tests.run_helpers import KEY, Newsroom, finish, start_run, write_config
 
 
@@ -32,7 +34,9 @@ def _states(engine) -> list[tuple[str, str]]:  # type: ignore[no-untyped-def]
         return [tuple(r) for r in conn.execute(text("SELECT purpose, state FROM model_calls"))]
 
 
-def test_each_row_is_written_before_its_request_and_completed_after(tmp_path, db_url) -> None:
+def test_each_row_is_written_before_its_request_and_completed_after(
+    tmp_path, db_url, monkeypatch
+) -> None:
     engine = open_store(db_url)
     seen_in_flight: list[int] = []
     inner = fake_api.first_sentences_responder()
@@ -49,9 +53,11 @@ def test_each_row_is_written_before_its_request_and_completed_after(tmp_path, db
 
     room = Newsroom(3)
     fake = fake_api.FakeAnthropic(responder=respond, api_key=KEY)
-    with room.serve() as feed_url, fake.serve() as base_url:
-        code, out, err = finish(start_run(write_config(tmp_path, db_url, feed_url), base_url))
-    assert code == 0, err
+    with room.serve() as feed_url, fake.serve() as base_url:  # in process: not about the process
+        done = invoke(
+            write_config(tmp_path, db_url, feed_url), monkeypatch, base_url, "run", key=KEY
+        )
+    assert done.exit_code == 0, done.output
     assert len(fake.message_requests) == 6
     assert all(n >= 1 for n in seen_in_flight), seen_in_flight
     # Completed: one row per request, each with its outcome, none left in flight.
@@ -115,7 +121,7 @@ def test_a_killed_run_leaves_its_call_in_flight_then_outcome_unknown(tmp_path, d
     engine.dispose()
 
 
-def test_a_worker_that_lost_its_claim_sends_no_request(tmp_path, db_url) -> None:
+def test_a_worker_that_lost_its_claim_sends_no_request(tmp_path, db_url, monkeypatch) -> None:
     engine = open_store(db_url)
     inner = fake_api.first_sentences_responder()
 
@@ -128,9 +134,12 @@ def test_a_worker_that_lost_its_claim_sends_no_request(tmp_path, db_url) -> None
 
     room = Newsroom(1)
     fake = fake_api.FakeAnthropic(responder=respond, api_key=KEY)
-    with room.serve() as feed_url, fake.serve() as base_url:
-        code, _out, err = finish(start_run(write_config(tmp_path, db_url, feed_url), base_url))
-    assert code == 0, err
+    with room.serve() as feed_url, fake.serve() as base_url:  # in process: not about the process
+        done = invoke(
+            write_config(tmp_path, db_url, feed_url), monkeypatch, base_url, "run", key=KEY
+        )
+    assert done.exit_code == 0, done.output
+    err = done.stderr
     # The check call was never sent; the summary that was is in the ledger, complete.
     assert len(fake.message_requests) == 1
     assert _states(engine) == [("summary", "done")]

@@ -262,7 +262,7 @@ def test_sqlite_second_run_waits_for_the_first_when_told_to(tmp_path, sqlite_url
     with room.serve() as feed_url:
         config = write_config(tmp_path, sqlite_url, feed_url, backend="extractive")
         text = config.read_text().replace(
-            "lease_seconds = 30", "lease_seconds = 30\nwait_seconds = 20"
+            "lease_seconds = 30", "lease_seconds = 30\nwait_seconds = 300"
         )
         config.write_text(text)
         engine = open_store(sqlite_url)

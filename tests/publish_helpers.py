@@ -228,11 +228,15 @@ def _sqlite_drafts(home: Path, db_url: str) -> str:
 
 
 def _pg_untouched(db_url: str) -> bool:
-    """A PostgreSQL database init made that has no feed and no item yet."""
+    """A PostgreSQL database init made that has no feed and no item yet, signed in as
+    a role that may make databases (the tests' owner; not the runtime or review role)."""
     engine = create_engine(db_url, poolclass=NullPool)
+    may_create = "SELECT rolcreatedb FROM pg_roles WHERE rolname = current_user"
     try:
         with engine.connect() as conn:
-            return conn.execute(sql(UNTOUCHED)).scalar_one() == 0
+            return conn.execute(sql(UNTOUCHED)).scalar_one() == 0 and bool(
+                conn.execute(sql(may_create)).scalar_one()
+            )
     except sa_exc.DBAPIError:  # no tables: not made by init
         return False
     finally:

@@ -10,6 +10,7 @@ tests/test_delivery_failed_browser.py)."""
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from pathlib import Path
 
@@ -26,7 +27,7 @@ from store import approvals, audit_chain
 from store.db import session_scope
 from store.deliveries import RETRIED, target_states, troubles
 from store.models import AuditEvent, Delivery, Item, utcnow
-from tests.apptest_helpers import page_html, shown, signed_in
+from tests.apptest_helpers import list_rows, page_html, shown, signed_in
 from tests.publish_helpers import (
     Webhook,
     approved_earlier,
@@ -200,8 +201,13 @@ def test_the_view_shows_the_answer_as_text_and_an_editor_retries_from_it(
             assert not any((b.key or "").startswith("retry_") for b in viewer.button)
 
             at = signed_in("ann", "Delivery failed")
-            [row] = [f.value for f in at.dataframe]
-            assert row.iloc[0]["attempts"] == 1 and row.iloc[0]["answer"] == f"HTTP 422 {HOSTILE}"
+            # An escaped HTML table (issue 25: a time shows UTC on hovering its cell).
+            [row] = list_rows(at)
+            assert row["attempts"] == "1" and row["answer"] == f"HTTP 422 {HOSTILE}"
+            assert row["state"] == "failed" and row["since"] not in ("", "-")
+            [table_html] = [h for h in page_html(at) if 'class="cd-list"' in h]
+            since = re.search(r'<time class="cd-time" datetime="[^"]+" title="([^"]+)"', table_html)
+            assert since and since.group(1).endswith("UTC"), table_html
             assert all("<script>" not in h for h in page_html(at))
             at.button(key=f"retry_{refused}").click()
             at.run()
@@ -212,6 +218,25 @@ def test_the_view_shows_the_answer_as_text_and_an_editor_retries_from_it(
             assert "Every delivery went out" in page
         [event] = retries(engine, refused)
         assert event.actor == "editor:ann"
+
+
+def test_the_published_views_deliveries_show_utc_on_hovering_their_time(
+    tmp_path: Path, sqlite_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 25, one time zone rule: the Published view's per-delivery table is an
+    escaped HTML table whose "delivered" cell shows the editor's zone and, on
+    hover (its title), the UTC time."""
+    with desk_with_drafts(tmp_path, sqlite_url, monkeypatch) as (_, _, engine):
+        [item] = approved_earlier(engine, 1)
+        with webhook_server(Webhook(then=200)) as hook:
+            settings = review_settings(tmp_path, sqlite_url, hook, monkeypatch)
+            publish_as_cli(engine, settings)
+            assert status(engine, item) == "published"
+            at = signed_in("ann", "Published")
+        [detail] = [h for h in page_html(at) if "last error" in h and 'class="cd-list"' in h]
+        stamps = re.findall(r'<time class="cd-time" datetime="[^"]+" title="([^"]+)"', detail)
+        assert len(stamps) == 2 and all(t.endswith(" UTC") for t in stamps), detail
+        assert "webhook" in detail and "delivered" in detail
 
 
 # ----------------------------------------------------------------- the Approved view

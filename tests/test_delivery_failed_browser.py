@@ -91,8 +91,11 @@ def test_a_refused_delivery_is_listed_and_retried_from_the_desk(
         main = page.locator("[data-testid=stMain]")
         expect(main).to_contain_text(f"#{bridge}")
         expect(main).to_contain_text("did not reach webhook")
-        grid = main.locator("[data-testid=stDataFrame]").first
-        expect(grid).to_be_visible()
+        listed = main.locator("table.cd-list").first
+        expect(listed).to_be_visible()
+        expect(listed).to_contain_text("webhook")
+        # The time cell shows the editor's zone; its hover (title) is the UTC time.
+        expect(listed.locator("time.cd-time").first).to_have_attribute("title", re.compile(r"UTC$"))
         assert not _retries(server.db_url, bridge)
 
         hook.then = 200

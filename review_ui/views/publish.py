@@ -21,7 +21,15 @@ from review_ui.desk.queries import decided_page, stamp
 from review_ui.settings import ReviewAppSettings
 from review_ui.views import forms
 from review_ui.views.lists import decided_view
-from review_ui.views.widgets import At, flash, plain, show_flash, table
+from review_ui.views.widgets import (
+    At,
+    flash,
+    html_table,
+    plain,
+    show_flash,
+    table,
+    zone_help,
+)
 from store.deliveries import TargetState, Trouble, target_states, troubles
 from store.status import Conflict, IllegalMove
 
@@ -232,19 +240,21 @@ def published_view(engine: Engine, settings: ReviewAppSettings, reviewer: Review
     )
     with Session(engine) as session:
         detail = publishing.deliveries(session, picked)
-    table(
+    # Escaped HTML tables where a cell holds a time: the editor's zone, UTC on hover
+    # (issue 25's one time zone rule; st.dataframe cannot put a hover on a cell).
+    html_table(
         [
             {
                 "target": d.target,
                 "kind": d.kind,
                 "state": d.state,
                 "attempts": d.attempts,
-                "delivered": stamp(d.delivered_at),
+                "delivered": d.delivered_at,
                 "last error": d.last_error or "",
             }
             for d in detail
         ],
-        key=f"deliveries_{picked}",
+        helps={"delivered": zone_help()},
     )
 
 
@@ -297,21 +307,20 @@ def delivery_failed_view(engine: Engine, settings: ReviewAppSettings, reviewer: 
                 f"{first.item_status.capitalize()}: its {_kinds(rows)} did not reach "
                 f"{', '.join(t.target for t in rows)}."
             )
-            table(
+            html_table(
                 [
                     {
                         "target": t.target,
                         "kind": t.kind,
-                        "state": "failed"
-                        if t.state == "failed"
-                        else f"next try after {stamp(t.next_attempt_at)}",
+                        "state": "failed" if t.state == "failed" else "pending",
+                        "next try": None if t.state == "failed" else t.next_attempt_at,
                         "attempts": t.attempts,
                         "answer": t.error,
-                        "since": stamp(t.since),
+                        "since": t.since,
                     }
                     for t in rows
                 ],
-                key=f"failed_rows_{item_id}",
+                helps={"next try": zone_help(), "since": zone_help()},
             )
             if reviewer.can_decide:
                 st.button(

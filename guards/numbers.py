@@ -79,9 +79,12 @@ Before any of this both texts are read in Unicode NFKC with invisible
 characters (category Cf and other default-ignorable code points) dropped:
 "4<U+200B>2" is 42, fullwidth and superscript digits are digits.
 
-Only draft numbers written with two or more digits (2.5, 07), or whose value
-has two or more digits (twenty, 5m, a million), are checked; every number of
-the source, single digits included, can ground one. Evidence gives, per draft
+Draft numbers written with two or more digits (2.5, 07), or whose value has
+two or more digits (twenty, 5m, a million), are checked; so is a smaller one
+with a unit that rule 10 reads (3%, 3 percentage points, 3 km, £5, every 5
+minutes), but not a single-digit count ("3 people") or clock hour ("9am"),
+which a source often writes otherwise ("three", "both", "nine o'clock"). Every
+number of the source, single digits included, can ground one. Evidence gives, per draft
 number, the value compared and where the source has it; for a missing one,
 the source number it most likely stands for (`closest_in_source`).
 """
@@ -695,10 +698,24 @@ _FRACTION = frozenset("of half and quarter quarters third thirds".split())
 
 def is_checked(token: NumberToken) -> bool:
     """A draft number is checked when written with two or more digits (2.5, 07),
-    or when its value has two or more digits (twenty, 5m, a million)."""
+    or when its value has two or more digits (twenty, 5m, a million); a smaller one
+    only when it carries a unit (`checked_unit`)."""
     if token.digits >= 2 or token.value.startswith("words:"):
         return True
     return abs(_decimal(token.value)) >= 10
+
+
+# The units that make a number checked whatever its size (issue 20's unit rules):
+# percent and percentage points, a currency, a unit of measure, time or frequency.
+# Not a count ("3 people": a source writes "three", "both", "a pair") nor a clock
+# hour ("at 9am": "nine o'clock"), which stay unchecked below 10.
+_CHECKED_UNITS = ("%", "pp", "cur:", "len:", "mass:", "vol:", "area:", "speed:", "temp:")
+_CHECKED_UNITS += ("power:", "energy:", "time:", "freq:")
+
+
+def checked_unit(readings: list[Reading]) -> bool:
+    """Whether a number read as `readings` carries a unit that is checked at any size."""
+    return any(unit is not None and unit.startswith(_CHECKED_UNITS) for _, unit in readings)
 
 
 def _keys(token: NumberToken, value: str) -> tuple[str, ...]:
@@ -1001,9 +1018,9 @@ def ground_numbers(passage: str, text: str, language: str | None = None) -> Numb
     checked: list[NumberToken] = []
     readings: list[list[Reading]] = []
     for token in tokenise(text, language if language in LANGUAGES else None):
-        if not is_checked(token):
-            continue
         own = _readings(token, text)
+        if not is_checked(token) and not checked_unit(own):
+            continue
         if own == [("0", "clock:min")]:
             continue  # the 00 of 10.00am is not a number the source must write
         checked.append(token)

@@ -33,6 +33,7 @@ from sqlalchemy.engine import Engine, make_url
 from sqlmodel import Session, create_engine
 
 from store.models import RuntimeRole
+from store.packing import SQL_UNPACK, sql_unpack
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 
@@ -99,6 +100,9 @@ def make_engine(url: str) -> Engine:
 
         @event.listens_for(engine, "connect")
         def _sqlite_pragmas(dbapi_conn, _record):  # type: ignore[no-untyped-def]
+            # The search index's triggers read a packed source text through it
+            # (store/packing.py SQL_UNPACK, migration 0026).
+            dbapi_conn.create_function(SQL_UNPACK, 1, sql_unpack, deterministic=True)
             cur = dbapi_conn.cursor()
             cur.execute("PRAGMA foreign_keys=ON")
             cur.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_MS}")

@@ -16,7 +16,7 @@ import unicodedata
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from guards.dates import _EVENT_STOP, _LONG_WORD, _stems
+from guards.dates import _EVENT_STOP, _HEADS, _LONG_WORD, _LOWER, _matches_at_heads, _stems
 from guards.names import _SKIM, _WORD
 from guards.numbers import _NUMBER, _RUN, _RUN_VIEW, _WORD_RUN, _word_runs
 from guards.source import _WORD as _SOURCE_WORD
@@ -226,3 +226,18 @@ def test_a_minute_is_looked_for_right_before_it(text: str) -> None:
         window = _CLOCK_BEFORE.search(text, max(0, i - 3), i)
         whole = _CLOCK_BEFORE.search(text, 0, i)
         assert (window and window.span()) == (whole and whole.span()), (text, i)
+
+
+# Head words, their longer spellings, words that only start like them, and joiners.
+DATE_WORDS = (
+    "monday mondays sun sunny thurs thus tue tues last night week weekend today tonight "
+    "yesterdays next x 1 _ on wed weds fri friday sat"
+).split() + [" ", "  ", "\n", ".", ",", "-", "é", "\u201c", "last night", "this"]
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.sampled_from(DATE_WORDS), max_size=30).map("".join))
+def test_date_words_looked_for_at_their_heads_are_the_plain_scan(text: str) -> None:
+    for pattern in _HEADS:
+        expected = [m.span() for m in _LOWER[pattern].finditer(text)]
+        assert [m.span() for m in _matches_at_heads(pattern, text)] == expected

@@ -128,7 +128,12 @@ def create(
         raise IllegalMove(f"an item is born new, not {item.status}")
     session.add(item)
     session.flush()
-    event = AuditEvent(
+    return audit_chain.append(session, _birth(item, actor, reason, details))
+
+
+def _birth(item: Item, actor: str, reason: str, details: dict[str, Any] | None) -> AuditEvent:
+    """The audit event of an item's birth (status `new`)."""
+    return AuditEvent(
         item_id=item.id,
         actor=actor,
         from_status=None,
@@ -136,7 +141,6 @@ def create(
         reason=reason,
         details=details,
     )
-    return audit_chain.append(session, event)
 
 
 def create_many(
@@ -167,16 +171,7 @@ def create_many(
     events = []
     for item, reason, details in born:
         set_committed_value(item, "id", ids[item.dedup_key])
-        events.append(
-            AuditEvent(
-                item_id=item.id,
-                actor=actor,
-                from_status=None,
-                to_status=NEW,
-                reason=reason,
-                details=details,
-            )
-        )
+        events.append(_birth(item, actor, reason, details))
     return audit_chain.append_many(session, events)
 
 

@@ -75,6 +75,12 @@ def _poll(engine, db_url: str, httpserver, entries, monkeypatch) -> tuple[int, d
     return sent[0], report["totals"]
 
 
+def _with_feed(engine, httpserver) -> None:  # type: ignore[no-untyped-def]
+    with Session(engine) as session:
+        add_feed(session, httpserver.url_for("/feed.xml"), "Wendle Gazette")
+        session.commit()
+
+
 def _born(engine) -> dict[str, AuditEvent]:  # type: ignore[no-untyped-def]
     """Each item's first event, by entry id."""
     with Session(engine) as session:
@@ -91,9 +97,7 @@ def _born(engine) -> dict[str, AuditEvent]:  # type: ignore[no-untyped-def]
 def test_a_feeds_entries_are_born_in_statements_that_do_not_grow_with_them(
     engine, db_url, httpserver, monkeypatch
 ) -> None:
-    with Session(engine) as session:
-        add_feed(session, httpserver.url_for("/feed.xml"), "Wendle Gazette")
-        session.commit()
+    _with_feed(engine, httpserver)
     articles = long_articles(16)
     few, totals = _poll(engine, db_url, httpserver, articles[:3], monkeypatch)
     assert totals["new"] == 3
@@ -119,9 +123,7 @@ def test_an_entry_another_worker_created_meanwhile_is_a_duplicate_not_a_failure(
     """The race between the look-up of known entries and the insert: the entries
     another worker made items of meanwhile (simulated: the look-up sees none) are
     counted as duplicates; the others are born, each with its event."""
-    with Session(engine) as session:
-        add_feed(session, httpserver.url_for("/feed.xml"), "Wendle Gazette")
-        session.commit()
+    _with_feed(engine, httpserver)
     articles = long_articles(6)
     _, totals = _poll(engine, db_url, httpserver, articles[:4], monkeypatch)
     assert totals["new"] == 4

@@ -1025,6 +1025,8 @@ def ground_numbers(passage: str, text: str, language: str | None = None) -> Numb
             continue  # the 00 of 10.00am is not a number the source must write
         checked.append(token)
         readings.append(own)
+    if not checked:  # nothing to ground: the source is not read (not even folded)
+        return NumbersCheck([], [])
     passage = passage or ""
     read = source_text(passage)
     folded = read.folded
@@ -1035,11 +1037,10 @@ def ground_numbers(passage: str, text: str, language: str | None = None) -> Numb
                 wanted.setdefault(key, []).append(_Wanted(i, unit))
     search = _Search(wanted, {}, {}, len(checked))
     seen: list[tuple[NumberToken, str]] | None = None  # the source's numbers for `_closest`
-    if checked:
-        lang = language or read.derived("numbers language", _numbers_language)
-        numbers = _source_numbers(read, lang)
-        digits = {_significant(k) for k in search.wanted}
-        numbers.search(search, digits)
+    lang = language or read.derived("numbers language", _numbers_language)
+    numbers = _source_numbers(read, lang)
+    digits = {_significant(k) for k in search.wanted}
+    numbers.search(search, digits)
     evidence: list[dict[str, Any]] = []
     missing: list[str] = []
     for i, token in enumerate(checked):

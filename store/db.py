@@ -33,6 +33,7 @@ from sqlalchemy.engine import Engine, make_url
 from sqlmodel import Session, create_engine
 
 from store.models import RuntimeRole
+from store.packing import SQL_UNPACK, sql_unpack
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 
@@ -43,7 +44,7 @@ SQLITE_BUSY_MS = 30_000
 # again until this many seconds have passed (see _switch_to_wal).
 SQLITE_OPEN_WAIT_SECONDS = 600
 # The page size a new SQLite file is made with (bytes; SQLite's default is 4096).
-SQLITE_PAGE_SIZE = 8192
+SQLITE_PAGE_SIZE = 4096
 
 
 class StoreError(RuntimeError):
@@ -99,6 +100,9 @@ def make_engine(url: str) -> Engine:
 
         @event.listens_for(engine, "connect")
         def _sqlite_pragmas(dbapi_conn, _record):  # type: ignore[no-untyped-def]
+            # The search index's triggers read a packed source text through it
+            # (store/packing.py SQL_UNPACK, migration 0026).
+            dbapi_conn.create_function(SQL_UNPACK, 1, sql_unpack, deterministic=True)
             cur = dbapi_conn.cursor()
             cur.execute("PRAGMA foreign_keys=ON")
             cur.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_MS}")
@@ -109,9 +113,12 @@ def make_engine(url: str) -> Engine:
             cur.execute("PRAGMA recursive_triggers=ON")
             if database and database != ":memory:":
                 # A new file only (an existing one keeps its size; WAL fixes it once
-                # made): a 300-word article's row (about 2.6 KB) left 1.5 KB of a
-                # 4 KB page empty; 8 KB pages hold three (tests/test_database_size.py,
-                # bench/bench_ledger.py; https://www.sqlite.org/pragma.html#pragma_page_size).
+                # made). 4 KB since the source text is packed (0026): an item's row
+                # is about 1 KB, and a table or index with few rows still takes a
+                # whole page (bench/bench_ledger.py, 320 articles: 5.11x the text
+                # with 4 KB pages, 5.42x with 8 KB, 6.38x with 2 KB; 8 KB was better
+                # while a row held the text unpacked, 2.6 KB;
+                # https://www.sqlite.org/pragma.html#pragma_page_size).
                 cur.execute(f"PRAGMA page_size={SQLITE_PAGE_SIZE}")
                 _switch_to_wal(cur)
                 # In WAL mode NORMAL never corrupts the database; a power cut may

@@ -74,6 +74,8 @@ from sqlalchemy import BigInteger, Integer, LargeBinary, String, column, delete,
 from sqlalchemy import table as sa_table
 from sqlalchemy import update as sa_update
 
+from store.packing import PackedSourceText
+
 NUM_PERM = 64
 BANDS = 32
 ROWS = NUM_PERM // BANDS
@@ -110,7 +112,7 @@ _items = sa_table(
     column("status", String),
     column("dup_signature", LargeBinary),
     column("title", String),
-    column("source_text", String),
+    column("source_text", PackedSourceText),
 )
 _bands = sa_table(
     "item_dup_bands",

@@ -32,7 +32,7 @@ from sqlalchemy.types import TypeDecorator
 from sqlmodel import Field, SQLModel
 
 from guards.checks import check_state as guard_check_state
-from store.packing import PackedEvidence, PackedJSON, PackedText
+from store.packing import PackedEvidence, PackedJSON, PackedSourceText, PackedText
 
 if TYPE_CHECKING:  # a type only: the store does not run gates
     from guards.registry import GateResult
@@ -123,7 +123,8 @@ class Item(SQLModel, table=True):
     # The language the feed or page declares for the article ("de"; ingest/language.py),
     # read by the gates instead of detecting it; None: nothing declared (migration 0016).
     language: str | None = None
-    source_text: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    # Packed on SQLite (store/packing.py `PackedSourceText`, migration 0026).
+    source_text: str | None = Field(default=None, sa_column=Column(PackedSourceText, nullable=True))
     word_count: int | None = None
     summariser: str | None = None  # backend name, e.g. "extractive", "anthropic:claude-..."
     recorded_reply: bool = False  # draft came from a recorded (scripted) model reply

@@ -541,9 +541,15 @@ def _parse_run(run: str) -> tuple[tuple[int, int, str], ...] | None:
     return tuple(out)
 
 
-def _word_runs(text: str) -> Iterator[re.Match[str]]:
-    """The matches of `_WORD_RUN` in `text` lower-cased, as `finditer` gives them."""
-    view = b" " + text.encode("ascii", "replace").translate(_WORD_VIEW)
+def _word_view(text: str) -> bytes:
+    """`text` as `_WORD_VIEW` reads it, after one space (offsets shifted by one)."""
+    return b" " + text.encode("ascii", "replace").translate(_WORD_VIEW)
+
+
+def _word_runs(text: str, view: bytes | None = None) -> Iterator[re.Match[str]]:
+    """The matches of `_WORD_RUN` in `text` lower-cased, as `finditer` gives them
+    (`view`: `_word_view(text)`, when the caller has it)."""
+    view = _word_view(text) if view is None else view
     lower = None
     end = 0
     for candidate in _WORD_CANDIDATE.finditer(view):
@@ -564,11 +570,12 @@ def _word_numbers(text: str, lang: str | None = None) -> Iterator[NumberToken]:
     """Numbers written in words: "forty-two", "Twenty boats", "three hundred",
     "one point five million", "a million", "minus twelve", "two trillion",
     "two and a half", "nineteen forty-four" (a year), "a dozen", "a score of"."""
-    dozens = list(_dozens(text))
+    view = _word_view(text)
+    dozens = list(_dozens(text, view))
     if dozens:
-        yield from sorted([*_run_numbers(text, lang), *dozens])
+        yield from sorted([*_run_numbers(text, lang, view), *dozens])
     else:
-        yield from _run_numbers(text, lang)
+        yield from _run_numbers(text, lang, view)
 
 
 _DOZEN = re.compile(
@@ -580,9 +587,13 @@ _DOZEN_OF = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five":
 _DOZEN_OF |= {"six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
 
 
-def _dozens(text: str) -> Iterator[NumberToken]:
-    """ "a dozen" (12), "two dozen" (24), "half a dozen" (6), "a score of" (20)."""
-    if "dozen" not in text and "score" not in text.lower():
+def _dozens(text: str, view: bytes) -> Iterator[NumberToken]:
+    """ "a dozen" (12), "two dozen" (24), "half a dozen" (6), "a score of" (20).
+    `view` (`_word_view(text)`) has "score" exactly where `text.lower()` has it: only
+    ASCII letters become letters there, and no other character lower-cases to one of
+    s, c, o, r, e (only İ and the Kelvin sign lower-case to ASCII: i and k), so the
+    long text is not lower-cased to find out."""
+    if "dozen" not in text and b"score" not in view:
         return
     for m in _DOZEN.finditer(text):
         if m.group("score"):
@@ -601,9 +612,9 @@ _AND_A_FRACTION = re.compile(
 )
 
 
-def _run_numbers(text: str, lang: str | None) -> Iterator[NumberToken]:
+def _run_numbers(text: str, lang: str | None, view: bytes) -> Iterator[NumberToken]:
     previous: NumberToken | None = None
-    for token in _plain_word_numbers(text, lang):
+    for token in _plain_word_numbers(text, lang, view):
         year = _year_in_words(previous, token, text)
         if year is not None:
             previous = year
@@ -630,8 +641,8 @@ def _year_in_words(first: NumberToken | None, second: NumberToken, text: str) ->
     return NumberToken(first.start, second.end, text[first.start : second.end], value, 4)
 
 
-def _plain_word_numbers(text: str, lang: str | None) -> Iterator[NumberToken]:
-    for run in _word_runs(text):
+def _plain_word_numbers(text: str, lang: str | None, view: bytes) -> Iterator[NumberToken]:
+    for run in _word_runs(text, view):
         parsed = _parse_run(text[run.start() : run.end()])
         base = run.start()
         if parsed is None:  # unreadable: only the same words ground it

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from guards.dates import _EVENT_STOP, _HEADS, _LONG_WORD, _LOWER, _matches_at_heads, _stems
 from guards.names import _SKIM, _WORD
-from guards.numbers import _NUMBER, _RUN, _RUN_VIEW, _WORD_RUN, _word_runs
+from guards.numbers import _NUMBER, _RUN, _RUN_VIEW, _WORD_RUN, _word_runs, _word_view
 from guards.source import _WORD as _SOURCE_WORD
 from guards.text import (
     VULGAR_FRACTIONS,
@@ -241,3 +241,13 @@ def test_date_words_looked_for_at_their_heads_are_the_plain_scan(text: str) -> N
     for pattern in _HEADS:
         expected = [m.span() for m in _LOWER[pattern].finditer(text)]
         assert [m.span() for m in _matches_at_heads(pattern, text)] == expected
+
+
+SCORE_WORDS = ["score", "SCORE", "sCoRe", "sc", "ore", "\u017fcore", "\u0130", "\u212a",
+               "s\u0301core", "é", " ", "a", "dozen", "_", "1"]  # fmt: skip
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.sampled_from(SCORE_WORDS), max_size=12).map("".join))
+def test_the_word_view_has_score_where_the_lower_cased_text_has_it(text: str) -> None:
+    assert (b"score" in _word_view(text)) == ("score" in text.lower())

@@ -27,6 +27,7 @@ sys.path.insert(0, str(ROOT))
 from typer.testing import CliRunner  # noqa: E402
 
 from copydesk.cli import app  # noqa: E402
+from store.packing import sql_unpack  # noqa: E402
 from tests import anthropic_fake as fake_api  # noqa: E402
 from tests.articles import paragraphs_html, rss  # noqa: E402
 
@@ -123,9 +124,9 @@ def measure(articles: int = 320, words: int = 300) -> dict[str, object]:
         db = folder / "bench.db"
         con = sqlite3.connect(db)
         con.execute("VACUUM")
-        source = con.execute(
-            "SELECT coalesce(sum(length(CAST(source_text AS BLOB))), 0), count(*) FROM items"
-        ).fetchone()
+        # The articles' text as written, not as stored (packed since migration 0026).
+        texts = [sql_unpack(v) or "" for (v,) in con.execute("SELECT source_text FROM items")]
+        source = (sum(len(t.encode()) for t in texts), len(texts))
         # The database's size in pages, not the file's: in WAL mode the file shrinks
         # only when a checkpoint runs, which a connection still open elsewhere in
         # this process (the run's engine) can put off.

@@ -287,6 +287,36 @@ def _word_starts(low: str, hint: str) -> Iterator[int]:
         i = low.find(hint, i + 1)
 
 
+# The words a match of each case-insensitive draft pattern starts with (the other
+# spellings begin with one of these: "tues", "thurs", "mondays", "last night").
+_HEADS = {
+    _WEEKDAY_FULL: tuple(WEEKDAY_NAMES),
+    _WEEKDAY_ABBREVIATION: ("tue", "thu", "fri", "mon", "wed", "sat", "sun"),
+    _RELATIVE: ("yesterday", "today", "tomorrow", "tonight", "last", "this", "next"),
+}
+
+
+def _matches_at_heads(pattern: re.Pattern[str], low: str) -> Iterator[re.Match[str]]:
+    """`_LOWER[pattern].finditer(low)` over a lower-cased text, tried only where one of
+    its head words (`_HEADS`) occurs (`str.find`): every match starts at one, so these
+    are the same matches, without a `re` scan of every position (one per pattern)."""
+    starts = []
+    for head in _HEADS[pattern]:
+        i = low.find(head)
+        while i >= 0:
+            starts.append(i)
+            i = low.find(head, i + 1)
+    match = _LOWER[pattern].match
+    end = 0
+    for i in sorted(starts):
+        if i < end:
+            continue  # inside the previous match (finditer's matches never overlap)
+        m = match(low, i)
+        if m is not None:
+            yield m
+            end = m.end()
+
+
 def _english_dates(draft: str, prefilter: bool) -> list[DateMention]:
     low = None
     if prefilter and lowers_as_ascii(draft):
@@ -302,7 +332,10 @@ def _english_dates(draft: str, prefilter: bool) -> list[DateMention]:
     # twins over the lower-cased text (same matches, see `_LOWER`), the case of a
     # match read from the draft.
     text = draft if low is None else low
-    scan = (lambda p: p) if low is None else _LOWER.__getitem__
+
+    def scan(pattern: re.Pattern[str]) -> Iterator[re.Match[str]]:
+        return pattern.finditer(text) if low is None else _matches_at_heads(pattern, low)
+
     # `_BARE_MONTH` needs a capitalised month ("May" of "Mayor" is not one), or "Sept.".
     bare_month = not prefilter or not _BARE_MONTH_WORDS.isdisjoint(_CAPITALISED_RUN.findall(draft))
     found = (_calendar(draft, strict_case=True, low=low) if calendar else []) + _slashed(draft)
@@ -310,12 +343,12 @@ def _english_dates(draft: str, prefilter: bool) -> list[DateMention]:
         group = "m" if m.group("m") else "a"
         month = _MONTHS[m.group(group)[:3].lower()]
         found.append(DateMention(m.start(group), m.end(), "month", str(month)))
-    for m in scan(_WEEKDAY_FULL).finditer(text) if weekday else ():
+    for m in scan(_WEEKDAY_FULL) if weekday else ():
         found.append(DateMention(m.start(), m.end(), "weekday", m.group()[:3].lower()))
-    for m in scan(_WEEKDAY_ABBREVIATION).finditer(text) if weekday else ():
+    for m in scan(_WEEKDAY_ABBREVIATION) if weekday else ():
         if _is_weekday_abbreviation(text, m, draft[m.start("w") : m.end("w")]):
             found.append(DateMention(m.start(), m.end(), "weekday", m.group("w")[:3].lower()))
-    for m in scan(_RELATIVE).finditer(text) if relative else ():
+    for m in scan(_RELATIVE) if relative else ():
         found.append(
             DateMention(m.start(), m.end(), "relative", " ".join(m.group().lower().split()))
         )

@@ -79,9 +79,12 @@ Before any of this both texts are read in Unicode NFKC with invisible
 characters (category Cf and other default-ignorable code points) dropped:
 "4<U+200B>2" is 42, fullwidth and superscript digits are digits.
 
-Only draft numbers written with two or more digits (2.5, 07), or whose value
-has two or more digits (twenty, 5m, a million), are checked; every number of
-the source, single digits included, can ground one. Evidence gives, per draft
+Draft numbers written with two or more digits (2.5, 07), or whose value has
+two or more digits (twenty, 5m, a million), are checked; so is a smaller one
+with a unit that rule 10 reads (3%, 3 percentage points, 3 km, £5, every 5
+minutes), but not a single-digit count ("3 people") or clock hour ("9am"),
+which a source often writes otherwise ("three", "both", "nine o'clock"). Every
+number of the source, single digits included, can ground one. Evidence gives, per draft
 number, the value compared and where the source has it; for a missing one,
 the source number it most likely stands for (`closest_in_source`).
 """
@@ -538,9 +541,15 @@ def _parse_run(run: str) -> tuple[tuple[int, int, str], ...] | None:
     return tuple(out)
 
 
-def _word_runs(text: str) -> Iterator[re.Match[str]]:
-    """The matches of `_WORD_RUN` in `text` lower-cased, as `finditer` gives them."""
-    view = b" " + text.encode("ascii", "replace").translate(_WORD_VIEW)
+def _word_view(text: str) -> bytes:
+    """`text` as `_WORD_VIEW` reads it, after one space (offsets shifted by one)."""
+    return b" " + text.encode("ascii", "replace").translate(_WORD_VIEW)
+
+
+def _word_runs(text: str, view: bytes | None = None) -> Iterator[re.Match[str]]:
+    """The matches of `_WORD_RUN` in `text` lower-cased, as `finditer` gives them
+    (`view`: `_word_view(text)`, when the caller has it)."""
+    view = _word_view(text) if view is None else view
     lower = None
     end = 0
     for candidate in _WORD_CANDIDATE.finditer(view):
@@ -561,11 +570,12 @@ def _word_numbers(text: str, lang: str | None = None) -> Iterator[NumberToken]:
     """Numbers written in words: "forty-two", "Twenty boats", "three hundred",
     "one point five million", "a million", "minus twelve", "two trillion",
     "two and a half", "nineteen forty-four" (a year), "a dozen", "a score of"."""
-    dozens = list(_dozens(text))
+    view = _word_view(text)
+    dozens = list(_dozens(text, view))
     if dozens:
-        yield from sorted([*_run_numbers(text, lang), *dozens])
+        yield from sorted([*_run_numbers(text, lang, view), *dozens])
     else:
-        yield from _run_numbers(text, lang)
+        yield from _run_numbers(text, lang, view)
 
 
 _DOZEN = re.compile(
@@ -577,9 +587,13 @@ _DOZEN_OF = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five":
 _DOZEN_OF |= {"six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
 
 
-def _dozens(text: str) -> Iterator[NumberToken]:
-    """ "a dozen" (12), "two dozen" (24), "half a dozen" (6), "a score of" (20)."""
-    if "dozen" not in text and "score" not in text.lower():
+def _dozens(text: str, view: bytes) -> Iterator[NumberToken]:
+    """ "a dozen" (12), "two dozen" (24), "half a dozen" (6), "a score of" (20).
+    `view` (`_word_view(text)`) has "score" exactly where `text.lower()` has it: only
+    ASCII letters become letters there, and no other character lower-cases to one of
+    s, c, o, r, e (only İ and the Kelvin sign lower-case to ASCII: i and k), so the
+    long text is not lower-cased to find out."""
+    if "dozen" not in text and b"score" not in view:
         return
     for m in _DOZEN.finditer(text):
         if m.group("score"):
@@ -598,9 +612,9 @@ _AND_A_FRACTION = re.compile(
 )
 
 
-def _run_numbers(text: str, lang: str | None) -> Iterator[NumberToken]:
+def _run_numbers(text: str, lang: str | None, view: bytes) -> Iterator[NumberToken]:
     previous: NumberToken | None = None
-    for token in _plain_word_numbers(text, lang):
+    for token in _plain_word_numbers(text, lang, view):
         year = _year_in_words(previous, token, text)
         if year is not None:
             previous = year
@@ -627,8 +641,8 @@ def _year_in_words(first: NumberToken | None, second: NumberToken, text: str) ->
     return NumberToken(first.start, second.end, text[first.start : second.end], value, 4)
 
 
-def _plain_word_numbers(text: str, lang: str | None) -> Iterator[NumberToken]:
-    for run in _word_runs(text):
+def _plain_word_numbers(text: str, lang: str | None, view: bytes) -> Iterator[NumberToken]:
+    for run in _word_runs(text, view):
         parsed = _parse_run(text[run.start() : run.end()])
         base = run.start()
         if parsed is None:  # unreadable: only the same words ground it
@@ -695,10 +709,24 @@ _FRACTION = frozenset("of half and quarter quarters third thirds".split())
 
 def is_checked(token: NumberToken) -> bool:
     """A draft number is checked when written with two or more digits (2.5, 07),
-    or when its value has two or more digits (twenty, 5m, a million)."""
+    or when its value has two or more digits (twenty, 5m, a million); a smaller one
+    only when it carries a unit (`checked_unit`)."""
     if token.digits >= 2 or token.value.startswith("words:"):
         return True
     return abs(_decimal(token.value)) >= 10
+
+
+# The units that make a number checked whatever its size (issue 20's unit rules):
+# percent and percentage points, a currency, a unit of measure, time or frequency.
+# Not a count ("3 people": a source writes "three", "both", "a pair") nor a clock
+# hour ("at 9am": "nine o'clock"), which stay unchecked below 10.
+_CHECKED_UNITS = ("%", "pp", "cur:", "len:", "mass:", "vol:", "area:", "speed:", "temp:")
+_CHECKED_UNITS += ("power:", "energy:", "time:", "freq:")
+
+
+def checked_unit(readings: list[Reading]) -> bool:
+    """Whether a number read as `readings` carries a unit that is checked at any size."""
+    return any(unit is not None and unit.startswith(_CHECKED_UNITS) for _, unit in readings)
 
 
 def _keys(token: NumberToken, value: str) -> tuple[str, ...]:
@@ -1001,13 +1029,15 @@ def ground_numbers(passage: str, text: str, language: str | None = None) -> Numb
     checked: list[NumberToken] = []
     readings: list[list[Reading]] = []
     for token in tokenise(text, language if language in LANGUAGES else None):
-        if not is_checked(token):
-            continue
         own = _readings(token, text)
+        if not is_checked(token) and not checked_unit(own):
+            continue
         if own == [("0", "clock:min")]:
             continue  # the 00 of 10.00am is not a number the source must write
         checked.append(token)
         readings.append(own)
+    if not checked:  # nothing to ground: the source is not read (not even folded)
+        return NumbersCheck([], [])
     passage = passage or ""
     read = source_text(passage)
     folded = read.folded
@@ -1018,11 +1048,10 @@ def ground_numbers(passage: str, text: str, language: str | None = None) -> Numb
                 wanted.setdefault(key, []).append(_Wanted(i, unit))
     search = _Search(wanted, {}, {}, len(checked))
     seen: list[tuple[NumberToken, str]] | None = None  # the source's numbers for `_closest`
-    if checked:
-        lang = language or read.derived("numbers language", _numbers_language)
-        numbers = _source_numbers(read, lang)
-        digits = {_significant(k) for k in search.wanted}
-        numbers.search(search, digits)
+    lang = language or read.derived("numbers language", _numbers_language)
+    numbers = _source_numbers(read, lang)
+    digits = {_significant(k) for k in search.wanted}
+    numbers.search(search, digits)
     evidence: list[dict[str, Any]] = []
     missing: list[str] = []
     for i, token in enumerate(checked):

@@ -37,8 +37,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy import bindparam, insert, orm, select, text
 from sqlalchemy import event as sa_event
-from sqlalchemy import insert, orm, select, text
 from sqlalchemy.engine import URL, Engine
 from sqlmodel import Session
 
@@ -106,6 +106,16 @@ def append(session: Session, event: AuditEvent) -> AuditEvent:
 
     The lock (PostgreSQL) is held until the transaction ends, so the next writer
     reads this event as the head only once it is committed."""
+    append_many(session, [event])
+    return event
+
+
+def append_many(session: Session, events: list[AuditEvent]) -> list[AuditEvent]:
+    """`append` for several events, in their order: each linked to the one before,
+    all inserted by one statement (issue 24: a feed's new items, an event each). The
+    caller commits."""
+    if not events:
+        return events
     session.flush()  # our earlier writes first: on SQLite they hold the write lock
     connection = session.connection()
     transaction = session.get_transaction()
@@ -121,19 +131,57 @@ def append(session: Session, event: AuditEvent) -> AuditEvent:
         head = session.scalars(
             select(AuditEvent.hash).order_by(AuditEvent.id.desc()).limit(1)  # type: ignore[arg-type]
         ).first()
-    event.prev_hash = head or GENESIS
-    event.hash = hash_of(event, event.prev_hash)
-    # A Core INSERT on the session's connection, not the ORM's flush of a new
-    # object (issue 24: half the append's CPU); the event gets its id all the same.
-    row = {c.name: getattr(event, c.name) for c in _EVENTS.columns if c.name != "id"}
-    event.id = connection.execute(insert(_EVENTS), row).inserted_primary_key[0]
-    session.info[_HEAD] = (transaction, event.hash)
+    rows = []
+    for event in events:
+        event.prev_hash = head or GENESIS
+        event.hash = head = hash_of(event, event.prev_hash)
+        rows.append({c.name: getattr(event, c.name) for c in _COLUMNS})
+    # A Core INSERT on the session's connection, not the ORM's flush of new objects
+    # (issue 24: half the append's CPU); each event gets its id all the same.
+    if len(rows) == 1:
+        events[0].id = connection.execute(_INSERT, rows[0]).inserted_primary_key[0]
+    else:
+        _insert_in_order(connection, events, rows)
+    last = events[-1]
+    session.info[_HEAD] = (transaction, last.hash)
     # The anchor advances to this event once the transaction commits (below).
-    session.info[_APPENDED] = (connection.engine.url, Anchor(event.id or 0, event.hash))
-    return event
+    session.info[_APPENDED] = (connection.engine.url, Anchor(last.id or 0, last.hash))
+    return events
+
+
+def _insert_in_order(connection: Any, events: list[AuditEvent], rows: list[dict]) -> None:
+    """Several events in one statement, their ids ascending in chain order (the order
+    `verify` walks). PostgreSQL: one INSERT ... RETURNING whose ids SQLAlchemy makes
+    in the rows' order and hands back in it (`sort_by_parameter_order`,
+    https://docs.sqlalchemy.org/en/20/core/connections.html#correlating-returning-rows-to-parameter-sets).
+    SQLite, where that form falls back to one INSERT a row: the driver's
+    `executemany`, which runs the INSERT once for each row, in order
+    (https://docs.python.org/3/library/sqlite3.html#sqlite3.Cursor.executemany),
+    under the write lock; then the ids, read back by the events' hashes."""
+    if connection.dialect.name == "postgresql":
+        ids = connection.execute(_INSERT_RETURNING, rows).scalars().all()
+    else:
+        connection.execute(_INSERT, rows)
+        found: dict[str, int] = {}
+        hashes = [e.hash for e in events]
+        for start in range(0, len(hashes), _IN_CHUNK):
+            chunk = hashes[start : start + _IN_CHUNK]
+            found.update((h, i) for h, i in connection.execute(_IDS_BY_HASH, {"hashes": chunk}))
+        ids = [found[h] for h in hashes]
+    if ids != sorted(ids):  # never: then `verify` would read the chain out of order
+        raise RuntimeError("audit events were given ids out of their chain order")
+    for event, event_id in zip(events, ids, strict=True):
+        event.id = event_id
 
 
 _EVENTS = AuditEvent.__table__
+_COLUMNS = [c for c in _EVENTS.columns if c.name != "id"]
+_INSERT = insert(_EVENTS)
+_INSERT_RETURNING = insert(_EVENTS).returning(_EVENTS.c.id, sort_by_parameter_order=True)
+_IDS_BY_HASH = select(_EVENTS.c.hash, _EVENTS.c.id).where(
+    _EVENTS.c.hash.in_(bindparam("hashes", expanding=True))
+)
+_IN_CHUNK = 500
 
 # Anchor files kept up to date, by database URL (`keep_anchor`): the file, and the
 # database it belongs to.

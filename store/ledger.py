@@ -19,7 +19,8 @@ full request and read unchanged (they name no part).
 
 Rows are written before their request is sent (`begin`, state "in_flight", with
 an upper cost estimate) and completed with the outcome in the writer's
-transaction (`add`); a row whose run died with it in flight becomes "unknown"
+transaction (`add`: one UPDATE by the row's id, built once, never a read of the
+row first: issue 24); a row whose run died with it in flight becomes "unknown"
 (`settle_unknown`, at a run's start), counted by `copydesk stats`
 (`unknown_outcomes`): every paid call is in the ledger (issue 26).
 
@@ -40,7 +41,7 @@ from collections.abc import Iterable, Sequence
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy import and_, bindparam, func, insert, or_, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlmodel import Session
@@ -103,33 +104,52 @@ def add(
     session: Session, calls: Iterable[CallRecord], *, item_id: int | None, run_id: int | None
 ) -> list[ModelCall]:
     """Stage the ledger rows of `calls` in `session`, their repeated parts stored once.
-    A call whose row was written before its request (`begin`) completes that row."""
+    A call whose row was written before its request (`begin`) completes that row:
+    one UPDATE by its id (issue 24: it used to load the whole row, request and
+    response unpacked, and merge the new one into it). Returns the rows added."""
     rows, parts = [], {}
+    connection = None
     for call in calls:
-        row = ModelCall.of(call, item_id=item_id, run_id=run_id)
-        row.request_json, found = split(call.request_json)
-        parts |= found
+        values = _values(call, item_id, run_id, parts)
         if call._row_id is not None:
-            existing = session.get(ModelCall, call._row_id)
-            if existing is not None:
-                row.id, row.created_at = existing.id, existing.created_at
-                row = session.merge(row)
-        rows.append(row)
+            connection = connection or session.connection()
+            done = connection.execute(_COMPLETE, {**values, "row_id": call._row_id})
+            if done.rowcount == 1:
+                continue
+        rows.append(ModelCall(**values))
     store_parts(session, parts)
     session.add_all(rows)
     return rows
 
 
+def _values(
+    call: CallRecord, item_id: int | None, run_id: int | None, parts: dict[str, str]
+) -> dict[str, Any]:
+    """A call's row as column values (what `ModelCall.of` holds), its request split
+    (its parts added to `parts`)."""
+    values = call.model_dump()
+    values.update(item_id=item_id, run_id=run_id)
+    values["request_json"], found = split(call.request_json)
+    parts |= found
+    return values
+
+
+_CALLS = ModelCall.__table__
+# Every column but the id and the row's time (its begin's), from the parameters.
+_COMPLETE = update(_CALLS).where(_CALLS.c.id == bindparam("row_id"))  # type: ignore[attr-defined]
+
+
 def begin(session: Session, call: CallRecord, *, item_id: int | None, run_id: int | None) -> int:
     """The row of a call about to be sent, written (state "in_flight") before the
     request goes out, so a crash cannot hide a call that may be billed. Returns its
-    id, which the completed record carries (`CallRecord._row_id`)."""
-    [row] = add(
-        session, [call.model_copy(update={"state": IN_FLIGHT})], item_id=item_id, run_id=run_id
-    )
-    session.flush()
-    assert row.id is not None
-    return row.id
+    id, which the completed record carries (`CallRecord._row_id`). A Core INSERT
+    (issue 24: no ORM object for a row this session never reads)."""
+    parts: dict[str, str] = {}
+    values = _values(call, item_id, run_id, parts) | {"state": IN_FLIGHT, "created_at": utcnow()}
+    store_parts(session, parts)
+    row_id = session.connection().execute(insert(_CALLS), values).inserted_primary_key[0]
+    assert row_id is not None
+    return row_id
 
 
 UNKNOWN_REASON = "outcome unknown: the run ended while this call was in flight"
@@ -195,13 +215,19 @@ def describe_unknown(calls: int, estimate: float | None) -> str:
 
 
 def store_parts(session: Session, parts: dict[str, str]) -> None:
+    """The parts not stored yet, in hash order, in one statement (built once a
+    dialect: issue 24)."""
     if not parts:
         return
-    insert = pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
+    dialect = session.get_bind().dialect.name
     values = [{"hash": key, "content": parts[key]} for key in sorted(parts)]
-    session.execute(
-        insert(LedgerPart).values(values).on_conflict_do_nothing(index_elements=["hash"])
-    )
+    session.connection().execute(_PUT_PARTS[dialect == "postgresql"], values)
+
+
+_PUT_PARTS = tuple(
+    insert_of(LedgerPart).on_conflict_do_nothing(index_elements=["hash"])
+    for insert_of in (sqlite_insert, pg_insert)
+)
 
 
 def requests(session: Session, calls: Sequence[ModelCall]) -> list[Any]:

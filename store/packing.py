@@ -26,7 +26,7 @@ import json
 import zlib
 from typing import Any
 
-from sqlalchemy import JSON, LargeBinary
+from sqlalchemy import JSON, LargeBinary, Text
 from sqlalchemy.types import TypeDecorator
 
 from store.packing_dictionary import DICTIONARY_1
@@ -94,6 +94,43 @@ class PackedText(TypeDecorator[str]):
         return None if value is None else unpack_text(value)
 
 
+# An item's source text (issue 19 §4: 1.0x of the 1.71x `items` took, per article, on
+# the 320-article run) is packed on SQLite only: plain zlib, no dictionary (prose
+# shares nothing with the ledger's shapes), from SOURCE_PACK_FROM characters (below,
+# zlib's header and checksum outweigh what it saves). The full-text index's triggers
+# read it through the SQL function SQL_UNPACK (store/db.py registers it on every
+# connection; migration 0026). PostgreSQL keeps text: its generated search column
+# reads the column, and TOAST compresses a long value already.
+SOURCE_PACK_FROM = 64
+SQL_UNPACK = "copydesk_text"
+
+
+def pack_source(text: str) -> bytes:
+    return zlib.compress(text.encode("utf-8"), LEVEL)
+
+
+def sql_unpack(value: Any) -> Any:
+    """SQL_UNPACK: a packed source text as text; any other value as it is (a text
+    stored before 0026, NULL)."""
+    return unpack_text(value) if isinstance(value, bytes) else value
+
+
+class PackedSourceText(TypeDecorator[str]):
+    """An item's source text: packed on SQLite (see SOURCE_PACK_FROM), text elsewhere;
+    a text stored before packing reads as it was."""
+
+    impl = Text
+    cache_ok = True
+
+    def process_bind_param(self, value: str | None, dialect: Any) -> Any:
+        if value is None or dialect.name != "sqlite" or len(value) < SOURCE_PACK_FROM:
+            return value
+        return pack_source(value)
+
+    def process_result_value(self, value: Any, dialect: Any) -> str | None:
+        return None if value is None else unpack_text(value)
+
+
 # A gate verdict's evidence stays a JSON column, because SQL reads a model check's
 # state in it (store/checks.py `did_not_run`, `is_transient`). A large evidence (the
 # checks' judged sentences and claims, the numbers and names found: 2.3x the
@@ -136,10 +173,15 @@ __all__ = [
     "PACKED_KEY",
     "PackedEvidence",
     "PackedJSON",
+    "PackedSourceText",
     "PackedText",
+    "SOURCE_PACK_FROM",
+    "SQL_UNPACK",
     "is_packed_evidence",
     "pack_json",
+    "pack_source",
     "pack_text",
+    "sql_unpack",
     "unpack_json",
     "unpack_text",
 ]

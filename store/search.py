@@ -4,7 +4,10 @@ What an editor types into a search box becomes a WHERE clause on `items`:
 
 - SQLite: the FTS5 table `items_fts` (external content: it indexes `items`'
   headline, title, summary, source text and both URLs, kept in step by
-  triggers; migration 0008_search).
+  triggers; migration 0008_search). The source text is stored packed (migration
+  0026): the triggers hand the index the text unpacked (`copydesk_text`), and
+  nothing here asks FTS5 for a column's value (snippet, highlight), which would
+  read the packed bytes.
 - PostgreSQL: the generated `tsvector` column `items.search_doc` with a GIN
   index (same migration), over the same text cut into runs of letters and
   digits by `regexp_replace(..., '[^[:alnum:]]+', ' ')` and read with the

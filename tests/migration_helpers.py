@@ -143,3 +143,15 @@ def add_call(engine: Engine, item_id: int, request: dict[str, Any]) -> None:
     with session_scope(engine) as session:
         call = CallRecord(backend="anthropic:claude-haiku-4-5", request_json=request)
         ledger.add(session, [call], item_id=item_id, run_id=None)
+
+
+def source_text_forms(engine: Engine) -> dict[int, tuple[str | None, int | None]]:
+    """How the database holds each item's source text: its SQL type ('blob' when
+    packed on SQLite, 'text') and its length in bytes; (None, None) for NULL."""
+    if engine.dialect.name == "sqlite":
+        query = "SELECT id, typeof(source_text), length(CAST(source_text AS BLOB)) FROM items"
+    else:
+        query = "SELECT id, pg_typeof(source_text)::text, octet_length(source_text) FROM items"
+    with engine.connect() as conn:
+        rows = conn.execute(text(query)).all()
+    return {i: (None, None) if size is None else (kind, size) for i, kind, size in rows}

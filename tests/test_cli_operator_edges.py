@@ -1,4 +1,5 @@
-"""Issue 22, the operator's rough edges, through the real `copydesk` console script:
+"""Issue 22, the operator's rough edges, through the real `copydesk` console script
+(doctor's findings in this process, `run_here`: they are the same):
 `doctor` fails where `run` would (backend "anthropic" without a key, no database),
 and a missing file under `--read-only` is named by its path, not an internal URI."""
 
@@ -7,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.cli_helpers import cli_env, run
+from tests.cli_helpers import cli_env, run, run_here
 
 
 def _config(folder: Path, summarise: str = "") -> Path:
@@ -27,20 +28,20 @@ def _env(folder: Path) -> dict[str, str]:
 def test_doctor_fails_like_run_for_backend_anthropic_without_a_key(tmp_path: Path) -> None:
     _config(tmp_path, 'backend = "anthropic"')
     env = _env(tmp_path)
-    assert run(["init"], tmp_path, env).returncode == 0
-    said = run(["doctor"], tmp_path, env)
+    assert run_here(["init"], tmp_path, env).returncode == 0
+    said = run_here(["doctor"], tmp_path, env)
     assert said.returncode == 1, said.stdout + said.stderr  # a check failed (exits.py)
     line = next(x for x in said.stdout.splitlines() if "ANTHROPIC_API_KEY" in x)
     assert line.startswith("FAIL") and "anthropic" in line and "exit 3" in line
-    found = json.loads(run(["doctor", "--json"], tmp_path, env).stdout)
+    found = json.loads(run_here(["doctor", "--json"], tmp_path, env).stdout)
     assert found["ok"] is False
     key = next(f for f in found["findings"] if f["check"] == "ANTHROPIC_API_KEY")
     assert key["ok"] is False
     # The same run refuses: doctor said what run does.
-    assert run(["run"], tmp_path, env).returncode == 3
+    assert run_here(["run"], tmp_path, env).returncode == 3
     # "auto" without a key is the offline summariser: not a failure.
     _config(tmp_path, 'backend = "auto"')
-    assert run(["doctor"], tmp_path, env).returncode == 0
+    assert run_here(["doctor"], tmp_path, env).returncode == 0
 
 
 def test_doctor_on_a_missing_database_names_init_and_creates_nothing(tmp_path: Path) -> None:

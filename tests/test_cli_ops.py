@@ -1,7 +1,10 @@
-"""The command line as an operator's scheduler and shell meet it (issue 22), through
-the real console script: one compact JSON document per --json invocation, log
-levels, --version, shell completion, the database a run uses, a mistyped database
-path, the feeds commands people expect."""
+"""The command line as an operator's scheduler and shell meet it (issue 22): one
+compact JSON document per --json invocation, log levels, --version, shell
+completion, the database a run uses, a mistyped database path, the feeds commands
+people expect. Through the real console script (`run`) where the process is what is
+tested (a run's JSON, its log lines, --version, completion, one refusal and one
+feed command); the rest in this process (`run_here`, tests/cli_helpers.py), which
+the first test holds to the console script's answers."""
 
 from __future__ import annotations
 
@@ -12,8 +15,40 @@ from pathlib import Path
 import pytest
 
 import copydesk
-from tests.cli_helpers import cli_env, run
+from tests.cli_helpers import cli_env, run, run_here
 from tests.ops_helpers import make_desk, one_json_line
+
+
+def test_in_process_commands_answer_as_the_console_script_does(tmp_path):
+    """`run_here` gives what `run` gives (exit code, stdout, stderr; a JSON document's
+    keys may come in another order), in the command's own folder, environment and
+    time zone, and puts this process's back."""
+    import os
+    import time
+
+    env = make_desk(tmp_path)
+    env["TZ"] = "Asia/Kolkata"
+    (tmp_path / "photo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    before = (dict(os.environ), os.getcwd(), time.tzname)
+    for args in (
+        ["feeds", "remove", "nobody"],  # refused: one line on stderr, exit 1
+        ["feeds", "list", "--json"],  # one JSON line, compared as JSON
+        ["extract", "photo.png"],  # a file in the command's folder, not a page: exit 1
+        ["python", "-c", "1"],  # not a command: Typer's usage error, exit 2
+    ):
+        real, here = run(args, tmp_path, env=env), run_here(args, tmp_path, env=env)
+        if "--json" in args:
+            assert one_json_line(here.stdout) == one_json_line(real.stdout)
+            real.stdout = here.stdout
+        assert (here.returncode, here.stdout, here.stderr) == (
+            real.returncode,
+            real.stdout,
+            real.stderr,
+        ), args
+    said = run_here(["feeds", "add", "https://news.example.org/a.xml"], tmp_path, env=env)
+    assert said.returncode == 0 and (tmp_path / "desk.db").exists()
+    assert (dict(os.environ), os.getcwd(), time.tzname) == before
+
 
 # --- one compact JSON document per invocation ------------------------------------
 
@@ -68,13 +103,13 @@ def test_publish_and_retract_json_are_one_line_each(tmp_path):
     from tests.publish_helpers import approved_earlier
 
     env = make_desk(tmp_path)
-    assert run(["run"], tmp_path, env=env).returncode == 0
+    assert run_here(["run"], tmp_path, env=env).returncode == 0
     engine = open_store(f"sqlite:///{tmp_path / 'desk.db'}")
     try:
         (item_id,) = approved_earlier(engine, 1)  # out of the Undo window: publishable
     finally:
         engine.dispose()
-    one_json_line(run(["publish", "--json"], tmp_path, env=env).stdout)
+    one_json_line(run_here(["publish", "--json"], tmp_path, env=env).stdout)
     done = run(
         ["retract", str(item_id), "--editor", "ann", "--reason", "wrong quay", "--json"],
         tmp_path,
@@ -88,8 +123,8 @@ def test_publish_and_retract_json_are_one_line_each(tmp_path):
 def test_feeds_add_json_names_the_feed_and_whether_it_was_new(tmp_path):
     env = make_desk(tmp_path)
     url = "https://news.example.org/rss.xml"
-    first = one_json_line(run(["feeds", "add", url, "--json"], tmp_path, env=env).stdout)
-    again = run(["feeds", "add", url, "--name", "other", "--json"], tmp_path, env=env)
+    first = one_json_line(run_here(["feeds", "add", url, "--json"], tmp_path, env=env).stdout)
+    again = run_here(["feeds", "add", url, "--name", "other", "--json"], tmp_path, env=env)
     assert first["url"] == url and first["added"] is True
     second = one_json_line(again.stdout)
     assert second["id"] == first["id"] and second["added"] is False
@@ -127,11 +162,11 @@ def test_editor_changes_json_are_one_line_each_naming_the_account(tmp_path):
         "enabled": True,
         "done": "password changed",
     }
-    disabled = run(["editor", "disable", "ines", "--json"], tmp_path, env=env)
+    disabled = run_here(["editor", "disable", "ines", "--json"], tmp_path, env=env)
     assert disabled.returncode == 0, disabled.stderr
     assert one_json_line(disabled.stdout)["enabled"] is False
     assert secret not in added.stdout + added.stderr
-    listed = one_json_line(run(["editor", "list", "--json"], tmp_path, env=env).stdout)
+    listed = one_json_line(run_here(["editor", "list", "--json"], tmp_path, env=env).stdout)
     assert [(e["name"], e["enabled"]) for e in listed] == [("ines", False)]
 
 
@@ -183,7 +218,7 @@ def test_shell_completion_completes_commands(tmp_path):
 
 def test_a_run_says_which_database_and_backend_it_uses(tmp_path):
     env = make_desk(tmp_path)
-    done = run(["run"], tmp_path, env=env)
+    done = run_here(["run"], tmp_path, env=env)
     assert done.returncode == 0, done.stderr
     first = done.stderr.splitlines()[0]
     assert str(tmp_path / "desk.db") in first and "extractive" in first
@@ -192,7 +227,7 @@ def test_a_run_says_which_database_and_backend_it_uses(tmp_path):
 def test_anthropic_backend_without_a_key_is_exit_3(tmp_path):
     env = make_desk(tmp_path, backend="anthropic")
     env.pop("ANTHROPIC_API_KEY", None)
-    done = run(["run"], tmp_path, env=env)
+    done = run_here(["run"], tmp_path, env=env)
     assert done.returncode == 3
     assert "ANTHROPIC_API_KEY" in done.stderr
 
@@ -208,24 +243,24 @@ def feed_rows(folder: Path) -> list[tuple[str, str, int]]:
 def test_feeds_rename_disable_enable_remove(tmp_path):
     env = make_desk(tmp_path)
     url = "https://news.example.org/rss.xml"
-    assert run(["feeds", "add", url, "--name", "wire"], tmp_path, env=env).returncode == 0
-    renamed = run(["feeds", "rename", "wire", "agency"], tmp_path, env=env)
+    assert run_here(["feeds", "add", url, "--name", "wire"], tmp_path, env=env).returncode == 0
+    renamed = run_here(["feeds", "rename", "wire", "agency"], tmp_path, env=env)
     assert renamed.returncode == 0, renamed.stderr
-    assert run(["feeds", "disable", "agency"], tmp_path, env=env).returncode == 0
+    assert run_here(["feeds", "disable", "agency"], tmp_path, env=env).returncode == 0
     assert ("agency", url, 0) in feed_rows(tmp_path)
-    assert run(["feeds", "enable", url], tmp_path, env=env).returncode == 0  # by URL too
+    assert run_here(["feeds", "enable", url], tmp_path, env=env).returncode == 0  # by URL too
     assert ("agency", url, 1) in feed_rows(tmp_path)
-    removed = run(["feeds", "remove", "agency"], tmp_path, env=env)
+    removed = run_here(["feeds", "remove", "agency"], tmp_path, env=env)
     assert removed.returncode == 0, removed.stderr
     assert all(row[1] != url for row in feed_rows(tmp_path))
-    missing = run(["feeds", "remove", "agency"], tmp_path, env=env)
+    missing = run_here(["feeds", "remove", "agency"], tmp_path, env=env)
     assert missing.returncode == 1 and "no feed named agency" in missing.stderr
 
 
 def test_a_feed_declared_in_config_is_changed_there(tmp_path):
     env = make_desk(tmp_path)
     for args in (["remove", "local"], ["disable", "local"], ["rename", "local", "x"]):
-        refused = run(["feeds", *args], tmp_path, env=env)
+        refused = run_here(["feeds", *args], tmp_path, env=env)
         assert refused.returncode == 1, refused.stderr
         assert "config.toml" in refused.stderr
 
@@ -234,10 +269,12 @@ def test_a_feed_with_items_is_kept_and_disable_suggested(tmp_path):
     env = make_desk(tmp_path)
     (tmp_path / "config.toml").write_text('[summarise]\nbackend = "extractive"\n')
     env["COPYDESK_DATABASE_URL"] = f"sqlite:///{tmp_path}/desk.db"
-    added = run(["feeds", "add", str(tmp_path / "feed.xml"), "--name", "copy"], tmp_path, env=env)
+    added = run_here(
+        ["feeds", "add", str(tmp_path / "feed.xml"), "--name", "copy"], tmp_path, env=env
+    )
     assert added.returncode == 0, added.stderr
-    assert run(["run", "--feed", "copy"], tmp_path, env=env).returncode == 0
-    refused = run(["feeds", "remove", "copy"], tmp_path, env=env)
+    assert run_here(["run", "--feed", "copy"], tmp_path, env=env).returncode == 0
+    refused = run_here(["feeds", "remove", "copy"], tmp_path, env=env)
     assert refused.returncode == 1
     assert "feeds disable copy" in refused.stderr
     assert ("copy", str(tmp_path / "feed.xml"), 1) in feed_rows(tmp_path)

@@ -1,9 +1,10 @@
 """The database's size per article (issue 19 §4: the whole database under 3x the
 stored source text per article on the 320-article loopback run, bench/bench_ledger.py).
 
-- A new SQLite database is made with 8 KB pages: a 300-word article's row (about
-  2.6 KB with its signature and summary) left 1.5 KB of each 4 KB page empty, one
-  row per page; an existing database keeps the page size it was made with.
+- A new SQLite database is made with 4 KB pages (8 KB before the source text was
+  packed, migration 0026: a row was 2.6 KB then, about 1 KB now, and every table
+  and index with few rows takes a whole page); an existing database keeps the page
+  size it was made with.
 - What the database grows by per article, through a real `copydesk run` with the
   real `anthropic` SDK against the loopback stand-in, is pinned as a multiple of the
   articles' text (bytes on disk after VACUUM, never a timing).
@@ -19,11 +20,12 @@ from sqlalchemy import text
 from bench.bench_ledger import article, measure
 from store import search
 from store.db import make_engine, migrate
+from store.packing import SQL_UNPACK, sql_unpack
 
-PAGE = 8192
+PAGE = 4096
 
 
-def test_a_new_sqlite_database_is_made_with_8_kb_pages(tmp_path) -> None:
+def test_a_new_sqlite_database_is_made_with_4_kb_pages(tmp_path) -> None:
     engine = make_engine(f"sqlite:///{tmp_path / 'new.db'}")
     migrate(engine)
     with engine.connect() as conn:
@@ -35,14 +37,14 @@ def test_a_new_sqlite_database_is_made_with_8_kb_pages(tmp_path) -> None:
 def test_an_existing_database_keeps_its_page_size(tmp_path) -> None:
     path = tmp_path / "old.db"
     con = sqlite3.connect(path)
-    con.execute("PRAGMA page_size=4096")
+    con.execute("PRAGMA page_size=8192")  # made while copydesk chose 8 KB
     con.execute("CREATE TABLE kept (id INTEGER PRIMARY KEY, note TEXT)")
     con.execute("INSERT INTO kept (note) VALUES ('Esk Holme ferry timetable')")
     con.commit()
     con.close()
     engine = make_engine(f"sqlite:///{path}")
     with engine.connect() as conn:
-        assert conn.execute(text("PRAGMA page_size")).scalar() == 4096
+        assert conn.execute(text("PRAGMA page_size")).scalar() == 8192
         assert conn.execute(text("SELECT note FROM kept")).scalar() == "Esk Holme ferry timetable"
     engine.dispose()
 
@@ -61,14 +63,14 @@ def test_the_database_per_article_is_a_bounded_multiple_of_the_source_text(
     assert isinstance(source, int) and isinstance(payload, int)
     # What the rows and index entries hold (no page slack: deterministic but for
     # timestamps and ids), and the file itself (its fixed part, one page or more
-    # per table, is about 0.4 MB of 8 KB pages, 3.5x the text of 64 articles).
+    # per table, is about 0.2 MB of 4 KB pages, 3.5x the text of 64 articles).
     print(f"payload {payload / source:.2f}x, file {figures['ratio']}x the source text")
     assert payload / source < PAYLOAD, (payload, source)
     assert figures["ratio"] < FILE, figures
 
 
-PAYLOAD = 5.6  # measured 5.12x (6.35x before the preset dictionary, the index merge, 0023, 0025)
-FILE = 10.5  # measured 9.52x (10.98x before the preset dictionary, the index merge, 0023, 0025)
+PAYLOAD = 4.6  # measured 4.21x (4.38x before 0027; 5.12x before 0026; 6.35x before 0022-0025)
+FILE = 7.3  # measured 6.6x (6.91x before 0027; 8.76x with 8 KB pages; 9.52x before 0026)
 
 
 def _fts_bytes(db) -> int:  # type: ignore[no-untyped-def]
@@ -147,6 +149,7 @@ def test_the_merge_after_a_run_does_not_rewrite_a_merged_index(tmp_path, monkeyp
     con.execute("INSERT INTO items_fts(items_fts) VALUES ('optimize')")
     con.commit()
     merged = set(con.execute("SELECT id, block FROM items_fts_data WHERE id > 10"))
+    con.create_function(SQL_UNPACK, 1, sql_unpack)  # the search index's triggers read it
     con.execute(
         "INSERT INTO items (dedup_key, title, source_text, status, version, attempts, "
         "recorded_reply, seen_at, created_at, updated_at) VALUES ('https://esk.example.test/1', "

@@ -12,7 +12,7 @@ import pytest
 
 from store.db import open_store
 from tests.apptest_helpers import pick_item
-from tests.cli_helpers import cli_env, run
+from tests.cli_helpers import cli_env, run, run_here
 from tests.desk_helpers import NO_DRAFT, seed_audit_desk
 from tests.review_seed import ARTICLES
 
@@ -30,12 +30,12 @@ def test_copydesk_audit_says_a_source_gate_discard_made_no_draft(
     audit_desk: dict[str, Any],
 ) -> None:
     item = str(audit_desk["ids"]["teaser"])
-    text = run(["audit", item], audit_desk["tmp"], env=audit_desk["env"])
+    text = run_here(["audit", item], audit_desk["tmp"], env=audit_desk["env"])
     assert text.returncode == 0, text.stderr
     assert NO_DRAFT in text.stdout and "source_length: source has" in text.stdout
     assert "headline: -" not in text.stdout and "summary: -" not in text.stdout
     doc = json.loads(
-        run(["audit", item, "--json"], audit_desk["tmp"], env=audit_desk["env"]).stdout
+        run_here(["audit", item, "--json"], audit_desk["tmp"], env=audit_desk["env"]).stdout
     )
     assert doc["draft"]["not_made"].startswith(NO_DRAFT)
     assert doc["draft"]["headline"] is None
@@ -85,14 +85,14 @@ def test_copydesk_audit_shows_the_closest_source_wording_of_a_failed_quote(
     audit_desk: dict[str, Any],
 ) -> None:
     item = str(audit_desk["ids"]["misquote"])
-    result = run(["audit", item], audit_desk["tmp"], env=audit_desk["env"])
+    result = run_here(["audit", item], audit_desk["tmp"], env=audit_desk["env"])
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     said = next(i for i, line in enumerate(lines) if "draft says:" in line)
     assert "\u201cpeople only buy from the farmer who grew it\u201d" in lines[said]
     assert "source says: \u201cPeople want to buy from the person who grew it" in lines[said + 1]
     doc = json.loads(
-        run(["audit", item, "--json"], audit_desk["tmp"], env=audit_desk["env"]).stdout
+        run_here(["audit", item, "--json"], audit_desk["tmp"], env=audit_desk["env"]).stdout
     )
     (quotes,) = [v for v in doc["verdicts"] if v["gate"] == "quotes_verbatim"]
     closest = quotes["evidence"][0]["closest_in_source"]

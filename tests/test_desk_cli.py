@@ -1,6 +1,7 @@
 """Issue 12, the first run at the command line: the real `copydesk` entry point in
 a subprocess (or on a pseudo-terminal where a person would type), asserting on
-stdout, stderr and the exit code."""
+stdout, stderr and the exit code. The database a command names and a set-up `init`
+run in this process (`run_here`, tests/cli_helpers.py): what they show is the same."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_helpers import COPYDESK, cli_env, run
+from tests.cli_helpers import COPYDESK, cli_env, run, run_here
 
 PASSWORD = "lantern-harbour-42"
 
@@ -120,7 +121,7 @@ def test_review_on_a_taken_port_says_so_before_any_url(tmp_path: Path) -> None:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        assert run(["init"], tmp_path, env=env).returncode == 0
+        assert run_here(["init"], tmp_path, env=env).returncode == 0
         result = run(["review", "--port", str(port)], tmp_path, env=env)
     assert result.returncode == 3
     errors = [line for line in result.stderr.splitlines() if "error" in line]
@@ -155,8 +156,8 @@ def test_the_demo_hints_work_pasted_into_a_fresh_shell(tmp_path: Path) -> None:
 
 
 def test_a_command_outside_the_project_folder_names_its_database(tmp_path: Path) -> None:
-    assert run(["init"], tmp_path).returncode == 0  # only `init` creates a database
-    result = run(["stats", "--json"], tmp_path)
+    assert run_here(["init"], tmp_path).returncode == 0  # only `init` creates a database
+    result = run_here(["stats", "--json"], tmp_path)
     assert result.returncode == 0, result.stderr
     json_document = __import__("json").loads(result.stdout)  # stdout stays machine-readable
     assert "items_by_status" in json_document
@@ -167,7 +168,7 @@ def test_a_command_outside_the_project_folder_names_its_database(tmp_path: Path)
     )
     # Inside a project folder (a config.toml here), or with the database named: silent.
     (tmp_path / "config.toml").write_text('[database]\nurl = "sqlite:///copydesk.db"\n')
-    assert run(["stats", "--json"], tmp_path).stderr == ""
+    assert run_here(["stats", "--json"], tmp_path).stderr == ""
     (tmp_path / "config.toml").unlink()
     named = cli_env(tmp_path, COPYDESK_DATABASE_URL=f"sqlite:///{tmp_path}/copydesk.db")
-    assert run(["editor", "list"], tmp_path, env=named).stderr == ""
+    assert run_here(["editor", "list"], tmp_path, env=named).stderr == ""

@@ -16,9 +16,9 @@ import unicodedata
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from guards.dates import _EVENT_STOP, _LONG_WORD, _stems
+from guards.dates import _EVENT_STOP, _HEADS, _LONG_WORD, _LOWER, _matches_at_heads, _stems
 from guards.names import _SKIM, _WORD
-from guards.numbers import _NUMBER, _RUN, _RUN_VIEW, _WORD_RUN, _word_runs
+from guards.numbers import _NUMBER, _RUN, _RUN_VIEW, _WORD_RUN, _word_runs, _word_view
 from guards.source import _WORD as _SOURCE_WORD
 from guards.text import (
     VULGAR_FRACTIONS,
@@ -226,3 +226,28 @@ def test_a_minute_is_looked_for_right_before_it(text: str) -> None:
         window = _CLOCK_BEFORE.search(text, max(0, i - 3), i)
         whole = _CLOCK_BEFORE.search(text, 0, i)
         assert (window and window.span()) == (whole and whole.span()), (text, i)
+
+
+# Head words, their longer spellings, words that only start like them, and joiners.
+DATE_WORDS = (
+    "monday mondays sun sunny thurs thus tue tues last night week weekend today tonight "
+    "yesterdays next x 1 _ on wed weds fri friday sat"
+).split() + [" ", "  ", "\n", ".", ",", "-", "é", "\u201c", "last night", "this"]
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.sampled_from(DATE_WORDS), max_size=30).map("".join))
+def test_date_words_looked_for_at_their_heads_are_the_plain_scan(text: str) -> None:
+    for pattern in _HEADS:
+        expected = [m.span() for m in _LOWER[pattern].finditer(text)]
+        assert [m.span() for m in _matches_at_heads(pattern, text)] == expected
+
+
+SCORE_WORDS = ["score", "SCORE", "sCoRe", "sc", "ore", "\u017fcore", "\u0130", "\u212a",
+               "s\u0301core", "é", " ", "a", "dozen", "_", "1"]  # fmt: skip
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.sampled_from(SCORE_WORDS), max_size=12).map("".join))
+def test_the_word_view_has_score_where_the_lower_cased_text_has_it(text: str) -> None:
+    assert (b"score" in _word_view(text)) == ("score" in text.lower())

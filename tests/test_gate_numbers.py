@@ -494,3 +494,18 @@ def test_no_part_of_a_number_grounds_a_different_number(value: int, data) -> Non
     v = numbers_grounded(f"The levy was {source_text} kronor.", URL, f"The levy was {part}.")
     assert not v.passed
     assert v.evidence[0]["number"] == part
+
+
+def test_a_draft_without_checked_numbers_does_not_read_the_source() -> None:
+    """Nothing to ground (no number, or only a single-digit count): the source is not
+    read for numbers, not even folded (NFKC), and the verdict is the usual pass."""
+    from guards.sourcetext import source_text
+
+    source = ARTICLE + " The Vaulmont ferry made 41 crossings on the Tarnbeck line."
+    for draft in ("The board chair will stand down.", "Nine cranes and 4 tugs."):
+        v = verdict(source, draft)
+        assert v.passed and v.evidence == []
+        assert v.reason == "no numbers of two or more digits in the draft"
+        assert "folded" not in vars(source_text(source))
+    assert not verdict(source, "The ferry made 42 crossings.").passed
+    assert "folded" in vars(source_text(source))

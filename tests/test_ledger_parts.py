@@ -108,7 +108,7 @@ def test_the_ledger_stores_a_small_multiple_of_the_article_text(
     _run(tmp_path, db_url, feed_url, monkeypatch)
     engine = open_store(db_url)
     with engine.connect() as conn:
-        source = sum(len(t) for t in conn.execute(text("SELECT source_text FROM items")).scalars())
+        source = sum(len(t) for t in conn.execute(select(Item.source_text)).scalars())
         calls = conn.execute(text("SELECT request_json, response_json FROM model_calls")).all()
         parts = conn.execute(text("SELECT hash, content FROM ledger_parts")).all()
     engine.dispose()

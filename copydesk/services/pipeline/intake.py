@@ -222,7 +222,9 @@ class Intake:
     ) -> None:
         """An entry seen before (same entry id in this feed, or same canonical URL
         anywhere) is counted as a duplicate; every other entry becomes a `new` item
-        with its audit event."""
+        with its audit event: all of them in a few statements (`st.create_many`,
+        issue 24), or, when one was created by another worker meanwhile (the
+        batch's savepoint rolls back), one savepoint each."""
         if not entries:
             return
         keyed = [(entry, *item_keys(feed.id, entry.entry_id, entry.link)) for entry in entries]
@@ -230,6 +232,7 @@ class Intake:
             session, Item.entry_id, [e.entry_id for e, _, _ in keyed], Item.feed_id == feed.id
         )
         known_keys = _existing(session, Item.dedup_key, [k for _, _, k in keyed])
+        fresh = []
         for entry, source_url, dedup_key in keyed:
             report.seen += 1
             if entry.entry_id in known_ids or dedup_key in known_keys:
@@ -237,14 +240,28 @@ class Intake:
                 continue
             known_ids.add(entry.entry_id)
             known_keys.add(dedup_key)
-            if self._insert_entry(session, feed, entry, source_url, dedup_key):
-                report.new += 1
-            else:
+            fresh.append((entry, source_url, dedup_key))
+        try:
+            with session.begin_nested():
+                st.create_many(session, [self._born(feed, *f) for f in fresh], actor=self.run.actor)
+            report.new += len(fresh)
+            return
+        except IntegrityError:  # another worker created one of them a moment ago
+            pass
+        for entry, source_url, dedup_key in fresh:
+            item, reason, details = self._born(feed, entry, source_url, dedup_key)
+            try:
+                with session.begin_nested():
+                    st.create(session, item, actor=self.run.actor, reason=reason, details=details)
+            except IntegrityError:  # this one
                 report.duplicates += 1
+                continue
+            report.new += 1
 
-    def _insert_entry(
-        self, session: Session, feed: Feed, entry: Entry, source_url: str | None, dedup_key: str
-    ) -> bool:
+    def _born(
+        self, feed: Feed, entry: Entry, source_url: str | None, dedup_key: str
+    ) -> tuple[Item, str, dict[str, Any]]:
+        """An entry's item, with the reason and details of its birth event."""
         text = entry.content_text
         enough = count_words(text) >= self.settings.gates.min_source_words
         use_feed_text = bool(text) and (enough or not self.fetch_pages or not entry.link)
@@ -263,23 +280,13 @@ class Intake:
             item.source_text = compose_source(entry.title, text)
             item.word_count = count_words(item.source_text)
             item.text_origin = "feed_content"
-        try:
-            with session.begin_nested():
-                st.create(
-                    session,
-                    item,
-                    actor=self.run.actor,
-                    reason=f"seen in feed {feed.name}",
-                    details={
-                        "feed": feed.name,
-                        "feed_url": feed.url,
-                        "entry_id": entry.entry_id,
-                        "link": entry.link,
-                    },
-                )
-        except IntegrityError:  # another worker created it a moment ago
-            return False
-        return True
+        details = {
+            "feed": feed.name,
+            "feed_url": feed.url,
+            "entry_id": entry.entry_id,
+            "link": entry.link,
+        }
+        return item, f"seen in feed {feed.name}", details
 
     def create_submitted(self, url: str) -> tuple[int, bool]:
         """The item for a submitted URL: (id, True) when new, the known item's id

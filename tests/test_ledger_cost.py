@@ -1,0 +1,136 @@
+"""Issue 24: completing a model call's ledger row costs one UPDATE, on SQLite and
+PostgreSQL.
+
+Every model call's row is written before its request goes out (state "in_flight",
+`ledger.begin`), then completed by the writer with the outcome. Completing it used
+to load the whole row first (request and response unpacked) and merge the new one
+into it through the ORM: a SELECT and the ORM's bookkeeping per call, the largest
+share of the writer's CPU in the model path. Counted in SQL statements (exact), not
+time; and the completed row must read exactly as the merged one did."""
+
+from __future__ import annotations
+
+import re
+
+from sqlalchemy import event
+from sqlmodel import Session, select
+
+from store import ledger
+from store import status as st
+from store.db import session_scope
+from store.models import CallRecord, Item, LedgerPart, ModelCall
+
+ARTICLE = (
+    "The harbour board of Wendle Cross voted on Tuesday to dredge the north channel "
+    "for the first time in 14 years, the board's chair Ottilie Fraine said. "
+) * 4
+TOOLS = [{"name": "write_summary", "description": "Write the summary.", "input_schema": {}}]
+
+
+def _request(n: int) -> dict:
+    return {
+        "model": "claude-haiku-4-5",
+        "max_tokens": 400,
+        "system": "You reformulate the article you are given and add nothing to it. " * 3,
+        "tools": TOOLS,
+        "messages": [{"role": "user", "content": [{"type": "text", "text": f"{n}. {ARTICLE}"}]}],
+    }
+
+
+def _record(n: int, **fields) -> CallRecord:  # type: ignore[no-untyped-def]
+    return CallRecord(
+        backend="anthropic", model="claude-haiku-4-5", request_json=_request(n), **fields
+    )
+
+
+def _item(engine) -> int:  # type: ignore[no-untyped-def]
+    with session_scope(engine) as session:
+        url = "https://wendle.example.test/harbour"
+        item = Item(dedup_key=url, source_url=url, title="Harbour board to dredge")
+        st.create(session, item, actor="cli", reason="seen")
+        return item.id  # type: ignore[return-value]
+
+
+def _statements(engine, work) -> list[str]:  # type: ignore[no-untyped-def]
+    seen: list[str] = []
+
+    def note(conn, cursor, statement, *args) -> None:  # type: ignore[no-untyped-def]
+        seen.append(" ".join(statement.split()))
+
+    event.listen(engine, "before_cursor_execute", note)
+    try:
+        work()
+    finally:
+        event.remove(engine, "before_cursor_execute", note)
+    return seen
+
+
+def _on(table: str, statements: list[str]) -> list[str]:
+    return [s for s in statements if re.search(rf"\b{table}\b", s)]
+
+
+def test_completing_begun_calls_is_one_update_each_and_reads_as_before(engine) -> None:
+    item_id = _item(engine)
+    begun = []
+    for n in range(3):
+        with session_scope(engine) as session:
+            in_flight = _record(n, ok=False, error="in flight", state=ledger.IN_FLIGHT)
+            begun.append(ledger.begin(session, in_flight, item_id=item_id, run_id=None))
+    with Session(engine) as session:
+        created = {c.id: c.created_at for c in session.exec(select(ModelCall))}
+
+    done = []
+    for n, row_id in enumerate(begun):
+        record = _record(
+            n,
+            request_id=f"req_wendle_{n}",
+            input_tokens=900 + n,
+            output_tokens=120,
+            latency_ms=410,
+            stop_reason="tool_use",
+            cost_usd=0.0015,
+            response_json={"id": f"msg_{n}", "content": [{"type": "text", "text": "Dredging."}]},
+        )
+        record._row_id = row_id
+        done.append(record)
+
+    def complete() -> None:
+        with session_scope(engine) as session:
+            ledger.add(session, done, item_id=item_id, run_id=None)
+
+    sent = _statements(engine, complete)
+    calls = _on("model_calls", sent)
+    # Before: a SELECT of the whole row (request and response unpacked) for each call,
+    # then the ORM's UPDATE.
+    assert [s.split()[0] for s in calls] == ["UPDATE"] * 3, calls
+    assert len(_on("ledger_parts", sent)) <= 1  # the parts in one statement, if any
+
+    with Session(engine) as session:
+        rows = session.exec(select(ModelCall).order_by(ModelCall.id)).all()
+        requests = ledger.requests(session, rows)
+        parts = session.exec(select(LedgerPart.hash)).all()
+    assert [r.id for r in rows] == begun  # completed, not added
+    assert [r.state for r in rows] == [ledger.DONE] * 3
+    assert [r.ok for r in rows] == [True] * 3
+    assert [r.error for r in rows] == [None] * 3
+    assert [r.request_id for r in rows] == ["req_wendle_0", "req_wendle_1", "req_wendle_2"]
+    assert [r.input_tokens for r in rows] == [900, 901, 902]
+    assert rows[1].response_json == done[1].response_json
+    assert [r.item_id for r in rows] == [item_id] * 3
+    assert {r.id: r.created_at for r in rows} == created  # the row's time is its begin's
+    assert requests == [_request(n) for n in range(3)]  # reassembled exactly as sent
+    assert len(parts) == 2 + 3  # tools and system once, one article block per call
+
+
+def test_a_completion_whose_row_is_gone_is_still_a_row(engine) -> None:
+    """A row id that names no row (never begun in this database) adds the call: every
+    call is a row."""
+    item_id = _item(engine)
+    record = _record(7, request_id="req_wendle_7", input_tokens=5, output_tokens=5)
+    record._row_id = 424242
+    with session_scope(engine) as session:
+        ledger.add(session, [record], item_id=item_id, run_id=None)
+    with Session(engine) as session:
+        rows = session.exec(select(ModelCall)).all()
+        assert [r.request_id for r in rows] == ["req_wendle_7"]
+        assert ledger.requests(session, rows) == [_request(7)]

@@ -26,6 +26,11 @@ over the run's wall time.
     .venv/bin/python bench/bench_cost.py --articles 3200  # the RSS goal
     .venv/bin/python bench/bench_cost.py --pg-url postgresql+psycopg://...  # PostgreSQL too
     .venv/bin/python bench/bench_cost.py --cases extractive --profile /tmp/run.prof
+
+Every figure of issue 24 in one table (an idle machine; about 20 minutes):
+
+    .venv/bin/python -m bench cost --articles 320,3200 --pg-url "$COPYDESK_TEST_PG_URL" \
+        --workers 1,3
 """
 
 from __future__ import annotations
@@ -374,41 +379,56 @@ class Database:
             self.admin.dispose()
 
 
-def table(rows: list[tuple[str, dict[str, float]]], articles: int) -> None:
-    base = dict(rows)["bare"] if any(n == "bare" for n, _ in rows) else None
+def table(rows: list[tuple[str, int, dict[str, float]]]) -> None:
+    """One table: every case at every size, its ratios beside the bare loop of the
+    same size. The worker rows (bench_scale.py workers: a scripted model, PostgreSQL)
+    give their rate against one worker in the rate column, and as CPU all the run
+    used (workers, PostgreSQL's backends, the feed server)."""
+    bares = {n: r for name, n, r in rows if name == "bare"}
     print(
-        f"{'':<22} {'wall s':>7} {'CPU s':>6} {'RSS MB':>7} {'wall ms/a':>10} {'CPU ms/a':>9}"
+        f"{'':<24} {'wall s':>7} {'CPU s':>6} {'RSS MB':>7} {'wall ms/a':>10} {'CPU ms/a':>9}"
         f" {'rate x bare':>12} {'CPU x bare':>11} {'writer ms/item':>15} {'of ideal':>9}"
     )
-    for name, r in rows:
-        rate = cpu = ""
-        if base and name != "bare":
+    for name, n, r in rows:
+        rate = cpu = writer = ideal = ""
+        base = bares.get(n)
+        if "x1" in r:
+            rate = f"{r['x1']:.2f} x1"  # workers: the rate against one worker
+        elif base and name != "bare":
             rate = f"{base['wall'] / r['wall']:.2f}"
             cpu = f"{r['cpu'] / base['cpu']:.2f}"
-        writer = f"{r['writer_s'] * 1000 / max(1, r['written']):.1f}" if "writer_s" in r else ""
-        ideal = f"{r['ideal'] / r['wall']:.2f}" if r.get("ideal") else ""
+        if "writer_s" in r:
+            writer = f"{r['writer_s'] * 1000 / max(1, r['written']):.1f}"
+        if r.get("ideal"):
+            ideal = f"{r['ideal'] / r['wall']:.2f}"  # ideal seconds over the run's
+        rss = f"{r['rss']:>7.0f}" if "rss" in r else f"{'':>7}"
         print(
-            f"{name:<22} {r['wall']:>7.1f} {r['cpu']:>6.1f} {r['rss']:>7.0f}"
-            f" {r['wall'] * 1000 / articles:>10.1f} {r['cpu'] * 1000 / articles:>9.1f}"
+            f"{name + f' {n}':<24} {r['wall']:>7.1f} {r['cpu']:>6.1f} {rss}"
+            f" {r['wall'] * 1000 / n:>10.1f} {r['cpu'] * 1000 / n:>9.1f}"
             f" {rate:>12} {cpu:>11} {writer:>15} {ideal:>9}"
         )
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--articles", type=int, default=320)
-    parser.add_argument("--latency", type=float, default=0.4)
-    parser.add_argument("--concurrency", type=int, default=16)
-    parser.add_argument("--cases", default=",".join(CASES))
-    parser.add_argument("--pg-url", default=None, help="also run the copydesk cases on PostgreSQL")
-    parser.add_argument("--profile", default=None, help="cProfile file of the extractive run")
-    parser.add_argument(
-        "--profile-writer", action="store_true", help="where the writer's time goes, by part"
-    )
-    parser.add_argument("--batch", type=int, default=8, help="outcomes per commit (writer case)")
-    args = parser.parse_args()
-    cases = args.cases.split(",")
-    n = args.articles
+def linearity(rows: list[tuple[str, int, dict[str, float]]]) -> None:
+    """Per-article CPU and wall at the largest size over the smallest, case by case
+    (1.00: cost grows linearly)."""
+    sizes = sorted({n for _, n, _ in rows})
+    if len(sizes) < 2:
+        return
+    small, large = sizes[0], sizes[-1]
+    by = {(name, n): r for name, n, r in rows}
+    for name in dict.fromkeys(name for name, _, _ in rows):
+        a, b = by.get((name, small)), by.get((name, large))
+        if a and b and "x1" not in a:
+            print(
+                f"linearity {name}: CPU per article at {large} / at {small} = "
+                f"{(b['cpu'] / large) / (a['cpu'] / small):.2f}, wall "
+                f"{(b['wall'] / large) / (a['wall'] / small):.2f}"
+            )
+
+
+def one_size(n: int, cases: list[str], args: argparse.Namespace, tmp: Path) -> list:
+    """Every case of `cases` over n loopback articles: [(name, n, figures)]."""
     from bench.bench_scale import start_server
 
     page_server, feed_url = start_server(n)
@@ -426,45 +446,87 @@ def main() -> int:
         flush=True,
     )
     backends = [("sqlite", None)] + ([("postgresql", args.pg_url)] if args.pg_url else [])
-    rows: list[tuple[str, dict[str, float]]] = []
+    rows: list[tuple[str, int, dict[str, float]]] = []
     try:
-        with tempfile.TemporaryDirectory() as tmp:
-            compile_bytecode()
-            if "bare" in cases:
-                r = measure(child(f"from bench.bench_cost import bare; bare({feed_url!r})"))
-                r["items"] = json.loads(str(r.pop("output")))["items"]
-                rows.append(("bare", r))
-            for db_name, pg in backends:
-                if "extractive" in cases:
-                    with Database(pg, Path(tmp)) as url:
-                        r = copydesk_case(url, feed_url, "extractive", 4, None, args.profile)
-                    rows.append((f"extractive {db_name}", r))
-                if "model" in cases:
-                    with Database(pg, Path(tmp)) as url:
-                        r = copydesk_case(url, feed_url, "auto", args.concurrency, api, None)
-                    r["ideal"] = r["calls"] * args.latency / args.concurrency
-                    rows.append((f"model {db_name}", r))
-                if "writer" in cases:
-                    with Database(pg, Path(tmp)) as url:
-                        r = writer_alone(url, n, args.batch, args.profile_writer)
-                    rows.append((f"writer {db_name}", r))
+        if "bare" in cases:
+            r = measure(child(f"from bench.bench_cost import bare; bare({feed_url!r})"))
+            r["items"] = json.loads(str(r.pop("output")))["items"]
+            rows.append(("bare", n, r))
+        for db_name, pg in backends:
+            if "extractive" in cases:
+                with Database(pg, tmp) as url:
+                    r = copydesk_case(url, feed_url, "extractive", 4, None, args.profile)
+                rows.append((f"extractive {db_name}", n, r))
+            if "model" in cases:
+                with Database(pg, tmp) as url:
+                    r = copydesk_case(url, feed_url, "auto", args.concurrency, api, None)
+                r["ideal"] = r["calls"] * args.latency / args.concurrency
+                rows.append((f"model {db_name}", n, r))
+            if "writer" in cases:
+                with Database(pg, tmp) as url:
+                    r = writer_alone(url, n, args.batch, args.profile_writer)
+                rows.append((f"writer {db_name}", n, r))
     finally:
         page_server.terminate()
         if api_proc is not None:
             api_proc.terminate()
-    table([(name, r) for name, r in rows if not name.startswith("writer")], n)
-    for name, r in rows:
+    return rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--articles", default="320", help="articles per run; several (320,3200): linearity"
+    )
+    parser.add_argument("--latency", type=float, default=0.4)
+    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--cases", default=",".join(CASES))
+    parser.add_argument("--pg-url", default=None, help="also run the copydesk cases on PostgreSQL")
+    parser.add_argument(
+        "--workers",
+        default=None,
+        help="worker processes on PostgreSQL (1,3: bench_scale.py workers, at the largest "
+        "--articles, in this table); needs --pg-url",
+    )
+    parser.add_argument("--profile", default=None, help="cProfile file of the extractive run")
+    parser.add_argument(
+        "--profile-writer", action="store_true", help="where the writer's time goes, by part"
+    )
+    parser.add_argument("--batch", type=int, default=8, help="outcomes per commit (writer case)")
+    args = parser.parse_args()
+    cases = args.cases.split(",")
+    sizes = [int(x) for x in str(args.articles).split(",")]
+    rows: list[tuple[str, int, dict[str, float]]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        compile_bytecode()
+        for n in sizes:
+            rows += one_size(n, cases, args, Path(tmp))
+    if args.workers and args.pg_url:
+        from bench.bench_scale import workers
+
+        counts = [int(x) for x in args.workers.split(",")]
+        n = max(sizes)
+        found = workers(n, args.pg_url, counts, args.concurrency, args.latency)
+        rows += [(f"workers pg x{w['workers']:.0f}", n, w) for w in found]
+    print()
+    table([(name, n, r) for name, n, r in rows if not name.startswith("writer")])
+    linearity([(name, n, r) for name, n, r in rows if not name.startswith("writer")])
+    for name, n, r in rows:
         if name.startswith("writer"):
             print(
                 f"{name} alone ({n} items, {args.batch} per commit, no other thread): "
                 f"{r['wall'] * 1000:.2f} ms/item wall, {r['cpu'] * 1000:.2f} ms/item CPU, "
                 f"{r['statements']:.1f} SQL statements/item"
             )
-    for name, r in rows:
-        if name != "bare" and not name.startswith("writer"):
+    for name, n, r in rows:
+        if "x1" in r:
             print(
-                f"{name}: {r['items']} items ({r['drafts']} drafts), {r['calls']} model calls",
-                end="; ",
+                f"{name} ({n}): waited {r['chain_ms']:.1f} ms/article for the audit chain's "
+                f"lock, {r['stories_ms']:.1f} for the stories' locks"
+            )
+        elif name != "bare" and not name.startswith("writer"):
+            print(
+                f"{name} {n}: {r['items']} items ({r['drafts']} drafts), {r['calls']} model calls"
             )
     print(f"load average after {os.getloadavg()[0]:.1f}")
     return 0

@@ -293,7 +293,10 @@ def _worker(db_url: str, feed_url: str, level: int, latency: float, out) -> None
     out.put((totals, usage.ru_utime + usage.ru_stime, spent[0], waited))
 
 
-def workers(articles: int, pg_url: str, counts: list[int], level: int, latency: float) -> None:
+def workers(
+    articles: int, pg_url: str, counts: list[int], level: int, latency: float
+) -> list[dict[str, float]]:
+    """Prints the table, and returns its rows (bench_cost.py puts them in its own)."""
     from sqlalchemy import create_engine, text
     from sqlalchemy.engine import make_url
 
@@ -312,6 +315,7 @@ def workers(articles: int, pg_url: str, counts: list[int], level: int, latency: 
         f" {'commit ms':>10} {'chain ms':>9} {'stories ms':>11}"
     )
     base = None
+    rows: list[dict[str, float]] = []
     try:
         for count in counts:
             name = f"copydesk_bench_{secrets.token_hex(4)}"
@@ -353,6 +357,17 @@ def workers(articles: int, pg_url: str, counts: list[int], level: int, latency: 
                 f" {worker_cpu * per:>9.0f} {pg.seconds * per:>5.0f} {server_cpu * per:>6.0f}"
                 f" {commit * per:>10.1f} {chain * per:>9.1f} {stories * per:>11.1f}"
             )
+            rows.append(
+                {
+                    "workers": count,
+                    "wall": took,
+                    "cpu": total_cpu,
+                    "x1": rate / base,
+                    "ideal": articles / (ideal1 * count),
+                    "chain_ms": chain * per,
+                    "stories_ms": stories * per,
+                }
+            )
             with admin.connect() as conn:
                 conn.execute(text(f'DROP DATABASE "{name}" WITH (FORCE)'))
     finally:
@@ -364,6 +379,7 @@ def workers(articles: int, pg_url: str, counts: list[int], level: int, latency: 
         "chain ms / stories ms: time the writers waited for the audit chain's lock and the "
         "duplicate look-ups' lock (PostgreSQL advisory locks), per article."
     )
+    return rows
 
 
 # --------------------------------------------------------------------------- memory

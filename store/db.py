@@ -13,6 +13,7 @@ right to run; `open_store` says to run the migration instead.
 
 from __future__ import annotations
 
+import ast
 import functools
 import sqlite3
 import threading
@@ -21,12 +22,9 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
-from sqlalchemy import event, select, text
+from sqlalchemy import event, inspect, select, text
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.engine import Engine, make_url
@@ -34,6 +32,9 @@ from sqlmodel import Session, create_engine
 
 from store.models import RuntimeRole
 from store.packing import SQL_UNPACK, sql_unpack
+
+if TYPE_CHECKING:
+    from alembic.config import Config
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 
@@ -142,6 +143,8 @@ def make_engine(url: str) -> Engine:
 
 
 def alembic_config(engine: Engine) -> Config:
+    from alembic.config import Config  # only a migration needs Alembic (issue 24)
+
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS))
     cfg.attributes["engine"] = engine
@@ -166,6 +169,8 @@ def migrate(engine: Engine, revision: str = "head") -> None:
                 message="Skipped unsupported reflection of expression-based index",
                 category=sa_exc.SAWarning,
             )
+            from alembic import command
+
             command.upgrade(alembic_config(engine), revision)
     except Exception as exc:  # noqa: BLE001 - reported as one line to the user
         raise StoreError(
@@ -343,15 +348,62 @@ def head_revision(engine: Engine) -> str | None:
 
 @functools.cache
 def _head_revision() -> str | None:
+    """The code's head revision, read from the migration files' `revision` and
+    `down_revision` assignments without importing Alembic (issue 24: Alembic and the
+    migrations' imports are about 0.1 s of CPU a process, and a database at head
+    needs none of it); Alembic's own answer when the files are not that simple."""
+    found = _revisions(MIGRATIONS / "versions")
+    if found is not None:
+        revisions, parents = found
+        heads = revisions - parents
+        if len(heads) == 1:
+            return heads.pop()
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
     return ScriptDirectory.from_config(config).get_current_head()
 
 
+def _revisions(folder: Path) -> tuple[set[str], set[str]] | None:
+    """Every migration's revision, and every revision some migration names as its
+    `down_revision`; None when a file does not assign them as plain literals."""
+    revisions: set[str] = set()
+    parents: set[str] = set()
+    for path in sorted(folder.glob("*.py")):
+        values: dict[str, object] = {}
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            target = node.target if isinstance(node, ast.AnnAssign) else None
+            if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                target = node.targets[0]
+            if isinstance(target, ast.Name) and target.id in ("revision", "down_revision"):
+                try:
+                    values[target.id] = ast.literal_eval(node.value)  # type: ignore[arg-type]
+                except ValueError:
+                    return None
+        revision, down = values.get("revision"), values.get("down_revision")
+        if not isinstance(revision, str):
+            return None
+        revisions.add(revision)
+        downs = down if isinstance(down, tuple) else (down,)
+        parents.update(d for d in downs if isinstance(d, str))
+    return revisions, parents
+
+
 def schema_revision(engine: Engine) -> str | None:
-    """The revision the database is at; None for a database with no schema yet."""
+    """The revision the database is at; None for a database with no schema yet. Read
+    as Alembic keeps it (one row in `alembic_version`), without importing Alembic;
+    more than one row (branches) is left to Alembic."""
     try:
         with engine.connect() as conn:
+            if not inspect(conn).has_table("alembic_version"):
+                return None
+            rows = conn.execute(text("SELECT version_num FROM alembic_version")).scalars().all()
+            if len(rows) <= 1:
+                return rows[0] if rows else None
+            from alembic.runtime.migration import MigrationContext
+
             return MigrationContext.configure(conn).get_current_revision()
     except Exception as exc:  # noqa: BLE001 - unreachable server, unreadable file...
         raise StoreError(f"database {where(engine)} cannot be opened: {explain(exc)}") from None

@@ -15,8 +15,9 @@ words"); SimHash's Hamming distance on short texts is a coarser proxy.
 - Signature: 64 MinHash values, computed once when an item becomes a draft
   (`store.status.move` calls `record`), stored in `items.dup_signature`.
 - Candidates: the signature cut into 32 bands of 2 values; each band's hash is
-  a row of `item_dup_bands`, indexed, so the drafts similar to a page of the
-  queue are found by an indexed join, not by comparing every pair.
+  a row of `item_dup_bands`, keyed by (band, bucket, item), so the drafts similar
+  to a page of the queue are found by key look-ups of the page's own buckets
+  (computed from their signatures), not by comparing every pair.
   (The bands are kept in the database, not in an in-memory LSH index, so that
   every server and run sees them.)
 - Verdict: two drafts are near duplicates when their estimated Jaccard
@@ -70,7 +71,18 @@ import struct
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import BigInteger, Integer, LargeBinary, String, column, delete, insert, select
+from sqlalchemy import (
+    BigInteger,
+    Integer,
+    LargeBinary,
+    String,
+    and_,
+    column,
+    delete,
+    insert,
+    or_,
+    select,
+)
 from sqlalchemy import table as sa_table
 from sqlalchemy import update as sa_update
 
@@ -80,6 +92,7 @@ NUM_PERM = 64
 BANDS = 32
 ROWS = NUM_PERM // BANDS
 SEED = 20261201
+KEYS_PER_QUERY = 400  # (band, bucket) pairs a look-up asks at once: 800 bound values
 THRESHOLD = 0.25  # estimated Jaccard; precision and recall: tests/test_duplicates.py
 FACT_THRESHOLD = 0.45  # Jaccard of the fact sets: tests/test_duplicates_templated.py
 MIN_SHINGLES = 20  # fewer distinct words than this: too little text to compare
@@ -230,8 +243,9 @@ def signed(title: str | None, text: str | None) -> bytes | None:
 
 def write_bands(conn: Any, item_id: int, raw: bytes | None, *, replace: bool = True) -> None:
     """The band buckets of the stored signature `raw`, replacing any earlier ones
-    (`replace=False`: the item has none, and the primary key (item, band) refuses
-    the insert if it had)."""
+    (`replace=False`: the item has none). Replacing finds the item's rows by its id,
+    which since migration 0027 no index holds: a walk of the table, done only when a
+    migration signs items again (a draft is signed once, by the status machine)."""
     if replace:
         conn.execute(delete(_bands).where(_bands.c.item_id == item_id))
     values = from_bytes(raw)
@@ -272,20 +286,37 @@ def similar_drafts(
     duplicates of it, most similar first: {id: [(other id, similarity)]}."""
     if not item_ids:
         return {}
-    mine, theirs = _bands.alias("mine"), _bands.alias("theirs")
+    # The items' own bands come from their stored signatures (the table's key is
+    # (band, bucket, item): migration 0027), the others' from the key.
+    asked: dict[tuple[int, int], set[int]] = {}
+    for item_id, raw in session.execute(
+        select(_items.c.id, _items.c.dup_signature).where(_items.c.id.in_(list(item_ids)))
+    ):
+        values = from_bytes(raw)
+        for band, bucket in enumerate(buckets(values) if values is not None else ()):
+            asked.setdefault((band, bucket), set()).add(item_id)
+    keys = sorted(asked)
     other = _items.alias("other")
-    pairs = session.execute(
-        select(mine.c.item_id, theirs.c.item_id)
-        .distinct()
-        .join(theirs, theirs.c.bucket == mine.c.bucket)
-        .join(other, other.c.id == theirs.c.item_id)
-        .where(
-            mine.c.item_id.in_(list(item_ids)),
-            theirs.c.item_id != mine.c.item_id,
-            theirs.c.band == mine.c.band,
-            other.c.status.in_(list(statuses)),
-        )
-    ).all()
+    pairs: set[tuple[int, int]] = set()
+    for start in range(0, len(keys), KEYS_PER_QUERY):
+        by_band: dict[int, list[int]] = {}
+        for band, bucket in keys[start : start + KEYS_PER_QUERY]:
+            by_band.setdefault(band, []).append(bucket)
+        # One "band = ? AND bucket IN (...)" per band, ORed: SQLite searches the key
+        # for each (its MULTI-INDEX OR plan); a row value "(band, bucket) IN" list
+        # would walk the whole table (SQLite 3.40's plan: SCAN item_dup_bands).
+        for band, bucket, their_id in session.execute(
+            select(_bands.c.band, _bands.c.bucket, _bands.c.item_id)
+            .join(other, other.c.id == _bands.c.item_id)
+            .where(
+                or_(
+                    *(and_(_bands.c.band == b, _bands.c.bucket.in_(k)) for b, k in by_band.items())
+                ),
+                other.c.status.in_(list(statuses)),
+            )
+        ):
+            pairs.update((mine_id, their_id) for mine_id in asked[(band, bucket)])
+    pairs = {(mine_id, their_id) for mine_id, their_id in pairs if mine_id != their_id}
     if not pairs:
         return {}
     wanted = {i for pair in pairs for i in pair}

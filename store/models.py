@@ -21,6 +21,7 @@ from sqlalchemy import (
     Index,
     Integer,
     LargeBinary,
+    PrimaryKeyConstraint,
     String,
     Text,
     UniqueConstraint,
@@ -161,13 +162,18 @@ class DupBand(SQLModel, table=True):
     """One LSH band bucket of an item's near-duplicate signature (store/duplicates.py)."""
 
     __tablename__ = "item_dup_bands"
-    # SQLite: the table is a B-tree on its key, no rowid and no second copy of the
-    # key in an automatic index (migration 0021).
-    __table_args__ = {"sqlite_with_rowid": False}
+    # Keyed by what the look-up asks, (band, bucket), and the item: the key is the
+    # only index (migration 0027; an item's own bands are found from its stored
+    # signature, store/duplicates.py). SQLite: the table is a B-tree on its key, no
+    # rowid (migration 0021), so each band is stored once.
+    __table_args__ = (
+        PrimaryKeyConstraint("band", "bucket", "item_id"),
+        {"sqlite_with_rowid": False},
+    )
 
     item_id: int = Field(foreign_key="items.id", primary_key=True)
     band: int = Field(primary_key=True)
-    bucket: int = Field(sa_column=Column(BigInteger, nullable=False, index=True))
+    bucket: int = Field(sa_column=Column(BigInteger, nullable=False, primary_key=True))
 
 
 class StatusNotAssignable(AttributeError):

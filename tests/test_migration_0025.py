@@ -78,7 +78,8 @@ def test_upgrade_makes_every_bucket_again_in_32_bits(db_url: str) -> None:
         unsigned = insert_article(
             conn, 9, "draft", "Short", "Too short to sign.", "https://h.test/s"
         )
-    assert _grouped(engine, ids["library-a"]) == [ids["library-b"]]
+    # (No look-up before the upgrade: since 0027 the look-up computes an item's own
+    # buckets from its signature, with this scheme, so 64-bit rows match nothing.)
 
     migrate(engine)
 

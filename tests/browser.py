@@ -24,7 +24,8 @@
   (clicked again only when the page sent nothing), then the page run it started,
   waited out to its end.
 - Page helpers: `shows`, `said`, `on_screen`, `drawn`, `idle`, `focus_page`,
-  `inert`; `statuses(server)` reads the items' statuses back.
+  `choose` (an option of a select box, however loaded the machine), `inert`;
+  `statuses(server)` reads the items' statuses back.
 - `websocket_rerun` / `read_until_run_ends`: Streamlit's websocket protocol spoken by
   hand, as a stranger who never opened the page would.
 
@@ -533,6 +534,34 @@ def shows(page: Any, key: str) -> None:
     article = ARTICLES[key]
     expect(page.locator(".cd-headline").first).to_have_text(article.headline)
     expect(page.locator(".cd-text").filter(has_text=article.summary[-30:]).first).to_be_visible()
+
+
+def choose(page: Any, box: Any, name: str, *, exact: bool = True) -> None:
+    """Open the select box `box` and click its option `name` (the first, when `exact`
+    is False and several start so). On a loaded machine a click on the box does not
+    always open it (a page run landing just after the click closes the menu again, and
+    a click on a focused box once never opened it, idle clean-clone CI), so the box is
+    opened from an idle page until the option shows, by a click and by the keyboard's
+    way (ArrowDown on the focused box) in turn."""
+    from playwright.sync_api import expect
+
+    option = page.get_by_role("option", name=name, exact=exact).first
+    tries = 6
+    for attempt in range(tries):
+        idle(page)
+        if attempt % 2 == 0:
+            box.click()
+        else:
+            box.focus()
+            page.keyboard.press("ArrowDown")
+        if attempt == tries - 1:
+            break  # the last opening is waited for as long as any wait (WAIT_MS)
+        try:
+            expect(option).to_be_visible(timeout=5_000)
+            break
+        except AssertionError:  # not open (yet): close it and open it again
+            page.keyboard.press("Escape")
+    option.click()
 
 
 def said(page: Any, text: str) -> Any:

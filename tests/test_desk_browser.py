@@ -19,6 +19,7 @@ from tests.browser import (
     ARTIFACTS,
     WAIT_MS,
     Server,
+    choose,
     chromium,
     new_page,
     queue_of,
@@ -163,8 +164,7 @@ def _pick(page, item_id: int) -> None:  # type: ignore[no-untyped-def]
     from playwright.sync_api import expect
 
     expect(page.locator(".cd-count")).to_have_text("2 items")
-    page.get_by_label("Open item").click()
-    page.get_by_role("option", name=f"#{item_id}", exact=True).click()
+    choose(page, page.get_by_label("Open item"), f"#{item_id}")
 
 
 def test_a_source_gate_discard_says_no_draft_was_made_in_chromium(audit_server: Server) -> None:

@@ -12,7 +12,7 @@ from sqlmodel import Session
 
 from store.db import open_store
 from store.models import Item
-from tests.browser import chromium, idle, press, queue_of, said, serve, signed_in_page
+from tests.browser import choose, chromium, idle, press, queue_of, said, serve, signed_in_page
 from tests.desk_kit import decide_as, item_status
 
 pytestmark = pytest.mark.browser
@@ -29,8 +29,7 @@ def _take_back(page, item_id: int, reason: str) -> None:  # type: ignore[no-unty
     form = page.locator("[data-testid=stForm]").filter(has_text="Take back to draft")
     picker = form.locator("[data-testid=stSelectbox]").get_by_role("combobox")
     if not (picker.input_value() or "").startswith(f"#{item_id} "):
-        picker.click()
-        page.get_by_role("option", name=f"#{item_id} ", exact=False).first.click()
+        choose(page, picker, f"#{item_id} ", exact=False)
     expect(picker).to_have_value(re.compile(rf"^#{item_id} "))
     form.get_by_label("Reason (required)").fill(reason)
     press(page, form.get_by_role("button", name="Take back to draft"))

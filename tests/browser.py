@@ -19,8 +19,13 @@
   with the queue on screen. `run_apart(coroutine)`: what `asyncio.run` would do, in a
   thread, since sync Playwright holds this thread's event loop.
 - `submit_sign_in` / `sign_in`: the sign-in form, without and with waiting for the queue.
+- `press(page, button)`: every form submit (and any button whose page run a test
+  waits on) goes through it: from an idle page, a click proven sent to the server
+  (clicked again only when the page sent nothing), then the page run it started,
+  waited out to its end.
 - Page helpers: `shows`, `said`, `on_screen`, `drawn`, `idle`, `focus_page`,
-  `inert`; `statuses(server)` reads the items' statuses back.
+  `choose` (an option of a select box, however loaded the machine), `inert`;
+  `statuses(server)` reads the items' statuses back.
 - `websocket_rerun` / `read_until_run_ends`: Streamlit's websocket protocol spoken by
   hand, as a stranger who never opened the page would.
 
@@ -42,6 +47,7 @@ import subprocess
 import tempfile
 import time
 import urllib.request
+import weakref
 from collections.abc import Callable, Coroutine, Hashable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -427,8 +433,9 @@ def chromium() -> Iterator[Any]:
 
 def _keep_what_the_pages_show(browser: Any) -> None:
     """A browser test that failed leaves a screenshot and the HTML of every page it
-    had open in ARTIFACTS/failed/, named by the test: a failure seen only on a loaded
-    CI machine can then be read afterwards."""
+    had open in ARTIFACTS/failed/, named by the test, and how many run requests the
+    page sent and page runs the server finished for it: a failure seen only on a
+    loaded CI machine can then be read afterwards."""
     test = os.environ.get("PYTEST_CURRENT_TEST", "test").split(" ")[0]
     name = re.sub(r"[^\w.-]+", "_", test)[-120:]
     folder = ARTIFACTS / "failed"
@@ -437,6 +444,13 @@ def _keep_what_the_pages_show(browser: Any) -> None:
         for m, page in enumerate(context.pages):
             stem = f"{name}-{n}-{m}"
             try:
+                runs = _runs.get(page)
+                if runs is not None:  # was a click lost in the page, or on the server?
+                    sent = page.evaluate("() => window.__cdRerunsSent")
+                    (folder / f"{stem}.runs.txt").write_text(
+                        f"run requests the page sent: {sent}\n"
+                        f"page runs the server finished for it: {runs.ended}\n"
+                    )
                 (folder / f"{stem}.html").write_text(page.content(), encoding="utf-8")
                 page.screenshot(path=str(folder / f"{stem}.png"), full_page=True, timeout=10_000)
             except Exception:  # noqa: BLE001, S110 - a page that went away leaves nothing
@@ -473,15 +487,16 @@ def new_page(
             route.continue_() if route.request.url.startswith(server.base) else route.abort()
         ),
     )
+    _watch_the_socket(page)
     return page
 
 
 def submit_sign_in(page: Any, name: str = "alice", password: str = PASSWORD) -> None:
-    """Fill the sign-in form on screen and press Sign in; wait for nothing (a
-    refused sign-in is what some tests are about)."""
+    """Fill the sign-in form on screen and press Sign in; wait for nothing but the
+    page run it started (a refused sign-in is what some tests are about)."""
     page.get_by_role("textbox", name="Name").fill(name)
     page.get_by_role("textbox", name="Password").fill(password)
-    page.get_by_role("button", name="Sign in").click()
+    press(page, page.get_by_role("button", name="Sign in"))
 
 
 def sign_in(page: Any, name: str = "alice") -> None:
@@ -519,6 +534,34 @@ def shows(page: Any, key: str) -> None:
     article = ARTICLES[key]
     expect(page.locator(".cd-headline").first).to_have_text(article.headline)
     expect(page.locator(".cd-text").filter(has_text=article.summary[-30:]).first).to_be_visible()
+
+
+def choose(page: Any, box: Any, name: str, *, exact: bool = True) -> None:
+    """Open the select box `box` and click its option `name` (the first, when `exact`
+    is False and several start so). On a loaded machine a click on the box does not
+    always open it (a page run landing just after the click closes the menu again, and
+    a click on a focused box once never opened it, idle clean-clone CI), so the box is
+    opened from an idle page until the option shows, by a click and by the keyboard's
+    way (ArrowDown on the focused box) in turn."""
+    from playwright.sync_api import expect
+
+    option = page.get_by_role("option", name=name, exact=exact).first
+    tries = 6
+    for attempt in range(tries):
+        idle(page)
+        if attempt % 2 == 0:
+            box.click()
+        else:
+            box.focus()
+            page.keyboard.press("ArrowDown")
+        if attempt == tries - 1:
+            break  # the last opening is waited for as long as any wait (WAIT_MS)
+        try:
+            expect(option).to_be_visible(timeout=5_000)
+            break
+        except AssertionError:  # not open (yet): close it and open it again
+            page.keyboard.press("Escape")
+    option.click()
 
 
 def said(page: Any, text: str) -> Any:
@@ -611,3 +654,108 @@ async def read_until_run_ends(connection: Any, received: list[bytes], quiet: flo
             and parsed.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN
         ):
             return
+
+
+# --------------------------------------------------------------------------- pressing
+
+
+def _rerun_tag() -> int:
+    """The first byte of a Streamlit BackMsg that asks for a page run: the protobuf
+    key of its `rerun_script` field (field number, wire type 2: a message)."""
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+
+    return (BackMsg.DESCRIPTOR.fields_by_name["rerun_script"].number << 3) | 2
+
+
+# Counts, in the page, every page-run request it sends to the server (its
+# websocket's BackMsg `rerun_script`), synchronously in the send: `press` reads the
+# count right after its click, with no clock involved.
+_COUNT_SENDS = """(() => {
+  if (window.__cdRerunsSent !== undefined) return;
+  window.__cdRerunsSent = 0;
+  const send = WebSocket.prototype.send;
+  WebSocket.prototype.send = function (data) {
+    const bytes = data instanceof ArrayBuffer ? new Uint8Array(data)
+      : ArrayBuffer.isView(data) ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
+      : null;
+    if (bytes && bytes.length > 0 && bytes[0] === %d) window.__cdRerunsSent += 1;
+    return send.call(this, data);
+  };
+})();"""
+
+# Resolves with whether the page sent a run request since `n` were counted, once
+# every timer set so far has run: Streamlit's form submit sends in the click
+# handler itself, a plain button's trigger from a zero-delay timer its widget
+# manager sets in the handler (`scheduleFlush`), which runs before a timer set
+# after it.
+_SENT_SINCE = """(n) => new Promise((done) =>
+  setTimeout(() => setTimeout(() => done(window.__cdRerunsSent > n), 0), 0))"""
+
+
+@dataclass
+class _Runs:
+    ended: int = 0  # page runs the server said it finished (not cut short for a rerun)
+
+
+_runs: weakref.WeakKeyDictionary[Any, _Runs] = weakref.WeakKeyDictionary()
+
+
+def _watch_the_socket(page: Any) -> None:
+    """Before the page opens: count the run requests it sends (in the page) and the
+    page runs the server finishes for it (here, from the frames it receives)."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    runs = _runs[page] = _Runs()
+    ended = {ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_WITH_COMPILE_ERROR}
+
+    def received(payload: Any) -> None:
+        if not isinstance(payload, bytes | bytearray):
+            return
+        message = ForwardMsg.FromString(bytes(payload))
+        if message.WhichOneof("type") == "script_finished" and message.script_finished in ended:
+            runs.ended += 1
+
+    def on_socket(socket: Any) -> None:
+        if "/_stcore/stream" in socket.url:
+            socket.on("framereceived", received)
+
+    page.add_init_script(_COUNT_SENDS % _rerun_tag())
+    page.on("websocket", on_socket)
+
+
+PRESS_TRIES = 3
+
+
+def press(page: Any, button: Any) -> None:
+    """Click `button` (a locator) so that the click cannot be lost, and wait for the
+    page run it started to end. From an idle page (no run in progress) with the
+    button enabled, click; the page's own count of run requests says whether the
+    click was sent to the server. A click the page did not send is clicked again
+    (the server never heard of it, so nothing can be done twice); one it sent is
+    followed to the end of the page run that answers it. Every form submit in the
+    browser tests goes through here (CI: a Retract whose answer never came)."""
+    from playwright.sync_api import expect
+
+    runs = _runs.get(page)
+    if runs is None:
+        pytest.fail("press: this page was not opened with tests/browser.py new_page")
+    for _ in range(PRESS_TRIES):
+        idle(page)
+        expect(button).to_be_enabled()
+        sent, ended = page.evaluate("() => window.__cdRerunsSent"), runs.ended
+        button.click()
+        if page.evaluate(_SENT_SINCE, sent):
+            _wait_for_a_run_after(page, runs, ended)
+            return
+    pytest.fail(f"press: {PRESS_TRIES} clicks on {button} and the page sent nothing")
+
+
+def _wait_for_a_run_after(page: Any, runs: _Runs, ended: int) -> None:
+    """Wait until the server has finished a page run since `ended` were counted
+    (the run that answers the request just sent), then until the page is idle."""
+    deadline = time.monotonic() + WAIT_MS / 1000
+    while runs.ended <= ended:
+        if time.monotonic() > deadline:
+            pytest.fail(f"press: the click was sent; no page run ended in {WAIT_MS / 1000:g} s")
+        page.wait_for_timeout(50)  # lets Playwright deliver the frames meanwhile
+    idle(page)

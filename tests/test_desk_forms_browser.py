@@ -12,7 +12,7 @@ from sqlmodel import Session
 
 from store.db import open_store
 from store.models import Item
-from tests.browser import chromium, idle, queue_of, said, serve, signed_in_page
+from tests.browser import choose, chromium, idle, press, queue_of, said, serve, signed_in_page
 from tests.desk_kit import decide_as, item_status
 
 pytestmark = pytest.mark.browser
@@ -23,19 +23,16 @@ def _take_back(page, item_id: int, reason: str) -> None:  # type: ignore[no-unty
 
     box = page.locator("details").filter(has_text="Take an approval back")
     expect(box).to_have_count(1)
-    # A form submitted while the run that drew it is still going can be lost on a
-    # loaded machine (tests/test_desk_publish_browser.py `_form_ready`).
-    idle(page)
+    idle(page)  # the run that draws the form has ended (its submit goes through `press`)
     if box.get_attribute("open") is None:
         box.locator("summary").click()
     form = page.locator("[data-testid=stForm]").filter(has_text="Take back to draft")
     picker = form.locator("[data-testid=stSelectbox]").get_by_role("combobox")
     if not (picker.input_value() or "").startswith(f"#{item_id} "):
-        picker.click()
-        page.get_by_role("option", name=f"#{item_id} ", exact=False).first.click()
+        choose(page, picker, f"#{item_id} ", exact=False)
     expect(picker).to_have_value(re.compile(rf"^#{item_id} "))
     form.get_by_label("Reason (required)").fill(reason)
-    form.get_by_role("button", name="Take back to draft").click()
+    press(page, form.get_by_role("button", name="Take back to draft"))
 
 
 def test_a_refused_take_back_keeps_the_chosen_item(tmp_path: Path, sqlite_url: str) -> None:
@@ -58,7 +55,7 @@ def test_a_refused_take_back_keeps_the_chosen_item(tmp_path: Path, sqlite_url: s
         idle(page)
         # With a reason, without touching the item: the bridge story, and only it.
         form.get_by_label("Reason (required)").fill("The council corrected the dates")
-        form.get_by_role("button", name="Take back to draft").click()
+        press(page, form.get_by_role("button", name="Take back to draft"))
         expect(said(page, f"#{ids['bridge']}").first).to_contain_text("draft again")
     assert item_status(server, ids["bridge"]) == "draft"
     assert item_status(server, ids["market"]) == "approved"
@@ -101,7 +98,7 @@ def test_a_take_back_is_bound_to_the_version_the_editor_saw(tmp_path: Path, db_u
         form = page.locator("[data-testid=stForm]").filter(has_text="Take back to draft")
         form.get_by_label("Reason (required)").fill("The council corrected the dates")
         _bob_takes_back_and_approves(server, ids["bridge"])
-        form.get_by_role("button", name="Take back to draft").click()
+        press(page, form.get_by_role("button", name="Take back to draft"))
         refusal = said(page, f"Not saved: #{ids['bridge']}")
         expect(refusal).to_contain_text("already approved by bob")
     assert item_status(server, ids["bridge"]) == "approved"

@@ -17,7 +17,7 @@ from sqlalchemy.engine import Engine
 from publish.service import retract
 from store.db import open_store, session_scope
 from store.models import AuditEvent, SourceCheck
-from tests.browser import chromium, idle, said, serve, signed_in_page
+from tests.browser import chromium, idle, press, said, serve, signed_in_page
 from tests.desk_kit import approved_long_ago, decide_as, item_status, open_view
 from tests.review_seed import seed_editor, seed_queue
 
@@ -35,11 +35,10 @@ def _desk(engine: Engine) -> dict[str, int]:
 
 def _form_ready(page, summary: str) -> None:  # type: ignore[no-untyped-def]
     """Wait until the page run that draws the form under `summary` has finished,
-    then open it. A form submitted while the run that drew it was still going was,
-    on a loaded machine, sometimes never delivered: no rerun reached the server, the
-    form stayed open with its button (seen 1 in 8 with a 4 s pause injected after
-    the form; the CI failure of test_retract_from_the_desk). The summary shows only
-    once that run has begun, so `idle` cannot pass on the run before it."""
+    then open it. The summary shows only once that run has begun, so `idle` cannot
+    pass on the run before it. Its submit button is then pressed with `press`
+    (tests/browser.py), which proves the click reached the server and waits out the
+    run that answers it (clean-clone CI: a Retract that never got its answer)."""
     from playwright.sync_api import expect
 
     toggle = page.locator("summary").filter(has_text=summary)
@@ -103,12 +102,12 @@ def test_retract_from_the_desk(tmp_path: Path, sqlite_url: str) -> None:
         open_view(page, "Published")
         _form_ready(page, "Retract a published item")
         form = page.locator("[data-testid=stForm]").filter(has_text="Retract")
-        form.get_by_role("button", name="Retract").click()
+        press(page, form.get_by_role("button", name="Retract"))
         expect(said(page, "Not retracted")).to_contain_text("reason")
         assert item_status(server, bridge) == "published"
         idle(page)  # the run that says so redrew the form: let it finish first
         form.get_by_label("Reason (required)").fill("The council withdrew the notice")
-        form.get_by_role("button", name="Retract").click()
+        press(page, form.get_by_role("button", name="Retract"))
         expect(said(page, f"Retracted #{bridge}")).to_be_visible()
         assert item_status(server, bridge) == "retracted"
         open_view(page, "Retracted")
@@ -145,7 +144,7 @@ def test_a_retraction_another_editor_made_first_is_named(tmp_path: Path, db_url:
             engine.dispose()
         form = page.locator("[data-testid=stForm]").filter(has_text="Retract")
         form.get_by_label("Reason (required)").fill("The council withdrew the notice")
-        form.get_by_role("button", name="Retract").click()
+        press(page, form.get_by_role("button", name="Retract"))
         expect(said(page, "already retracted")).to_contain_text("bob")
         assert item_status(server, bridge) == "retracted"
         engine = open_store(server.db_url)

@@ -16,7 +16,7 @@ from sqlalchemy.engine import Engine
 from store.db import session_scope
 from store.models import Item
 from store.notes import add_note
-from tests.browser import chromium, idle, inert, serve, shows, signed_in_page
+from tests.browser import choose, chromium, idle, inert, serve, shows, signed_in_page
 from tests.review_seed import ARTICLES, seed_editor, seed_queue
 
 pytestmark = pytest.mark.browser
@@ -135,7 +135,6 @@ def test_the_lists_times_read_in_the_editors_zone_with_utc_on_hovering_the_cell(
         expect(page.get_by_role("heading", name="Rejected", level=1)).to_be_visible()
         idle(page)
         expect(main.locator("table.cd-list")).to_contain_text("Not <b>ours</b>")
-        page.get_by_label("Open item").click()
-        page.get_by_role("option", name=f"#{server.ids['school']}", exact=True).click()
+        choose(page, page.get_by_label("Open item"), f"#{server.ids['school']}")
         expect(main.locator("table.cd-trail")).to_be_visible()
         expect(main.locator(".cd-headline").first).to_have_text(ARTICLES["school"].headline)

@@ -32,6 +32,7 @@ from tests.browser import (
     inert,
     new_page,
     on_screen,
+    press,
     queue_of,
     read_until_run_ends,
     run_apart,
@@ -94,7 +95,7 @@ def test_sign_in_approve_reject_in_a_real_browser(server: Server) -> None:
         page.get_by_role("textbox", name="Name").fill("alice")
         page.get_by_role("textbox", name="Password").fill(PASSWORD)
         assert ARTICLES["bridge"].headline not in page.inner_text("body")
-        page.get_by_role("button", name="Sign in").click()
+        press(page, page.get_by_role("button", name="Sign in"))
         expect(page.get_by_text("Review queue")).to_be_visible()
 
         # The oldest draft opens, with its evidence marked; keep a picture of it.

@@ -20,7 +20,7 @@ from sqlmodel import Session
 from review_ui.desk.decisions import Reviewer, approve, reject
 from store.db import open_store, session_scope
 from store.models import AuditEvent, Item
-from tests.browser import Server, chromium, idle, said, serve, signed_in_page
+from tests.browser import Server, choose, chromium, idle, said, serve, signed_in_page
 from tests.dup_material import ARTICLES as STORIES
 from tests.dup_material import story
 from tests.review_seed import seed_article, seed_editor
@@ -128,28 +128,6 @@ def _open_bulk(page) -> None:  # type: ignore[no-untyped-def]
     expect(picker).to_be_visible()
 
 
-def _choose(page, box, name: str) -> None:  # type: ignore[no-untyped-def]
-    """Open a select box and click an option. A rerun of the page landing just after
-    the click (the address following the open draft costs one) closes the menu
-    again, so open it until the option shows."""
-    from playwright.sync_api import expect
-
-    option = page.get_by_role("option", name=name, exact=True)
-    for attempt in range(6):
-        idle(page)
-        if attempt % 2 == 0:
-            box.click()
-        else:  # a click on a focused box once never opened it (clean-clone CI, idle):
-            box.focus()  # the keyboard's way to open a menu is the other path
-            page.keyboard.press("ArrowDown")
-        try:
-            expect(option).to_be_visible(timeout=5_000)
-            break
-        except AssertionError:
-            page.keyboard.press("Escape")
-    option.click()
-
-
 def _pick(page, item_id: int) -> None:  # type: ignore[no-untyped-def]
     """Pick a draft in the multiselect and see it picked. A pick made while a page
     run is still redrawing the box (a loaded machine: the run after a confirmation
@@ -161,7 +139,7 @@ def _pick(page, item_id: int) -> None:  # type: ignore[no-untyped-def]
     chosen = picker.get_by_text(f"#{item_id}", exact=True)
     for _ in range(5):
         idle(page)
-        _choose(page, picker.get_by_role("combobox"), f"#{item_id}")
+        choose(page, picker.get_by_role("combobox"), f"#{item_id}")
         page.keyboard.press("Escape")
         expect(page.get_by_role("option")).to_have_count(0)
         idle(page)
@@ -205,7 +183,7 @@ def test_bulk_reject_with_confirmation_and_assign(server: Server) -> None:
                 .filter(has_text="Assign to")
                 .get_by_role("combobox")
             )
-            _choose(page, assignee, "alice")
+            choose(page, assignee, "alice")
             page.get_by_role("button", name="Assign 1 selected").click()
             expect(said(page, f"Assigned to alice 1: #{signing}")).to_be_visible()
             page.get_by_text("Assigned to me").click()

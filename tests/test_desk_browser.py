@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -196,3 +197,41 @@ def test_the_audit_trail_reads_in_the_editors_time_zone_in_chromium(audit_server
         # The failed quote beside the source's closest wording.
         expect(page.get_by_text("Quotations not in the source (1)")).to_be_visible()
         page.screenshot(path=str(ARTIFACTS / "audit_trail_times.png"), full_page=True)
+
+
+@pytest.mark.parametrize(("width", "height"), [(1280, 720), (1024, 768)])
+def test_the_trails_verdicts_and_model_calls_read_in_the_editors_zone_with_utc_on_hover(
+    audit_server: Server, width: int, height: int
+) -> None:
+    """Issue 25's one time zone rule in the audit trail's gate verdicts and model
+    calls: each time in the editor's zone (IST here), the UTC moment on hovering its
+    cell, in escaped HTML tables rather than grids (which cannot hover a cell)."""
+    from playwright.sync_api import expect
+
+    with chromium() as browser:
+        page = signed_in_page(
+            browser, audit_server, width=width, height=height, timezone="Asia/Kolkata"
+        )
+        page.get_by_text("Discarded", exact=True).click()
+        item = audit_server.ids["misquote"]
+        _pick(page, item)
+        for name in ("verdicts", "model_calls"):
+            cells = page.locator(f'table.cd-trail[data-key="trail_{name}_{item}"] td.cd-time')
+            expect(cells.first).to_be_attached(timeout=WAIT_MS)
+            assert cells.count() >= 1, name
+            first = cells.first
+            first.scroll_into_view_if_needed()
+            first.hover()
+            shown, hover = first.inner_text(), first.get_attribute("title")
+            assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d IST", shown), (name, shown)
+            assert hover is not None
+            assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", hover), (name, hover)
+            # The same moment: IST is UTC+05:30.
+            local = datetime.strptime(shown, "%Y-%m-%d %H:%M:%S IST")
+            utc = datetime.strptime(hover, "%Y-%m-%d %H:%M:%S UTC")
+            assert local - utc == timedelta(hours=5, minutes=30), (name, shown, hover)
+        # No grid is left for them (Streamlit marks a keyed element st-key-<key>).
+        grids = page.locator('[class*="st-key-trail_verdicts_"], [class*="st-key-trail_model_"]')
+        assert grids.count() == 0
+        heads = page.locator('table.cd-trail[data-key^="trail_verdicts_"] th').all_inner_texts()
+        assert "at" in heads and "gate" in heads, heads

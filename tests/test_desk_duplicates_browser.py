@@ -101,7 +101,7 @@ def test_a_draft_is_compared_with_approved_stories(server: Server) -> None:
     ids = server.ids
     decide_as(server, "bob", ids["closure-a"], "approve")
     with chromium() as browser:
-        page = new_page(browser, server, width=1280, height=900)
+        page = new_page(browser, server, width=1280, height=720)
         page.goto(f"{server.base}/?item={ids['closure-b']}")
         sign_in(page)
         headline_is(page, STORIES["closure-b"][0])

@@ -82,7 +82,7 @@ def test_checks_that_never_ran_are_not_run_not_failed(server: Server) -> None:
     from playwright.sync_api import expect
 
     with chromium() as browser:
-        page = new_page(browser, server, width=1280, height=900)
+        page = new_page(browser, server, width=1280, height=720)
         page.goto(f"{server.base}/?item={server.ids['school']}")
         sign_in(page)
         shows(page, "school")

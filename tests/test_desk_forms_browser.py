@@ -43,7 +43,7 @@ def test_a_refused_take_back_keeps_the_chosen_item(tmp_path: Path, sqlite_url: s
         ids = server.ids
         for key in ("bridge", "school", "market"):  # the market is the newest approval
             decide_as(server, "bob", ids[key], "approve")
-        page = signed_in_page(browser, server, height=1000)
+        page = signed_in_page(browser, server, width=1280, height=720)
         page.locator("[data-testid=stSidebar]").get_by_text("Approved", exact=True).click()
         expect(page.get_by_role("button", name="Publish now")).to_be_visible()
         # No reason: refused, and the form still names the bridge story.

@@ -86,7 +86,7 @@ def test_retract_from_the_desk(tmp_path: Path, sqlite_url: str) -> None:
         bridge = ids["bridge"]
         decide_as(server, "bob", bridge, "approve")
         approved_long_ago(server.db_url, bridge)
-        page = signed_in_page(browser, server, width=1280, height=900)
+        page = signed_in_page(browser, server, width=1280, height=720)
         open_view(page, "Approved")
         page.get_by_role("button", name=re.compile(r"^Publish now")).click()
         page.get_by_role("button", name="Confirm: publish 1").click()
@@ -130,7 +130,7 @@ def test_a_retraction_another_editor_made_first_is_named(tmp_path: Path, db_url:
         bridge = server.ids["bridge"]
         decide_as(server, "bob", bridge, "approve")
         approved_long_ago(server.db_url, bridge)
-        page = signed_in_page(browser, server, width=1280, height=900)
+        page = signed_in_page(browser, server, width=1280, height=720)
         open_view(page, "Approved")
         page.get_by_role("button", name=re.compile(r"^Publish now")).click()
         page.get_by_role("button", name="Confirm: publish 1").click()

@@ -30,14 +30,14 @@ def test_a_shared_link_never_carries_an_unsent_reason(tmp_path: Path, sqlite_url
 
     seed = queue_of("bridge", "school", editors=("alice", "bob"))
     with serve(tmp_path, sqlite_url, seed) as server, chromium() as browser:
-        alice = signed_in_page(browser, server)
+        alice = signed_in_page(browser, server, width=1280, height=720)
         shows(alice, "bridge")
         alice.get_by_label("Reason for rejecting").fill("Alice's private doubt")
         alice.locator(".cd-headline").first.click()  # the box hands its value over
         expect(alice).to_have_url(re.compile(rf"item={server.ids['bridge']}\b"))
         link = alice.url
         assert "private" not in link
-        bob = new_page(browser, server)
+        bob = new_page(browser, server, width=1280, height=720)
         bob.goto(link)
         sign_in(bob, "bob")
         shows(bob, "bridge")
@@ -53,9 +53,9 @@ def test_one_pending_count_and_headings(tmp_path: Path, sqlite_url: str) -> None
 
     seed = queue_of(*QUEUE_KEYS, editors=("alice", "bob"))
     with serve(tmp_path, sqlite_url, seed) as server, chromium() as browser:
-        bob = signed_in_page(browser, server, "bob")
+        bob = signed_in_page(browser, server, "bob", width=1280, height=720)
         shows(bob, "bridge")  # bob holds the bridge draft
-        alice = signed_in_page(browser, server, "alice")
+        alice = signed_in_page(browser, server, "alice", width=1280, height=720)
         shows(alice, "school")
         count = alice.locator(".cd-count").first
         expect(count).to_contain_text("3 pending drafts")
@@ -72,7 +72,7 @@ def test_the_discarded_list_leads_with_the_gate(tmp_path: Path, sqlite_url: str)
 
     seed = queue_of("bridge", "wrong_number")
     with serve(tmp_path, sqlite_url, seed) as server, chromium() as browser:
-        page = new_page(browser, server)
+        page = new_page(browser, server, width=1280, height=720)
         page.goto(server.base)
         sign_in(page)
         page.locator("[data-testid=stSidebar]").get_by_text("Discarded", exact=True).click()

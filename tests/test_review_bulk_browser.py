@@ -82,13 +82,14 @@ def test_reject_near_duplicates_in_one_action(server: Server) -> None:
     ids = server.ids
     kept, other, update = ids["warehouse-a"], ids["warehouse-b"], ids["warehouse-u"]
     with chromium() as browser:
-        page = signed_in_page(browser, server, height=1400)
+        page = signed_in_page(browser, server, width=1280, height=720)
         # The oldest draft is the first of the group: its two near duplicates are named.
         expect(page.locator(".cd-headline").first).to_have_text(STORIES["warehouse-a"][0])
         expect(said(page, "2 similar drafts")).to_be_visible()
         page.get_by_role("button", name="Reject these…").click()
         # The whole list first, where the editor is looking; nothing rejected yet.
         expect(page.locator(".cd-confirm")).to_contain_text(f"as duplicates of #{kept}")
+        expect(page.locator(".cd-confirm")).to_be_in_viewport()
         expect(page.locator(".cd-confirm")).to_contain_text(f"#{other} ")
         expect(page.locator(".cd-confirm")).to_contain_text(f"#{update} ")
         # Meanwhile bob rejects the update himself: it is skipped, by name.
@@ -157,7 +158,7 @@ def test_bulk_reject_with_confirmation_and_assign(server: Server) -> None:
     ids = server.ids
     strike, ferry, signing = ids["strike-a"], ids["ferry-a"], ids["signing-a"]
     with chromium() as browser:
-        page = signed_in_page(browser, server, height=1400)
+        page = signed_in_page(browser, server, width=1280, height=720)
         try:
             _open_bulk(page)
             _pick(page, strike)
@@ -166,7 +167,9 @@ def test_bulk_reject_with_confirmation_and_assign(server: Server) -> None:
             reason.fill("Out of our area")
             page.get_by_role("button", name="Reject 2 selected…").click()
             # A confirmation naming the count and the items; nothing is rejected yet.
-            expect(said(page, 'Reject 2 drafts with the reason "Out of our area"?')).to_be_visible()
+            asked = said(page, 'Reject 2 drafts with the reason "Out of our area"?')
+            expect(asked).to_be_visible()
+            expect(asked).to_be_in_viewport()  # where the editor is looking, at 1280x720
             expect(said(page, f"#{strike} Porters")).to_be_visible()
             assert _state(server, strike)[0] == "draft"
             # Bob approves one of them before alice confirms: it is skipped, by name.

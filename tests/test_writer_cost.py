@@ -158,3 +158,25 @@ def test_a_batch_finds_its_duplicates_as_one_item_at_a_time_did(engine) -> None:
     assert items[outs[3].job.item_id].status == st.DRAFT
     assert items[later[0].job.item_id].status == st.DRAFT
     assert item_keys(None, None, first.job.source_url)[1] == items[first_id].dedup_key
+
+
+def test_a_drafts_band_rows_are_its_signatures_buckets_band_by_band(engine) -> None:
+    """The band rows the writer's move leaves (one statement an item; on PostgreSQL an
+    INSERT from an array, issue 24) are exactly the stored signature's buckets, each
+    under its band number."""
+    from sqlalchemy import text
+
+    from store import duplicates
+
+    writer = _writer(engine)
+    outs = _outcomes(engine, writer.run.run_id, [40, 41, 42])
+    writer.commit_batch(outs)
+    with Session(engine) as session:
+        for out in outs:
+            item = session.get(Item, out.job.item_id)
+            wanted = dict(enumerate(duplicates.buckets(duplicates.from_bytes(item.dup_signature))))
+            rows = session.connection().execute(
+                text("SELECT band, bucket FROM item_dup_bands WHERE item_id = :i"), {"i": item.id}
+            )
+            assert dict(rows.all()) == wanted
+            assert len(wanted) == duplicates.BANDS

@@ -10,6 +10,7 @@ article, a feed or a model is parsed as HTML or markdown.
 from __future__ import annotations
 
 import html
+from collections.abc import Mapping, Sequence
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -35,38 +36,46 @@ def _shown(value: Any) -> str:
     return "" if shown is None else str(shown)
 
 
-def draw_events(events: list[dict[str, Any]], zone: ZoneInfo, key: str) -> None:
-    """Status moves as a table whose times read in the editor's zone, UTC on hover."""
-    columns = ("at", "actor", "move", "reason", "details")
-    rows = []
-    for event in events:
-        local, utc = local_time(event.get("at"), zone)
-        move = f"{event.get('from_status') or '(born)'} → {event.get('to_status') or ''}"
-        cells = [
-            f'<td class="cd-time" title="{html.escape(utc)}">{html.escape(local)}</td>',
-            *(
-                f"<td>{html.escape(_shown(v))}</td>"
-                for v in (event.get("actor"), move, event.get("reason"), event.get("details"))
-            ),
-        ]
-        rows.append("<tr>" + "".join(cells) + "</tr>")
-    head = "".join(f"<th>{c}</th>" for c in columns)
+def trail_table(rows: Sequence[Mapping[str, Any]], zone: ZoneInfo, key: str) -> None:
+    """Rows as one of the trail's HTML tables: a time (`TIME_FIELDS`) in the
+    editor's zone to the second with the UTC moment on hovering its cell, a blank
+    cell for nothing, every value and header escaped. One rule for every table of
+    the trail (issue 25): `st.dataframe`'s grid cannot put a hover on a cell."""
+    if not rows:
+        return
+    columns = list(rows[0])
+
+    def td(column: str, value: Any) -> str:
+        if column in TIME_FIELDS:
+            local, utc = local_time(value, zone)
+            return f'<td class="cd-time" title="{html.escape(utc)}">{html.escape(local)}</td>'
+        return f"<td>{html.escape(_shown(value))}</td>"
+
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
+    body = "".join("<tr>" + "".join(td(c, r.get(c)) for c in columns) + "</tr>" for r in rows)
     st.html(
         f'<table class="cd-trail" data-key="{html.escape(key)}" '
         'style="border-collapse:collapse;font-size:0.85rem;width:100%">'
-        f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
         "<style>.cd-trail td,.cd-trail th{border-bottom:1px solid #ddd;padding:4px 6px;"
         "text-align:left;vertical-align:top;overflow-wrap:anywhere}"
         ".cd-trail td.cd-time{white-space:nowrap;cursor:help}</style>"
     )
 
 
-def rows_in_zone(rows: list[dict[str, Any]], zone: ZoneInfo) -> list[dict[str, Any]]:
-    """Table rows with their times in the editor's zone and blanks for nothing."""
-    return [
-        {k: local_time(v, zone)[0] if k in TIME_FIELDS else _shown(v) for k, v in r.items()}
-        for r in rows
+def draw_events(events: list[dict[str, Any]], zone: ZoneInfo, key: str) -> None:
+    """Status moves as a table whose times read in the editor's zone, UTC on hover."""
+    rows = [
+        {
+            "at": event.get("at"),
+            "actor": event.get("actor"),
+            "move": f"{event.get('from_status') or '(born)'} → {event.get('to_status') or ''}",
+            "reason": event.get("reason"),
+            "details": event.get("details"),
+        }
+        for event in events
     ]
+    trail_table(rows, zone, key)
 
 
 def draw_missing_quotes(verdicts: list[dict[str, Any]], key: str) -> None:

@@ -25,6 +25,7 @@ import streamlit as st
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
+from review_ui import streamlit_adapter
 from review_ui.desk.highlight import escape_text
 from review_ui.desk.queries import decided_choices
 from review_ui.views.widgets import flash
@@ -132,7 +133,8 @@ def confirmation(where: str, act: Callable[[Ask, dict[int, int]], None]) -> None
         )
     lines += request.notes
     st.html(
-        '<div class="cd-confirm cd-text" role="alertdialog" style="border:2px solid #b58100;'
+        f'<div class="cd-confirm cd-text" data-gen="{int(gen)}" role="alertdialog" '
+        'style="border:2px solid #b58100;'
         'border-radius:6px;padding:0.5rem 0.8rem;background:#fffaf0;white-space:pre-wrap">'
         + "\n".join(escape_text(line) for line in lines)
         + "</div>"
@@ -150,6 +152,27 @@ def confirmation(where: str, act: Callable[[Ask, dict[int, int]], None]) -> None
         args=(request, act),
     )
     cols[1].button("Cancel", key=f"confirm_no_{gen}", on_click=cancel)
+    # Where the editor is looking (issue 25): the button that asked may sit at the
+    # bottom of the screen, and the list drawn under it below the fold (at 1280x720,
+    # the queue's bulk panel). Scrolled into view once per confirmation.
+    st.html(_IN_VIEW % int(gen), unsafe_allow_javascript=True, width="content")
+
+
+# Brings confirmation `gen` (the list, then its Confirm button) into view, once; the
+# only value put into it is that integer.
+_IN_VIEW = streamlit_adapter.fill("""<script>(() => {
+  const gen = "%d";
+  const show = (tries) => {
+    const box = document.querySelector('.cd-confirm[data-gen="' + gen + '"]');
+    const yes = document.querySelector('[class*="__KEY_CLASS__confirm_yes_' + gen + '"]');
+    if (!box || !yes) { if (tries > 0) setTimeout(() => show(tries - 1), 50); return; }
+    if (box.dataset.cdShown) return;
+    box.dataset.cdShown = "1";
+    box.scrollIntoView({block: "nearest"});
+    yes.scrollIntoView({block: "nearest"});
+  };
+  show(200);
+})();</script>""")
 
 
 def _confirmed(request: Ask, act: Callable[[Ask, dict[int, int]], None]) -> None:

@@ -218,19 +218,17 @@ def draw_audit_trail(engine: Engine, item_id: int) -> None:
     for name, title in (("verdicts", "Gate verdicts"), ("model_calls", "Model calls")):
         rows = doc.get(name) or []
         st.html(f'<div style="font-weight:600">{title} ({len(rows)})</div>')
-        if rows:
-            table(
-                audit_view.rows_in_zone(
-                    [{k: v for k, v in r.items() if k != "evidence"} for r in rows], zone
-                ),
-                key=f"trail_{name}_{item_id}",
-            )
+        audit_view.trail_table(
+            [{k: v for k, v in r.items() if k != "evidence"} for r in rows],
+            zone,
+            key=f"trail_{name}_{item_id}",
+        )
     audit_view.draw_missing_quotes(doc.get("verdicts") or [], key=f"trail_quotes_{item_id}")
     desk_panels.draw_audit_edits(doc)
     notes = doc.get("notes") or []
     if notes:
         st.html(f'<div style="font-weight:600">Notes ({len(notes)})</div>')
-        table(notes, key=f"trail_notes_{item_id}")
+        audit_view.trail_table(notes, zone, key=f"trail_notes_{item_id}")
     facts = {k: v for k, v in doc.items() if isinstance(v, dict)}
     if facts:
         st.html('<div style="font-weight:600">Item</div>')

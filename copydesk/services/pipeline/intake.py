@@ -241,6 +241,8 @@ class Intake:
             known_ids.add(entry.entry_id)
             known_keys.add(dedup_key)
             fresh.append((entry, source_url, dedup_key))
+        if not fresh:
+            return
         try:
             with session.begin_nested():
                 st.create_many(session, [self._born(feed, *f) for f in fresh], actor=self.run.actor)

@@ -354,7 +354,7 @@ def test_two_quick_a_presses_approve_only_the_draft_that_was_on_screen(
 
     ids = dwell_server.ids
     with chromium() as browser:
-        page = signed_in_page(browser, dwell_server, height=1200)
+        page = signed_in_page(browser, dwell_server, width=1280, height=720)
         shows(page, "bridge")
         on_screen(page, ids["bridge"])
         # Its buttons too: a loaded browser paints them last, and A with none on
@@ -398,7 +398,7 @@ def test_a_pressed_too_soon_is_refused_naming_the_item(long_dwell_server: Server
     server = long_dwell_server
     ids = server.ids
     with chromium() as browser:
-        page = signed_in_page(browser, server, height=1200)
+        page = signed_in_page(browser, server, width=1280, height=720)
         shows(page, "bridge")
         on_screen(page, ids["bridge"])
         page.locator(".cd-headline").first.click()

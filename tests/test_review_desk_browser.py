@@ -70,11 +70,13 @@ def test_two_editors_in_two_browsers_do_not_collide(tmp_path: Path, db_url: str)
     with serve(tmp_path, db_url, _desk()) as server, chromium() as browser:
         ids = server.ids
         opened = time.monotonic()  # before alice opens her draft
-        alice = new_page(browser, server)
+        alice = new_page(browser, server, width=1280, height=720)
         alice.goto(server.base)
         sign_in(alice, "alice")
         shows(alice, "bridge")
-        bob = new_page(browser, server)  # a context of its own: another person
+        bob = new_page(
+            browser, server, width=1280, height=720
+        )  # a context of its own: another person
         bob.goto(server.base)
         sign_in(bob, "bob")
         shows(bob, "school")  # not alice's draft
@@ -83,7 +85,7 @@ def test_two_editors_in_two_browsers_do_not_collide(tmp_path: Path, db_url: str)
         ).to_be_visible()
         assert _claims(server) == {"alice": ids["bridge"], "bob": ids["school"]}
         # Bob opens alice's draft on purpose (a link to it): he sees she has it.
-        bob = new_page(browser, server)  # a fresh visit (no session cookie)
+        bob = new_page(browser, server, width=1280, height=720)  # a fresh visit (no session cookie)
         bob.goto(f"{server.base}/?item={ids['bridge']}")
         sign_in(bob, "bob")
         shows(bob, "bridge")

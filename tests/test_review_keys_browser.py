@@ -74,7 +74,7 @@ def test_help_r_e_and_a_refusal_that_keeps_the_earlier_message(slow_server: Serv
 
     ids = slow_server.ids
     with chromium() as browser:
-        page = signed_in_page(browser, slow_server, height=1200)
+        page = signed_in_page(browser, slow_server, width=1280, height=720)
         shows(page, "bridge")
         focus_page(page)
 
@@ -156,7 +156,7 @@ def test_n_p_pages_and_j_right_after_a_filter(paged_server: Server) -> None:
         engine.dispose()
     assert total == 30  # 4 drafts of the seed and 26 copies: two pages of 25
     with chromium() as browser:
-        page = signed_in_page(browser, paged_server, height=1200)
+        page = signed_in_page(browser, paged_server, width=1280, height=720)
         shows(page, "bridge")
         expect(_position(page, 1)).to_be_visible(timeout=WAIT_MS)
         focus_page(page)
@@ -201,7 +201,7 @@ def test_keys_pressed_while_the_page_is_drawn_wait_and_apply_in_order(
     from playwright.sync_api import expect
 
     with chromium() as browser:
-        page = new_page(browser, paged_server, height=1200)
+        page = new_page(browser, paged_server, width=1280, height=720)
         page.goto(paged_server.base)
         submit_sign_in(page)
         # ? as soon as the queue's first words appear, long before its buttons.

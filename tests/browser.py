@@ -67,6 +67,15 @@ from tests.review_seed import ARTICLES, PASSWORD, seed_editor, seed_queue, write
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+
+# Nothing but loopback: Chromium sends every request to a proxy, except those its
+# implicit bypass rules send directly (localhost, 127.0.0.1/8, [::1], link-local:
+# https://chromium.googlesource.com/chromium/src/+/HEAD/net/docs/proxy.md). The proxy
+# is a port this process holds bound and never listens on, so a connection to it is
+# refused at once. (Not Playwright's page.route: a Python round trip per request, and
+# routing turns the browser's HTTP cache off.) tests/test_loopback_only_browser.py.
+_NO_PROXY = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+_NO_PROXY.bind(("127.0.0.1", 0))
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -75,6 +84,7 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
     "--disable-quic",
+    f"--proxy-server=http://127.0.0.1:{_NO_PROXY.getsockname()[1]}",
 ]
 STARTUP_LIMIT = 120  # seconds to wait for the server to answer before giving up
 # How long a wait for the page may last: only a failing test waits it out. A page run
@@ -473,7 +483,7 @@ def new_page(
     timezone: str = "UTC",
 ) -> Any:
     """A page in a browser context of its own (another person, as far as the app
-    knows) that can reach nothing but the loopback server. Nothing is opened yet."""
+    knows) that can reach nothing but loopback (CHROMIUM_ARGS). Nothing is opened yet."""
     from playwright.sync_api import expect
 
     viewport = {"width": width, "height": height}
@@ -481,12 +491,6 @@ def new_page(
     page.set_default_timeout(WAIT_MS)
     # expect()'s own default is 5 s; this setting is global to Playwright.
     expect.set_options(timeout=WAIT_MS)
-    page.route(
-        "**/*",
-        lambda route: (
-            route.continue_() if route.request.url.startswith(server.base) else route.abort()
-        ),
-    )
     _watch_the_socket(page)
     return page
 

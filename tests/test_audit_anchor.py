@@ -384,3 +384,20 @@ def test_a_retraction_carries_the_audit_head_with_its_own_event(
             assert ok.exit_code == 0, ok.output
     finally:
         engine.dispose()
+
+
+def test_a_run_beside_another_databases_anchor_keeps_its_work_and_says_so(
+    engine: Engine, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A run's last step writes the anchor; beside a file that is another database's
+    anchor, it leaves the file and logs one line (the run's work is already kept),
+    never a crash in its own error handling."""
+    from copydesk.services.pipeline.run import _write_audit_anchor
+
+    path = tmp_path / "audit.anchor"
+    theirs = audit_chain.Anchor(7, "f" * 64)
+    audit_chain.write_anchor(path, theirs, "sqlite:/elsewhere/their.db")
+    new_item(engine)
+    _write_audit_anchor(engine, path)
+    assert audit_chain.read_anchor(path) == theirs
+    assert "not written: it is the anchor of another database" in caplog.text

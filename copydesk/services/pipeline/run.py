@@ -394,4 +394,5 @@ def _write_audit_anchor(engine: Engine, path: Path) -> None:
             path, audit_chain.head(engine), audit_chain.database_of(engine.url)
         )
     except (OSError, ValueError) as exc:
-        log.error("audit anchor %s not written: %s", path, exc.strerror or exc)
+        reason = getattr(exc, "strerror", None) or exc  # a ValueError has none
+        log.error("audit anchor %s not written: %s", path, reason)

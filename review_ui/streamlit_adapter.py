@@ -31,6 +31,10 @@ SIDEBAR = '[data-testid="stSidebar"]'
 MAIN_BLOCK = "[data-testid=stMainBlockContainer]"
 # A column of elements (its gap between elements is ours to set: the queue's is tighter).
 VERTICAL_BLOCK = "[data-testid=stVerticalBlock]"
+# The holders of `st.button` and `st.form_submit_button`: a click on either asks for
+# a page run (the keyboard script watches that one follows).
+BUTTON = '[data-testid="stButton"]'
+FORM_SUBMIT = '[data-testid="stFormSubmitButton"]'
 # An open `st.dialog`, and the button in it that closes it.
 DIALOG = '[role="dialog"]'
 DIALOG_CLOSE = 'button[aria-label="Close"]'
@@ -45,6 +49,8 @@ FRONTEND_NAMES: dict[str, str] = {
     "SIDEBAR": r"[`\"']stSidebar[`\"']",
     "MAIN_BLOCK": r"[`\"']stMainBlockContainer[`\"']",
     "VERTICAL_BLOCK": r"[`\"']stVerticalBlock[`\"']",
+    "BUTTON": r"[`\"']stButton[`\"']",
+    "FORM_SUBMIT": r"[`\"']stFormSubmitButton[`\"']",
     "DIALOG": r"role[`\"']?\s*:\s*[`\"']dialog[`\"']",
     "DIALOG_CLOSE": r"[`\"']aria-label[`\"']\s*:\s*[`\"']Close[`\"']",
 }
@@ -53,7 +59,8 @@ FRONTEND_NAMES: dict[str, str] = {
 def fill(template: str) -> str:
     """A script or style of ours with the page's names put in: `__APP__`,
     `__SCRIPT_STATE__`, `__NOT_RUNNING__`, `__KEY_CLASS__`, `__SIDEBAR__`,
-    `__MAIN_BLOCK__`, `__VERTICAL_BLOCK__`, `__DIALOG__`, `__DIALOG_CLOSE__`. Only these
+    `__MAIN_BLOCK__`, `__VERTICAL_BLOCK__`, `__BUTTON__`, `__FORM_SUBMIT__`, `__DIALOG__`,
+    `__DIALOG_CLOSE__`. Only these
     constants go in
     (never data), so the result is as fixed as the template."""
     for name in FRONTEND_NAMES:

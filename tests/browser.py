@@ -662,6 +662,8 @@ async def read_until_run_ends(connection: Any, received: list[bytes], quiet: flo
 
 # --------------------------------------------------------------------------- pressing
 
+STREAM = re.compile(r".*/_stcore/stream.*")  # Streamlit's websocket, for route_web_socket
+
 
 def _rerun_tag() -> int:
     """The first byte of a Streamlit BackMsg that asks for a page run: the protobuf
@@ -677,14 +679,27 @@ def _rerun_tag() -> int:
 _COUNT_SENDS = """(() => {
   if (window.__cdRerunsSent !== undefined) return;
   window.__cdRerunsSent = 0;
-  const send = WebSocket.prototype.send;
-  WebSocket.prototype.send = function (data) {
+  const count = (data) => {
     const bytes = data instanceof ArrayBuffer ? new Uint8Array(data)
       : ArrayBuffer.isView(data) ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
       : null;
     if (bytes && bytes.length > 0 && bytes[0] === %d) window.__cdRerunsSent += 1;
-    return send.call(this, data);
   };
+  const patch = (cls) => {
+    if (!cls || !cls.prototype || cls.prototype.__cdCounted) return cls;
+    const send = cls.prototype.send;
+    cls.prototype.send = function (data) { count(data); return send.call(this, data); };
+    cls.prototype.__cdCounted = true;
+    return cls;
+  };
+  // Playwright's route_web_socket puts a WebSocket class of its own in place (by
+  // assignment, before or after this script): that one is counted too.
+  let current = patch(window.WebSocket);
+  Object.defineProperty(window, "WebSocket", {
+    configurable: true,
+    get: () => current,
+    set: (cls) => { current = patch(cls); },
+  });
 })();"""
 
 # Resolves with whether the page sent a run request since `n` were counted, once
@@ -763,3 +778,34 @@ def _wait_for_a_run_after(page: Any, runs: _Runs, ended: int) -> None:
             pytest.fail(f"press: the click was sent; no page run ended in {WAIT_MS / 1000:g} s")
         page.wait_for_timeout(50)  # lets Playwright deliver the frames meanwhile
     idle(page)
+
+
+class DropNextRun:
+    """A websocket route that drops the browser's next rerun message (a click on a
+    button) once armed, and passes everything else both ways: a click the server
+    never hears of. `page.route_web_socket(STREAM, drop.route)` before `goto`."""
+
+    def __init__(self) -> None:
+        self.armed = False
+        self.dropped = 0
+
+    def route(self, ws: Any) -> None:
+        server = ws.connect_to_server()
+
+        def to_server(message: Any) -> None:
+            if self.armed and isinstance(message, bytes) and _is_rerun(message):
+                self.armed = False
+                self.dropped += 1
+                return
+            server.send(message)
+
+        ws.on_message(to_server)
+
+
+def _is_rerun(message: bytes) -> bool:
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+
+    try:
+        return BackMsg.FromString(message).WhichOneof("type") == "rerun_script"
+    except Exception:  # noqa: BLE001 - not a BackMsg: pass it on
+        return False

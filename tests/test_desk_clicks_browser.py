@@ -22,6 +22,8 @@ import pytest
 
 from review_ui import streamlit_adapter as adapter
 from tests.browser import (
+    STREAM,
+    DropNextRun,
     chromium,
     focus_page,
     idle,
@@ -94,36 +96,6 @@ def test_a_press_made_during_a_page_run_lands_or_is_refused_aloud(
         assert set(others.values()) == {"draft"}, others
 
 
-class _Drop:
-    """A websocket route that drops the browser's next rerun message (a click on a
-    button) once armed, and passes everything else both ways."""
-
-    def __init__(self) -> None:
-        self.armed = False
-        self.dropped = 0
-
-    def route(self, ws: Any) -> None:
-        server = ws.connect_to_server()
-
-        def to_server(message: Any) -> None:
-            if self.armed and isinstance(message, bytes) and _is_rerun(message):
-                self.armed = False
-                self.dropped += 1
-                return
-            server.send(message)
-
-        ws.on_message(to_server)
-
-
-def _is_rerun(message: bytes) -> bool:
-    from streamlit.proto.BackMsg_pb2 import BackMsg
-
-    try:
-        return BackMsg.FromString(message).WhichOneof("type") == "rerun_script"
-    except Exception:  # noqa: BLE001 - not a BackMsg: pass it on
-        return False
-
-
 def test_an_approval_the_server_never_hears_of_is_said_and_a_second_press_decides(
     tmp_path: Path, sqlite_url: str
 ) -> None:
@@ -135,8 +107,8 @@ def test_an_approval_the_server_never_hears_of_is_said_and_a_second_press_decide
     ):
         bridge = server.ids["bridge"]
         page = new_page(browser, server, width=1280, height=720)
-        drop = _Drop()
-        page.route_web_socket(re.compile(r".*/_stcore/stream.*"), drop.route)
+        drop = DropNextRun()
+        page.route_web_socket(STREAM, drop.route)
         page.goto(server.base)
         sign_in(page)
         shows(page, "bridge")

@@ -17,7 +17,18 @@ from sqlalchemy.engine import Engine
 from publish.service import retract
 from store.db import open_store, session_scope
 from store.models import AuditEvent, SourceCheck
-from tests.browser import chromium, idle, press, said, serve, signed_in_page
+from tests.browser import (
+    STREAM,
+    DropNextRun,
+    chromium,
+    idle,
+    new_page,
+    press,
+    said,
+    serve,
+    sign_in,
+    signed_in_page,
+)
 from tests.desk_kit import approved_long_ago, decide_as, item_status, open_view
 from tests.review_seed import seed_editor, seed_queue
 
@@ -160,3 +171,45 @@ def test_a_retraction_another_editor_made_first_is_named(tmp_path: Path, db_url:
                 ]
         finally:
             engine.dispose()
+
+
+def test_a_retract_the_server_never_hears_of_is_said_and_a_second_press_answers(
+    tmp_path: Path, sqlite_url: str
+) -> None:
+    """The clean-clone CI's lost Retract, as an editor would meet it: the click's run
+    request is dropped on its way (the websocket route), so no page run answers it.
+    The page says so within its answer window, naming the button, instead of
+    nothing; pressed again, the form answers (a reason is required)."""
+    from playwright.sync_api import expect
+
+    with (
+        serve(tmp_path, sqlite_url, _desk, undo_seconds=300, extra=TARGETS) as server,
+        chromium() as browser,
+    ):
+        bridge = server.ids["bridge"]
+        decide_as(server, "bob", bridge, "approve")
+        approved_long_ago(server.db_url, bridge)
+        page = new_page(browser, server, width=1280, height=720)
+        drop = DropNextRun()
+        page.route_web_socket(STREAM, drop.route)
+        page.goto(server.base)
+        sign_in(page)
+        open_view(page, "Approved")
+        press(page, page.get_by_role("button", name=re.compile(r"^Publish now")))
+        press(page, page.get_by_role("button", name="Confirm: publish 1"))
+        expect(said(page, "Published 1")).to_be_visible()
+        open_view(page, "Published")
+        _form_ready(page, "Retract a published item")
+        form = page.locator("[data-testid=stForm]").filter(has_text="Retract")
+        idle(page)
+        drop.armed = True
+        form.get_by_role("button", name="Retract").click()  # never reaches the server
+        unanswered = page.locator("#cd-key-unanswered")
+        expect(unanswered).to_contain_text("Not done yet: your press on \u201cRetract\u201d")
+        expect(unanswered).to_contain_text("no answer")
+        assert drop.dropped == 1
+        assert item_status(server, bridge) == "published"
+        press(page, form.get_by_role("button", name="Retract"))  # this one arrives
+        expect(said(page, "Not retracted")).to_contain_text("reason")
+        expect(unanswered).to_have_count(0)
+        assert item_status(server, bridge) == "published"

@@ -70,6 +70,8 @@ def test_each_page_name_has_its_pattern():
         "SIDEBAR": "stSidebar",
         "MAIN_BLOCK": "stMainBlockContainer",
         "VERTICAL_BLOCK": "stVerticalBlock",
+        "BUTTON": "stButton",
+        "FORM_SUBMIT": "stFormSubmitButton",
         "DIALOG": "dialog",
         "DIALOG_CLOSE": "Close",
     }

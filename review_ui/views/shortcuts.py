@@ -174,10 +174,10 @@ _KEYS_TEMPLATE = streamlit_adapter.fill("""<script>
   // decision at most). The run is seen by a MutationObserver on the app's state,
   // so a run shorter than a tick is not missed.
   const ANSWER_MS = 10000;
-  let asked = null;  // {draft, what, at, ran}
-  const expectAnswer = (draft, what) => {
+  let asked = null;  // {draft, what, at, ran, label}: draft null for any other button
+  const expectAnswer = (draft, what, label = null) => {
     unsay("cd-key-unanswered");
-    asked = {draft, what, at: performance.now(), ran: false};
+    asked = {draft, what, at: performance.now(), ran: false, label};
   };
   const app = document.querySelector('__APP__');
   if (app) {
@@ -185,7 +185,10 @@ _KEYS_TEMPLATE = streamlit_adapter.fill("""<script>
       if (asked && app.getAttribute("__SCRIPT_STATE__") !== "__NOT_RUNNING__") asked.ran = true;
     }).observe(app, {attributes: true, attributeFilter: ["__SCRIPT_STATE__"]});
   }
-  // The same watch over a decision made with the mouse.
+  // The same watch over a decision made with the mouse, and over every other
+  // button and form submit on every view (this script stays once the queue has
+  // installed it): each asks for a page run, and one that none answers is said,
+  // naming the button, never lost in silence (the CI's Retract that got no answer).
   window.addEventListener("click", (event) => {
     const button = event.target.closest && event.target.closest("button");
     if (!button || button.disabled) return;
@@ -193,20 +196,29 @@ _KEYS_TEMPLATE = streamlit_adapter.fill("""<script>
     const reject = keyIn(button, "reject_submit_");
     if (approve) expectAnswer(approve, "approved");
     else if (reject) expectAnswer(reject, "rejected");
+    else if (button.closest('__BUTTON__, __FORM_SUBMIT__')) {
+      expectAnswer(null, "done", (button.textContent || "").trim().slice(0, 80));
+    }
   }, true);
   const checkAnswer = () => {
     if (asked === null) return;
-    if (asked.ran || shown !== asked.draft) {
+    if (asked.ran || (asked.draft !== null && shown !== asked.draft)) {
       unsay("cd-key-unanswered");
       asked = null;
       return;
     }
     if (asked.told || performance.now() - asked.at < ANSWER_MS) return;
     asked.told = true;
+    const late = "got no answer from the server in " + ANSWER_MS / 1000 +
+      " s (no page run followed it). ";
+    if (asked.draft === null) {
+      say("Not done yet: your press on \u201c" + asked.label + "\u201d " + late +
+        "If it is still on screen, press it again.", "cd-key-unanswered");
+      return;
+    }
     if (sent === asked.draft) sent = null;
-    say("Not " + asked.what + " yet: " + itemOf(asked.draft) + ": the press got no answer " +
-      "from the server in " + ANSWER_MS / 1000 + " s (no page run followed it). If the " +
-      "draft is still on screen, press the key again.", "cd-key-unanswered");
+    say("Not " + asked.what + " yet: " + itemOf(asked.draft) + ": the press " + late +
+      "If the draft is still on screen, press the key again.", "cd-key-unanswered");
   };
   // Why a decision key pressed at `pressed` on draft `key` must not count, or null.
   // With a dwell of 0 the rule is off, visibility included ([review] dwell_seconds).

@@ -809,3 +809,14 @@ def _is_rerun(message: bytes) -> bool:
         return BackMsg.FromString(message).WhichOneof("type") == "rerun_script"
     except Exception:  # noqa: BLE001 - not a BackMsg: pass it on
         return False
+
+
+def dropping_page(browser: Any, server: Server, name: str = "alice") -> tuple[Any, DropNextRun]:
+    """A 1280x720 page signed in as `name` whose websocket passes through a
+    `DropNextRun` (armed by the test: its next click never reaches the server)."""
+    page = new_page(browser, server, width=1280, height=720)
+    drop = DropNextRun()
+    page.route_web_socket(STREAM, drop.route)
+    page.goto(server.base)
+    sign_in(page, name)
+    return page, drop

@@ -22,9 +22,8 @@ import pytest
 
 from review_ui import streamlit_adapter as adapter
 from tests.browser import (
-    STREAM,
-    DropNextRun,
     chromium,
+    dropping_page,
     focus_page,
     idle,
     new_page,
@@ -106,11 +105,7 @@ def test_an_approval_the_server_never_hears_of_is_said_and_a_second_press_decide
         chromium() as browser,
     ):
         bridge = server.ids["bridge"]
-        page = new_page(browser, server, width=1280, height=720)
-        drop = DropNextRun()
-        page.route_web_socket(STREAM, drop.route)
-        page.goto(server.base)
-        sign_in(page)
+        page, drop = dropping_page(browser, server)
         shows(page, "bridge")
         read(page, bridge)
         focus_page(page)

@@ -18,15 +18,12 @@ from publish.service import retract
 from store.db import open_store, session_scope
 from store.models import AuditEvent, SourceCheck
 from tests.browser import (
-    STREAM,
-    DropNextRun,
     chromium,
+    dropping_page,
     idle,
-    new_page,
     press,
     said,
     serve,
-    sign_in,
     signed_in_page,
 )
 from tests.desk_kit import approved_long_ago, decide_as, item_status, open_view
@@ -56,6 +53,24 @@ def _form_ready(page, summary: str) -> None:  # type: ignore[no-untyped-def]
     expect(toggle).to_be_visible()
     idle(page)
     toggle.click()
+
+
+def _bridge_approved_long_ago(server) -> int:  # type: ignore[no-untyped-def]
+    """Bob approved the bridge story, long enough ago to publish; its id."""
+    bridge = server.ids["bridge"]
+    decide_as(server, "bob", bridge, "approve")
+    approved_long_ago(server.db_url, bridge)
+    return bridge
+
+
+def _publish_all(page) -> None:  # type: ignore[no-untyped-def]
+    """Publish now, confirmed, from the Approved view; then the Published view."""
+    from playwright.sync_api import expect
+
+    open_view(page, "Approved")
+    press(page, page.get_by_role("button", name=re.compile(r"^Publish now")))
+    press(page, page.get_by_role("button", name="Confirm: publish 1"))
+    expect(said(page, "Published 1")).to_be_visible()
 
 
 def test_publish_now_confirms_and_leaves_an_approval_in_its_undo_window(
@@ -93,15 +108,9 @@ def test_retract_from_the_desk(tmp_path: Path, sqlite_url: str) -> None:
         serve(tmp_path, sqlite_url, _desk, undo_seconds=300, extra=TARGETS) as server,
         chromium() as browser,
     ):
-        ids = server.ids
-        bridge = ids["bridge"]
-        decide_as(server, "bob", bridge, "approve")
-        approved_long_ago(server.db_url, bridge)
+        bridge = _bridge_approved_long_ago(server)
         page = signed_in_page(browser, server, width=1280, height=720)
-        open_view(page, "Approved")
-        page.get_by_role("button", name=re.compile(r"^Publish now")).click()
-        page.get_by_role("button", name="Confirm: publish 1").click()
-        expect(said(page, "Published 1")).to_be_visible()
+        _publish_all(page)
         engine = open_store(server.db_url)
         try:
             with session_scope(engine) as session:
@@ -138,14 +147,9 @@ def test_a_retraction_another_editor_made_first_is_named(tmp_path: Path, db_url:
         serve(tmp_path, db_url, _desk, undo_seconds=300, extra=TARGETS) as server,
         chromium() as browser,
     ):
-        bridge = server.ids["bridge"]
-        decide_as(server, "bob", bridge, "approve")
-        approved_long_ago(server.db_url, bridge)
+        bridge = _bridge_approved_long_ago(server)
         page = signed_in_page(browser, server, width=1280, height=720)
-        open_view(page, "Approved")
-        page.get_by_role("button", name=re.compile(r"^Publish now")).click()
-        page.get_by_role("button", name="Confirm: publish 1").click()
-        expect(said(page, "Published 1")).to_be_visible()
+        _publish_all(page)
         open_view(page, "Published")
         _form_ready(page, "Retract a published item")
         engine = open_store(server.db_url)
@@ -186,18 +190,9 @@ def test_a_retract_the_server_never_hears_of_is_said_and_a_second_press_answers(
         serve(tmp_path, sqlite_url, _desk, undo_seconds=300, extra=TARGETS) as server,
         chromium() as browser,
     ):
-        bridge = server.ids["bridge"]
-        decide_as(server, "bob", bridge, "approve")
-        approved_long_ago(server.db_url, bridge)
-        page = new_page(browser, server, width=1280, height=720)
-        drop = DropNextRun()
-        page.route_web_socket(STREAM, drop.route)
-        page.goto(server.base)
-        sign_in(page)
-        open_view(page, "Approved")
-        press(page, page.get_by_role("button", name=re.compile(r"^Publish now")))
-        press(page, page.get_by_role("button", name="Confirm: publish 1"))
-        expect(said(page, "Published 1")).to_be_visible()
+        bridge = _bridge_approved_long_ago(server)
+        page, drop = dropping_page(browser, server)
+        _publish_all(page)
         open_view(page, "Published")
         _form_ready(page, "Retract a published item")
         form = page.locator("[data-testid=stForm]").filter(has_text="Retract")

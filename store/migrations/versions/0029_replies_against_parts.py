@@ -41,15 +41,13 @@ branch_labels = None
 depends_on = None
 
 BATCH = 500
+# Columns read and written as the bytes they hold (no model types: this revision's form).
 _CALLS = sa.table(
     "model_calls",
     sa.column("id", sa.Integer),
-    sa.column("request_json", sa.LargeBinary),
-    sa.column("response_json", sa.LargeBinary),
+    *(sa.column(name, sa.LargeBinary) for name in ("request_json", "response_json")),
 )
-_PARTS = sa.table(
-    "ledger_parts", sa.column("hash", sa.String), sa.column("content", sa.LargeBinary)
-)
+_PARTS = sa.table("ledger_parts", sa.column("hash"), sa.column("content", sa.LargeBinary))
 
 
 def _repacked(reply: bytes, texts: list[str]) -> bytes | None:

@@ -207,47 +207,6 @@ def move(
     defaults to the item's loaded version. Raises IllegalMove or Conflict and
     changes nothing in either case. The caller commits.
     """
-    return audit_chain.append(
-        session,
-        _moved(
-            session,
-            item,
-            to_status,
-            actor=actor,
-            reason=reason,
-            details=details,
-            expected_version=expected_version,
-            changes=changes,
-            discard_kind=discard_kind,
-        ),
-    )
-
-
-def move_many(session: Session, moves: list[tuple[Item, str, dict[str, Any]]]) -> list[AuditEvent]:
-    """`move` for several items in one transaction, (item, to_status, `move`'s keyword
-    arguments) each: every item's compare-and-set first (with a new draft's signature
-    and bands), then their audit events, appended together in the order given (issue
-    24: the chain's lock, which serialises writers across workers until the commit, is
-    taken once and last, not at the first item, and held while every later item was
-    signed and written). A Conflict or IllegalMove on any item leaves the caller's
-    transaction to roll back. The caller commits."""
-    events = [_moved(session, item, to_status, **kwargs) for item, to_status, kwargs in moves]
-    return audit_chain.append_many(session, events)
-
-
-def _moved(
-    session: Session,
-    item: Item,
-    to_status: str,
-    *,
-    actor: str,
-    reason: str | None = None,
-    details: dict[str, Any] | None = None,
-    expected_version: int | None = None,
-    changes: ItemChanges | Mapping[str, Any] | None = None,
-    discard_kind: str | None = None,
-) -> AuditEvent:
-    """The move's writes (`move`), and its audit event, not yet appended."""
     columns = ItemChanges.of(changes).values()
     check_version(session, item, expected_version)
     from_status = item.status
@@ -284,7 +243,7 @@ def _moved(
     if signed:  # a draft is made once, from new: there are no bands to replace
         raw = values["dup_signature"]
         duplicates.write_bands(session.connection(), item.id, raw, replace=False)  # type: ignore[arg-type]
-    return AuditEvent(
+    event = AuditEvent(
         item_id=item.id,
         at=now,
         actor=actor,
@@ -293,6 +252,32 @@ def _moved(
         reason=reason,
         details=details,
     )
+    deferred = session.info.get(_DEFERRED)
+    if deferred is not None:  # inside `move_many`: appended with the others
+        deferred.append(event)
+        return event
+    return audit_chain.append(session, event)
+
+
+_DEFERRED = "copydesk.status.deferred_events"  # `move_many`'s events, not yet appended
+
+
+def move_many(session: Session, moves: list[tuple[Item, str, dict[str, Any]]]) -> list[AuditEvent]:
+    """`move` for several items in one transaction, (item, to_status, `move`'s keyword
+    arguments) each: every item's compare-and-set first (with a new draft's signature
+    and bands), then their audit events, appended together in the order given (issue
+    24: the chain's lock, which serialises writers across workers until the commit, is
+    taken once and last, not at the first item, and held while every later item was
+    signed and written). A Conflict or IllegalMove on any item leaves the caller's
+    transaction to roll back, with no event appended. The caller commits."""
+    events: list[AuditEvent] = []
+    session.info[_DEFERRED] = events
+    try:
+        for item, to_status, arguments in moves:
+            move(session, item, to_status, **arguments)
+    finally:
+        session.info.pop(_DEFERRED, None)
+    return audit_chain.append_many(session, events)
 
 
 def record_edit(

@@ -23,10 +23,13 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import JSON, LargeBinary, Text
+from sqlalchemy import JSON, LargeBinary, String, Text
 from sqlalchemy.types import TypeDecorator
 
 from store.packing_dictionary import DICTIONARY_1
@@ -68,17 +71,56 @@ def unpack_json(value: bytes | str) -> Any:
     return json.loads(unpack_text(value))
 
 
+# A model call's reply is packed against its own request's parts (store/ledger.py
+# `pack_reply`): the reply quotes what it was sent (a check's passages are the
+# article's words, its sentences the draft's), and the parts are stored once and
+# never changed, so the stream is zlib's against a dictionary of this dictionary and
+# those parts' texts (in the order the request names them). Such a value starts with
+# AGAINST_PARTS, never the first byte of a zlib stream (RFC 1950 §2.2: CMF 0x?8),
+# and reads as `AgainstParts` until the ledger puts its parts to it (`ledger.replies`).
+AGAINST_PARTS = b"\x01"
+
+
+@dataclass(frozen=True)
+class AgainstParts:
+    """A value packed against the parts its row's request names (see AGAINST_PARTS)."""
+
+    stream: bytes
+
+    def unpack(self, parts: Sequence[str]) -> Any:
+        unpacker = zlib.decompressobj(zdict=parts_dictionary(parts))
+        return json.loads((unpacker.decompress(self.stream) + unpacker.flush()).decode("utf-8"))
+
+
+def parts_dictionary(parts: Sequence[str]) -> bytes:
+    """The preset dictionary, then the parts' texts (zlib reads the last 32 KB: the
+    parts, nearest the value, win)."""
+    return DICTIONARY + "".join(parts).encode("utf-8")
+
+
+def pack_against(value: Any, parts: Sequence[str]) -> AgainstParts:
+    packer = zlib.compressobj(LEVEL, zdict=parts_dictionary(parts))
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return AgainstParts(packer.compress(text) + packer.flush())
+
+
 class PackedJSON(TypeDecorator[Any]):
-    """A JSON value stored as zlib-compressed bytes."""
+    """A JSON value stored as zlib-compressed bytes (or packed against parts)."""
 
     impl = LargeBinary
     cache_ok = True
 
     def process_bind_param(self, value: Any, dialect: Any) -> bytes | None:
+        if isinstance(value, AgainstParts):
+            return AGAINST_PARTS + value.stream
         return None if value is None else pack_json(value)
 
     def process_result_value(self, value: Any, dialect: Any) -> Any:
-        return None if value is None else unpack_json(value)
+        if value is None:
+            return None
+        if not isinstance(value, str) and bytes(value[:1]) == AGAINST_PARTS:
+            return AgainstParts(bytes(value[1:]))
+        return unpack_json(value)
 
 
 class PackedText(TypeDecorator[str]):
@@ -131,6 +173,44 @@ class PackedSourceText(TypeDecorator[str]):
         return None if value is None else unpack_text(value)
 
 
+# A SHA-256 digest (an item's text hash, a call's prompt hash, a ledger part's key)
+# is stored on SQLite as its 32 bytes, not 64 characters of hex (71 with "sha256:"):
+# issue 19 §4, migration 0030. It reads back as the same text. A value that is not
+# a digest (64 lower-case hex digits after the column's prefix) is stored as it is,
+# and PostgreSQL keeps text (its columns are unchanged).
+_HEX_DIGEST = re.compile(r"[0-9a-f]{64}")
+
+
+def digest_bytes(value: str, prefix: str = "") -> str | bytes:
+    """A digest's 32 bytes; any other value as it is."""
+    hex_part = value[len(prefix) :] if value.startswith(prefix) else ""
+    return bytes.fromhex(hex_part) if _HEX_DIGEST.fullmatch(hex_part) else value
+
+
+def read_digest(value: Any, prefix: str = "") -> Any:
+    """A stored digest as its text (for readers of raw SQL too); any other value as it is."""
+    return prefix + bytes(value).hex() if isinstance(value, bytes | memoryview) else value
+
+
+class Digest(TypeDecorator[str]):
+    """A SHA-256 digest in hex, after `prefix`: 32 bytes on SQLite (see above)."""
+
+    impl = String
+    cache_ok = True
+
+    def __init__(self, prefix: str = "") -> None:
+        super().__init__()
+        self.prefix = prefix
+
+    def process_bind_param(self, value: str | None, dialect: Any) -> Any:
+        if value is None or dialect.name != "sqlite":
+            return value
+        return digest_bytes(value, self.prefix)
+
+    def process_result_value(self, value: Any, dialect: Any) -> str | None:
+        return read_digest(value, self.prefix)
+
+
 # A gate verdict's evidence stays a JSON column, because SQL reads a model check's
 # state in it (store/checks.py `did_not_run`, `is_transient`). A large evidence (the
 # checks' judged sentences and claims, the numbers and names found: 2.3x the
@@ -169,7 +249,10 @@ class PackedEvidence(TypeDecorator[Any]):
 
 
 __all__ = [
+    "AGAINST_PARTS",
+    "AgainstParts",
     "DICTIONARIES",
+    "Digest",
     "PACKED_KEY",
     "PackedEvidence",
     "PackedJSON",
@@ -177,10 +260,14 @@ __all__ = [
     "PackedText",
     "SOURCE_PACK_FROM",
     "SQL_UNPACK",
+    "digest_bytes",
     "is_packed_evidence",
+    "pack_against",
     "pack_json",
     "pack_source",
     "pack_text",
+    "parts_dictionary",
+    "read_digest",
     "sql_unpack",
     "unpack_json",
     "unpack_text",

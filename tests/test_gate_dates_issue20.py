@@ -100,14 +100,9 @@ OTHER_LANGUAGE_CASES = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("source", "language", "draft", "passes", "why"),
-    OTHER_LANGUAGE_CASES,
-    ids=[c[4] for c in OTHER_LANGUAGE_CASES],
-)
-def test_dates_in_french_german_and_slashed(
-    source: str, language: str, draft: str, passes: bool, why: str
-) -> None:
+@pytest.mark.parametrize("case", OTHER_LANGUAGE_CASES, ids=lambda case: case[4])
+def test_dates_in_french_german_and_slashed(case: tuple[str, str, str, bool, str]) -> None:
+    source, language, draft, passes, why = case
     for declared in (language, None):  # declared by the feed, or detected
         v = dates_grounded(source, URL, draft, language=declared)
         assert v.passed is passes, (why, declared, v.reason, v.evidence)

@@ -275,8 +275,9 @@ class AuditEvent(SQLModel, table=True):
     reason: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     details: Any = Field(default=None, sa_column=Column(JSON, nullable=True))
     # The hash chain (store/audit_chain.py): set by `audit_chain.append`, never by hand.
-    prev_hash: str = Field(default=None, sa_column=Column(String(64), nullable=False))
-    hash: str = Field(default=None, sa_column=Column(String(64), nullable=False))
+    # 32 bytes each on SQLite (store/packing.py `Digest`, migration 0031), read as hex.
+    prev_hash: str = Field(default=None, sa_column=Column(Digest(length=64), nullable=False))
+    hash: str = Field(default=None, sa_column=Column(Digest(length=64), nullable=False))
 
     # One event per previous hash: two writers linking to the same head (a forked
     # chain) fail at the second insert instead of leaving a fork behind.

@@ -132,7 +132,8 @@ class Item(SQLModel, table=True):
     recorded_reply: bool = False  # draft came from a recorded (scripted) model reply
     headline: str | None = None
     summary: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
-    status: str = Field(default="new", index=True)
+    # No index of its own: ix_items_story_order starts with it (migration 0032).
+    status: str = Field(default="new")
     # Why a discarded item was discarded (store/discard_kinds.py); set by the status
     # machine on the move to `discarded`, NULL for every other status.
     discard_kind: str | None = Field(default=None, index=True)

@@ -360,3 +360,105 @@ def test_continued_quotation_in_french_and_german(
     if verbatim:
         s = speakers_match(source, URL, draft)
         assert s.passed is same, (why, s.reason, s.evidence)
+
+
+# Verbs of reply and rejoinder attribute a quotation too (French "a répondu", German
+# "entgegnete", "erwiderte"): without them the quotation took the speaker before it, so a
+# reply moved back to the first speaker passed.
+SOURCE_FR_REPLY = (
+    "Le conseil de Vellmont a voté mardi.\n\n"
+    "\u00ab Nous ne fermerons pas la piscine cette année \u00bb, a déclaré le maire, Julien "
+    "Faure. L'opposante Claire Dumas a répondu : \u00ab Nous refusons toute hausse des "
+    "impôts locaux. \u00bb Puis elle a rétorqué : \u00ab Le budget est insincère. \u00bb"
+)
+SOURCE_DE_REPLY = (
+    "Der Rat von Ostbrück hat am Montag beraten.\n\n"
+    "\u201eWir werden das Hallenbad nicht schließen\u201c, sagte Bürgermeisterin Anna Keller. "
+    "Oppositionsführer Jonas Brandt entgegnete: \u201eWir lehnen jede Erhöhung der Gebühren "
+    "ab.\u201c Sein Stellvertreter Paul Rieger erwiderte: \u201eDer Haushalt ist unsolide.\u201c"
+)
+REPLY_CASES = [
+    # (source, draft, passes, why)
+    (
+        SOURCE_FR_REPLY,
+        "\u00ab Nous refusons toute hausse des impôts locaux \u00bb, a déclaré Julien Faure.",
+        False,
+        "fr: Claire Dumas's reply given to the mayor",
+    ),
+    (
+        SOURCE_FR_REPLY,
+        "Claire Dumas a déclaré : \u00ab Nous refusons toute hausse des impôts locaux. \u00bb",
+        True,
+        "fr: the reply with its speaker",
+    ),
+    (
+        SOURCE_FR_REPLY,
+        "Julien Faure a dit : \u00ab Le budget est insincère. \u00bb",
+        False,
+        "fr: 'elle a rétorqué' is Claire Dumas",
+    ),
+    (
+        SOURCE_DE_REPLY,
+        "\u201eWir lehnen jede Erhöhung der Gebühren ab\u201c, sagte Anna Keller.",
+        False,
+        "de: Jonas Brandt's reply given to the mayor",
+    ),
+    (
+        SOURCE_DE_REPLY,
+        "Jonas Brandt sagte: \u201eWir lehnen jede Erhöhung der Gebühren ab.\u201c",
+        True,
+        "de: the reply with its speaker",
+    ),
+    (
+        SOURCE_DE_REPLY,
+        "Jonas Brandt sagte: \u201eDer Haushalt ist unsolide.\u201c",
+        False,
+        "de: 'erwiderte' is Paul Rieger",
+    ),
+    (
+        SOURCE_EN,
+        "Helen Marsh said: \u201cWe cannot keep patching the roof.\u201d",
+        False,
+        "en: the mayor's words",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", REPLY_CASES, ids=lambda case: case[3])
+def test_a_reply_is_attributed_to_who_replies(case: tuple[str, str, bool, str]) -> None:
+    source, draft, passes, why = case
+    v = speakers_match(source, URL, draft)
+    assert v.passed is passes, (why, v.reason, v.evidence)
+
+
+# A German role is a capitalised noun after its article: "sagte die Bürgermeisterin".
+GERMAN_ROLE_CASES = [
+    # (draft, passes, why)
+    (
+        "\u201eWir werden das Hallenbad nicht schließen\u201c, sagte die Bürgermeisterin.",
+        True,
+        "de: the mayor's words given to the mayor, by her role",
+    ),
+    (
+        "Die Bürgermeisterin sagte: \u201eWir werden das Hallenbad nicht schließen.\u201c",
+        True,
+        "de: the role before the quotation",
+    ),
+    (
+        "\u201eWir werden das Hallenbad nicht schließen\u201c, sagte der Oppositionsführer.",
+        False,
+        "de: the mayor's words given to the opposition leader, by his role",
+    ),
+    (
+        "\u201eWir lehnen jede Erhöhung der Gebühren ab\u201c, sagte die Bürgermeisterin.",
+        False,
+        "de: the opposition leader's words given to the mayor, by her role",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", GERMAN_ROLE_CASES, ids=lambda case: case[2])
+def test_a_german_role_is_a_capitalised_noun(case: tuple[str, bool, str]) -> None:
+    draft, passes, why = case
+    v = speakers_match(SOURCE_DE_REPLY, URL, draft)
+    assert v.passed is passes, (why, v.reason, v.evidence)

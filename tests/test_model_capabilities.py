@@ -323,3 +323,36 @@ def test_copydesk_models_says_what_each_configured_model_gets(tmp_path, monkeypa
     assert judge["tool_choice"].startswith("any")
     text = CliRunner().invoke(app, ["models"]).stdout
     assert "[summarise] claude-haiku-5-5" in text and "512 tokens" in text
+
+
+@pytest.mark.parametrize(
+    ("variable", "writer", "checker"),
+    [
+        ("COPYDESK_MODEL", "claude-haiku-5-5", "claude-opus-4-7"),  # the writer only
+        ("COPYDESK_CHECK_MODEL", "claude-sonnet-4-6", "claude-haiku-5-5"),  # the checker
+    ],
+)
+def test_each_model_variable_reaches_its_own_section_only(
+    tmp_path, monkeypatch, variable: str, writer: str, checker: str
+) -> None:
+    # Issue 19 §1: COPYDESK_MODEL's reach is the writer's model, as --help says; the
+    # checker's has its own variable.
+    from typer.testing import CliRunner
+
+    from copydesk.cli import app
+
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'[database]\nurl = "sqlite:///{tmp_path / "x.db"}"\n'
+        '[summarise]\nmodel = "claude-sonnet-4-6"\ntemperature = "model-default"\n'
+        '[checks]\nmodel = "claude-opus-4-7"\ntemperature = "model-default"\n'
+    )
+    monkeypatch.setenv("COPYDESK_CONFIG", str(config))
+    for name in ("COPYDESK_MODEL", "COPYDESK_CHECK_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv(variable, "claude-haiku-5-5")
+    result = CliRunner().invoke(app, ["models", "--json"])
+    assert result.exit_code == 0, result.output
+    shown = {plan["section"]: plan["model"] for plan in json.loads(result.stdout)}
+    assert shown == {"summarise": writer, "checks": checker}
+    assert variable in " ".join(CliRunner().invoke(app, ["--help"]).stdout.split())

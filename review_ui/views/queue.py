@@ -124,6 +124,14 @@ def _keep_in_address(item_id: int | None) -> None:
     st.session_state[LINKED] = str(item_id)
 
 
+def leave_queue(engine: Engine) -> None:
+    """The editor is on another view: the draft is free again, and the address no
+    longer names it (a link copied from that view must not open a draft)."""
+    release_claim(engine)
+    if "item" in st.query_params:
+        _keep_in_address(None)
+
+
 def release_claim(engine: Engine) -> None:
     """The editor moved on (decided, left the queue view, signed out): their soft
     claim goes, so other editors' queues offer the draft again."""

@@ -326,9 +326,19 @@ _KEYS_TEMPLATE = streamlit_adapter.fill("""<script>
     const seen = shown !== null && (DWELL_MS <= 0 || seenFor() >= DWELL_MS) ? shown : null;
     if (seen === null) delete document.body.dataset.cdSeen;
     else if (document.body.dataset.cdSeen !== seen) document.body.dataset.cdSeen = seen;
+    // Off the queue (a settled page without its count line) no draft is on screen:
+    // forget the last one, or its id would be written into every other view's
+    // address, and a link copied there would open it.
+    if (settledNow && shown !== null && !document.querySelector(".cd-count")) {
+      shown = null; since = Infinity; sent = null;
+      visibility.disconnect(); inView.clear();
+    }
     // Streamlit rewrites the address from what the server last said (a widget bound
-    // to it, such as the reason box, does): put the draft on screen back.
-    if (shown !== null) keepInAddress(shown.split("_")[0]);
+    // to it, such as the reason box, does): put the draft on screen back, once the
+    // page has settled with it (a run leaving the queue still shows its marker).
+    if (shown !== null && settledNow && onScreen() === shown) {
+      keepInAddress(shown.split("_")[0]);
+    }
   }, 50);
   // The preset reasons, from a hidden list the page draws (escaped text, read
   // here as text): a digit puts preset N into the reason box, as typed text.

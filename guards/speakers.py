@@ -394,14 +394,16 @@ def _passage_attributions(source: str, lo: int, hi: int) -> _Attributions:
 
 
 def _source_speaker(
-    source: str, words: str, mine: Attribution
+    source: str, words: str, mine: Attribution, span: tuple[int, int] | None
 ) -> tuple[tuple[int, int], Attribution, bool] | None:
     """(where, whose, the same person?) for the source's quotation of `words`: the
-    first occurrence whose speaker is the draft's, else the first attributed one."""
+    first occurrence whose speaker is the draft's, else the first attributed one.
+    `span`: where the source has `words` first (`locate_passage`, found already)."""
     first = None
     start = 0
-    for _ in range(_OCCURRENCES):
-        span = locate_passage(source, words, start)
+    for n in range(_OCCURRENCES):
+        if n:
+            span = locate_passage(source, words, start)
         if span is None:
             break
         start = span[0] + 1
@@ -423,12 +425,13 @@ def speakers_match(source: str, url: str | None, draft: str) -> Verdict:
     for k, q in enumerate(drafted.quotes):
         raw = draft[q.start : q.end]
         parts = fragments(_CONTINUATION.sub(r"\1", raw))
-        if not parts or locate_passage(source, parts[0]) is None:
+        first = locate_passage(source, parts[0]) if parts else None
+        if first is None:
             continue  # not quoted by the source: quotes_verbatim's finding
         mine = drafted.at(k)
         if mine.speaker is None:
             continue
-        found = _source_speaker(source, parts[0], mine)
+        found = _source_speaker(source, parts[0], mine, first)
         if found is None:
             continue  # the source does not say who
         span, theirs, same = found

@@ -141,11 +141,25 @@ def non_ascii(text: str) -> frozenset[str]:
     deleting the ASCII bytes leaves exactly those characters, still valid
     UTF-8; this costs a few microseconds where a regex or Python loop over a
     long text costs a hundred or more. `surrogatepass` keeps a lone surrogate
-    (it can come from JSON) instead of raising."""
+    (it can come from JSON) instead of raising. A long text (a source) is asked
+    about by several gates and steps (its folding, its style, its digits, its
+    quotation marks: about a dozen times a pair), so its answer is cached."""
     if text.isascii():
         return frozenset()
+    if len(text) >= _CACHED_FROM:
+        return _non_ascii_cached(text)
+    return _non_ascii(text)
+
+
+def _non_ascii(text: str) -> frozenset[str]:
     raw = text.encode("utf-8", "surrogatepass").translate(None, _ASCII_BYTES)
     return frozenset(raw.decode("utf-8", "surrogatepass"))
+
+
+# Shorter text (a draft's sentence, a quotation) costs less to read than to hash and
+# keep; the cache holds as many sources as `guards.sourcetext.source_text` does, twice.
+_CACHED_FROM = 512
+_non_ascii_cached = functools.lru_cache(maxsize=512)(_non_ascii)
 
 
 _ASCII_BYTES = bytes(range(128))

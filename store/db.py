@@ -32,6 +32,7 @@ from sqlmodel import Session, create_engine
 
 from store.models import RuntimeRole
 from store.packing import SQL_UNPACK, sql_unpack
+from store.search import SQL_TERMS, terms_match
 
 if TYPE_CHECKING:
     from alembic.config import Config
@@ -104,6 +105,9 @@ def make_engine(url: str) -> Engine:
             # The search index's triggers read a packed source text through it
             # (store/packing.py SQL_UNPACK, migration 0026).
             dbapi_conn.create_function(SQL_UNPACK, 1, sql_unpack, deterministic=True)
+            # Search's check of what the index without positions cannot answer
+            # (store/search.py SQL_TERMS, migration 0028).
+            dbapi_conn.create_function(SQL_TERMS, -1, terms_match, deterministic=True)
             cur = dbapi_conn.cursor()
             cur.execute("PRAGMA foreign_keys=ON")
             cur.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_MS}")

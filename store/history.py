@@ -282,12 +282,16 @@ def item_history(
         calls = _rows(
             session, select(ModelCall).where(ModelCall.item_id == item.id).order_by(ModelCall.id)
         )
-        # Each request as it was sent (its repeated parts put back): on copies, so
-        # nothing is written back to the ledger.
-        sent = ledger.requests(session, calls)
+        # Each request as it was sent (its repeated parts put back) and each reply as
+        # it came (unpacked against those parts): on copies, so nothing is written
+        # back to the ledger.
+        sent, said = ledger.requests(session, calls), ledger.replies(session, calls)
         for call in calls:
             session.expunge(call)
-        calls = [c.model_copy(update={"request_json": r}) for c, r in zip(calls, sent, strict=True)]
+        calls = [
+            c.model_copy(update={"request_json": r, "response_json": a})
+            for c, r, a in zip(calls, sent, said, strict=True)
+        ]
         events = _rows(
             session, select(AuditEvent).where(AuditEvent.item_id == item.id).order_by(AuditEvent.id)
         )

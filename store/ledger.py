@@ -26,7 +26,9 @@ row first: issue 24); a row whose run died with it in flight becomes "unknown"
 
 Rows' requests and responses and the parts are stored packed (zlib over their
 JSON text, store/packing.py, migration 0019; against a preset dictionary since
-0022): read whole, never queried inside.
+0022): read whole, never queried inside. A reply is packed against its own
+request's parts since 0029 (it quotes the article and the draft it was sent):
+`replies` reads it back with them, as `requests` puts the request back together.
 
 Parts are only ever inserted (`INSERT ... ON CONFLICT DO NOTHING`, in hash order
 so two writers never wait on each other in opposite orders); the runtime role may
@@ -47,6 +49,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlmodel import Session
 
 from store.models import CallRecord, LedgerPart, ModelCall, Run, utcnow
+from store.packing import AgainstParts, pack_against
 
 IN_FLIGHT, UNKNOWN, DONE = "in_flight", "unknown", "done"  # model_calls.state
 PART_KEY = "$part"
@@ -131,6 +134,11 @@ def _values(
     values.update(item_id=item_id, run_id=run_id)
     values["request_json"], found = split(call.request_json)
     parts |= found
+    named = part_keys(values["request_json"])
+    if named and values.get("response_json") is not None:
+        values["response_json"] = pack_against(
+            values["response_json"], [found[key] for key in named]
+        )
     return values
 
 
@@ -232,25 +240,57 @@ _PUT_PARTS = tuple(
 
 def requests(session: Session, calls: Sequence[ModelCall]) -> list[Any]:
     """Each call's request exactly as it was sent: its parts put back in place."""
-    wanted: set[str] = set()
-    for call in calls:
-        _references(call.request_json, wanted)
-    found = {}
-    if wanted:
-        rows = session.execute(
-            select(LedgerPart.hash, LedgerPart.content).where(LedgerPart.hash.in_(sorted(wanted)))  # type: ignore[attr-defined]
-        ).all()
-        found = {key: json.loads(content) for key, content in rows}
+    texts = _part_texts(session, calls)
+    found = {key: json.loads(content) for key, content in texts.items()}
     return [_assemble(call.request_json, found) for call in calls]
+
+
+def replies(session: Session, calls: Sequence[ModelCall]) -> list[Any]:
+    """Each call's reply exactly as it was received: one packed against its request's
+    parts (store/packing.py AGAINST_PARTS) unpacked with them; a part missing is
+    named, never guessed."""
+    texts = _part_texts(session, calls)
+    out = []
+    for call in calls:
+        reply = call.response_json
+        if isinstance(reply, AgainstParts):
+            named = part_keys(call.request_json)
+            missing = [key for key in named if key not in texts]
+            reply = (
+                {PART_KEY: missing, "missing": True}
+                if missing
+                else reply.unpack([texts[key] for key in named])
+            )
+        out.append(reply)
+    return out
+
+
+def _part_texts(session: Session, calls: Sequence[ModelCall]) -> dict[str, str]:
+    """{hash: the part's JSON text} of every part the calls' requests name."""
+    wanted = {key for call in calls for key in part_keys(call.request_json)}
+    if not wanted:
+        return {}
+    rows = session.execute(
+        select(LedgerPart.hash, LedgerPart.content).where(LedgerPart.hash.in_(sorted(wanted)))  # type: ignore[attr-defined]
+    ).all()
+    return dict(rows)
 
 
 def _is_reference(value: Any) -> bool:
     return isinstance(value, dict) and len(value) == 1 and isinstance(value.get(PART_KEY), str)
 
 
-def _references(value: Any, into: set[str]) -> None:
+def part_keys(value: Any) -> list[str]:
+    """The parts a stored (split) request names, each once, in the order it names
+    them (a reply packed against them uses this order)."""
+    into: dict[str, None] = {}
+    _references(value, into)
+    return list(into)
+
+
+def _references(value: Any, into: dict[str, None]) -> None:
     if _is_reference(value):
-        into.add(value[PART_KEY])
+        into.setdefault(value[PART_KEY])
     elif isinstance(value, dict):
         for inner in value.values():
             _references(inner, into)

@@ -24,6 +24,8 @@ from __future__ import annotations
 import base64
 import json
 import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import JSON, LargeBinary, Text
@@ -68,17 +70,56 @@ def unpack_json(value: bytes | str) -> Any:
     return json.loads(unpack_text(value))
 
 
+# A model call's reply is packed against its own request's parts (store/ledger.py
+# `pack_reply`): the reply quotes what it was sent (a check's passages are the
+# article's words, its sentences the draft's), and the parts are stored once and
+# never changed, so the stream is zlib's against a dictionary of this dictionary and
+# those parts' texts (in the order the request names them). Such a value starts with
+# AGAINST_PARTS, never the first byte of a zlib stream (RFC 1950 §2.2: CMF 0x?8),
+# and reads as `AgainstParts` until the ledger puts its parts to it (`ledger.replies`).
+AGAINST_PARTS = b"\x01"
+
+
+@dataclass(frozen=True)
+class AgainstParts:
+    """A value packed against the parts its row's request names (see AGAINST_PARTS)."""
+
+    stream: bytes
+
+    def unpack(self, parts: Sequence[str]) -> Any:
+        unpacker = zlib.decompressobj(zdict=parts_dictionary(parts))
+        return json.loads((unpacker.decompress(self.stream) + unpacker.flush()).decode("utf-8"))
+
+
+def parts_dictionary(parts: Sequence[str]) -> bytes:
+    """The preset dictionary, then the parts' texts (zlib reads the last 32 KB: the
+    parts, nearest the value, win)."""
+    return DICTIONARY + "".join(parts).encode("utf-8")
+
+
+def pack_against(value: Any, parts: Sequence[str]) -> AgainstParts:
+    packer = zlib.compressobj(LEVEL, zdict=parts_dictionary(parts))
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return AgainstParts(packer.compress(text) + packer.flush())
+
+
 class PackedJSON(TypeDecorator[Any]):
-    """A JSON value stored as zlib-compressed bytes."""
+    """A JSON value stored as zlib-compressed bytes (or packed against parts)."""
 
     impl = LargeBinary
     cache_ok = True
 
     def process_bind_param(self, value: Any, dialect: Any) -> bytes | None:
+        if isinstance(value, AgainstParts):
+            return AGAINST_PARTS + value.stream
         return None if value is None else pack_json(value)
 
     def process_result_value(self, value: Any, dialect: Any) -> Any:
-        return None if value is None else unpack_json(value)
+        if value is None:
+            return None
+        if not isinstance(value, str) and bytes(value[:1]) == AGAINST_PARTS:
+            return AgainstParts(bytes(value[1:]))
+        return unpack_json(value)
 
 
 class PackedText(TypeDecorator[str]):
@@ -169,6 +210,8 @@ class PackedEvidence(TypeDecorator[Any]):
 
 
 __all__ = [
+    "AGAINST_PARTS",
+    "AgainstParts",
     "DICTIONARIES",
     "PACKED_KEY",
     "PackedEvidence",
@@ -178,9 +221,11 @@ __all__ = [
     "SOURCE_PACK_FROM",
     "SQL_UNPACK",
     "is_packed_evidence",
+    "pack_against",
     "pack_json",
     "pack_source",
     "pack_text",
+    "parts_dictionary",
     "sql_unpack",
     "unpack_json",
     "unpack_text",

@@ -7,7 +7,11 @@ What an editor types into a search box becomes a WHERE clause on `items`:
   triggers; migration 0008_search). The source text is stored packed (migration
   0026): the triggers hand the index the text unpacked (`copydesk_text`), and
   nothing here asks FTS5 for a column's value (snippet, highlight), which would
-  read the packed bytes.
+  read the packed bytes. Since migration 0028 the index keeps no word positions
+  (`detail=none`: 0.46x -> 0.12x the articles' text on bench/bench_ledger.py),
+  so FTS5 answers single words only: a phrase is asked of FTS5 as its words
+  (AND), and the rows it finds are then checked for the words in order, within
+  one field, by `copydesk_terms` (`terms_match`, registered by store/db.py).
 - PostgreSQL: the generated `tsvector` column `items.search_doc` with a GIN
   index (same migration), over the same text cut into runs of letters and
   digits by `regexp_replace(..., '[^[:alnum:]]+', ' ')` and read with the
@@ -23,12 +27,12 @@ of its runs of letters and digits, and "3.1" finds "£3.1m"... as "3 1".
 
 The typed text is never handed to either query language as syntax. It is cut
 into terms: a "quoted part" is one phrase, every other word is a term of its
-own, all terms must match (AND). Each term goes to FTS5 as a double-quoted
-string (any `"` in it doubled) and to PostgreSQL through `phraseto_tsquery`,
-which reads no operators; so `NEAR(`, `*`, `col:`, `&`, `!`, `:*` and an
-unbalanced quote are only characters. The last word of a query of at least
-three letters also matches as a prefix ("counc" finds council), which is built
-from letters and digits only.
+own, all terms must match (AND). Each term's words go to FTS5 as double-quoted
+strings of letters and digits only (its phrase order is checked after, above)
+and to PostgreSQL through `phraseto_tsquery`, which reads no operators; so
+`NEAR(`, `*`, `col:`, `&`, `!`, `:*` and an unbalanced quote are only
+characters. The last word of a query of at least three letters also matches as
+a prefix ("counc" finds council), which is built from letters and digits only.
 
 `#42` finds item 42 only; a bare number also finds the item of that number, as
 well as any text containing it.
@@ -36,7 +40,9 @@ well as any text containing it.
 
 from __future__ import annotations
 
+import json
 import re
+import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,6 +52,7 @@ from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.sql.sqltypes import NullType
 
 from store.models import Item
+from store.packing import sql_unpack
 
 # What migration 0008_search adds beside the models (tests compare models and schema).
 SQLITE_FTS_TABLE = "items_fts"
@@ -152,22 +159,90 @@ def parse(typed: str) -> Query:
 # --------------------------------------------------------------------------- SQLite
 
 
+# The index keeps no positions (migration 0028, FTS5 `detail=none`), and FTS5 then
+# refuses any quoted string it cuts into more than one token ("phrase queries are
+# not supported (detail!=full)"; https://www.sqlite.org/fts5.html#the_detail_option).
+# So FTS5 is sent single words only, each a run of letters and digits that its
+# unicode61 tokenizer (Unicode 6.1's letters and digits are token characters,
+# https://www.sqlite.org/fts5.html#unicode61_tokenizer) cannot cut further: only
+# words of characters below U+0530 (Latin, Greek, Cyrillic), whose categories have
+# not changed since 6.1. Every term FTS5 cannot answer alone (a phrase, a link's
+# piece, a word in another script) is checked on the rows FTS5 found, or on every
+# row when FTS5 was sent no word, by `terms_match`.
+SQL_TERMS = "copydesk_terms"
+_FTS_SAFE = re.compile(r"[^\W_\u0530-\U0010ffff]+")
+SEARCHED_COLUMNS = ("headline", "title", "summary", "source_text", "source_url", "original_url")
+
+
+def words(value: str) -> list[str]:
+    """A text's words as the phrase check compares them: runs of letters and digits,
+    diacritics removed and case folded (as FTS5's `remove_diacritics 2` and PostgreSQL's
+    `simple` configuration compare them)."""
+    decomposed = unicodedata.normalize("NFD", value)
+    bare = "".join(c for c in decomposed if not unicodedata.combining(c))
+    return _WORD.findall(bare.casefold())
+
+
+def _fts_words(term: Term) -> list[str]:
+    return [w for w in _WORD.findall(term.text) if _FTS_SAFE.fullmatch(w)]
+
+
+def _answered_by_fts(term: Term) -> bool:
+    """True when FTS5 alone finds exactly this term: one word it cuts as we do."""
+    found = _WORD.findall(term.text)
+    return len(found) == 1 and _FTS_SAFE.fullmatch(found[0]) is not None
+
+
 def fts5_expression(query: Query) -> str:
-    """The FTS5 MATCH string: every term a quoted string, ANDed."""
+    """The FTS5 MATCH string: every word FTS5 can answer, a quoted string, ANDed
+    ("" when there is none)."""
     parts = []
     for term in query.terms:
-        quoted = '"' + term.text.replace('"', '""') + '"'
-        parts.append(quoted + (" *" if term.prefix else ""))
-    return " AND ".join(parts)
+        if term.prefix:  # one ASCII word (see `parse`)
+            parts.append(f'"{term.text}" *')
+            continue
+        parts.extend(f'"{word}"' for word in _fts_words(term))
+    return " AND ".join(dict.fromkeys(parts))
+
+
+def checked_terms(query: Query) -> list[list[str]]:
+    """The terms FTS5 cannot answer alone, each as its words in order (`terms_match`)."""
+    return [
+        words(term.text)
+        for term in query.terms
+        if not term.prefix and not _answered_by_fts(term) and words(term.text)
+    ]
+
+
+def terms_match(terms_json: str, *fields: Any) -> int:
+    """SQL_TERMS (SQLite): 1 when each term (a JSON list of lists of words) appears,
+    its words in order and next to each other, in one of the fields (a packed source
+    text is unpacked), else 0."""
+    terms = json.loads(terms_json)
+    texts = [words(value) for value in map(sql_unpack, fields) if isinstance(value, str)]
+    for term in terms:
+        size = len(term)
+        if not any(cut[i : i + size] == term for cut in texts for i in range(len(cut) - size + 1)):
+            return 0
+    return 1
 
 
 def _sqlite_clause(query: Query) -> ColumnElement[bool]:
-    matched = (
-        select(literal_column("rowid", Integer))
-        .select_from(text(SQLITE_FTS_TABLE))
-        .where(text(f"{SQLITE_FTS_TABLE} MATCH :fts").bindparams(fts=fts5_expression(query)))
-    )
-    return Item.id.in_(matched)  # type: ignore[union-attr]
+    clauses: list[ColumnElement[bool]] = []
+    expression = fts5_expression(query)
+    if expression:
+        matched = (
+            select(literal_column("rowid", Integer))
+            .select_from(text(SQLITE_FTS_TABLE))
+            .where(text(f"{SQLITE_FTS_TABLE} MATCH :fts").bindparams(fts=expression))
+        )
+        clauses.append(Item.id.in_(matched))  # type: ignore[union-attr]
+    checked = checked_terms(query)
+    if checked:
+        fields = [literal_column(f"items.{name}") for name in SEARCHED_COLUMNS]
+        terms = bindparam("terms", json.dumps(checked, ensure_ascii=False))
+        clauses.append(getattr(func, SQL_TERMS)(terms, *fields))
+    return and_(*clauses)
 
 
 # --------------------------------------------------------------------------- PostgreSQL

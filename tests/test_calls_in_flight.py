@@ -86,7 +86,12 @@ def test_a_killed_run_leaves_its_call_in_flight_then_outcome_unknown(tmp_path, d
         config = write_config(tmp_path, db_url, feed_url)
         victim = start_run(config, base_url)
         deadline = time.monotonic() + 120
-        while ("checks", "in_flight") not in _states(engine) and time.monotonic() < deadline:
+        # Killed once the check call's request has reached the server (it is held
+        # there), not as soon as its row is in flight: the row is written before the
+        # request goes out, and on a loaded machine the kill could come in between.
+        while (
+            len(fake.message_requests) < 2 or ("checks", "in_flight") not in _states(engine)
+        ) and time.monotonic() < deadline:
             time.sleep(0.1)
         victim.send_signal(signal.SIGKILL)
         victim.wait()

@@ -143,3 +143,32 @@ def test_signature_values_are_pinned() -> None:
     # One word fewer moves only the values that word held: most stay.
     fewer = duplicates.signature(PINNED_TITLE, PINNED_TEXT.replace("Brannock", ""))
     assert fewer is not None and 0.8 <= duplicates.similarity(fewer, PINNED_SIGNATURE) < 1.0
+
+
+def _formula(hashes: list[int]) -> tuple[int, ...]:
+    """The MinHash as the module's docstring defines it, one value at a time."""
+    prime, mask = (1 << 61) - 1, 0xFFFFFFFF
+    return tuple(
+        min(((a * h + b) % prime) & mask for h in hashes) for a, b in duplicates._PERMUTATIONS
+    )
+
+
+def test_least_images_are_the_formula() -> None:
+    """The lane-parallel MinHash (every shingle in one integer) gives exactly the
+    values of the formula, on the hashes where its carries and its last reduction
+    step matter: 0, the largest 64-bit hash, P - 1, P, P + 1, and for the first
+    permutations a hash whose image is exactly 0 mod P and one whose is P - 1."""
+    prime = (1 << 61) - 1
+    edges = [0, 1, (1 << 64) - 1, prime - 1, prime, prime + 1, 1 << 63, (1 << 61) + 5]
+    for a, b in duplicates._PERMUTATIONS[:4]:
+        zero = (-b * pow(a, -1, prime)) % prime  # a * zero + b = 0 mod P
+        top = ((prime - 1 - b) * pow(a, -1, prime)) % prime  # ... = P - 1
+        edges += [zero, zero + prime, top, top + 2 * prime]
+    assert duplicates.least_images(edges) == _formula(edges)
+    # Each edge alone (the image of a lone hash is its own least image).
+    for h in edges:
+        assert duplicates.least_images([h]) == _formula([h])
+    # A spread of hashes, as an article's shingles give.
+    spread = [duplicates._shingle_hash(f"word{i}") for i in range(300)]
+    assert duplicates.least_images(spread) == _formula(spread)
+    assert duplicates.least_images(spread[:1]) == _formula(spread[:1])

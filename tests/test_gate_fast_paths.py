@@ -20,6 +20,7 @@ from guards.dates import _EVENT_STOP, _HEADS, _LONG_WORD, _LOWER, _matches_at_he
 from guards.names import _SKIM, _WORD
 from guards.numbers import _NUMBER, _RUN, _RUN_VIEW, _WORD_RUN, _word_runs, _word_view
 from guards.source import _WORD as _SOURCE_WORD
+from guards.source import count_words
 from guards.text import (
     VULGAR_FRACTIONS,
     Normalised,
@@ -130,10 +131,31 @@ def test_source_length_words_are_the_backtracking_patterns(text: str) -> None:
     ]
 
 
+@settings(max_examples=1500, deadline=None)
+@given(COUNT_PIECES)
+def test_source_length_counts_the_words_the_pattern_finds(text: str) -> None:
+    """`count_words` counts runs of word characters less the joins between them, in a
+    byte view, when it can; it counts what `_WORD` finds, on texts with non-ASCII
+    letters and digits, apostrophes, a letter straight after a digit group ("4,5a")."""
+    assert count_words(text) == len(_SOURCE_WORD.findall(text))
+
+
 @settings(max_examples=400, deadline=None)
 @given(TEXTS)
 def test_non_ascii_is_every_non_ascii_character(text: str) -> None:
     assert non_ascii(text) == frozenset(c for c in text if not c.isascii())
+
+
+@settings(max_examples=200, deadline=None)
+@given(TEXTS, TEXTS)
+def test_a_long_text_s_non_ascii_characters_are_its_own(text: str, other: str) -> None:
+    """A long text's answer is kept (a source is asked a dozen times): an equal text
+    built apart gets the same answer, a text that differs by one character its own."""
+    long = (text + " harbour board of Kelmont ") * 40
+    same = "".join(list(long))  # another string object, equal
+    assert non_ascii(long) == non_ascii(same) == frozenset(c for c in long if not c.isascii())
+    changed = long + other + "\u00e9"
+    assert non_ascii(changed) == frozenset(c for c in changed if not c.isascii())
 
 
 @settings(max_examples=400, deadline=None)

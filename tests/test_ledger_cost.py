@@ -108,6 +108,7 @@ def test_completing_begun_calls_is_one_update_each_and_reads_as_before(engine) -
     with Session(engine) as session:
         rows = session.exec(select(ModelCall).order_by(ModelCall.id)).all()
         requests = ledger.requests(session, rows)
+        replies = ledger.replies(session, rows)  # packed against the request's parts
         parts = session.exec(select(LedgerPart.hash)).all()
     assert [r.id for r in rows] == begun  # completed, not added
     assert [r.state for r in rows] == [ledger.DONE] * 3
@@ -115,7 +116,7 @@ def test_completing_begun_calls_is_one_update_each_and_reads_as_before(engine) -
     assert [r.error for r in rows] == [None] * 3
     assert [r.request_id for r in rows] == ["req_wendle_0", "req_wendle_1", "req_wendle_2"]
     assert [r.input_tokens for r in rows] == [900, 901, 902]
-    assert rows[1].response_json == done[1].response_json
+    assert replies == [call.response_json for call in done]
     assert [r.item_id for r in rows] == [item_id] * 3
     assert {r.id: r.created_at for r in rows} == created  # the row's time is its begin's
     assert requests == [_request(n) for n in range(3)]  # reassembled exactly as sent

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from typing import Any
 
 import pytest
 from sqlalchemy import text
@@ -21,7 +22,7 @@ from sqlmodel import Session, select
 from store import ledger
 from store.db import open_store
 from store.models import Item, ModelCall
-from store.packing import unpack_text
+from store.packing import pack_json, unpack_text
 from tests import anthropic_fake as fake_api
 from tests.articles import long_articles, rss
 from tests.pipeline_helpers import KEY, config_for, invoke
@@ -111,9 +112,11 @@ def test_the_ledger_stores_a_small_multiple_of_the_article_text(
         source = sum(len(t) for t in conn.execute(select(Item.source_text)).scalars())
         calls = conn.execute(text("SELECT request_json, response_json FROM model_calls")).all()
         parts = conn.execute(text("SELECT hash, content FROM ledger_parts")).all()
+    with Session(engine) as session:  # a reply is packed against its request's parts
+        said = ledger.replies(session, session.exec(select(ModelCall)).all())
     engine.dispose()
     requests = sum(len(json.dumps(_json(request))) for request, _ in calls)
-    replies = sum(len(json.dumps(_json(reply))) for _, reply in calls)
+    replies = sum(len(json.dumps(reply)) for reply in said)
     # The parts every call shares (tools, system, the two instructions) are stored once
     # for the whole database; what grows with the articles is the rest.
     named = Counter(re.findall(r"sha256:[0-9a-f]{64}", json.dumps([_json(r) for r, _ in calls])))
@@ -153,4 +156,49 @@ def test_a_missing_part_is_named_not_a_crash(sqlite_url) -> None:
         [call] = session.exec(select(ModelCall)).all()
         [shown] = ledger.requests(session, [call])
     assert shown["system"] == {ledger.PART_KEY: "sha256:" + "0" * 64, "missing": True}
+    engine.dispose()
+
+
+def test_a_reply_is_packed_against_its_own_request_and_the_audit_shows_it_exactly(
+    tmp_path, db_url, feed_url, monkeypatch
+) -> None:
+    # A reply quotes what it was sent: the check's passages are the article's words,
+    # its sentences the draft's. Packed against the request's own parts (stored once,
+    # never changed), a reply stores only what is new in it.
+    replies: list[Any] = []
+    grounded = fake_api.first_sentences_responder()
+
+    def responder(request_json: Any) -> Any:
+        reply = grounded(request_json)
+        replies.append(reply.body)  # type: ignore[union-attr]
+        return reply
+
+    fake = fake_api.FakeAnthropic(responder=responder, api_key=KEY)
+    config = config_for(tmp_path, db_url, feed_url)
+    with fake.serve() as base_url:
+        result = invoke(config, monkeypatch, base_url, "run", "--json")
+        assert result.exit_code == 0, result.output
+    assert len(replies) == 2 * ARTICLES
+
+    engine = open_store(db_url)
+    with engine.connect() as conn:
+        stored = [
+            bytes(v) for v in conn.execute(text("SELECT response_json FROM model_calls")).scalars()
+        ]
+    alone = sum(len(pack_json(reply)) for reply in replies)  # each packed by itself
+    assert sum(map(len, stored)) < 0.7 * alone, (sum(map(len, stored)), alone)
+
+    # What an auditor sees is each reply exactly as the server sent it.
+    with Session(engine) as session:
+        items = session.exec(select(Item)).all()
+        calls = session.exec(select(ModelCall)).all()
+        assert sorted(map(_canonical, ledger.replies(session, calls))) == sorted(
+            map(_canonical, replies)
+        )
+    shown = []
+    for item in items:
+        result = invoke(config, monkeypatch, "http://127.0.0.1:9", "audit", str(item.id), *FULL)
+        assert result.exit_code == 0, result.output
+        shown += [_canonical(c["response_json"]) for c in json.loads(result.stdout)["model_calls"]]
+    assert sorted(shown) == sorted(map(_canonical, replies))
     engine.dispose()

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
@@ -303,6 +304,10 @@ class Pipeline:
         pending: dict[Future[Any], str] = {}  # future -> "source" or "model"
         stop: BackendFailure | None = None
         done = 0
+        # Outcomes waiting for their commit, and when the first of them finished: they
+        # are committed together once COMMIT_LINGER has passed since (writer.py).
+        ready: list[Outcome] = []
+        since = 0.0
         with (
             ThreadPoolExecutor(max_workers=readers, thread_name_prefix="pages") as pages,
             ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="model") as model,
@@ -313,10 +318,12 @@ class Pipeline:
                     if job is None:
                         break
                     pending[pages.submit(self._source_safely, job)] = "source"
-                if not pending:
+                if not pending:  # (what was ready was committed when the last one came)
                     break
-                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-                ready: list[Outcome] = []  # committed together, in one transaction
+                # Outcomes waiting: wait for more only until the first has lingered.
+                linger = since + writer.COMMIT_LINGER - time.monotonic()
+                timeout = max(0.0, linger) if ready else None
+                finished, _ = wait(pending, timeout=timeout, return_when=FIRST_COMPLETED)
                 for future in finished:
                     stage = pending.pop(future)
                     if future.cancelled():
@@ -338,12 +345,20 @@ class Pipeline:
                     if stage == "model" and result is not None and result.stop is not None:
                         stop = stop or result.stop
                     if result is not None:
+                        since = since if ready else time.monotonic()
                         ready.append(result[0] if stage == "source" else result)
                     else:
                         done += 1
-                for start in range(0, len(ready), writer.COMMIT_BATCH):
-                    self.writer.commit_batch(ready[start : start + writer.COMMIT_BATCH])
-                done += len(ready)
+                if ready and (
+                    stop is not None
+                    or not pending
+                    or len(ready) >= writer.COMMIT_BATCH
+                    or time.monotonic() - since >= writer.COMMIT_LINGER
+                ):
+                    for start in range(0, len(ready), writer.COMMIT_BATCH):
+                        self.writer.commit_batch(ready[start : start + writer.COMMIT_BATCH])
+                    done += len(ready)
+                    ready = []
                 if finished:
                     self.progress("items", done, max(done, total))
                 if stop is not None:

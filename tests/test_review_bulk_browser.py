@@ -140,8 +140,8 @@ def _pick(page, item_id: int) -> None:  # type: ignore[no-untyped-def]
 
     tick = page.get_by_role("checkbox", name=f"#{item_id}", exact=True)
     reject = page.get_by_role("button", name=re.compile(r"^Reject \d+ selected"))
-    before = int(re.findall(r"\d+", reject.inner_text())[0])
     idle(page)
+    before = int(re.findall(r"\d+", reject.inner_text())[0])
     # The box itself is drawn over by its label, which takes the click.
     page.locator("[data-testid=stCheckbox] label").filter(has=tick).click()
     expect(tick).to_be_checked()
@@ -160,7 +160,7 @@ def test_bulk_reject_with_confirmation_and_assign(server: Server) -> None:
             _open_bulk(page)
             _pick(page, strike)
             _pick(page, ferry)
-            reason = page.get_by_label("Reason for rejecting the selection")
+            reason = page.get_by_label("Rejection reason for the ticked drafts")
             reason.fill("Out of our area")
             page.get_by_role("button", name="Reject 2 selected…").click()
             # A confirmation naming the count and the items; nothing is rejected yet.

@@ -49,6 +49,8 @@ def trail_table(rows: Sequence[Mapping[str, Any]], zone: ZoneInfo, key: str) -> 
     def td(column: str, value: Any) -> str:
         if column in TIME_FIELDS or isinstance(value, At):
             local, utc = local_time(value.value if isinstance(value, At) else value, zone)
+            if not local:
+                return "<td></td>"  # no time: a blank cell, with nothing to hover
             return f'<td class="cd-time" title="{html.escape(utc)}">{html.escape(local)}</td>'
         return f"<td>{html.escape(_shown(value))}</td>"
 

@@ -58,8 +58,8 @@ def bulk_panel(
 
     picked = [i for i in seen if st.session_state.get(box(i))]
     with st.expander("Bulk actions on this page", key="bulk_box"):
-        cols = st.columns([3, 1], vertical_alignment="bottom")
-        cols[0].text_input("Reason for rejecting the selection", key="bulk_reason")
+        cols = st.columns([2, 1], vertical_alignment="bottom")  # its label whole at 1024 px
+        cols[0].text_input("Rejection reason for the ticked drafts", key="bulk_reason")
         cols[1].button(
             f"Reject {len(picked)} selected…",
             key="bulk_reject",
@@ -70,7 +70,7 @@ def bulk_panel(
         )
         # The whole list, where the editor is looking, before anything is rejected.
         forms.confirmation("bulk_reject", _reject_confirmed(engine, settings, reviewer))
-        cols = st.columns([3, 1], vertical_alignment="bottom")
+        cols = st.columns([2, 1], vertical_alignment="bottom")  # its label whole at 1024 px
         cols[0].selectbox(
             "Assign to",
             [None, *assignable_editors(engine)],

@@ -552,7 +552,8 @@ def queue_view(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer) 
     # (show_flash): however many decisions are made, the draft keeps its place.
     head = st.columns([6, 3, 3, 3], vertical_alignment="center") if total else [st.container()]
     head[0].html(
-        '<div class="cd-count" style="opacity:0.8;font-size:0.9rem"><h1 style="display:inline;'
+        '<div class="cd-count cd-queue-count" style="opacity:0.8;font-size:0.9rem">'
+        '<h1 style="display:inline;'
         'font-size:inherit;font-weight:700;padding:0;margin:0">Review queue</h1> · '
         f"{count_text(total, filt.search)} pending draft{'' if total == 1 else 's'}"
         f"{' (filtered)' if filtered else ''}, {ORDERS.get(filt.order, '')}</div>"

@@ -16,13 +16,19 @@ process's CPU time:
 * names_grounded alone on a 2,000-word source, and its precision and recall on
   the annotated material in tests/names_material.py;
 * the per-gate lines (pairs per second on ~190-word sources).
-Report the load average (`uptime`) beside the figures: the machine is shared.
+Every figure is CPU time of this process (`time.process_time`), not wall time, so a
+loaded machine does not add the time other processes ran; it still slows each
+instruction (shared caches, a busy sibling core), so the load average is printed at the
+start and the end of the run, and figures compare as ratios to the naive gate measured in
+the same run. For a comparison of two versions of the code that the load does not move,
+count instructions instead (docs/gates.md, "Speed of the gates").
 """
 
 from __future__ import annotations
 
 import io
 import json
+import os
 import random
 import re
 import sys
@@ -167,6 +173,7 @@ def main() -> None:
     long_faithful = [pair(rng, invented=False, words=2000) for _ in range(big)]
     long_invented = [pair(rng, invented=True, words=2000) for _ in range(big)]
     words = sum(len(s.split()) for s, _ in long_faithful) / big
+    print(f"load average {_load()}")
     print(f"{big} pairs of {words:.0f}-word sources, 3-sentence drafts; CPU time, one core")
     for label, pairs in (("faithful", long_faithful), ("invented number", long_invented)):
         stack, naive = ms_per_pair(pairs, STACK), ms_per_pair(pairs, (naive_gate,))
@@ -197,6 +204,12 @@ def main() -> None:
     print(f"  faithful drafts, quotes only:   {run(faithful, STACK[1:2]):8.0f} pairs/s")
     warm = faithful[:50] * (n // 50)
     print(f"  same 50 sources again and again: {run(warm, STACK):7.0f} pairs/s")
+    print(f"load average {_load()}")
+
+
+def _load() -> str:
+    """The 1, 5 and 15-minute load averages, to report beside the figures."""
+    return " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
 if __name__ == "__main__":

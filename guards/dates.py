@@ -19,7 +19,8 @@ What the draft is held to, each kind on its own:
   not "Jan.", a first name too): the source names that month (capitalised, in any
   style);
 * a month with its year ("January 2026", "9 January 2026"): the source gives
-  that month and year together;
+  that month and year together, in words, as an ISO date or slashed with that
+  four-digit year (12/03/2026 gives March 2026, or December 2026 read month first);
 * a relative day ("yesterday", "today", "tomorrow", "tonight", "last night",
   "this/last/next week", "...weekend", "...month", "...year"): the source uses
   the same words.
@@ -614,7 +615,19 @@ def _find_in_source(text: str, d: DateMention) -> tuple[int, int] | None:
     iso = text.find(f"{year}-{int(month):02d}-")
     if iso >= 0 and _ISO.match(text, iso):
         return iso, iso + 10
-    return _around(text, year, _CALENDAR, lambda m: _states(m, d), 24)
+    in_words = _around(text, year, _CALENDAR, lambda m: _states(m, d), 24)
+    return in_words or _slashed_in(text, int(month), year)
+
+
+def _slashed_in(text: str, month: int, year: str) -> tuple[int, int] | None:
+    """A slashed date of the folded source with that month (either reading: 12/03/2026 is
+    12 March or 3 December) and that four-digit year, which states the month and year."""
+    if year not in text or "/" not in text:
+        return None
+    for m in _SLASHED.finditer(text):
+        if m.group("y") == year and any(r.endswith(f"-{month}") for r in _slashed_readings(m)):
+            return m.span()
+    return None
 
 
 def _cased_month(norm: Normalised, source: str, month: int) -> tuple[int, int] | None:

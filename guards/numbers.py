@@ -31,8 +31,8 @@ is the heart of the gate; its rules, in order of precedence:
    date d.m.yyyy or d.m.yy (30.11.2026 is 30, 11 and 2026); without am/pm,
    10.30 is the decimal 10.3 (10.30 Uhr is a time). A decimal written without
    its zero is a decimal: .5 is 0.5, not 5, and is checked (it counts its zero).
-   A vulgar fraction after digits is their decimal part: 2½ is 2.5 (NFKC
-   would make it "21⁄2"), 1¾ is 1.75.
+   A vulgar fraction after digits, or after them and one space, is their
+   decimal part: 2½ and 2 ½ are 2.5 (NFKC would make it "21⁄2"), 1¾ is 1.75.
 5. Letters, currency and units around a number do not change it: 61st is
    61, 1890s is 1890, £45,000 is 45000, 12% is 12, 20-year-old is 20.
 6. A plain space groups digits only ambiguously when it joins exactly two
@@ -60,7 +60,8 @@ is the heart of the gate; its rules, in order of precedence:
    "a million" is 1,000,000 and "half a million" 500,000; plurals (hundreds,
    millions) are not numbers; any other phrase ending in a scale word
    ("several million", "a third of a million") grounds only the same words.
-   "a dozen" is 12 ("two dozen" 24, "half a dozen" 6), "a score of" 20, "two
+   "a dozen" is 12 ("two dozen" 24, "half a dozen" 6; "ein Dutzend", "une
+   douzaine", "una docena", "una dozzina", "een dozijn" 12), "a score of" 20, "two
    and a half" 2.5. A year in words ("nineteen eighty-four", "twenty
    twenty-four") is the year: a number from eleven to twenty, a space, and a
    number from ten to ninety-nine.
@@ -241,6 +242,9 @@ _SEPARATORS = frozenset(".,'\u2019\x20\u00a0\u2007\u2009\u202f")
 _RUN_VIEW = bytes(0x30 if 0x30 <= b <= 0x39 else b if b in b".,' ?" else 0x78 for b in range(256))
 _RUN = re.compile(rb"0(?:(?<=\.0)())?0*(?:(?=[.,' ][0?]|\?)())?")
 _token = partial(tuple.__new__, NumberToken)  # NumberToken(*t), without a frame
+# One space may stand between a number and its vulgar fraction: "2 ½" (French and German
+# typesetting put a no-break or thin one there).
+_FRACTION_GAP = frozenset("\x20\u00a0\u2007\u2009\u202f")
 
 
 def _scan(digits: str, text: str, lang: str | None = None) -> Iterator[NumberToken]:
@@ -273,13 +277,13 @@ def _scan(digits: str, text: str, lang: str | None = None) -> Iterator[NumberTok
             and digits[run_end + 1].isdigit()
         )
         if before != "." and not joins:
-            fraction = VULGAR_FRACTIONS.get(digits[run_end : run_end + 1])
-            if fraction:  # 2½ is 2.5 (NFKC would make it 21⁄2)
+            gap = 1 if digits[run_end : run_end + 1] in _FRACTION_GAP else 0
+            fraction = VULGAR_FRACTIONS.get(digits[run_end + gap : run_end + gap + 1])
+            if fraction:  # 2½ and 2 ½ are 2.5 (NFKC would make it 21⁄2)
+                stop = run_end + gap + 1
                 value = canonical(raw, fraction)
-                yield NumberToken(
-                    start, run_end + 1, text[start : run_end + 1], value, len(raw) + 1
-                )
-                end = run_end + 1
+                yield NumberToken(start, stop, text[start:stop], value, len(raw) + 1)
+                end = stop
                 continue
             written = raw if same else text[start:run_end]
             yield NumberToken(start, run_end, written, raw.lstrip("0") or "0", len(raw))
@@ -580,24 +584,32 @@ def _word_numbers(text: str, lang: str | None = None) -> Iterator[NumberToken]:
 
 _DOZEN = re.compile(
     r"\b(?:(?P<n>a|an|one|two|three|four|five|six|seven|eight|nine|ten|half\s+a)\s+dozen"
-    r"|(?P<score>a\s+score)\s+of)\b",
+    r"|(?P<score>a\s+score)\s+of"
+    # ein Dutzend, une douzaine, una docena, una dozzina, een dozijn: 12
+    r"|(?P<one>ein|eine|einem|einer|une|una|een)\s+(?:dutzend|douzaine|docena|dozzina|dozijn))\b",
     re.IGNORECASE,
 )
+_OTHER_DOZENS = (b"utzend", b"ouzaine", b"ocena", b"ozzina", b"ozijn")  # in `_word_view`
 _DOZEN_OF = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
 _DOZEN_OF |= {"six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
 
 
 def _dozens(text: str, view: bytes) -> Iterator[NumberToken]:
-    """ "a dozen" (12), "two dozen" (24), "half a dozen" (6), "a score of" (20).
+    """ "a dozen" (12), "two dozen" (24), "half a dozen" (6), "a score of" (20), and
+    one dozen in the other languages ("ein Dutzend", "une douzaine": 12).
     `view` (`_word_view(text)`) has "score" exactly where `text.lower()` has it: only
     ASCII letters become letters there, and no other character lower-cases to one of
     s, c, o, r, e (only İ and the Kelvin sign lower-case to ASCII: i and k), so the
-    long text is not lower-cased to find out."""
-    if "dozen" not in text and b"score" not in view:
+    long text is not lower-cased to find out. The other languages' words are looked for
+    there too; one spelt with a dotted İ (which `re` matches to i) is not read: the safe
+    side, its 12 is then not offered to the draft."""
+    if "dozen" not in text and b"score" not in view and not any(w in view for w in _OTHER_DOZENS):
         return
     for m in _DOZEN.finditer(text):
         if m.group("score"):
             value, end = "20", m.end("score")
+        elif m.group("one"):
+            value, end = "12", m.end()
         else:
             n = " ".join(m.group("n").lower().split())
             value = "6" if n == "half a" else str(12 * _DOZEN_OF[n])

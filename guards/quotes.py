@@ -61,7 +61,8 @@ raise taxes" from "We will not raise taxes". The evidence names the omission
 and why it was refused.
 A quotation the source continues into the next paragraph with a continuation
 mark (the paragraph opens with a quotation mark again) is verbatim when the
-draft joins the parts: the mark is not a word of the quotation.
+draft joins the parts: the mark is not a word of the quotation (nor is the space
+a French source sets after a guillemet, "« Nous").
 Square-bracketed editorial insertions ("[The mayor] said") are not accepted:
 they are not words of the source.
 """
@@ -364,8 +365,11 @@ def _match_rest(text: str, i: int, pieces: list[str]) -> int | None:
             ok = text.startswith(piece, j)
         if not ok and j > i and "\n" in text[i:j] and text[j] in _QUOTE_MARKS:
             # The continuation mark of a quotation the source carries into the next
-            # paragraph: the draft joins the parts without it.
+            # paragraph: the draft joins the parts without it (and without the space a
+            # French source sets after a guillemet: "« Nous").
             j += 1
+            while j < n and text[j].isspace() and text[j] != "\n":
+                j += 1
             ok = piece not in _QUOTE_MARKS and text.startswith(piece, j)
         if not ok:
             return None

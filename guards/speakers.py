@@ -54,7 +54,11 @@ _VERBS = (
     "dénoncé dénonce souligné souligne indiqué indique assuré assure selon lancé martelé "
     "prévenu confié sagte sagt sagten erklärte erklärt betonte betont meinte meint warnte "
     "warnt laut fügte kritisierte kritisiert nannte dijo afirmó declaró según explicó detto "
-    "dichiarato secondo zei zegt volgens"
+    "dichiarato secondo zei zegt volgens "
+    # replies and rejoinders: a reply's speaker is the one who replies, not the one before
+    "responded retorted répondu répond répondit rétorqué rétorque répliqué réplique précisé "
+    "entgegnete entgegnet erwiderte erwidert antwortete antwortet ergänzte ergänzt "
+    "respondió replicó añadió risposto replicato aggiunto antwoordde verklaarde"
 ).split()
 # A trie of the verbs, matched in lower-cased text: `re` follows one branch at each
 # place instead of trying ninety words in turn (see guards.numbers._trie).

@@ -33,7 +33,7 @@ from sqlalchemy.types import TypeDecorator
 from sqlmodel import Field, SQLModel
 
 from guards.checks import check_state as guard_check_state
-from store.packing import PackedEvidence, PackedJSON, PackedSourceText, PackedText
+from store.packing import Digest, PackedEvidence, PackedJSON, PackedSourceText, PackedText
 
 if TYPE_CHECKING:  # a type only: the store does not run gates
     from guards.registry import GateResult
@@ -108,7 +108,8 @@ class Item(SQLModel, table=True):
     entry_id: str | None = Field(default=None, index=True)
     source_url: str | None = None  # canonical URL, None when the entry had no link
     original_url: str | None = None  # the link as the feed or submitter gave it
-    content_hash: str | None = Field(default=None, index=True)
+    # 32 bytes on SQLite (store/packing.py `Digest`, migration 0030)
+    content_hash: str | None = Field(default=None, sa_column=Column(Digest(), index=True))
     title: str | None = None
     author: str | None = None
     published_at: datetime | None = _ts(nullable=True)
@@ -311,7 +312,7 @@ class CallRecord(SQLModel):
     temperature: float | None = None  # the temperature sent, None when none was
     temperature_in_force: bool = False
     prompt_version: str | None = None
-    prompt_hash: str | None = None
+    prompt_hash: str | None = Field(default=None, sa_column=Column(Digest("sha256:")))
     request_id: str | None = None
     input_tokens: int | None = None
     output_tokens: int | None = None
@@ -370,7 +371,7 @@ class LedgerPart(SQLModel, table=True):
     # SQLite: a B-tree on the hash, no rowid, no second copy of it (migration 0023).
     __table_args__ = {"sqlite_with_rowid": False}
 
-    hash: str = Field(primary_key=True)
+    hash: str = Field(sa_column=Column(Digest("sha256:"), primary_key=True))  # 32 bytes: 0030
     content: str = Field(sa_column=Column(PackedText, nullable=False))  # store/packing.py
 
 

@@ -23,12 +23,13 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import JSON, LargeBinary, Text
+from sqlalchemy import JSON, LargeBinary, String, Text
 from sqlalchemy.types import TypeDecorator
 
 from store.packing_dictionary import DICTIONARY_1
@@ -172,6 +173,44 @@ class PackedSourceText(TypeDecorator[str]):
         return None if value is None else unpack_text(value)
 
 
+# A SHA-256 digest (an item's text hash, a call's prompt hash, a ledger part's key)
+# is stored on SQLite as its 32 bytes, not 64 characters of hex (71 with "sha256:"):
+# issue 19 §4, migration 0030. It reads back as the same text. A value that is not
+# a digest (64 lower-case hex digits after the column's prefix) is stored as it is,
+# and PostgreSQL keeps text (its columns are unchanged).
+_HEX_DIGEST = re.compile(r"[0-9a-f]{64}")
+
+
+def digest_bytes(value: str, prefix: str = "") -> str | bytes:
+    """A digest's 32 bytes; any other value as it is."""
+    hex_part = value[len(prefix) :] if value.startswith(prefix) else ""
+    return bytes.fromhex(hex_part) if _HEX_DIGEST.fullmatch(hex_part) else value
+
+
+def read_digest(value: Any, prefix: str = "") -> Any:
+    """A stored digest as its text (for readers of raw SQL too); any other value as it is."""
+    return prefix + bytes(value).hex() if isinstance(value, bytes | memoryview) else value
+
+
+class Digest(TypeDecorator[str]):
+    """A SHA-256 digest in hex, after `prefix`: 32 bytes on SQLite (see above)."""
+
+    impl = String
+    cache_ok = True
+
+    def __init__(self, prefix: str = "") -> None:
+        super().__init__()
+        self.prefix = prefix
+
+    def process_bind_param(self, value: str | None, dialect: Any) -> Any:
+        if value is None or dialect.name != "sqlite":
+            return value
+        return digest_bytes(value, self.prefix)
+
+    def process_result_value(self, value: Any, dialect: Any) -> str | None:
+        return read_digest(value, self.prefix)
+
+
 # A gate verdict's evidence stays a JSON column, because SQL reads a model check's
 # state in it (store/checks.py `did_not_run`, `is_transient`). A large evidence (the
 # checks' judged sentences and claims, the numbers and names found: 2.3x the
@@ -213,6 +252,7 @@ __all__ = [
     "AGAINST_PARTS",
     "AgainstParts",
     "DICTIONARIES",
+    "Digest",
     "PACKED_KEY",
     "PackedEvidence",
     "PackedJSON",
@@ -220,12 +260,14 @@ __all__ = [
     "PackedText",
     "SOURCE_PACK_FROM",
     "SQL_UNPACK",
+    "digest_bytes",
     "is_packed_evidence",
     "pack_against",
     "pack_json",
     "pack_source",
     "pack_text",
     "parts_dictionary",
+    "read_digest",
     "sql_unpack",
     "unpack_json",
     "unpack_text",

@@ -252,7 +252,32 @@ def move(
         reason=reason,
         details=details,
     )
+    deferred = session.info.get(_DEFERRED)
+    if deferred is not None:  # inside `move_many`: appended with the others
+        deferred.append(event)
+        return event
     return audit_chain.append(session, event)
+
+
+_DEFERRED = "copydesk.status.deferred_events"  # `move_many`'s events, not yet appended
+
+
+def move_many(session: Session, moves: list[tuple[Item, str, dict[str, Any]]]) -> list[AuditEvent]:
+    """`move` for several items in one transaction, (item, to_status, `move`'s keyword
+    arguments) each: every item's compare-and-set first (with a new draft's signature
+    and bands), then their audit events, appended together in the order given (issue
+    24: the chain's lock, which serialises writers across workers until the commit, is
+    taken once and last, not at the first item, and held while every later item was
+    signed and written). A Conflict or IllegalMove on any item leaves the caller's
+    transaction to roll back, with no event appended. The caller commits."""
+    events: list[AuditEvent] = []
+    session.info[_DEFERRED] = events
+    try:
+        for item, to_status, arguments in moves:
+            move(session, item, to_status, **arguments)
+    finally:
+        session.info.pop(_DEFERRED, None)
+    return audit_chain.append_many(session, events)
 
 
 def record_edit(

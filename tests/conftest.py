@@ -192,37 +192,31 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.postgres)
 
 
-BROWSER_MODULE_SUFFIX = "_browser.py"
-BROWSER_GROUP = "browser"
-
-
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """`make test` runs two pytest-xdist workers. The browser test modules
-    (tests/*_browser.py) all go to one of them, one test after another: each drives a
-    Streamlit server and a Chromium, and two at once on a 2-core machine would slow
-    both; the other worker runs the rest meanwhile, and the browser group starts first
-    (it is the longest unit of work). Every other module runs whole on
-    one worker, in its own order (as `--dist loadfile`): its module fixtures are made
-    once, and no test depends on which of its neighbours ran in the same process.
-    (xdist's own `--dist loadgroup` marks do not take with pytest 9, which no longer
-    lets a plugin rename a test's node id.)"""
+    """`make test` runs two pytest-xdist workers; each test module runs whole on one
+    of them (as `--dist loadfile`). One worker takes the browser modules while the
+    other takes the rest, slow modules first: tests/scheduling.py says why. (xdist's
+    own `--dist loadgroup` marks do not take with pytest 9, which no longer lets a
+    plugin rename a test's node id.)"""
     from xdist.scheduler import LoadScopeScheduling
 
-    class BrowserTestsTogether(LoadScopeScheduling):
+    from tests.scheduling import next_unit
+
+    class BrowserModulesOnOneWorkerFirst(LoadScopeScheduling):
+        browser_node: Any = None
+
         def _split_scope(self, nodeid: str) -> str:
-            module = nodeid.partition("::")[0]
-            return BROWSER_GROUP if module.endswith(BROWSER_MODULE_SUFFIX) else module
+            return nodeid.partition("::")[0]
 
         def _assign_work_unit(self, node: Any) -> None:
-            # The browser group is the longest unit by far: it goes first, to the first
-            # worker, while the other takes the modules, largest first (xdist's
-            # loadscope order); the first joins in when the browser tests are done.
-            if BROWSER_GROUP in self.workqueue:
-                self.workqueue.move_to_end(BROWSER_GROUP, last=False)
+            if self.browser_node is None:
+                self.browser_node = node  # the first worker asked
+            scope = next_unit(list(self.workqueue), browser_worker=node is self.browser_node)
+            self.workqueue.move_to_end(scope, last=False)  # xdist hands out the first
             super()._assign_work_unit(node)
 
-    return BrowserTestsTogether(config, log)
+    return BrowserModulesOnOneWorkerFirst(config, log)
 
 
 # --- SQLite ---------------------------------------------------------------------------

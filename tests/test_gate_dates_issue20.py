@@ -57,3 +57,52 @@ def test_other_event_is_explained() -> None:
     (entry,) = v.evidence
     assert entry["found"] is False
     assert "last crossing" in entry["other_event"]
+
+
+# --- the same rules in French and German (issue 20: adversarial cases in three languages).
+# A source that writes a date with slashes grounds the draft that writes it in words, month
+# and year included ("12/03/2026" states 12 March 2026, and so March 2026).
+
+SOURCE_FR = (
+    "Le conseil de Vellmont a annoncé mardi l'arrêt du bac vers l'île d'Orrin. La dernière "
+    "traversée aura lieu vendredi, et le service reprendra le 12/03/2026. Les offres pour "
+    "les réparations sont attendues en avril."
+)
+SOURCE_DE = (
+    "Der Stadtrat von Ostbrück hat am Dienstag angekündigt, dass die Fähre zur Insel Orrin "
+    "eingestellt wird. Die letzte Überfahrt ist am Freitag, der Betrieb beginnt wieder am "
+    "12/03/2026. Angebote für die Reparatur sind bis April möglich."
+)
+SOURCE_SLASHED_EN = (
+    "Kelbrook council said on Tuesday that the ferry will stop running. The service "
+    "resumes on 12/03/2026, after repairs to the slipway."
+)
+
+OTHER_LANGUAGE_CASES = [
+    # (source, language, draft, passes, why)
+    (SOURCE_FR, "fr", "Le service reprendra le 12 mars 2026.", True, "fr: 12/03/2026 in words"),
+    (SOURCE_FR, "fr", "Le service reprendra en mars 2026.", True, "fr: its month and year"),
+    (SOURCE_FR, "fr", "Le service reprendra le 12 avril 2026.", False, "fr: not 12 April"),
+    (SOURCE_FR, "fr", "Le service reprendra en mars 2027.", False, "fr: not in 2027"),
+    (SOURCE_FR, "fr", "Les offres sont attendues en juin.", False, "fr: June is not stated"),
+    (SOURCE_FR, "fr", "Le service reprendra vendredi.", False, "fr: Friday is the last crossing"),
+    (SOURCE_FR, "fr", "La dernière traversée aura lieu vendredi.", True, "fr: same event"),
+    (SOURCE_DE, "de", "Der Betrieb beginnt wieder am 12. März 2026.", True, "de: in words"),
+    (SOURCE_DE, "de", "Der Betrieb beginnt im März 2026 wieder.", True, "de: month and year"),
+    (SOURCE_DE, "de", "Der Betrieb beginnt wieder am 12. April 2026.", False, "de: not April"),
+    (SOURCE_DE, "de", "Angebote sind bis Juni möglich.", False, "de: June is not stated"),
+    (SOURCE_DE, "de", "Der Betrieb beginnt wieder am Dienstag.", False, "de: Tuesday's event"),
+    (SOURCE_DE, "de", "Die letzte Überfahrt ist am Freitag.", True, "de: same event"),
+    (SOURCE_SLASHED_EN, "en", "The service resumes on 12 March 2026.", True, "en: in words"),
+    (SOURCE_SLASHED_EN, "en", "The service resumes on 3 December 2026.", True, "en: month first"),
+    (SOURCE_SLASHED_EN, "en", "The service resumes in March 2025.", False, "en: another year"),
+    (SOURCE_SLASHED_EN, "en", "The service resumes in April 2026.", False, "en: another month"),
+]
+
+
+@pytest.mark.parametrize("case", OTHER_LANGUAGE_CASES, ids=lambda case: case[4])
+def test_dates_in_french_german_and_slashed(case: tuple[str, str, str, bool, str]) -> None:
+    source, language, draft, passes, why = case
+    for declared in (language, None):  # declared by the feed, or detected
+        v = dates_grounded(source, URL, draft, language=declared)
+        assert v.passed is passes, (why, declared, v.reason, v.evidence)

@@ -284,3 +284,148 @@ def test_a_sources_speakers_are_read_once_per_passage(monkeypatch) -> None:
     assert [e.evidence for e in edits] == [first.evidence] * 3
     source_text.cache_clear()  # a fresh reading gives the same verdict
     assert speakers_match(source, URL, draft).to_dict() == first.to_dict()
+
+
+# French and German sources carry a quotation into the next paragraph too: the new
+# paragraph opens with a guillemet (French spacing puts a space, often a narrow no-break
+# one, after it) or with „.
+SOURCE_FR_CONTINUED = (
+    "Le conseil de Vellmont a voté mardi la fermeture de la piscine.\n\n"
+    "\u00ab C'est le seul bassin chauffé de la vallée \u00bb, a déclaré Claire Dumas, qui "
+    "préside le club de natation. \u00ab Les enfants apprennent à nager ici.\n\n"
+    "\u00ab\u202fNous irons devant le tribunal administratif. \u00bb\n\n"
+    "Le maire, Julien Faure, a répondu que la décision était prise."
+)
+SOURCE_DE_CONTINUED = (
+    "Der Stadtrat von Ostbrück hat am Montag die Schließung des Hallenbads beschlossen.\n\n"
+    "\u201eEs ist das einzige warme Becken im Tal\u201c, sagte Anna Keller vom Schwimmverein. "
+    "\u201eDie Kinder lernen hier schwimmen.\n\n"
+    "\u201e Wir werden vor das Verwaltungsgericht ziehen.\u201c\n\n"
+    "Bürgermeister Jonas Brandt sagte, der Beschluss stehe fest."
+)
+CONTINUED_CASES = [
+    # (source, draft, verbatim, same speaker, why)
+    (
+        SOURCE_FR_CONTINUED,
+        "Claire Dumas a déclaré : \u00ab Les enfants apprennent à nager ici. Nous irons "
+        "devant le tribunal administratif. \u00bb",
+        True,
+        True,
+        "fr: the parts joined, a space after the continuation mark",
+    ),
+    (
+        SOURCE_FR_CONTINUED,
+        "Julien Faure a déclaré : \u00ab Les enfants apprennent à nager ici. Nous irons "
+        "devant le tribunal administratif. \u00bb",
+        True,
+        False,
+        "fr: joined and given to the mayor",
+    ),
+    (
+        SOURCE_FR_CONTINUED,
+        "Claire Dumas a déclaré : \u00ab Les enfants apprennent à nager ici. Le maire "
+        "a répondu. \u00bb",
+        False,
+        True,
+        "fr: the narration joined to the quotation",
+    ),
+    (
+        SOURCE_DE_CONTINUED,
+        "Anna Keller sagte: \u201eDie Kinder lernen hier schwimmen. Wir werden vor das "
+        "Verwaltungsgericht ziehen.\u201c",
+        True,
+        True,
+        "de: the parts joined",
+    ),
+    (
+        SOURCE_DE_CONTINUED,
+        "Jonas Brandt sagte: \u201eWir werden vor das Verwaltungsgericht ziehen.\u201c",
+        True,
+        False,
+        "de: the second paragraph given to the mayor",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("source", "draft", "verbatim", "same", "why"),
+    CONTINUED_CASES,
+    ids=[c[4] for c in CONTINUED_CASES],
+)
+def test_continued_quotation_in_french_and_german(
+    source: str, draft: str, verbatim: bool, same: bool, why: str
+) -> None:
+    q = quotes_verbatim(source, URL, draft)
+    assert q.passed is verbatim, (why, q.reason)
+    if verbatim:
+        s = speakers_match(source, URL, draft)
+        assert s.passed is same, (why, s.reason, s.evidence)
+
+
+# Verbs of reply and rejoinder attribute a quotation too (French "a répondu", German
+# "entgegnete", "erwiderte"): without them the quotation took the speaker before it, so a
+# reply moved back to the first speaker passed.
+SOURCE_FR_REPLY = (
+    "Le conseil de Vellmont a voté mardi.\n\n"
+    "\u00ab Nous ne fermerons pas la piscine cette année \u00bb, a déclaré le maire, Julien "
+    "Faure. L'opposante Claire Dumas a répondu : \u00ab Nous refusons toute hausse des "
+    "impôts locaux. \u00bb Puis elle a rétorqué : \u00ab Le budget est insincère. \u00bb"
+)
+SOURCE_DE_REPLY = (
+    "Der Rat von Ostbrück hat am Montag beraten.\n\n"
+    "\u201eWir werden das Hallenbad nicht schließen\u201c, sagte Bürgermeisterin Anna Keller. "
+    "Oppositionsführer Jonas Brandt entgegnete: \u201eWir lehnen jede Erhöhung der Gebühren "
+    "ab.\u201c Sein Stellvertreter Paul Rieger erwiderte: \u201eDer Haushalt ist unsolide.\u201c"
+)
+REPLY_CASES = [
+    # (source, draft, passes, why)
+    (
+        SOURCE_FR_REPLY,
+        "\u00ab Nous refusons toute hausse des impôts locaux \u00bb, a déclaré Julien Faure.",
+        False,
+        "fr: Claire Dumas's reply given to the mayor",
+    ),
+    (
+        SOURCE_FR_REPLY,
+        "Claire Dumas a déclaré : \u00ab Nous refusons toute hausse des impôts locaux. \u00bb",
+        True,
+        "fr: the reply with its speaker",
+    ),
+    (
+        SOURCE_FR_REPLY,
+        "Julien Faure a dit : \u00ab Le budget est insincère. \u00bb",
+        False,
+        "fr: 'elle a rétorqué' is Claire Dumas",
+    ),
+    (
+        SOURCE_DE_REPLY,
+        "\u201eWir lehnen jede Erhöhung der Gebühren ab\u201c, sagte Anna Keller.",
+        False,
+        "de: Jonas Brandt's reply given to the mayor",
+    ),
+    (
+        SOURCE_DE_REPLY,
+        "Jonas Brandt sagte: \u201eWir lehnen jede Erhöhung der Gebühren ab.\u201c",
+        True,
+        "de: the reply with its speaker",
+    ),
+    (
+        SOURCE_DE_REPLY,
+        "Jonas Brandt sagte: \u201eDer Haushalt ist unsolide.\u201c",
+        False,
+        "de: 'erwiderte' is Paul Rieger",
+    ),
+    (
+        SOURCE_EN,
+        "Helen Marsh said: \u201cWe cannot keep patching the roof.\u201d",
+        False,
+        "en: the mayor's words",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", REPLY_CASES, ids=lambda case: case[3])
+def test_a_reply_is_attributed_to_who_replies(case: tuple[str, str, bool, str]) -> None:
+    source, draft, passes, why = case
+    v = speakers_match(source, URL, draft)
+    assert v.passed is passes, (why, v.reason, v.evidence)

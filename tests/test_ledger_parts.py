@@ -22,7 +22,7 @@ from sqlmodel import Session, select
 from store import ledger
 from store.db import open_store
 from store.models import Item, ModelCall
-from store.packing import pack_json, unpack_text
+from store.packing import pack_json, read_digest, unpack_text
 from tests import anthropic_fake as fake_api
 from tests.articles import long_articles, rss
 from tests.pipeline_helpers import KEY, config_for, invoke
@@ -75,8 +75,9 @@ def test_repeated_parts_are_stored_once_and_the_audit_shows_the_exact_request(
         stored = [
             _json(v) for v in conn.execute(text("SELECT request_json FROM model_calls")).scalars()
         ]
-        parts = {
-            h: _text(c) for h, c in conn.execute(text("SELECT hash, content FROM ledger_parts"))
+        parts = {  # a key is stored as its 32 bytes on SQLite (migration 0030)
+            read_digest(h, "sha256:"): _text(c)
+            for h, c in conn.execute(text("SELECT hash, content FROM ledger_parts"))
         }
     # The rows carry references, never the repeated text itself.
     for request in stored:
@@ -120,7 +121,9 @@ def test_the_ledger_stores_a_small_multiple_of_the_article_text(
     # The parts every call shares (tools, system, the two instructions) are stored once
     # for the whole database; what grows with the articles is the rest.
     named = Counter(re.findall(r"sha256:[0-9a-f]{64}", json.dumps([_json(r) for r, _ in calls])))
-    per_item = [len(h) + len(c) for h, c in parts if named[h] <= 2]  # an article's, a draft's
+    per_item = [
+        len(h) + len(c) for h, c in parts if named[read_digest(h, "sha256:")] <= 2
+    ]  # an article's, a draft's
     assert len(per_item) == 2 * ARTICLES
     # Before: each row kept its whole request, about 7x the article's text in requests
     # alone (tools, system prompt, the article twice, the check's instruction); now
@@ -130,7 +133,7 @@ def test_the_ledger_stores_a_small_multiple_of_the_article_text(
     # As stored: packed (store/packing.py, migration 0019), the ledger's bytes that
     # grow with the articles are under 2x the article's own text (3.6x unpacked).
     stored = sum(len(r) + len(p) for r, p in calls) + sum(
-        len(h) + len(c) for h, c in parts if named[h] <= 2
+        len(h) + len(c) for h, c in parts if named[read_digest(h, "sha256:")] <= 2
     )
     assert stored / source < 2.0, (stored, source)
 

@@ -111,7 +111,7 @@ def test_upgrade_reads_plain_rows_packs_new_ones_and_downgrade_plains_them(db_ur
     with Session(engine) as session:
         [call] = session.exec(select(ModelCall)).all()
         assert ledger.requests(session, [call]) == [REQUEST]
-        assert call.response_json == RESPONSE
+        assert ledger.replies(session, [call]) == [RESPONSE]  # packed against parts: 0029
         [verdict] = session.exec(select(GateVerdict)).all()
         assert verdict.evidence == EVIDENCE
     # Written now: packed against the dictionary, smaller than plain zlib.

@@ -15,6 +15,7 @@ from store import ledger
 from store import status as st
 from store.db import alembic_config, migrate, session_scope
 from store.models import Item, ModelCall
+from store.packing import read_digest
 from tests.migration_helpers import (
     add_call,
     at_previous_revision,
@@ -33,7 +34,8 @@ REQUEST = summary_request(ARTICLE, "You summarise local news for the Pellworth d
 def _parts(engine) -> list[tuple[str, bytes]]:  # type: ignore[no-untyped-def]
     with engine.connect() as conn:
         rows = conn.execute(text("SELECT hash, content FROM ledger_parts ORDER BY hash"))
-        return [(h, bytes(c)) for h, c in rows]
+        # A key as hex, however it is stored (32 bytes on SQLite since 0030).
+        return [(read_digest(h, "sha256:"), bytes(c)) for h, c in rows]
 
 
 def _requests(engine) -> list:  # type: ignore[no-untyped-def]
@@ -70,5 +72,6 @@ def test_upgrade_keeps_every_part_keyed_by_its_hash(db_url: str) -> None:
         sql, indexes = sqlite_table_schema(engine, "ledger_parts")
         assert "WITHOUT ROWID" not in sql.upper()
         assert indexes == ["sqlite_autoindex_ledger_parts_1"]
-    assert _requests(engine) == [REQUEST, REQUEST]
+    else:  # (on SQLite, today's code looks keys up as bytes, 0030's form, not as hex)
+        assert _requests(engine) == [REQUEST, REQUEST]
     engine.dispose()

@@ -21,7 +21,7 @@ from copydesk.services.pipeline import Job, Outcome
 from copydesk.services.pipeline.state import RunState
 from copydesk.services.pipeline.writer import Writer
 from ingest.dedup import item_keys, text_fingerprint
-from store import claims
+from store import audit_chain, claims
 from store import status as st
 from store.changes import ItemChanges
 from store.db import session_scope
@@ -180,3 +180,59 @@ def test_a_drafts_band_rows_are_its_signatures_buckets_band_by_band(engine) -> N
             )
             assert dict(rows.all()) == wanted
             assert len(wanted) == duplicates.BANDS
+
+
+def _chain_statement(statement: str, parameters: object) -> bool:
+    """A statement of the audit chain's: its lock (PostgreSQL; the stories' locks
+    have other keys), its head, its INSERT."""
+    if "pg_advisory_xact_lock(" in statement:
+        return isinstance(parameters, dict) and parameters.get("key") == audit_chain.PG_CHAIN_LOCK
+    return bool(re.search(r"\baudit_events\b", statement))
+
+
+def _item_write(statement: str) -> bool:
+    """An item's row or its band rows written (the compare-and-set, the signature)."""
+    flat = " ".join(statement.split()).upper()
+    return flat.startswith("UPDATE ITEMS") or flat.startswith("INSERT INTO ITEM_DUP_BANDS")
+
+
+def test_a_batch_takes_the_audit_chain_after_every_items_writes(engine) -> None:
+    """The chain's lock serialises writers across workers until the commit: a batch
+    takes it (and reads the head, and inserts its events) only once every item's
+    row and band rows are written and signed, not at its first item's move, and
+    inserts the batch's events in one statement. Its chain stays verifiable."""
+    writer = _writer(engine)
+    outs = _outcomes(engine, writer.run.run_id, [40, 41, 42, 43])
+    order: list[str] = []
+
+    def seen(conn, cursor, statement, parameters, *args) -> None:  # type: ignore[no-untyped-def]
+        if _chain_statement(statement, parameters):
+            order.append("chain")
+        elif _item_write(statement):
+            order.append("item")
+
+    event.listen(engine, "before_cursor_execute", seen)
+    try:
+        writer.commit_batch(outs)
+    finally:
+        event.remove(engine, "before_cursor_execute", seen)
+    first_chain = order.index("chain")
+    assert "item" not in order[first_chain:], order  # failed: item, chain, item, chain, ...
+    with Session(engine) as session:
+        moved = session.exec(
+            select(AuditEvent).where(AuditEvent.to_status == st.DRAFT).order_by(AuditEvent.id)
+        ).all()
+    assert [e.item_id for e in moved] == [o.job.item_id for o in outs]  # in the batch's order
+    assert _event_inserts(engine) == 1  # a batch's four events, one INSERT
+    assert audit_chain.verify(engine).ok
+
+
+def _event_inserts(engine) -> int:  # type: ignore[no-untyped-def]
+    """INSERTs into the audit chain while a batch of four drafts is committed."""
+    writer = _writer(engine)
+    more = _outcomes(engine, writer.run.run_id, [50, 51, 52, 53])
+    return _statements(
+        engine,
+        lambda: writer.commit_batch(more),
+        lambda s: " ".join(s.split()).upper().startswith("INSERT INTO AUDIT_EVENTS"),
+    )

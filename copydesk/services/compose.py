@@ -13,20 +13,24 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.engine import Engine
 
 from copydesk.config import Settings
-from copydesk.services.pipeline import Pipeline
-from ingest.fetch import Fetcher
-from publish.build import configured_publisher
-from publish.service import Publisher
 from store.db import session_scope
 from store.models import Run, utcnow
-from summarise.base import Summariser
-from summarise.checks import Checker
-from summarise.factory import BackendChoiceError, choose_backend, make_checker, make_summariser
+
+# The parts are imported where they are built: every command that opens the store
+# gets a Desk, and most of them build none of these (the pipeline alone brings the
+# page extractor and the feed parser: a third of the CPU of `copydesk audit --verify`).
+# tests/test_cli_imports.py checks that such a command imports none of them.
+if TYPE_CHECKING:
+    from copydesk.services.pipeline import Pipeline
+    from ingest.fetch import Fetcher
+    from publish.service import Publisher
+    from summarise.base import Summariser
+    from summarise.checks import Checker
 
 EXIT_UNABLE = 3  # the exit status a refused run row records (copydesk/cli/context.py)
 
@@ -50,6 +54,8 @@ class Desk:
         """The configured summariser, checked before any item is touched. A refusal
         (no key, a model that refuses temperature 0) raises BackendChoiceError and
         leaves a run row that says why nothing was touched."""
+        from summarise.factory import BackendChoiceError, make_summariser
+
         try:
             return make_summariser(self.settings.summarise, self.environ)
         except BackendChoiceError as exc:
@@ -58,11 +64,15 @@ class Desk:
 
     def backend_choice(self) -> str:
         """Which summariser `backend = "auto"` resolves to here."""
+        from summarise.factory import choose_backend
+
         return choose_backend(self.settings.summarise, self.environ)
 
     def checker(self) -> Checker:
         """The model checker `[checks]` asks for (built once per desk)."""
         if self._checker is None:
+            from summarise.factory import make_checker
+
             self._checker = make_checker(self.settings.checks, self.environ)
         return self._checker
 
@@ -77,6 +87,8 @@ class Desk:
         **options: Any,
     ) -> Pipeline:
         """A pipeline over this desk's store, with this desk's checker unless one is given."""
+        from copydesk.services.pipeline import Pipeline
+
         return Pipeline(
             self.settings,
             self.engine,
@@ -91,6 +103,8 @@ class Desk:
     def publisher(self, actor: str) -> Publisher:
         """The configured targets, delivering as `actor`. An approval still inside the
         queue's Undo window ([review] undo_seconds) waits for a later publish."""
+        from publish.build import configured_publisher
+
         publish = self.settings.publish
         if not publish.targets:
             raise NoPublishTargets(

@@ -81,10 +81,11 @@ class Writer:
         self.commit_batch([out])
 
     def _commit(self, outs: list[Outcome]) -> None:
-        """One transaction: every item's rows first, then the moves (they append to
-        the audit chain, whose lock is held from the first append to the commit and
-        serialises writers across runs, so it is taken as late as can be), then the
-        run's counts. Reports and logs change only once the commit succeeded."""
+        """One transaction: every item's rows first, then the run's counts, then the
+        moves (`st.move_many`: every item's compare-and-set, then their audit events
+        together: the chain's lock, held from the first append to the commit,
+        serialises writers across runs, so it is taken as late as can be). Reports
+        and logs change only once the commit succeeded."""
         before = copy.deepcopy(self.run.reports)
         try:
             with session_scope(self.run.engine) as session:
@@ -102,16 +103,20 @@ class Writer:
                 moves = [self.write_outcome(session, out, verdicts, looked) for out in outs]
                 if verdicts:  # one executemany for the batch's verdicts
                     session.execute(insert(GateVerdict.__table__), verdicts)  # type: ignore[arg-type]
-                written = [move() for move in moves]
+                batch: list[tuple[Item, str, dict[str, Any]]] = []
+                written = [move(batch) for move in moves]
                 for out, (feed_id, _) in zip(outs, written, strict=True):
                     self._count(out, feed_id)
-                del items
                 if self.counts is not None and self.run.run_id is not None:
                     session.execute(
                         update(Run.__table__)  # type: ignore[arg-type]
                         .where(Run.__table__.c.id == self.run.run_id)  # type: ignore[attr-defined]
                         .values(counts=self.counts(), heartbeat_at=utcnow())
                     )
+                # The moves together, last: the chain's lock is held from their
+                # appends to the commit (st.move_many).
+                st.move_many(session, batch)
+                del items
         except BaseException:
             self.run.reports.clear()
             self.run.reports.update(before)
@@ -132,9 +137,10 @@ class Writer:
         out: Outcome,
         verdicts: list[dict[str, Any]] | None = None,
         looked: dict[int, tuple[int, str]] | None = None,
-    ) -> Callable[[], tuple[int | None, str | None]]:
+    ) -> Callable[..., tuple[int | None, str | None]]:
         """The item's verdicts and ledger rows, in the caller's transaction, and its
-        move to make next (which returns the item's feed and the move's reason).
+        move to make next (which returns the item's feed and the move's reason; given
+        a list, it adds the move to it for `st.move_many` instead of making it).
         With `verdicts`, the verdict rows are added to it for the caller to insert
         with the rest of its batch; with `looked`, the caller made the duplicate
         look-up for its batch (`find_duplicates`, under the stories' locks). Writing
@@ -179,18 +185,19 @@ class Writer:
         if failed or flagged:
             details.update(failed_gates=failed, flagged_gates=flagged)
 
-        def move() -> tuple[int | None, str | None]:
-            st.move(
-                session,
-                item,
-                out.to_status,
-                actor=self.run.actor,
-                reason=reason,
-                expected_version=job.version,
-                changes=out.changes,
-                details=details or None,
-                discard_kind=out.discard_kind if out.to_status == st.DISCARDED else None,
-            )
+        def move(batch: list[tuple[Item, str, dict[str, Any]]] | None = None) -> tuple[Any, Any]:
+            arguments = {
+                "actor": self.run.actor,
+                "reason": reason,
+                "expected_version": job.version,
+                "changes": out.changes,
+                "details": details or None,
+                "discard_kind": out.discard_kind if out.to_status == st.DISCARDED else None,
+            }
+            if batch is None:
+                st.move(session, item, out.to_status, **arguments)
+            else:
+                batch.append((item, out.to_status, arguments))
             return item.feed_id, reason
 
         return move

@@ -1,0 +1,63 @@
+"""How `make test` shares the test modules between its two pytest-xdist workers
+(a helper module, not a test file; tests/conftest.py `pytest_xdist_make_scheduler`).
+
+A unit of work is a test module: it runs whole on one worker, in its own order (its
+module fixtures are made once; no test depends on which neighbours ran in its
+process). xdist keeps the units in a queue, most tests first, and hands a worker its
+next one when it is nearly done with its last.
+
+The browser modules (tests/*_browser.py) spend much of their time waiting on a page
+(a round trip to the review server, a page drawn by Chromium), so the browser tests
+alone, one after another, were the longest path through the idle CI run (one worker
+busy with them for most of its 14 minutes while the other, done with the rest, sat
+idle). So one worker (the first to ask) takes the browser modules, most tests first,
+while the other takes the rest, the modules in SLOW_MODULES first (a long module
+started last would leave one worker alone at the end); a worker with none of its kind
+left takes the other kind: the other worker takes the browser module with the fewest
+tests, so both end together. Each worker that runs a browser module starts a review
+server and a Chromium of its own (tests/browser.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+BROWSER_MODULE_SUFFIX = "_browser.py"
+
+# Modules with a test that took 15 s or more in the idle clean-clone CI run of
+# 2026-12-04 (`--durations=60`), longest first: started before the rest.
+SLOW_MODULES = (
+    "tests/test_corpora.py",
+    "tests/test_demo_anchor.py",
+    "tests/test_runs_at_scale.py",
+    "tests/test_publish_crash.py",
+    "tests/test_calls_in_flight.py",
+    "tests/test_desk_cli.py",
+    "tests/test_desk_stats.py",
+    "tests/test_open_store.py",
+    "tests/test_bench_cli.py",
+    "tests/test_feed_caps.py",
+    "tests/test_cli_operator_edges.py",
+    "tests/test_model_outage.py",
+)
+
+
+def is_browser(scope: str) -> bool:
+    return scope.endswith(BROWSER_MODULE_SUFFIX)
+
+
+def _rest_first(queue: Sequence[str]) -> str:
+    """The next module that is not a browser module: a slow one, else the first."""
+    rest = [scope for scope in queue if not is_browser(scope)]
+    slow = [scope for scope in SLOW_MODULES if scope in rest]
+    return slow[0] if slow else rest[0]
+
+
+def next_unit(queue: Sequence[str], *, browser_worker: bool) -> str:
+    """The module a worker takes next from `queue` (xdist's order, not empty)."""
+    browser = [scope for scope in queue if is_browser(scope)]
+    if browser_worker:
+        return browser[0] if browser else _rest_first(queue)
+    if len(browser) < len(queue):
+        return _rest_first(queue)
+    return browser[-1]

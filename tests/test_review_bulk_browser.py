@@ -21,7 +21,7 @@ from sqlmodel import Session
 from review_ui.desk.decisions import Reviewer, approve, reject
 from store.db import open_store, session_scope
 from store.models import AuditEvent, Item
-from tests.browser import Server, choose, chromium, idle, said, serve, signed_in_page
+from tests.browser import Server, choose, chromium, idle, press, said, serve, signed_in_page
 from tests.dup_material import ARTICLES as STORIES
 from tests.dup_material import story
 from tests.review_seed import seed_article, seed_editor
@@ -142,8 +142,10 @@ def _pick(page, item_id: int) -> None:  # type: ignore[no-untyped-def]
     reject = page.get_by_role("button", name=re.compile(r"^Reject \d+ selected"))
     idle(page)
     before = int(re.findall(r"\d+", reject.inner_text())[0])
-    # The box itself is drawn over by its label, which takes the click.
-    page.locator("[data-testid=stCheckbox] label").filter(has=tick).click()
+    # The box itself is drawn over by its label, which takes the click; `press`
+    # proves the tick reached the server (a click lost while the box just opened
+    # is made again, one that arrived never is: it would untick the box).
+    press(page, page.locator("[data-testid=stCheckbox] label").filter(has=tick))
     expect(tick).to_be_checked()
     expect(reject).to_have_text(f"Reject {before + 1} selected…")
     idle(page)

@@ -15,8 +15,10 @@ Who says a quotation (in the draft and in the source alike):
 * The speaker is what stands beside that verb: the names there (runs of
   capitalised words, as names_grounded reads them, with an honorific: "Ms
   Marsh") and the role ("the mayor", "le maire", "a spokesperson": the head
-  noun after an article), or a pronoun (he, she, they, il, elle, er, sie),
-  which stands for the last name written before it (within 600 characters).
+  noun after an article; in German the capitalised noun after der, die, den or
+  dem, "die Bürgermeisterin", which is a role, not a name), or a pronoun (he,
+  she, they, il, elle, er, sie), which stands for the last name written before
+  it (within 600 characters).
 * A quotation with no attribution of its own takes the speaker of the
   quotation before it when that one ends in the same paragraph (a second
   quote, or a quotation continued over paragraphs with continuation marks).
@@ -72,19 +74,21 @@ _CLAUSE_END = re.compile(
 _RELATIVE = re.compile(r",\s*(?:who|which|whose|qui|dont|der|die|das|que|che|dat)\b[^,]*,")
 _BEFORE_START = re.compile(r"[.!?\u2026;][\"'\u201d\u2019\u00bb]?\s+|\n")
 _OPENING_MARKS = frozenset("\"'\u201c\u201e\u00ab\u2018\u201a\u2039\u300c\u300e")
+# A German role is a capitalised noun after its article ("die Bürgermeisterin").
+_GERMAN_ROLE = r"(?i:der|die|den|dem)\s+(?P<noun>[A-Z\u00c4\u00d6\u00dc][\w-]*)"
 _ARTICLE = re.compile(
-    r"\b(?i:the|a|an|le|la|l['\u2019]|der|die|das|den|dem|el|il|lo|de|het|een)\s+"
-    r"(?P<role>(?:[^\W\d_A-Z][\w-]*\s+){0,2}[^\W\d_A-Z][\w-]*)"
+    r"\b(?:(?i:the|a|an|le|la|l['\u2019]|der|die|das|den|dem|el|il|lo|de|het|een)\s+"
+    r"(?P<role>(?:[^\W\d_A-Z][\w-]*\s+){0,2}[^\W\d_A-Z][\w-]*)|" + _GERMAN_ROLE + ")"
 )
 # After a verb, a role is the speaker only when it ends the clause: "said the mayor."
 # ("said the decision followed a review" reports what was said).
 _ROLE_AFTER = re.compile(
-    r"\s*(?i:the|a|an|le|la|l['\u2019]|der|die|el|il|de|het|een)\s+"
-    r"(?:[^\W\d_A-Z][\w-]*\s+){0,2}[^\W\d_A-Z][\w-]*\s*(?:[,.;:]|$)"
+    r"\s*(?:(?i:the|a|an|le|la|l['\u2019]|der|die|el|il|de|het|een)\s+"
+    r"(?:[^\W\d_A-Z][\w-]*\s+){0,2}[^\W\d_A-Z][\w-]*|" + _GERMAN_ROLE + r")\s*(?:[,.;:]|$)"
 )
 _ROLE_BEFORE_QUOTE = re.compile(
-    r"\s*(?i:the|a|an|le|la|l['\u2019]|der|die|el|il|de|het|een)\s+"
-    r"(?:[^\W\d_A-Z][\w-]*\s+){0,2}[^\W\d_A-Z][\w-]*\s*[,;:]"
+    r"\s*(?:(?i:the|a|an|le|la|l['\u2019]|der|die|el|il|de|het|een)\s+"
+    r"(?:[^\W\d_A-Z][\w-]*\s+){0,2}[^\W\d_A-Z][\w-]*|" + _GERMAN_ROLE + r")\s*[,;:]"
 )
 _ROLE_STOP = frozenset(
     "for of the a an and to at in on with from by who which that said says told is was "
@@ -153,7 +157,7 @@ def _role(text: str) -> str | None:
     """The head noun of the first article phrase in `text` ("the council leader": leader)."""
     for m in _ARTICLE.finditer(text):
         words = []
-        for w in m.group("role").split():
+        for w in (m.group("role") or m.group("noun")).split():
             if w.lower() in _ROLE_STOP:
                 break
             words.append(w)
@@ -175,6 +179,8 @@ def _identity(names: list[tuple[int, int, str]], role: str | None) -> frozenset[
 def _who(text: str, part: str, at: int, nearest_last: bool) -> Attribution | None:
     """The speaker `part` (at offset `at` of `text`) names: names, else a role, else a pronoun."""
     names = _names(part)
+    if names and {n[2] for n in names} == {_role(part)}:
+        names = []  # "sagte die Bürgermeisterin": a German role, capitalised, not a name
     if names:
         people = [n for n in names if _person_like(n[2])] or names
         shown = people[-1] if nearest_last else people[0]

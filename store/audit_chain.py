@@ -15,6 +15,8 @@ advisory lock taken before the chain head is read, held until commit; on SQLite
 the writer already holds the database's write lock (every status move writes
 its item row before its event). A unique index on `prev_hash` makes a fork
 impossible even if that rule were broken: the second insert would fail.
+On SQLite both hashes are stored as their 32 bytes (store/packing.py `Digest`,
+migration 0031) and read back as the hex this module computes and compares.
 
 What the chain alone cannot show: events cut from its end (the shorter chain
 still holds). An anchor kept outside the database closes that: `head()` gives the

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import bindparam, or_, select, update
+from sqlalchemy import bindparam, func, or_, select, update
 from sqlmodel import Session, col
 
 from store.models import Feed, Item, Run, utcnow
@@ -44,6 +44,7 @@ class ClaimedItem:
     has_text: bool
     attempts: int
     feed_id: int | None
+    language: str | None = None  # the language its feed declared
 
 
 def _free(table, now: datetime):  # type: ignore[no-untyped-def]
@@ -76,9 +77,14 @@ def claim_items(session: Session, run_id: int, limit: int, lease: timedelta) -> 
             items.c.dedup_key,
             items.c.source_url,
             items.c.title,
-            items.c.source_text.is_not(None),
+            # Whether it has a text, as `length(...) IS NOT NULL`'s twin: in an UPDATE's
+            # RETURNING, SQLite 3.40 answered `source_text IS NOT NULL` with 1 for an
+            # item without one (a row later SELECTed says NULL), so every item looked as
+            # if it had its text and every page reader read it back for nothing.
+            func.coalesce(func.length(items.c.source_text), -1) >= 0,
             items.c.attempts,
             items.c.feed_id,
+            items.c.language,
         )
     )
     return sorted((ClaimedItem(*row) for row in rows), key=lambda c: c.item_id)

@@ -132,7 +132,8 @@ class Item(SQLModel, table=True):
     recorded_reply: bool = False  # draft came from a recorded (scripted) model reply
     headline: str | None = None
     summary: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
-    status: str = Field(default="new", index=True)
+    # No index of its own: ix_items_story_order starts with it (migration 0032).
+    status: str = Field(default="new")
     # Why a discarded item was discarded (store/discard_kinds.py); set by the status
     # machine on the move to `discarded`, NULL for every other status.
     discard_kind: str | None = Field(default=None, index=True)
@@ -275,8 +276,9 @@ class AuditEvent(SQLModel, table=True):
     reason: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     details: Any = Field(default=None, sa_column=Column(JSON, nullable=True))
     # The hash chain (store/audit_chain.py): set by `audit_chain.append`, never by hand.
-    prev_hash: str = Field(default=None, sa_column=Column(String(64), nullable=False))
-    hash: str = Field(default=None, sa_column=Column(String(64), nullable=False))
+    # 32 bytes each on SQLite (store/packing.py `Digest`, migration 0031), read as hex.
+    prev_hash: str = Field(default=None, sa_column=Column(Digest(length=64), nullable=False))
+    hash: str = Field(default=None, sa_column=Column(Digest(length=64), nullable=False))
 
     # One event per previous hash: two writers linking to the same head (a forked
     # chain) fail at the second insert instead of leaving a fork behind.

@@ -181,8 +181,10 @@ class PackedSourceText(TypeDecorator[str]):
 _HEX_DIGEST = re.compile(r"[0-9a-f]{64}")
 
 
-def digest_bytes(value: str, prefix: str = "") -> str | bytes:
-    """A digest's 32 bytes; any other value as it is."""
+def digest_bytes(value: Any, prefix: str = "") -> Any:
+    """A digest's 32 bytes; any other value (bytes already, not a digest) as it is."""
+    if not isinstance(value, str):
+        return value
     hex_part = value[len(prefix) :] if value.startswith(prefix) else ""
     return bytes.fromhex(hex_part) if _HEX_DIGEST.fullmatch(hex_part) else value
 
@@ -198,8 +200,8 @@ class Digest(TypeDecorator[str]):
     impl = String
     cache_ok = True
 
-    def __init__(self, prefix: str = "") -> None:
-        super().__init__()
+    def __init__(self, prefix: str = "", length: int | None = None) -> None:
+        super().__init__(length)
         self.prefix = prefix
 
     def process_bind_param(self, value: str | None, dialect: Any) -> Any:

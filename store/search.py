@@ -43,6 +43,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,7 +53,7 @@ from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.sql.sqltypes import NullType
 
 from store.models import Item
-from store.packing import sql_unpack
+from store.packing import SQL_UNPACK, sql_unpack
 
 # What migration 0008_search adds beside the models (tests compare models and schema).
 SQLITE_FTS_TABLE = "items_fts"
@@ -79,6 +80,23 @@ SOURCE_CHARS = 100_000  # PostgreSQL indexes this much of the source text
 # went from 0.89x to 0.46x the text, as small as an "optimize" leaves it.
 MERGE_PAGES = 500
 USERMERGE = 2
+
+
+SQLITE_FTS_COLUMNS = "headline, title, summary, source_text, source_url, original_url"
+
+
+def remake_sqlite_index(execute: Callable[[str], Any], options: str) -> None:
+    """SQLite: drop `items_fts` and make it again with these FTS5 `options`, filled from
+    `items` (a migration changing the index's options: 0032). The source text is stored
+    packed (0026), so FTS5's 'rebuild', which reads the column, cannot fill it: it is
+    read through SQL_UNPACK. The triggers name the table, not its options: they stay."""
+    execute(f"DROP TABLE {SQLITE_FTS_TABLE}")
+    execute(f"CREATE VIRTUAL TABLE {SQLITE_FTS_TABLE} USING fts5({SQLITE_FTS_COLUMNS}, {options})")
+    execute(
+        f"INSERT INTO {SQLITE_FTS_TABLE}(rowid, {SQLITE_FTS_COLUMNS}) "  # noqa: S608 - constants
+        f"SELECT id, headline, title, summary, {SQL_UNPACK}(source_text), source_url, "
+        "original_url FROM items"
+    )
 
 
 def merge_index(engine: Any) -> None:

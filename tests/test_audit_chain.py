@@ -21,6 +21,7 @@ from store import audit_chain
 from store import status as st
 from store.db import open_store, session_scope
 from store.models import AuditEvent, Item
+from store.packing import read_digest
 from tests.audit_helpers import owner_runs
 
 runner = CliRunner()
@@ -40,7 +41,8 @@ def make_item(engine: Engine, road: tuple[str, ...] = ("draft", "approved")) -> 
 def events(engine: Engine) -> list[dict[str, Any]]:
     with engine.connect() as conn:
         rows = conn.execute(text("SELECT * FROM audit_events ORDER BY id")).mappings()
-        return [dict(row) for row in rows]
+        # A hash as hex, however it is stored (32 bytes on SQLite since migration 0031).
+        return [dict(row) | {k: read_digest(row[k]) for k in ("prev_hash", "hash")} for row in rows]
 
 
 def event_ids(engine: Engine) -> list[int]:

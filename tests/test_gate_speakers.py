@@ -429,3 +429,36 @@ def test_a_reply_is_attributed_to_who_replies(case: tuple[str, str, bool, str]) 
     source, draft, passes, why = case
     v = speakers_match(source, URL, draft)
     assert v.passed is passes, (why, v.reason, v.evidence)
+
+
+# A German role is a capitalised noun after its article: "sagte die Bürgermeisterin".
+GERMAN_ROLE_CASES = [
+    # (draft, passes, why)
+    (
+        "\u201eWir werden das Hallenbad nicht schließen\u201c, sagte die Bürgermeisterin.",
+        True,
+        "de: the mayor's words given to the mayor, by her role",
+    ),
+    (
+        "Die Bürgermeisterin sagte: \u201eWir werden das Hallenbad nicht schließen.\u201c",
+        True,
+        "de: the role before the quotation",
+    ),
+    (
+        "\u201eWir werden das Hallenbad nicht schließen\u201c, sagte der Oppositionsführer.",
+        False,
+        "de: the mayor's words given to the opposition leader, by his role",
+    ),
+    (
+        "\u201eWir lehnen jede Erhöhung der Gebühren ab\u201c, sagte die Bürgermeisterin.",
+        False,
+        "de: the opposition leader's words given to the mayor, by her role",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", GERMAN_ROLE_CASES, ids=lambda case: case[2])
+def test_a_german_role_is_a_capitalised_noun(case: tuple[str, bool, str]) -> None:
+    draft, passes, why = case
+    v = speakers_match(SOURCE_DE_REPLY, URL, draft)
+    assert v.passed is passes, (why, v.reason, v.evidence)

@@ -275,3 +275,43 @@ def test_stats_and_unchecked_say_how_many_drafts_wait_for_checks_and_since_when(
     )
     assert json.loads(unchecked.stdout)["waiting"] == checks
     assert line in unchecked_text.stdout
+
+
+def test_a_copy_of_a_story_the_api_refused_is_not_its_duplicate(
+    tmp_path, sqlite_url, httpserver, monkeypatch
+):
+    """Before: an item that failed for our side (quarantined by a 400, a fetch error)
+    kept its text fingerprint, so a second copy of the same story was discarded as its
+    duplicate. A duplicate counts only against an item that is live or was discarded
+    for its content (copydesk/services/pipeline/duplicates.py NOT_CONTENT)."""
+    entries = long_articles(4)
+    httpserver.expect_request("/feed.xml").respond_with_data(
+        rss(entries), content_type="application/rss+xml"
+    )
+    good = fake_api.first_sentences_responder()
+
+    def refuse_report_2(request_json):  # type: ignore[no-untyped-def]
+        if "Report 2 from the council desk" in json.dumps(request_json):
+            return fake_api.bad_request("messages.0.content.0.text: exceeds the allowed size")
+        return good(request_json)
+
+    config = config_for(tmp_path, sqlite_url, httpserver.url_for("/feed.xml"))
+    config.write_text(config.read_text().replace("max_concurrency = 4", "max_concurrency = 1"))
+    with fake_api.FakeAnthropic(responder=refuse_report_2, api_key=KEY).serve() as base_url:
+        assert invoke(config, monkeypatch, base_url, "run").exit_code == 0
+    assert statuses(sqlite_url).count("discarded") == 1
+    # The wire's copy of story 2, under another link, once the API takes it.
+    copy = dict(entries[2], guid="wire-2", link="https://wire.example.org/tollmere/2")
+    httpserver.clear()
+    httpserver.expect_request("/feed.xml").respond_with_data(
+        rss([*entries, copy]), content_type="application/rss+xml"
+    )
+    with fake_api.FakeAnthropic(responder=good, api_key=KEY).serve() as base_url:
+        assert invoke(config, monkeypatch, base_url, "run").exit_code == 0
+    with Session(open_store(sqlite_url)) as session:
+        wire = session.exec(select(Item).where(Item.original_url == copy["link"])).one()
+        reasons = [
+            e.reason for e in session.exec(select(AuditEvent).where(AuditEvent.item_id == wire.id))
+        ]
+    assert wire.status == "draft", reasons
+    assert statuses(sqlite_url).count("draft") == 4

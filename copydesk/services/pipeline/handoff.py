@@ -60,6 +60,10 @@ class Job:
     has_text: bool  # the item already has its source text (from the feed)
     attempts: int
     feed_url: str | None  # the feed that brought it; None when submitted by hand
+    # The item's declared language, when it was read with the job (`language_read`):
+    # then an item without a text needs no read of the store before its page is fetched.
+    language: str | None = None
+    language_read: bool = False
 
 
 @dataclass
@@ -102,6 +106,8 @@ def job_of(item: Item, feed_url: str | None) -> Job:
         item.source_text is not None,
         item.attempts,
         feed_url,
+        item.language,
+        True,
     )
 
 

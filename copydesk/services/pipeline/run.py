@@ -287,6 +287,8 @@ class Pipeline:
                     c.has_text,
                     c.attempts,
                     feed_urls.get(c.feed_id) if c.feed_id else None,
+                    c.language,
+                    True,
                 )
 
     def _process(self, jobs: Iterable[Job], total: int) -> None:

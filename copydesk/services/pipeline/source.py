@@ -164,6 +164,8 @@ class SourceStage:
 
     def stored(self, job: Job) -> tuple[str | None, str | None]:
         """(the item's stored source text, None when it has none; its declared language)."""
+        if not job.has_text and job.language_read:  # (issue 24: a read an article less)
+            return None, job.language
         with Session(self.run.engine) as session:
             column = Item.source_text if job.has_text else null()
             query = select(column, Item.language).where(Item.id == job.item_id)

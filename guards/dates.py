@@ -20,7 +20,8 @@ What the draft is held to, each kind on its own:
   style);
 * a month with its year ("January 2026", "9 January 2026"): the source gives
   that month and year together, in words, as an ISO date or slashed with that
-  four-digit year (12/03/2026 gives March 2026, or December 2026 read month first);
+  year in four digits or its last two (12/03/2026 and 12/03/26 give March 2026, or
+  December 2026 read month first);
 * a relative day ("yesterday", "today", "tomorrow", "tonight", "last night",
   "this/last/next week", "...weekend", "...month", "...year"): the source uses
   the same words.
@@ -621,11 +622,14 @@ def _find_in_source(text: str, d: DateMention) -> tuple[int, int] | None:
 
 def _slashed_in(text: str, month: int, year: str) -> tuple[int, int] | None:
     """A slashed date of the folded source with that month (either reading: 12/03/2026 is
-    12 March or 3 December) and that four-digit year, which states the month and year."""
-    if year not in text or "/" not in text:
+    12 March or 3 December) and that year, in four digits or its last two (12/03/26),
+    which states the month and year."""
+    if year[-2:] not in text or "/" not in text:
         return None
     for m in _SLASHED.finditer(text):
-        if m.group("y") == year and any(r.endswith(f"-{month}") for r in _slashed_readings(m)):
+        if m.group("y") in (year, year[-2:]) and any(
+            r.endswith(f"-{month}") for r in _slashed_readings(m)
+        ):
             return m.span()
     return None
 

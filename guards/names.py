@@ -10,7 +10,9 @@ A dependency-free heuristic (no model, no download; measured in the README):
   when the draft also capitalises it mid-sentence: without a dictionary the
   gate cannot tell "Close it," from "Salmond said" there (a known gap).
 * Skipped: honorifics (Mr, Mrs, Ms, Dr, Sir, Cllr...), month and weekday names
-  (dates_grounded checks those), number words (numbers_grounded), "I", and at
+  (dates_grounded checks those), number words (numbers_grounded), a single
+  capitalised word after a German article ("die Schließung": German capitalises
+  every noun; not an acronym, "die SPD"), "I", and at
   the start of a sentence (or after an opening quotation mark or a colon) a
   common word such as "The", "However", "Officials" or an -ly adverb.
 * In a Title Case line (a headline) every word is capitalised, so a word there
@@ -537,6 +539,23 @@ def _headline_names(draft: str, name: Name, index: _SourceIndex) -> list[Name]:
     return out
 
 
+# A German article, or a preposition joined to one (im, am, zum, zur, vom, beim).
+_GERMAN_ARTICLE_BEFORE = re.compile(
+    r"(?<!\w)(?:[Dd](?:er|ie|as|en|em)|[Ee]ine[nmrs]?|[Ii]m|[Aa]m|[Zz]u[mr]|[Vv]om|[Bb]eim)"
+    r"\s+$"
+)
+
+
+def _german_noun(draft: str, name: Name) -> bool:
+    """A single capitalised word after a German article (no other language
+    writes these words before a name): German capitalises every noun ("die Schließung",
+    "das Wasser"), so it is a noun, not a name; not an acronym ("die SPD"). A short
+    draft is too short to detect its language, so the article is the sign."""
+    if len(name.words) != 1 or name.initial or name.words[0].isupper():
+        return False
+    return bool(_GERMAN_ARTICLE_BEFORE.search(draft, max(0, name.start - 8), name.start))
+
+
 def names_grounded(source: str, url: str | None, draft: str) -> Verdict:
     """Flag proper names of the draft that the source never mentions."""
     draft = draft or ""
@@ -561,6 +580,8 @@ def names_grounded(source: str, url: str | None, draft: str) -> Verdict:
         ):
             if not index.person_word(norm.fold(name.words[0])):
                 lacks = [name.words[0]]  # "Ms Park" from "Kelbrook Retail Park"
+        if lacks and _german_noun(draft, name):
+            lacks = []  # "die Schließung": a German noun, capitalised, not a name
         written = draft[name.start : name.end]
         entry: dict[str, Any] = {
             "name": written,

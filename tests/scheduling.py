@@ -6,11 +6,12 @@ module fixtures are made once; no test depends on which neighbours ran in its
 process). xdist keeps the units in a queue, most tests first, and hands a worker its
 next one when it is nearly done with its last.
 
-The browser modules (tests/*_browser.py) spend much of their time waiting on a page
-(a round trip to the review server, a page drawn by Chromium), so the browser tests
-alone, one after another, were the longest path through the idle CI run (one worker
-busy with them for most of its 14 minutes while the other, done with the rest, sat
-idle). So one worker (the first to ask) takes the browser modules, most tests first,
+Before, the browser modules were one unit on one worker and xdist's order sent the
+modules with the fewest tests last, among them the longest (tests/test_corpora.py):
+an idle clean-clone CI run took 874 s for about 830 s of CPU, so on average one of
+the two cores had nothing to do. The browser modules spend much of their time
+waiting on a page (a round trip to the review server, a page drawn by Chromium).
+So one worker (the first to ask) takes the browser modules, most tests first,
 while the other takes the rest, the modules in SLOW_MODULES first (a long module
 started last would leave one worker alone at the end); a worker with none of its kind
 left takes the other kind: the other worker takes the browser module with the fewest

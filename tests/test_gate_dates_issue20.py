@@ -78,6 +78,8 @@ SOURCE_SLASHED_EN = (
     "resumes on 12/03/2026, after repairs to the slipway."
 )
 
+SOURCE_SHORT_YEAR = "Kelbrook council said the ferry returns on 12/03/26, after repairs."
+
 OTHER_LANGUAGE_CASES = [
     # (source, language, draft, passes, why)
     (SOURCE_FR, "fr", "Le service reprendra le 12 mars 2026.", True, "fr: 12/03/2026 in words"),
@@ -97,6 +99,9 @@ OTHER_LANGUAGE_CASES = [
     (SOURCE_SLASHED_EN, "en", "The service resumes on 3 December 2026.", True, "en: month first"),
     (SOURCE_SLASHED_EN, "en", "The service resumes in March 2025.", False, "en: another year"),
     (SOURCE_SLASHED_EN, "en", "The service resumes in April 2026.", False, "en: another month"),
+    (SOURCE_SHORT_YEAR, "en", "The ferry returns in March 2026.", True, "en: 12/03/26"),
+    (SOURCE_SHORT_YEAR, "en", "The ferry returns in March 2025.", False, "en: 26 is not 2025"),
+    (SOURCE_SHORT_YEAR, "de", "Die Fähre kommt im März 2026 zurück.", True, "de: 12/03/26"),
 ]
 
 

@@ -110,3 +110,28 @@ def test_source_is_read_once_per_source(monkeypatch) -> None:
     names.names_grounded(source, None, draft)
     names.names_grounded(source, None, draft)
     assert sum(n == len(source) for n in calls) <= 1
+
+
+# German capitalises every noun: a single capitalised word after an article, in a German
+# draft, is a noun ("die Schließung", "das Wasser"), not a name; an acronym ("die SPD") and a
+# run of capitalised words ("Bürgermeisterin Anna Brandt") are still read as names.
+SOURCE_DE_NOUNS = (
+    "Der Rat von Ostbrück hat am Montag angekündigt, dass das Hallenbad im März schließt. "
+    "Die Arbeiten dauern bis Juni 2026, sagte Bürgermeisterin Anna Keller."
+)
+GERMAN_NOUN_CASES = [
+    # (draft, passes, why)
+    ("Bürgermeisterin Anna Keller kündigte die Schließung an.", True, "die Schließung"),
+    ("Das Wasser im Hallenbad von Ostbrück ist kalt, sagte Anna Keller.", True, "das Wasser"),
+    ("Der Rat von Ostbrück plant einen Neubau.", True, "einen Neubau"),
+    ("Die Stadt Ostbrück schließt das Hallenbad, teilte die SPD mit.", False, "die SPD"),
+    ("Bürgermeisterin Anna Brandt kündigte die Schließung an.", False, "Anna Brandt"),
+    ("Laut Keller zahlt die Sparkasse Kelmbach den Umbau.", False, "Sparkasse Kelmbach"),
+]
+
+
+@pytest.mark.parametrize("case", GERMAN_NOUN_CASES, ids=lambda case: case[2])
+def test_a_german_noun_after_its_article_is_not_a_name(case: tuple[str, bool, str]) -> None:
+    draft, passes, why = case
+    v = names_grounded(SOURCE_DE_NOUNS, None, draft)
+    assert v.passed is passes, (why, v.reason)

@@ -378,7 +378,9 @@ def write_number(value: Decimal, style: tuple) -> tuple[str, str, str]:
         # 1.234k would read as 1234 thousand (a dot before three digits groups): unscaled
         suffix, power = "", 0
         integer, _, fraction = format(abs(value), "f").partition(".")
-    if len(integer) <= 3:
+    if len(integer) <= 3 or (power and thousands == "." and len(integer) <= 6):
+        # "1.000k" is one thousand: a dot before one group of three digits and a scale
+        # word is a decimal mark (rule 8, "1.125 million"), so such a mantissa is ungrouped
         thousands = ""
     number = _group(integer, thousands) if thousands else integer
     if fraction:

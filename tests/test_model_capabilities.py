@@ -301,19 +301,27 @@ def test_two_record_checks_calls_in_one_reply_fail_the_check_closed() -> None:
 # --- copydesk models ---------------------------------------------------------------------------
 
 
-def test_copydesk_models_says_what_each_configured_model_gets(tmp_path, monkeypatch) -> None:
+def _cli(tmp_path, monkeypatch, sections: str):  # type: ignore[no-untyped-def]
+    """`copydesk` with a config of these model sections (and a database), as a
+    function of its arguments."""
     from typer.testing import CliRunner
 
     from copydesk.cli import app
 
     config = tmp_path / "config.toml"
-    config.write_text(
-        f'[database]\nurl = "sqlite:///{tmp_path / "x.db"}"\n'
-        '[summarise]\nmodel = "claude-haiku-5-5"\ntemperature = "model-default"\n'
-        '[checks]\nmodel = "claude-opus-4-7"\n'
-    )
+    config.write_text(f'[database]\nurl = "sqlite:///{tmp_path / "x.db"}"\n' + sections)
     monkeypatch.setenv("COPYDESK_CONFIG", str(config))
-    result = CliRunner().invoke(app, ["models", "--json"])
+    return lambda *args: CliRunner().invoke(app, list(args))
+
+
+def test_copydesk_models_says_what_each_configured_model_gets(tmp_path, monkeypatch) -> None:
+    cli = _cli(
+        tmp_path,
+        monkeypatch,
+        '[summarise]\nmodel = "claude-haiku-5-5"\ntemperature = "model-default"\n'
+        '[checks]\nmodel = "claude-opus-4-7"\n',
+    )
+    result = cli("models", "--json")
     assert result.exit_code == 0, result.output
     writer, judge = json.loads(result.stdout)
     assert writer["temperature"].startswith('not sent: temperature = "model-default"')
@@ -321,5 +329,33 @@ def test_copydesk_models_says_what_each_configured_model_gets(tmp_path, monkeypa
     assert writer["price"]["input"] == pytest.approx(0.1)
     assert "refused at run start" in judge["temperature"] and "[checks]" in judge["temperature"]
     assert judge["tool_choice"].startswith("any")
-    text = CliRunner().invoke(app, ["models"]).stdout
+    text = cli("models").stdout
     assert "[summarise] claude-haiku-5-5" in text and "512 tokens" in text
+
+
+@pytest.mark.parametrize(
+    ("variable", "writer", "checker"),
+    [
+        ("COPYDESK_MODEL", "claude-haiku-5-5", "claude-opus-4-7"),  # the writer only
+        ("COPYDESK_CHECK_MODEL", "claude-sonnet-4-6", "claude-haiku-5-5"),  # the checker
+    ],
+)
+def test_each_model_variable_reaches_its_own_section_only(
+    tmp_path, monkeypatch, variable: str, writer: str, checker: str
+) -> None:
+    # Issue 19 §1: COPYDESK_MODEL's reach is the writer's model, as --help says; the
+    # checker's has its own variable.
+    cli = _cli(
+        tmp_path,
+        monkeypatch,
+        '[summarise]\nmodel = "claude-sonnet-4-6"\ntemperature = "model-default"\n'
+        '[checks]\nmodel = "claude-opus-4-7"\ntemperature = "model-default"\n',
+    )
+    for name in ("COPYDESK_MODEL", "COPYDESK_CHECK_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv(variable, "claude-haiku-5-5")
+    result = cli("models", "--json")
+    assert result.exit_code == 0, result.output
+    shown = {plan["section"]: plan["model"] for plan in json.loads(result.stdout)}
+    assert shown == {"summarise": writer, "checks": checker}
+    assert variable in " ".join(cli("--help").stdout.split())

@@ -29,9 +29,15 @@ from review_ui.views.publish import (
     published_view,
     source_changed_view,
 )
-from review_ui.views.queue import open_from_link, queue_view, release_claim, sidebar_filters
+from review_ui.views.queue import (
+    leave_queue,
+    open_from_link,
+    queue_view,
+    release_claim,
+    sidebar_filters,
+)
 from review_ui.views.stats import stats_view
-from review_ui.views.widgets import plain
+from review_ui.views.widgets import flash_run_completed, flash_run_starts, plain
 from store import audit_chain
 from store.db import StoreError, open_store
 
@@ -73,10 +79,12 @@ def _password_sign_out(engine: Engine, settings: ReviewAppSettings) -> None:
 
 def main(settings: ReviewAppSettings) -> None:
     hold_for_tests("start")
+    flash_run_starts()
     try:
         _main(settings)
     finally:
         hold_for_tests("end")
+    flash_run_completed()  # not reached by a run cut short (a rerun or a stop)
 
 
 def _main(settings: ReviewAppSettings) -> None:
@@ -129,7 +137,7 @@ def _main(settings: ReviewAppSettings) -> None:
         st.sidebar.caption("Keys: J next · K previous · A approve · R reject · E edit · ? all")
         queue_view(engine, settings, reviewer)
         return
-    release_claim(engine)  # moved on from the queue: the draft is free again
+    leave_queue(engine)  # moved on from the queue: the draft is free, the address names none
     if view == "Discarded":
         discarded_view(engine, settings)
     elif view == "Approved":

@@ -478,8 +478,8 @@ def new_page(
     browser: Any,
     server: Server,
     *,
-    width: int = 1440,
-    height: int = 1000,
+    width: int = 1280,  # issue 25's screen: a test that needs more says why
+    height: int = 720,
     timezone: str = "UTC",
 ) -> Any:
     """A page in a browser context of its own (another person, as far as the app
@@ -516,8 +516,8 @@ def signed_in_page(
     server: Server,
     name: str = "alice",
     *,
-    width: int = 1440,
-    height: int = 1000,
+    width: int = 1280,  # issue 25's screen: a test that needs more says why
+    height: int = 720,
     timezone: str = "UTC",
 ) -> Any:
     """`new_page` opened at the server and signed in as `name`, the queue on screen."""

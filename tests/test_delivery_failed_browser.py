@@ -73,7 +73,7 @@ def test_a_refused_delivery_is_listed_and_retried_from_the_desk(
         bridge = server.ids["bridge"]
         decide_as(server, "bob", bridge, "approve")
         approved_long_ago(server.db_url, bridge)
-        page = signed_in_page(browser, server, width=1280, height=900)
+        page = signed_in_page(browser, server)
         open_view(page, "Approved")
         page.get_by_role("button", name=re.compile(r"^Publish now")).click()
         page.get_by_role("button", name="Confirm: publish 1").click()

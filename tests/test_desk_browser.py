@@ -203,9 +203,10 @@ def test_the_audit_trail_reads_in_the_editors_time_zone_in_chromium(audit_server
 def test_the_trails_verdicts_and_model_calls_read_in_the_editors_zone_with_utc_on_hover(
     audit_server: Server, width: int, height: int
 ) -> None:
-    """Issue 25's one time zone rule in the audit trail's gate verdicts and model
-    calls: each time in the editor's zone (IST here), the UTC moment on hovering its
-    cell, in escaped HTML tables rather than grids (which cannot hover a cell)."""
+    """Issue 25's one time zone rule in the audit trail's gate verdicts, model calls
+    and the item's facts: each time in the editor's zone (IST here), the UTC moment
+    on hovering its cell, in escaped HTML tables rather than grids (which cannot
+    hover a cell)."""
     from playwright.sync_api import expect
 
     with chromium() as browser:
@@ -215,7 +216,7 @@ def test_the_trails_verdicts_and_model_calls_read_in_the_editors_zone_with_utc_o
         page.get_by_text("Discarded", exact=True).click()
         item = audit_server.ids["misquote"]
         _pick(page, item)
-        for name in ("verdicts", "model_calls"):
+        for name in ("verdicts", "model_calls", "facts"):
             cells = page.locator(f'table.cd-trail[data-key="trail_{name}_{item}"] td.cd-time')
             expect(cells.first).to_be_attached(timeout=WAIT_MS)
             assert cells.count() >= 1, name
@@ -231,7 +232,17 @@ def test_the_trails_verdicts_and_model_calls_read_in_the_editors_zone_with_utc_o
             utc = datetime.strptime(hover, "%Y-%m-%d %H:%M:%S UTC")
             assert local - utc == timedelta(hours=5, minutes=30), (name, shown, hover)
         # No grid is left for them (Streamlit marks a keyed element st-key-<key>).
-        grids = page.locator('[class*="st-key-trail_verdicts_"], [class*="st-key-trail_model_"]')
+        grids = page.locator(
+            '[class*="st-key-trail_verdicts_"], [class*="st-key-trail_model_"], '
+            '[class*="st-key-trail_facts_"]'
+        )
         assert grids.count() == 0
+        # The item's own times among its facts: each field ending in _at, and only those.
+        facts = page.locator(f'table.cd-trail[data-key="trail_facts_{item}"] tbody tr')
+        created = facts.filter(has=page.locator("td", has_text=re.compile(r"^created_at$")))
+        expect(created.locator("td.cd-time")).to_have_count(1)
+        expect(created.locator("td.cd-time")).to_have_text(re.compile(r" IST$"))
+        status = facts.filter(has=page.locator("td", has_text=re.compile(r"^status$")))
+        expect(status.locator("td.cd-time")).to_have_count(0)
         heads = page.locator('table.cd-trail[data-key^="trail_verdicts_"] th').all_inner_texts()
         assert "at" in heads and "gate" in heads, heads

@@ -13,6 +13,8 @@ import pytest
 from tests.browser import (
     QUEUE_KEYS,
     chromium,
+    focus_page,
+    idle,
     new_page,
     queue_of,
     serve,
@@ -20,6 +22,7 @@ from tests.browser import (
     sign_in,
     signed_in_page,
 )
+from tests.desk_kit import open_view
 from tests.review_seed import ARTICLES
 
 pytestmark = pytest.mark.browser
@@ -46,6 +49,34 @@ def test_a_shared_link_never_carries_an_unsent_reason(tmp_path: Path, sqlite_url
         alice.reload()  # a reload keeps her signed in (her session token)
         shows(alice, "bridge")
         expect(alice.get_by_label("Reason for rejecting")).to_have_value("Alice's private doubt")
+
+
+def test_a_link_copied_off_the_queue_names_no_draft(tmp_path: Path, sqlite_url: str) -> None:
+    """Alice moves to the school draft, then leaves the queue for Published: from
+    then on the address names no draft (the keyboard script used to write the last
+    draft back into it on every view), so a link copied there opens Bob's queue at
+    its own first draft, not at the one Alice last had on screen."""
+    from playwright.sync_api import expect
+
+    seed = queue_of("bridge", "school", editors=("alice", "bob"))
+    with serve(tmp_path, sqlite_url, seed) as server, chromium() as browser:
+        alice = signed_in_page(browser, server, width=1280, height=720)
+        shows(alice, "bridge")
+        focus_page(alice)
+        alice.keyboard.press("j")
+        shows(alice, "school")
+        expect(alice).to_have_url(re.compile(rf"[?&]item={server.ids['school']}\b"))
+        for view in ("Published", "Approved"):  # and it stays so, run after run
+            open_view(alice, view)
+            expect(alice.get_by_role("heading", name=view, level=1)).to_be_visible()
+            idle(alice)
+            expect(alice).not_to_have_url(re.compile(r"[?&]item="))
+        link = alice.url
+        bob = new_page(browser, server, width=1280, height=720)
+        bob.goto(link)
+        sign_in(bob, "bob")
+        shows(bob, "bridge")
+        expect(bob).to_have_url(re.compile(rf"[?&]item={server.ids['bridge']}\b"))
 
 
 def test_one_pending_count_and_headings(tmp_path: Path, sqlite_url: str) -> None:

@@ -86,7 +86,7 @@ def test_sign_in_approve_reject_in_a_real_browser(server: Server) -> None:
     ids = server.ids
     with chromium() as browser:
         # Nothing but loopback may be reached (tests/browser.py CHROMIUM_ARGS).
-        page = new_page(browser, server, height=1200)
+        page = new_page(browser, server)
         page.on("request", lambda r: requests.append(r.url))
         page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
         page.goto(server.base)

@@ -30,7 +30,7 @@ def test_claims_table_and_judged_sentence_in_chromium(server: Server) -> None:
     from playwright.sync_api import expect
 
     with chromium() as browser:
-        page = signed_in_page(browser, server, height=1400)
+        page = signed_in_page(browser, server)
 
         claims = page.locator("table.cd-claims tr.cd-claim")
         expect(claims).to_have_count(3)
@@ -55,7 +55,7 @@ def test_filter_checks_did_not_run_in_chromium(server: Server) -> None:
     from playwright.sync_api import expect
 
     with chromium() as browser:
-        page = signed_in_page(browser, server, height=1400)
+        page = signed_in_page(browser, server)
         school = ARTICLES["school"].headline
         bridge = ARTICLES["bridge"].headline
         expect(page.locator("table.cd-claims")).to_have_count(1)  # the bridge, checked

@@ -18,7 +18,7 @@ import streamlit as st
 
 from guards.closest import closest_pairs
 from review_ui.desk import times
-from review_ui.views.widgets import cell, table
+from review_ui.views.widgets import At, cell, table
 
 TIME_FIELDS = frozenset({"at", "created_at"})
 
@@ -37,17 +37,20 @@ def _shown(value: Any) -> str:
 
 
 def trail_table(rows: Sequence[Mapping[str, Any]], zone: ZoneInfo, key: str) -> None:
-    """Rows as one of the trail's HTML tables: a time (`TIME_FIELDS`) in the
-    editor's zone to the second with the UTC moment on hovering its cell, a blank
-    cell for nothing, every value and header escaped. One rule for every table of
-    the trail (issue 25): `st.dataframe`'s grid cannot put a hover on a cell."""
+    """Rows as one of the trail's HTML tables: a time (a `TIME_FIELDS` column, or a
+    cell given as `At`) in the editor's zone to the second with the UTC moment on
+    hovering its cell, a blank cell for nothing, every value and header escaped.
+    One rule for every table of the trail (issue 25): `st.dataframe`'s grid cannot
+    put a hover on a cell."""
     if not rows:
         return
     columns = list(rows[0])
 
     def td(column: str, value: Any) -> str:
-        if column in TIME_FIELDS:
-            local, utc = local_time(value, zone)
+        if column in TIME_FIELDS or isinstance(value, At):
+            local, utc = local_time(value.value if isinstance(value, At) else value, zone)
+            if not local:
+                return "<td></td>"  # no time: a blank cell, with nothing to hover
             return f'<td class="cd-time" title="{html.escape(utc)}">{html.escape(local)}</td>'
         return f"<td>{html.escape(_shown(value))}</td>"
 
@@ -60,6 +63,21 @@ def trail_table(rows: Sequence[Mapping[str, Any]], zone: ZoneInfo, key: str) -> 
         "<style>.cd-trail td,.cd-trail th{border-bottom:1px solid #ddd;padding:4px 6px;"
         "text-align:left;vertical-align:top;overflow-wrap:anywhere}"
         ".cd-trail td.cd-time{white-space:nowrap;cursor:help}</style>"
+    )
+
+
+def draw_facts(doc: Mapping[str, Any], zone: ZoneInfo, key: str) -> None:
+    """The item's facts (each part of the audit document that is a mapping), one
+    row a field; a field named `*_at` is a time, read like every other time."""
+    trail_table(
+        [
+            {"part": part, "field": name, "value": At(value) if name.endswith("_at") else value}
+            for part, values in doc.items()
+            if isinstance(values, dict)
+            for name, value in values.items()
+        ],
+        zone,
+        key,
     )
 
 

@@ -24,7 +24,7 @@ from review_ui.desk.bulk import (
 from review_ui.desk.decisions import NotAllowed, ReasonRequired, Reviewer
 from review_ui.settings import ReviewAppSettings
 from review_ui.views import forms
-from review_ui.views.widgets import flash, plain, table
+from review_ui.views.widgets import flash, plain
 from store import duplicates
 from store.assignments import NotAssignable
 
@@ -41,36 +41,36 @@ def remember_seen(engine: Engine, item_ids: Sequence[int]) -> dict[int, int]:
 def bulk_panel(
     engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer, rows: Sequence[Any], key: str
 ) -> None:
-    """Select drafts of the list drawn above, then reject or assign them."""
+    """Tick drafts of the list drawn above, then reject or assign them.
+
+    The actions come first and the drafts, one box each, under them: a box is
+    ticked with one click, with no option menu that must stay open (a menu opened
+    at the screen's bottom edge closed before an option could be picked at
+    1280x720), and no action button moves when a box is ticked."""
     if not reviewer.can_decide or not rows:
         return
     seen = remember_seen(engine, [r.id for r in rows])
     headlines = {r.id: r.headline for r in rows}
+    gen = st.session_state.get("bulk_gen", 0)
+
+    def box(item_id: int) -> str:
+        return f"bulk_pick_{key}_{gen}_{item_id}"
+
+    picked = [i for i in seen if st.session_state.get(box(i))]
     with st.expander("Bulk actions on this page", key="bulk_box"):
-        # Item numbers only in the options (widget options parse markdown); the
-        # headlines are listed below, as text.
-        picked = st.multiselect(
-            "Select drafts",
-            list(seen),
-            format_func=lambda i: f"#{i}",
-            key=f"bulk_pick_{key}_{st.session_state.get('bulk_gen', 0)}",
-        )
-        if not picked:
-            plain("Pick drafts from the list above by number.", style="opacity:0.7")
-            return
-        table([{"#": i, "headline": headlines.get(i, "")} for i in picked], key="bulk_selected")
-        cols = st.columns([3, 1], vertical_alignment="bottom")
-        cols[0].text_input("Reason for rejecting the selection", key="bulk_reason")
+        cols = st.columns([2, 1], vertical_alignment="bottom")  # its label whole at 1024 px
+        cols[0].text_input("Rejection reason for the ticked drafts", key="bulk_reason")
         cols[1].button(
             f"Reject {len(picked)} selected…",
             key="bulk_reject",
             on_click=_ask_confirmation,
-            args=(engine, {i: seen[i] for i in picked if i in seen}),
+            args=(engine, {i: seen[i] for i in picked}),
+            disabled=not picked,
             width="stretch",
         )
         # The whole list, where the editor is looking, before anything is rejected.
         forms.confirmation("bulk_reject", _reject_confirmed(engine, settings, reviewer))
-        cols = st.columns([3, 1], vertical_alignment="bottom")
+        cols = st.columns([2, 1], vertical_alignment="bottom")  # its label whole at 1024 px
         cols[0].selectbox(
             "Assign to",
             [None, *assignable_editors(engine)],
@@ -81,9 +81,18 @@ def bulk_panel(
             f"Assign {len(picked)} selected",
             key="bulk_assign",
             on_click=_assign,
-            args=(engine, reviewer, list(picked)),
+            args=(engine, reviewer, picked),
+            disabled=not picked,
             width="stretch",
         )
+        plain("Tick the drafts to act on (this page of the list):", style="opacity:0.7")
+        for item_id in seen:
+            # The item number only in the label (labels parse markdown); the
+            # headline beside it, as text.
+            cols = st.columns([1, 9], vertical_alignment="center")
+            cols[0].checkbox(f"#{item_id}", key=box(item_id))
+            with cols[1]:
+                plain(headlines.get(item_id) or "", style="font-size:0.9rem")
 
 
 def _ask_confirmation(engine: Engine, seen: dict[int, int]) -> None:

@@ -4,8 +4,6 @@ queue adds the decision buttons."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import streamlit as st
 from sqlalchemy.engine import Engine
 
@@ -24,7 +22,7 @@ from review_ui.desk.queries import (
 from review_ui.settings import ReviewAppSettings
 from review_ui.views import audit_view, check_panel, desk_panels
 from review_ui.views.check_panel import selected_mark
-from review_ui.views.widgets import cell, heading, plain, source_link, table
+from review_ui.views.widgets import heading, plain, source_link, table
 from store.history import no_draft_reason
 
 SOURCE_HEIGHT = 560  # px: a long source scrolls beside the draft
@@ -196,12 +194,6 @@ def _why_not_run(gate: str, settings: ReviewAppSettings) -> str:
     return "no verdict recorded for this item"
 
 
-def _text(value: Any) -> str:
-    """One text column: Arrow wants a single type per column."""
-    shown = cell(value)
-    return "" if shown is None else str(shown)
-
-
 def draw_audit_trail(engine: Engine, item_id: int) -> None:
     """The same history `copydesk audit` prints, drawn with text-only widgets."""
     doc = audit_trail(engine, item_id)
@@ -229,16 +221,8 @@ def draw_audit_trail(engine: Engine, item_id: int) -> None:
     if notes:
         st.html(f'<div style="font-weight:600">Notes ({len(notes)})</div>')
         audit_view.trail_table(notes, zone, key=f"trail_notes_{item_id}")
-    facts = {k: v for k, v in doc.items() if isinstance(v, dict)}
-    if facts:
+    if any(isinstance(v, dict) for v in doc.values()):
         st.html('<div style="font-weight:600">Item</div>')
-        table(
-            [
-                {"part": part, "field": k, "value": _text(v)}
-                for part, values in facts.items()
-                for k, v in values.items()
-            ],
-            key=f"trail_facts_{item_id}",
-        )
+        audit_view.draw_facts(doc, zone, key=f"trail_facts_{item_id}")
     with st.expander("Raw audit document (JSON)"):
         st.json(doc, expanded=False)

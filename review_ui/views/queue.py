@@ -124,6 +124,14 @@ def _keep_in_address(item_id: int | None) -> None:
     st.session_state[LINKED] = str(item_id)
 
 
+def leave_queue(engine: Engine) -> None:
+    """The editor is on another view: the draft is free again, and the address no
+    longer names it (a link copied from that view must not open a draft)."""
+    release_claim(engine)
+    if "item" in st.query_params:
+        _keep_in_address(None)
+
+
 def release_claim(engine: Engine) -> None:
     """The editor moved on (decided, left the queue view, signed out): their soft
     claim goes, so other editors' queues offer the draft again."""
@@ -544,7 +552,8 @@ def queue_view(engine: Engine, settings: ReviewAppSettings, reviewer: Reviewer) 
     # (show_flash): however many decisions are made, the draft keeps its place.
     head = st.columns([6, 3, 3, 3], vertical_alignment="center") if total else [st.container()]
     head[0].html(
-        '<div class="cd-count" style="opacity:0.8;font-size:0.9rem"><h1 style="display:inline;'
+        '<div class="cd-count cd-queue-count" style="opacity:0.8;font-size:0.9rem">'
+        '<h1 style="display:inline;'
         'font-size:inherit;font-weight:700;padding:0;margin:0">Review queue</h1> · '
         f"{count_text(total, filt.search)} pending draft{'' if total == 1 else 's'}"
         f"{' (filtered)' if filtered else ''}, {ORDERS.get(filt.order, '')}</div>"

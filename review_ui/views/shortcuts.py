@@ -326,9 +326,20 @@ _KEYS_TEMPLATE = streamlit_adapter.fill("""<script>
     const seen = shown !== null && (DWELL_MS <= 0 || seenFor() >= DWELL_MS) ? shown : null;
     if (seen === null) delete document.body.dataset.cdSeen;
     else if (document.body.dataset.cdSeen !== seen) document.body.dataset.cdSeen = seen;
+    // Off the queue (a settled page without the queue's count line; the lists of
+    // decided items have a count line of their own) no draft is on screen:
+    // forget the last one, or its id would be written into every other view's
+    // address, and a link copied there would open it.
+    if (settledNow && shown !== null && !document.querySelector(".cd-queue-count")) {
+      shown = null; since = Infinity; sent = null;
+      visibility.disconnect(); inView.clear();
+    }
     // Streamlit rewrites the address from what the server last said (a widget bound
-    // to it, such as the reason box, does): put the draft on screen back.
-    if (shown !== null) keepInAddress(shown.split("_")[0]);
+    // to it, such as the reason box, does): put the draft on screen back, once the
+    // page has settled with it (a run leaving the queue still shows its marker).
+    if (shown !== null && settledNow && onScreen() === shown) {
+      keepInAddress(shown.split("_")[0]);
+    }
   }, 50);
   // The preset reasons, from a hidden list the page draws (escaped text, read
   // here as text): a digit puts preset N into the reason box, as typed text.
@@ -458,7 +469,7 @@ _KEYS_TEMPLATE = streamlit_adapter.fill("""<script>
     }
     // A digit outside a text box: the reason box, with that preset in it.
     if (digit && !event.shiftKey && settled() && reasonBox() &&
-        document.querySelector(".cd-count")) {
+        document.querySelector(".cd-queue-count")) {
       if (preset(key, reasonBox())) { event.preventDefault(); event.stopImmediatePropagation(); }
       return;
     }
@@ -466,7 +477,7 @@ _KEYS_TEMPLATE = streamlit_adapter.fill("""<script>
     if (!Object.hasOwn(NAMES, lower)) return;
     // Only on the queue (its count line), or while a page is being drawn: the
     // other views leave these keys to Streamlit (R is its "rerun").
-    if (settled() && !document.querySelector(".cd-count")) return;
+    if (settled() && !document.querySelector(".cd-queue-count")) return;
     // Ours, not Streamlit's: its own J/K/N/P handler would click a button that
     // may not be painted yet, and lose the press.
     event.preventDefault(); event.stopImmediatePropagation();

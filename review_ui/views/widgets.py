@@ -28,6 +28,7 @@ import streamlit as st
 
 from review_ui.desk import times
 from review_ui.desk.highlight import block, escape_text
+from review_ui.views.holds import hold_for_tests
 
 
 def _browser_zone() -> str | None:
@@ -197,27 +198,54 @@ _STRIP = (
 )
 
 
+FLASH = "flash"  # messages queued for the page, oldest first: (kind, text)
+FLASH_DRAWN = "flash_drawn"  # how many of them this page run has drawn (None: not yet)
+
+
 def flash(kind: str, text: str) -> None:
     """Queue a message for the next run (decisions happen in callbacks), and keep
     it in the short log the queue shows, so a later message never hides it."""
-    st.session_state.setdefault("flash", []).append((kind, text))
+    st.session_state.setdefault(FLASH, []).append((kind, text))
     log = st.session_state.setdefault(LOG, [])
     log.append((kind, text, time.time()))
     del log[:-LOG_SIZE]
 
 
+def flash_run_starts() -> None:
+    """A page run begins (review_ui/app.py `main`): no message drawn in it yet."""
+    st.session_state[FLASH_DRAWN] = None
+
+
+def flash_run_completed() -> None:
+    """The page run reached its end: the messages it drew are on screen, and leave
+    the queue. A run cut short by the next press (Streamlit stops it at its next
+    element and starts another at once) never gets here, so the run that replaces
+    it draws them again: an editor never loses the answer to a press (issue 25)."""
+    drawn = st.session_state.pop(FLASH_DRAWN, None)
+    if drawn:
+        del st.session_state.get(FLASH, [])[:drawn]
+
+
 def show_flash(*, log: bool = False) -> None:
-    """The messages queued since the last run; with `log`, the last few messages
-    instead (each names its item), out of the page's flow so they never push the
-    draft down (issue 25): the newest, while fresh, in a fixed strip at the top of
-    the screen, where the editor is looking; all of them, newest first, in the
-    sidebar. Two quick decisions each leave their message, even when the first run
-    that would have shown it was cut short by the second key press (issue 12)."""
-    fresh = st.session_state.pop("flash", [])
-    if not log:
-        for kind, text in fresh:
+    """The messages queued and not yet on a completed page; with `log`, the last
+    few messages instead (each names its item), out of the page's flow so they never
+    push the draft down (issue 25): the newest, while fresh, in a fixed strip at the
+    top of the screen, where the editor is looking; all of them, newest first, in
+    the sidebar. Two quick decisions each leave their message, even when the first
+    run that would have shown it was cut short by the second key press (issue 12)."""
+    if log:
+        st.session_state.pop(FLASH, None)  # each one is in the log
+        _show_log()
+    elif st.session_state.get(FLASH_DRAWN) is None:  # once a run (a view may ask twice)
+        queued = list(st.session_state.get(FLASH, []))
+        st.session_state[FLASH_DRAWN] = len(queued)
+        for kind, text in queued:
             plain(text, kind=kind)
-        return
+        if queued:
+            hold_for_tests("flash")  # tests only: the messages drawn, not the rest
+
+
+def _show_log() -> None:
     now = time.time()
     messages = st.session_state.get(LOG, [])
     if messages and now - messages[-1][2] <= LOG_FRESH_SECONDS:

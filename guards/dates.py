@@ -249,6 +249,7 @@ def find_dates(
 
 
 _DAY_REACH = 16  # characters a calendar match may start before its month word ("31st of ")
+_DAY_CHARS = frozenset("0123456789stndrhof")  # those of a day, its ordinal suffix and "of"
 _MONTH_REACH = 40  # and run on after it (", 2026")
 
 
@@ -266,7 +267,12 @@ def _near_months(low: str) -> Iterator[re.Match[str]]:
     )
     end = 0
     for i in months:
-        pos = max(end, i - _DAY_REACH)
+        # The day may stand further back when spaces pad it ("31st      dec"): the match
+        # starts no earlier than the run of spaces and day characters before the month.
+        k = i
+        while k > end and (low[k - 1].isspace() or low[k - 1] in _DAY_CHARS):
+            k -= 1
+        pos = max(end, min(i - _DAY_REACH, k))
         while pos <= i:
             window = min(len(low), i + _MONTH_REACH)
             m = pattern.search(low, pos, window)

@@ -70,7 +70,9 @@ _MONTH = (
     r"aug(?:ust|\.)?|sep(?:t(?:ember|\.)?|\.)?|oct(?:ober|\.)?|nov(?:ember|\.)?|dec(?:ember|\.)?)"
 )
 _DAY = r"(?P<{g}>[0-3]?[0-9])(?:st|nd|rd|th)?"
-_YEAR = r"(?:,?\s+(?P<{g}>(?:1[89]|20)[0-9]{{2}}))?"
+# The year after a month, on its line or the next; never after a blank line (the next
+# paragraph's first word: "on 9 January<blank line>2026 was...").
+_YEAR = r"(?:,?(?:[^\S\n]*\n)?[^\S\n]*(?<=\s)(?P<{g}>(?:1[89]|20)[0-9]{{2}}))?"
 _CALENDAR = re.compile(
     r"\b(?:"
     + _DAY.format(g="d1") + r"\s+(?:of\s+)?" + _MONTH.format(g="m1") + _YEAR.format(g="y1")

@@ -228,7 +228,8 @@ def find_names(draft: str) -> list[Name]:
             ):
                 # -17.4C, 450 MW: a unit, and it ends a run of capitalised words
                 m, start, word = _NOT_A_NAME, -1, "x"
-        if m is not None and run and draft[run[-1].end() : start].strip() == "":
+        gap = draft[run[-1].end() : start] if m is not None and run else "x"
+        if gap.strip() == "" and gap.count("\n") < 2:  # a name never runs over a blank line
             if word[0].isupper() or (word in _CONNECTORS and _next_capitalised(draft, m)):
                 run.append(m)
                 continue

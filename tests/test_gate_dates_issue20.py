@@ -111,3 +111,16 @@ def test_dates_in_french_german_and_slashed(case: tuple[str, str, str, bool, str
     for declared in (language, None):  # declared by the feed, or detected
         v = dates_grounded(source, URL, draft, language=declared)
         assert v.passed is passes, (why, declared, v.reason, v.evidence)
+
+
+def test_a_year_after_a_blank_line_is_not_the_month_s() -> None:
+    """The next paragraph's first word is not the year of a date ending the one before
+    (hypothesis found an extractive draft joined that way)."""
+    source = "2026 will be a busy year. The ferry stops on 9 January.\n\nRepairs follow."
+    draft = "The ferry stops on 9 January\n\n2026 will be a busy year."
+    kinds = [(d.kind, d.value) for d in find_dates(draft)]
+    assert ("month_year", "1-2026") not in kinds and ("day_month", "9-1") in kinds
+    assert dates_grounded(source, URL, draft).passed
+    assert ("month_year", "1-2026") in [
+        (d.kind, d.value) for d in find_dates("on 9 January,\n2026")
+    ]  # a line break alone (a hard-wrapped line) still joins them

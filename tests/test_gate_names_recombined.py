@@ -135,3 +135,13 @@ def test_a_german_noun_after_its_article_is_not_a_name(case: tuple[str, bool, st
     draft, passes, why = case
     v = names_grounded(SOURCE_DE_NOUNS, None, draft)
     assert v.passed is passes, (why, v.reason)
+
+
+def test_a_name_does_not_run_over_a_blank_line() -> None:
+    """A paragraph that ends with a name and one that starts with another are two names,
+    not one blended name (hypothesis found an extractive draft joined that way)."""
+    source = "Ostbrook council met on Monday. Mira Tallis chaired it.\n\nOstbrook voted."
+    draft = "The meeting was chaired by Mira Tallis\n\nOstbrook voted."
+    v = names_grounded(source, None, draft)
+    assert v.passed, v.reason
+    assert [e["name"] for e in v.evidence] == ["Mira Tallis"]  # a lone sentence-initial word

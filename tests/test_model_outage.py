@@ -194,6 +194,25 @@ def test_run_start_warns_of_a_legacy_model_and_an_unknown_price(
     assert "warning: model claude-fable-5-1 has no price: its cost is unknown" in result.stderr
 
 
+def test_every_run_start_warns_of_the_retirement_date_the_models_api_gives(
+    tmp_path, sqlite_url, feed_url, monkeypatch
+):
+    """The date comes from the model's card (GET /v1/models/{id}), through the SDK,
+    for the writer and the checker alike, and again at the next run's start."""
+    config = config_for(tmp_path, sqlite_url, feed_url)
+    card = fake_api.model_card("claude-haiku-4-5", retires_at="2027-03-15T00:00:00Z")
+    fake = fake_api.FakeAnthropic(
+        responder=fake_api.first_sentences_responder(), api_key=KEY, model_reply=card
+    )
+    warning = "warning: model claude-haiku-4-5 is deprecated and retires on 2027-03-15"
+    for _ in range(2):
+        with fake.serve() as base_url:
+            result = invoke(config, monkeypatch, base_url, "run")
+        assert result.exit_code == 0, result.output
+        assert warning in result.stderr, result.stderr
+    assert any(r.path.startswith("/v1/models/") for r in fake.requests)
+
+
 def test_stats_says_how_many_wait_and_an_unknown_cost_is_not_zero(
     tmp_path, sqlite_url, feed_url, monkeypatch
 ):

@@ -79,9 +79,7 @@ def test_a_link_copied_off_the_queue_names_no_draft(tmp_path: Path, sqlite_url: 
         expect(bob).to_have_url(re.compile(rf"[?&]item={server.ids['bridge']}\b"))
 
 
-def test_a_or_y_off_the_queue_says_there_is_no_draft_here(
-    tmp_path: Path, sqlite_url: str
-) -> None:
+def test_a_or_y_off_the_queue_says_there_is_no_draft_here(tmp_path: Path, sqlite_url: str) -> None:
     """A and Y approve only the draft open in the queue. Pressed on another view
     (Published, Approved: no draft is on screen there), they approve nothing and
     say so plainly, where the editor is looking; they used to say that "the draft

@@ -1,6 +1,6 @@
-"""An outage is never the story's fault (and a refused temperature is never dropped):
-`copydesk run` against a loopback API that
-is down, capped, or refuses one article (the real SDK, a real SQLite database)."""
+"""An outage is never the story's fault: `copydesk run` against a loopback API that
+is down, capped, or refuses one article (the real SDK, a real SQLite database); and
+what a run start says of the models (legacy, retiring, no price, no temperature)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """An outage is never the story's fault: `copydesk run` against a loopback API that
-is down, capped, or refuses one article (the real SDK, a real SQLite database)."""
+is down, capped, or refuses one article (the real SDK, a real SQLite database); and
+what a run start says of the models (legacy, retiring, no price, no temperature)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 from sqlmodel import Session, select
 
 from store.db import open_store
-from store.models import AuditEvent, Item, Run
+from store.models import AuditEvent, Item, ModelCall, Run
 from tests import anthropic_fake as fake_api
 from tests.articles import long_articles, rss
 from tests.pipeline_helpers import KEY, config_for, invoke
@@ -211,6 +212,34 @@ def test_every_run_start_warns_of_the_retirement_date_the_models_api_gives(
         assert result.exit_code == 0, result.output
         assert warning in result.stderr, result.stderr
     assert any(r.path.startswith("/v1/models/") for r in fake.requests)
+
+
+def test_model_default_is_on_every_ledger_row_and_in_the_audit(
+    tmp_path, sqlite_url, feed_url, monkeypatch
+):
+    """Issue 19 §1: a model that refuses `temperature` runs only with the explicit
+    `temperature = "model-default"`, and every call's row and the audit say so."""
+    model = '"claude-sonnet-5"'
+    config = config_for(
+        tmp_path, sqlite_url, feed_url, f"model = {model}", 'temperature = "model-default"'
+    )
+    config.write_text(
+        config.read_text() + f'\n[checks]\nmodel = {model}\ntemperature = "model-default"\n'
+    )
+    fake = fake_api.FakeAnthropic(responder=fake_api.first_sentences_responder(), api_key=KEY)
+    with fake.serve() as base_url:
+        result = invoke(config, monkeypatch, base_url, "run")
+        assert result.exit_code == 0, result.output
+        assert set(statuses(sqlite_url)) == {"draft"}
+        sent = fake.message_requests
+        assert len(sent) == 16 and not any("temperature" in r.json for r in sent)
+        with Session(open_store(sqlite_url)) as session:
+            calls = session.exec(select(ModelCall)).all()
+        assert {c.purpose for c in calls} == {"summary", "checks"} and len(calls) == 16
+        assert {(c.temperature, c.temperature_in_force) for c in calls} == {(None, False)}
+        audit = invoke(config, monkeypatch, base_url, "audit", "1")
+    assert audit.exit_code == 0, audit.output
+    assert audit.stdout.count("temperature: none sent (the model's own default)") == 2
 
 
 def test_stats_says_how_many_wait_and_an_unknown_cost_is_not_zero(

@@ -12,7 +12,8 @@ A dependency-free heuristic (no model, no download; measured in the README):
 * Skipped: honorifics (Mr, Mrs, Ms, Dr, Sir, Cllr...), month and weekday names
   (dates_grounded checks those), number words (numbers_grounded), a single
   capitalised word after a German article ("die Schließung": German capitalises
-  every noun; not an acronym, "die SPD"), "I", and at
+  every noun; not an acronym, "die SPD"), also before "von" or "der" ("am Hafen
+  von Ostbrück": "Ostbrück" is still checked), "I", and at
   the start of a sentence (or after an opening quotation mark or a colon) a
   common word such as "The", "However", "Officials" or an -ly adverb.
 * In a Title Case line (a headline) every word is capitalised, so a word there
@@ -547,14 +548,34 @@ _GERMAN_ARTICLE_BEFORE = re.compile(
 )
 
 
-def _german_noun(draft: str, name: Name) -> bool:
-    """A single capitalised word after a German article (no other language
-    writes these words before a name): German capitalises every noun ("die Schließung",
-    "das Wasser"), so it is a noun, not a name; not an acronym ("die SPD"). A short
+_GERMAN_LINK_ARTICLES = frozenset(("der", "den"))
+
+
+def _german_nouns(draft: str, name: Name) -> frozenset[str]:
+    """The words of a name after a German article that are nouns, not names (no other
+    language writes these articles before a name). German capitalises every noun:
+    a single capitalised word after the article ("die Schließung", "das Wasser"),
+    alone or before a connecting word ("am Hafen von Ostbrück", "die Schließung der
+    Halle"), and a single word after "der" inside the run ("der Halle") are nouns.
+    Not an acronym ("die SPD"), nor a run of capitalised words ("die Sparkasse
+    Kelmbach", "der Ära Brandt"), nor what follows "von" ("von Ostbrück"). A short
     draft is too short to detect its language, so the article is the sign."""
-    if len(name.words) != 1 or name.initial or name.words[0].isupper():
-        return False
-    return bool(_GERMAN_ARTICLE_BEFORE.search(draft, max(0, name.start - 8), name.start))
+    if name.initial or not _GERMAN_ARTICLE_BEFORE.search(draft, max(0, name.start - 8), name.start):
+        return frozenset()
+    # The name's words in stretches between its connecting words, each with the
+    # connecting word before it ("" for the first).
+    stretches: list[tuple[str, list[str]]] = [("", [])]
+    for word in name.words:
+        if word in _CONNECTORS:
+            stretches.append((word, []))
+        else:
+            stretches[-1][1].append(word)
+    nouns = set()
+    for k, (link, words) in enumerate(stretches):
+        noun_place = k == 0 or (link in _GERMAN_LINK_ARTICLES and stretches[k - 1][1])
+        if noun_place and len(words) == 1 and not words[0].isupper():
+            nouns.add(words[0])
+    return frozenset(nouns)
 
 
 def names_grounded(source: str, url: str | None, draft: str) -> Verdict:
@@ -581,8 +602,9 @@ def names_grounded(source: str, url: str | None, draft: str) -> Verdict:
         ):
             if not index.person_word(norm.fold(name.words[0])):
                 lacks = [name.words[0]]  # "Ms Park" from "Kelbrook Retail Park"
-        if lacks and _german_noun(draft, name):
-            lacks = []  # "die Schließung": a German noun, capitalised, not a name
+        if lacks:  # "die Schließung", "am Hafen von": German nouns, capitalised, not names
+            nouns = _german_nouns(draft, name)
+            lacks = [word for word in lacks if word not in nouns]
         written = draft[name.start : name.end]
         entry: dict[str, Any] = {
             "name": written,

@@ -54,7 +54,10 @@ is the heart of the gate; its rules, in order of precedence:
    line break (a hard-wrapped "14.6<newline>million"); bn, mn, mln, tn may
    follow a space; k and m only glued (45k, £3.45m; "5 m" is five metres).
    A number with one group before a scale word is a decimal: "1.125 million"
-   is 1,125,000 (in English; "1,125 Millionen" in German).
+   is 1,125,000 (in English; "1,125 Millionen" in German). When the language is not
+   declared (unknown or guessed English), a European scale word (Mio., Mrd.,
+   Millionen, milliards...; not "millions") settles the number before it: "1,125
+   Mio." is 1,125,000 and "1.125 Mio." 1,125,000,000; a declared "en" wins.
 9. Number words are numbers, parsed by text2num: "forty-two", "Twenty boats",
    "three hundred", "two thousand and twenty-four", "one point five million".
    "a million" is 1,000,000 and "half a million" 500,000; plurals (hundreds,
@@ -221,8 +224,15 @@ def _numbers_language(read: SourceText) -> str | None:
 
 def language_for_numbers(text: str) -> str | None:
     """The language of `text` where it changes how its numbers read (a comma or a space
-    before three digits, "billion"), else None: detecting it costs more than the rest."""
-    return detect_language(text) if _LANGUAGE_MATTERS.search(text) else None
+    before three digits, "billion"), else None: detecting it costs more than the rest.
+    A guess of English is None too: English by default, but a number before a European
+    scale word is read with European separators ("1,125 Mio.": `_decimal_before_scale`),
+    since a short German text may have too few function words to be told from English;
+    only a declared "en" reads it the English way."""
+    if not _LANGUAGE_MATTERS.search(text):
+        return None
+    guess = detect_language(text)
+    return None if guess == "en" else guess
 
 
 # A run of digits is a whole number by itself unless it follows a dot (.45) or
@@ -410,19 +420,20 @@ def _scale_at(text: str, end: int, lang: str | None = None) -> tuple[int, int]:
 
 def _decimal_before_scale(token: NumberToken, text: str, lang: str | None) -> str | None:
     """The value of "1.125" read as a decimal before a scale word ("1.125 million" is
-    1,125,000): a dot in English (or an unknown language); a comma before a European
-    scale word ("1,125 Millionen") when the language is unknown."""
+    1,125,000): a dot in English. When the language is not declared (None: unknown, or
+    guessed English), a European scale word ("Mio.", "Mrd.", "Millionen", "milliards")
+    settles the separators of the number before it: a comma there is a decimal mark
+    ("1,125 Mio." is 1,125,000) and a dot groups thousands ("1.125 Mio." is 1,125 Mio.)."""
     written = token.text
     if not _ONE_GROUP.match(written):
         return None
     mark = written[-4]
-    after = _SCALE.match(text, token.end)
-    english = lang is None or lang == "en"
-    if mark == "." and english:
-        return canonical(written[:-4], written[-3:])
-    if mark == "," and lang is None and after is not None and after.group("euro"):
-        return canonical(written[:-4], written[-3:])
-    return None
+    after = _SCALE.match(text, token.end) if lang is None else None
+    if after is not None and after.group("euro"):
+        decimal = mark == ","  # "1,125 Mio.": European separators
+    else:
+        decimal = mark == "." and (lang is None or lang == "en")
+    return canonical(written[:-4], written[-3:]) if decimal else None
 
 
 def _decorate(token: NumberToken, text: str, lang: str | None = None) -> NumberToken:

@@ -127,6 +127,14 @@ GERMAN_NOUN_CASES = [
     ("Die Stadt Ostbrück schließt das Hallenbad, teilte die SPD mit.", False, "die SPD"),
     ("Bürgermeisterin Anna Brandt kündigte die Schließung an.", False, "Anna Brandt"),
     ("Laut Keller zahlt die Sparkasse Kelmbach den Umbau.", False, "Sparkasse Kelmbach"),
+    # A run after an article: its head noun before "von" or "der" is a noun too; the name
+    # after "von", and a run of capitalised words after "der", are still checked.
+    ("Die Arbeiten am Hafen von Ostbrück dauern bis Juni 2026.", True, "am Hafen von Ostbrück"),
+    ("Die Arbeiten am Hafen von Kelmbach dauern bis Juni.", False, "am Hafen von Kelmbach"),
+    ("Anna Keller kündigte die Schließung der Schwimmhalle an.", True, "Schließung der Halle"),
+    ("Keller kündigte die Schließung der Sparkasse Kelmbach an.", False, "der Sparkasse Kelmbach"),
+    ("Anna Keller sprach im Namen von Jonas Ode.", False, "im Namen von Jonas Ode"),
+    ("Keller kündigte das Ende der Ära Brandt an.", False, "das Ende der Ära Brandt"),
 ]
 
 

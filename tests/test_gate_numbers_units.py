@@ -77,6 +77,41 @@ def test_language_given_wins_over_detection() -> None:
     assert numbers_grounded(source, URL, "1,125 million", language="en").passed
 
 
+# A short German source may have too few function words to be detected as German (the
+# English "in" outnumbers them), yet "Mio.", "Mrd.", "Millionen" or "milliards" after a number
+# is a European scale word: the number before it is written with European separators (a
+# comma before one group is a decimal mark, a dot groups thousands), whatever the guess. An
+# English text with "1,125 Mio." quotes a European figure. A declared language still wins.
+SHORT_DE_COMMA = "Die Stadtwerke Ostbrück investieren 1,125 Mio. Euro in das Netz."
+SHORT_DE_DOT = "Kelmbach: Umsatz 2025 in Höhe von 1.125 Mio. Euro."
+QUOTING_EN = "The Ostbrück utility will invest EUR 1,125 Mio. in its grid, the council said."
+EUROPEAN_SCALE_CASES = [
+    # (source, draft, passes, why)
+    (SHORT_DE_COMMA, "Die Stadtwerke investieren 1.125.000 Euro.", True, "1,125 Mio. is 1.125M"),
+    (SHORT_DE_COMMA, "Die Stadtwerke investieren 1,125 Millionen Euro.", True, "same words"),
+    (SHORT_DE_COMMA, "Die Stadtwerke investieren 1,125 Mrd. Euro.", False, "not 1.125bn"),
+    (SHORT_DE_DOT, "Umsatz 2025: 1,125 Mrd. Euro.", True, "1.125 Mio. is 1,125M"),
+    (SHORT_DE_DOT, "Umsatz 2025: 1,125 Mio. Euro.", False, "not 1.125M"),
+    (QUOTING_EN, "The utility will invest EUR 1.125 million.", True, "English text, German figure"),
+]
+
+
+@pytest.mark.parametrize("case", EUROPEAN_SCALE_CASES, ids=lambda case: case[3])
+def test_a_european_scale_word_settles_the_separators(case: tuple[str, str, bool, str]) -> None:
+    source, draft, passes, why = case
+    assert detect_language(source) in ("en", None), "the guess must not already be European"
+    v = numbers_grounded(source, URL, draft)
+    assert v.passed is passes, (why, v.reason)
+
+
+def test_a_declared_language_wins_over_a_european_scale_word() -> None:
+    german = numbers_grounded(SHORT_DE_COMMA, URL, "1.125.000 Euro", language="de")
+    assert german.passed, german.reason
+    english = numbers_grounded(SHORT_DE_COMMA, URL, "EUR 1,125 million", language="en")
+    assert english.passed and english.evidence[0]["value"] == "1125000000", english.reason
+    assert not numbers_grounded(SHORT_DE_COMMA, URL, "1.125.000 Euro", language="en").passed
+
+
 def test_unit_mismatch_is_explained() -> None:
     v = numbers_grounded("The deal was worth £48m.", URL, "The deal was worth $48m.")
     (entry,) = v.evidence

@@ -1,5 +1,6 @@
 """An outage is never the story's fault: `copydesk run` against a loopback API that
-is down, capped, or refuses one article (the real SDK, a real SQLite database)."""
+is down, capped, or refuses one article (the real SDK, a real SQLite database); and
+what a run start says of the models (legacy, retiring, no price, no temperature)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 from sqlmodel import Session, select
 
 from store.db import open_store
-from store.models import AuditEvent, Item, Run
+from store.models import AuditEvent, Item, ModelCall, Run
 from tests import anthropic_fake as fake_api
 from tests.articles import long_articles, rss
 from tests.pipeline_helpers import KEY, config_for, invoke
@@ -192,6 +193,53 @@ def test_run_start_warns_of_a_legacy_model_and_an_unknown_price(
     assert result.exit_code == 0, result.output
     assert "warning: model claude-haiku-4-5 is a legacy model" in result.stderr
     assert "warning: model claude-fable-5-1 has no price: its cost is unknown" in result.stderr
+
+
+def test_every_run_start_warns_of_the_retirement_date_the_models_api_gives(
+    tmp_path, sqlite_url, feed_url, monkeypatch
+):
+    """The date comes from the model's card (GET /v1/models/{id}), through the SDK,
+    for the writer and the checker alike, and again at the next run's start."""
+    config = config_for(tmp_path, sqlite_url, feed_url)
+    card = fake_api.model_card("claude-haiku-4-5", retires_at="2027-03-15T00:00:00Z")
+    fake = fake_api.FakeAnthropic(
+        responder=fake_api.first_sentences_responder(), api_key=KEY, model_reply=card
+    )
+    warning = "warning: model claude-haiku-4-5 is deprecated and retires on 2027-03-15"
+    for _ in range(2):
+        with fake.serve() as base_url:
+            result = invoke(config, monkeypatch, base_url, "run")
+        assert result.exit_code == 0, result.output
+        assert warning in result.stderr, result.stderr
+    assert any(r.path.startswith("/v1/models/") for r in fake.requests)
+
+
+def test_model_default_is_on_every_ledger_row_and_in_the_audit(
+    tmp_path, sqlite_url, feed_url, monkeypatch
+):
+    """Issue 19 §1: a model that refuses `temperature` runs only with the explicit
+    `temperature = "model-default"`, and every call's row and the audit say so."""
+    model = '"claude-sonnet-5"'
+    config = config_for(
+        tmp_path, sqlite_url, feed_url, f"model = {model}", 'temperature = "model-default"'
+    )
+    config.write_text(
+        config.read_text() + f'\n[checks]\nmodel = {model}\ntemperature = "model-default"\n'
+    )
+    fake = fake_api.FakeAnthropic(responder=fake_api.first_sentences_responder(), api_key=KEY)
+    with fake.serve() as base_url:
+        result = invoke(config, monkeypatch, base_url, "run")
+        assert result.exit_code == 0, result.output
+        assert set(statuses(sqlite_url)) == {"draft"}
+        sent = fake.message_requests
+        assert len(sent) == 16 and not any("temperature" in r.json for r in sent)
+        with Session(open_store(sqlite_url)) as session:
+            calls = session.exec(select(ModelCall)).all()
+        assert {c.purpose for c in calls} == {"summary", "checks"} and len(calls) == 16
+        assert {(c.temperature, c.temperature_in_force) for c in calls} == {(None, False)}
+        audit = invoke(config, monkeypatch, base_url, "audit", "1")
+    assert audit.exit_code == 0, audit.output
+    assert audit.stdout.count("temperature: none sent (the model's own default)") == 2
 
 
 def test_stats_says_how_many_wait_and_an_unknown_cost_is_not_zero(

@@ -1,6 +1,8 @@
 """`copydesk run` with model checks against the loopback fake API: the check call
 fails closed (recorded as failed, never a pass), `[checks] require` makes such a
-draft unapprovable, and a verified wrong fact discards the item."""
+draft unapprovable, a verified wrong fact discards the item, and a valid but
+meaningless reply (issue 19 §3) never passes a draft: stored verdicts, statuses
+and audit events, through the real SDK."""
 
 from __future__ import annotations
 
@@ -32,8 +34,12 @@ def with_checks(config, text: str):  # type: ignore[no-untyped-def]
     return config
 
 
-def run(tmp_path, monkeypatch, sqlite_url, feed_url, check: Any, extra: str = ""):  # type: ignore[no-untyped-def]
-    fake = fake_api.FakeAnthropic(responder=fake_api.checks_responder(check), api_key=KEY)
+def run(tmp_path, monkeypatch, sqlite_url, feed_url, check: Any, extra: str = "", responder=None):  # type: ignore[no-untyped-def]
+    """`copydesk run --json` over the loopback API: check calls answered by `check`
+    (or every call by `responder`); the items, check verdicts, check calls and events."""
+    fake = fake_api.FakeAnthropic(
+        responder=responder or fake_api.checks_responder(check), api_key=KEY
+    )
     config = with_checks(config_for(tmp_path, sqlite_url, feed_url), extra)
     with fake.serve() as base_url:
         result = invoke(config, monkeypatch, base_url, "run", "--json")
@@ -111,3 +117,132 @@ def test_verified_wrong_fact_discards_through_the_pipeline(
         app, ["--config", str(config), "discards", "--gate", "faithfulness", "--json"]
     )
     assert listing.exit_code == 0 and "contradicted by the source" in listing.stdout
+
+
+# --- valid but meaningless check replies (issue 19 §3), through the real SDK -----------------
+
+
+def degenerate(change):  # type: ignore[no-untyped-def]
+    """A check call answered by a careful judge's reply, then spoilt by `change`."""
+
+    def respond(source: str, draft: str) -> Any:
+        value = fake_api.grounded_check(source, draft)
+        change(value, source)
+        return fake_api.check_reply(value)
+
+    return respond
+
+
+def _whole_article(value: dict, source: str) -> None:
+    for c in value["claims"]:
+        c["passage"] = source
+
+
+def _one_word(value: dict, source: str) -> None:
+    value["claims"][-1]["passage"] = "the"
+
+
+def _another_text(value: dict, source: str) -> None:
+    # The draft says the service will run (the library will close); the claim says
+    # something was approved, which no sentence of the draft says.
+    value["claims"][-1]["claim"] = value["claims"][-1]["claim"].replace(
+        " will ", " approved and will "
+    )
+
+
+def _uncovered(value: dict, source: str) -> None:
+    del value["claims"][-1]
+
+
+def _immaterial_named_error(value: dict, source: str) -> None:
+    value["sentences"][-1] |= {"errors": ["factual"], "material": False}
+
+
+def _material_without_kind(value: dict, source: str) -> None:
+    value["sentences"][-1] |= {"errors": [], "material": True}
+
+
+def _no_passage(value: dict, source: str) -> None:
+    value["sentences"][-1]["passage"] = None
+
+
+@pytest.mark.parametrize(
+    ("change", "gate", "words"),
+    [
+        (_whole_article, "claims_supported", "(passage not bounded)"),
+        (_one_word, "claims_supported", "(passage shares no content with the claim)"),
+        (_another_text, "claims_supported", "(claim not in the draft)"),
+        (_uncovered, "claims_supported", "draft sentence(s) no claim covers"),
+        (_immaterial_named_error, "faithfulness", "the model called not material: factual"),
+        (_material_without_kind, "faithfulness", "material error(s): kind not named"),
+        (_no_passage, "faithfulness", "the checking model quoted no passage of the source"),
+    ],
+    ids=lambda v: getattr(v, "__name__", "")[1:] or None,
+)
+def test_a_valid_but_meaningless_check_never_passes_a_draft(
+    tmp_path, sqlite_url, feed_url, monkeypatch, change, gate: str, words: str
+) -> None:
+    """Before: each of these replies passed both checks (issue 19 §3)."""
+    _, items, verdicts, calls, events = run(
+        tmp_path, monkeypatch, sqlite_url, feed_url, degenerate(change)
+    )
+    assert all(c.ok for c in calls) and len(calls) == len(items) == 3
+    assert {i.status for i in items} == {"draft"}  # a person reads it, flagged
+    judged = [v for v in verdicts if v.gate == gate]
+    assert len(judged) == len(items)
+    for v in judged:
+        assert not v.passed and v.mode == "flag", v.reason
+        assert words in v.reason, v.reason
+    drafted = [e for e in events if e.to_status == "draft"]
+    assert len(drafted) == len(items)
+    for e in drafted:  # the other check passed: only this one is the editor's warning
+        assert e.reason == f"all hard gates passed; flagged: {gate}"
+        assert e.details["flagged_gates"] == [gate] and e.details["checks"]["state"] == "ran"
+
+
+def test_two_record_checks_calls_in_one_reply_fail_the_checks_closed(
+    tmp_path, sqlite_url, feed_url, monkeypatch
+) -> None:
+    """Before: the last of two `record_checks` calls silently won (here a lenient one)."""
+
+    def twice(source: str, draft: str) -> Any:
+        lenient = {"claims": [], "sentences": []}
+        good = fake_api.grounded_check(source, draft)
+        return fake_api.message([fake_api.check_tool_use(good), fake_api.check_tool_use(lenient)])
+
+    _, items, verdicts, calls, events = run(tmp_path, monkeypatch, sqlite_url, feed_url, twice)
+    assert {i.status for i in items} == {"draft"}
+    assert len(verdicts) == 2 * len(items) == 6
+    for v in verdicts:
+        assert not v.passed and v.mode == "flag" and v.evidence["state"] == "failed"
+        assert "called record_checks 2 times" in v.reason, v.reason
+    drafted = [e for e in events if e.to_status == "draft"]
+    assert len(drafted) == 3 and all("model checks failed (" in e.reason for e in drafted)
+
+
+def test_two_write_summary_calls_in_one_reply_fail_the_summary_closed(
+    tmp_path, sqlite_url, feed_url, monkeypatch
+) -> None:
+    """Before: the last of two `write_summary` calls silently won."""
+    first = fake_api.first_sentences_responder()
+
+    def respond(request_json: Any) -> Any:
+        if fake_api.draft_text(request_json) is not None:
+            return first(request_json)
+        return fake_api.message(
+            [
+                fake_api.tool_use("Ferry sinks", "The Kestrel Sound ferry sank on Tuesday."),
+                fake_api.tool_use("Story", "Report from the council desk."),
+            ]
+        )
+
+    _, items, verdicts, calls, events = run(
+        tmp_path, monkeypatch, sqlite_url, feed_url, None, responder=respond
+    )
+    why = "the reply called write_summary 2 times; exactly one call is accepted"
+    assert {i.status for i in items} == {"error"} and len(items) == 3  # no draft, none lost
+    assert all(why in (i.last_error or "") for i in items)
+    assert verdicts == [] and calls == []  # nothing was checked: there is no summary
+    moved = [e for e in events if e.item_id is not None and e.to_status != "new"]
+    assert [e.to_status for e in moved] == ["error"] * 3
+    assert all(why in e.reason for e in moved)

@@ -4,6 +4,7 @@ did not run, `[checks] require`, and model output kept inert."""
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import Any
 
@@ -46,11 +47,11 @@ def html(at: AppTest) -> str:
 
 @pytest.fixture
 def desk(db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    def make(require: bool = False) -> tuple[Any, dict[str, int], AppTest]:
+    def make(require: bool = False, check: Any = CHECK) -> tuple[Any, dict[str, int], AppTest]:
         engine = open_store(db_url)
         ids = seed_queue(engine, ("bridge", "school"))
         with session_scope(engine) as session:
-            seed_checks(session, ids["bridge"], CHECK)
+            seed_checks(session, ids["bridge"], check)
             seed_checks(session, ids["school"], None, require=require)
         seed_editor(engine, "alice")
         monkeypatch.chdir(tmp_path)
@@ -102,6 +103,22 @@ def test_claims_table_judged_sentences_and_picking_a_claim(desk) -> None:
         from store.models import Item
 
         assert session.get(Item, ids["bridge"]).summary == BRIDGE.summary  # type: ignore[union-attr]
+
+
+def test_a_judged_sentence_without_a_passage_says_not_verified_in_plain_words(desk) -> None:
+    """Issue 19 §3: a null passage on a judged sentence is "not verified", and the
+    editor reads why, never a pass."""
+    check = copy.deepcopy(CHECK)
+    check["sentences"][1]["passage"] = None
+    _, ids, at = desk(check=check)
+    assert at.session_state["open_id"] == ids["bridge"]
+    page = html(at)
+    assert (
+        "not verified: the checking model quoted no passage of the source for this "
+        "sentence, so its judgement could not be checked"
+    ) in page
+    assert "1 judgement(s) not verified" in page
+    assert "faithfulness judge: failed (flag)" in page
 
 
 def test_banner_when_checks_did_not_run_and_approval_still_allowed(desk) -> None:

@@ -200,6 +200,8 @@ _STRIP = (
 
 FLASH = "flash"  # messages queued for the page, oldest first: (kind, text)
 FLASH_DRAWN = "flash_drawn"  # how many of them this page run has drawn (None: not yet)
+FLASH_SHOWN = "flash_shown"  # how many of them a completed page run put on screen
+FLASH_KEEP = "flash_keep"  # set: the next page run was not asked for by the editor
 
 
 def flash(kind: str, text: str) -> None:
@@ -212,18 +214,32 @@ def flash(kind: str, text: str) -> None:
 
 
 def flash_run_starts() -> None:
-    """A page run begins (review_ui/app.py `main`): no message drawn in it yet."""
+    """A page run begins (review_ui/app.py `main`): no message drawn in it yet. The
+    messages a completed run put on screen leave the queue now, when the editor has
+    done something since; a run the page asked for by itself (`keep_flash_for_rerun`)
+    draws them again, so it never takes an answer away before the next press."""
+    shown = st.session_state.pop(FLASH_SHOWN, 0)
+    if shown and not st.session_state.pop(FLASH_KEEP, False):
+        del st.session_state.get(FLASH, [])[:shown]
+    st.session_state.pop(FLASH_KEEP, None)
     st.session_state[FLASH_DRAWN] = None
 
 
 def flash_run_completed() -> None:
-    """The page run reached its end: the messages it drew are on screen, and leave
-    the queue. A run cut short by the next press (Streamlit stops it at its next
-    element and starts another at once) never gets here, so the run that replaces
-    it draws them again: an editor never loses the answer to a press (issue 25)."""
+    """The page run reached its end: the messages it drew are on screen. A run cut
+    short by the next press (Streamlit stops it at its next element and starts
+    another at once) never gets here, so the run that replaces it draws them again:
+    an editor never loses the answer to a press (issue 25)."""
     drawn = st.session_state.pop(FLASH_DRAWN, None)
     if drawn:
-        del st.session_state.get(FLASH, [])[:drawn]
+        st.session_state[FLASH_SHOWN] = drawn
+
+
+def keep_flash_for_rerun() -> None:
+    """Called just before a rerun of the whole page that the editor did not ask
+    for (the publish progress line's, when a background publish ends): the messages
+    on screen are drawn again by it (issue 25: an answer is never lost)."""
+    st.session_state[FLASH_KEEP] = True
 
 
 def show_flash(*, log: bool = False) -> None:

@@ -27,6 +27,7 @@ from sqlmodel import Session
 from copydesk.services.pipeline.duplicates import find_duplicates, hold_stories
 from copydesk.services.pipeline.handoff import Outcome, duplicate
 from copydesk.services.pipeline.state import RunState
+from copydesk.services.reports import FeedReport
 from store import ledger
 from store import status as st
 from store.db import session_scope
@@ -86,7 +87,7 @@ class Writer:
         together: the chain's lock, held from the first append to the commit,
         serialises writers across runs, so it is taken as late as can be). Reports
         and logs change only once the commit succeeded."""
-        before = copy.deepcopy(self.run.reports)
+        before: dict[int, FeedReport | None] = {}
         try:
             with session_scope(self.run.engine) as session:
                 looking = [out for out in outs if _looks_up(out)]
@@ -105,6 +106,13 @@ class Writer:
                     session.execute(insert(GateVerdict.__table__), verdicts)  # type: ignore[arg-type]
                 batch: list[tuple[Item, str, dict[str, Any]]] = []
                 written = [move(batch) for move in moves]
+                # Only the reports this batch counts into are kept for a rollback: a
+                # copy of every feed's report cost a run of many feeds more than its
+                # commits, and putting it back undid the intake thread's work meanwhile.
+                before = {
+                    key: copy.deepcopy(self.run.reports.get(key))
+                    for key in {feed_id or 0 for feed_id, _ in written}
+                }
                 for out, (feed_id, _) in zip(outs, written, strict=True):
                     self._count(out, feed_id)
                 if self.counts is not None and self.run.run_id is not None:
@@ -118,8 +126,11 @@ class Writer:
                 st.move_many(session, batch)
                 del items
         except BaseException:
-            self.run.reports.clear()
-            self.run.reports.update(before)
+            for key, report in before.items():
+                if report is None:
+                    self.run.reports.pop(key, None)
+                else:
+                    self.run.reports[key] = report
             raise
         for out, (_, reason) in zip(outs, written, strict=True):
             _log(out, reason)

@@ -16,6 +16,7 @@ Rules this module enforces for the whole app:
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ from urllib.parse import urlsplit
 import pandas as pd
 import streamlit as st
 
+from review_ui import streamlit_adapter
 from review_ui.desk import times
 from review_ui.desk.highlight import block, escape_text
 from review_ui.views.holds import hold_for_tests
@@ -255,10 +257,40 @@ def show_flash(*, log: bool = False) -> None:
     elif st.session_state.get(FLASH_DRAWN) is None:  # once a run (a view may ask twice)
         queued = list(st.session_state.get(FLASH, []))
         st.session_state[FLASH_DRAWN] = len(queued)
-        for kind, text in queued:
-            plain(text, kind=kind)
-        if queued:
-            hold_for_tests("flash")  # tests only: the messages drawn, not the rest
+        if not queued:
+            return
+        with st.container(key=ANSWERS):
+            for kind, text in queued:
+                plain(text, kind=kind)
+            _bring_into_view()
+        hold_for_tests("flash")  # tests only: the messages drawn, not the rest
+
+
+ANSWERS = "cd_answers"  # the container of the messages `show_flash` draws in the page
+# Brings the messages just drawn into view when they are not (the page was scrolled,
+# or the browser kept the button pressed in place as they were drawn above it): the
+# answer to a press shows where the editor is looking (issue 25). Fixed text: only
+# Streamlit's key-class prefix (review_ui/streamlit_adapter.py) and a counter go in.
+_INTO_VIEW = streamlit_adapter.fill("""<script>/* answers %d */
+(() => {
+  const box = document.querySelector(".__KEY_CLASS__cd_answers");
+  if (!box) return;
+  const at = box.getBoundingClientRect();
+  if (at.top < 0 || at.bottom > window.innerHeight) box.scrollIntoView({block: "center"});
+})();
+</script>""")
+
+
+def _bring_into_view() -> None:
+    """`_INTO_VIEW`, a new script each time (Streamlit runs a script it has not drawn)."""
+    count = st.session_state.get("answers_drawn", 0) + 1
+    st.session_state["answers_drawn"] = count
+    st.html(_INTO_VIEW % count, unsafe_allow_javascript=True, width="content")
+
+
+def own_script(body: str) -> bool:
+    """True for the script this module draws (tests tell it from article text)."""
+    return re.fullmatch(re.escape(_INTO_VIEW).replace("%d", r"\d+"), body) is not None
 
 
 def _show_log() -> None:

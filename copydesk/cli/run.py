@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import shlex
@@ -292,7 +293,20 @@ def _run_pipeline(
             progress=progress,
             checker=checker,
         )
+        _freeze_what_is_loaded()
         return pipeline.run(only_feeds=only or None, force=force)
+
+
+def _freeze_what_is_loaded() -> None:
+    """Before the first run of this process, everything loaded so far (the modules,
+    the SDK's models and schemas, the composed pipeline: about 290,000 objects) goes
+    to the collector's permanent generation, which its collections ignore
+    (https://docs.python.org/3/library/gc.html#gc.freeze). Each full collection
+    otherwise walked all of it again: 1.4 ms per article of a 640-article model run
+    (issue 24). Once per process: a later run (`watch`) freezes nothing of an earlier
+    one's, whose objects may yet become garbage."""
+    if gc.get_freeze_count() == 0:
+        gc.freeze()
 
 
 def _print_report(report: RunReport, as_json: bool) -> None:

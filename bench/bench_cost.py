@@ -26,6 +26,7 @@ over the run's wall time.
     .venv/bin/python bench/bench_cost.py --articles 3200  # the RSS goal
     .venv/bin/python bench/bench_cost.py --pg-url postgresql+psycopg://...  # PostgreSQL too
     .venv/bin/python bench/bench_cost.py --cases extractive --profile /tmp/run.prof
+    COPYDESK_BENCH_RSS_TRACE=/tmp/rss.txt .venv/bin/python bench/bench_cost.py --cases model
 
 Every figure of issue 24 in one table (an idle machine; about 20 minutes):
 
@@ -88,6 +89,9 @@ def run_copydesk(config: str, out: str, profile: str | None) -> None:
             spent[1] += len(outs)
 
     Writer.commit_batch = timed  # type: ignore[method-assign]
+    trace = os.environ.get("COPYDESK_BENCH_RSS_TRACE")
+    if trace:
+        _trace_rss(Path(trace))
     profiler = None
     if profile:
         import cProfile
@@ -101,6 +105,26 @@ def run_copydesk(config: str, out: str, profile: str | None) -> None:
             profiler.disable()
             profiler.dump_stats(profile)
         Path(out).write_text(json.dumps({"writer_s": spent[0], "written": spent[1]}))
+
+
+def _trace_rss(path: Path, every: float = 1.0) -> None:
+    """Resident memory every `every` seconds into `path` ("seconds MB" a line): does
+    RSS grow with the run, or is it paid once? (COPYDESK_BENCH_RSS_TRACE=FILE set for
+    a bench_cost run; Linux only.)"""
+    import threading
+
+    started = time.monotonic()
+
+    def sample() -> None:
+        with path.open("w") as out:
+            while True:
+                status = Path("/proc/self/status").read_text()
+                rss = next(line for line in status.splitlines() if line.startswith("VmRSS"))
+                out.write(f"{time.monotonic() - started:.1f} {int(rss.split()[1]) / 1024:.1f}\n")
+                out.flush()
+                time.sleep(every)
+
+    threading.Thread(target=sample, daemon=True, name="rss-trace").start()
 
 
 def fake_api(port_out, latency: float) -> None:  # type: ignore[no-untyped-def]

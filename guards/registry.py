@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import partial
+from functools import lru_cache, partial
 from typing import Any
 
 from guards.checks import CheckReply, claims_supported, faithfulness, not_run
@@ -83,7 +83,10 @@ class GateResult:
         return self.verdict.to_dict() | {"mode": self.stored_mode}
 
 
-def _gates(min_source_words: int, language: str | None = None) -> dict[str, Gate]:
+@lru_cache(maxsize=64)
+def _gates(min_source_words: int, language: str | None = None) -> Mapping[str, Gate]:
+    """The gate functions with their settings bound; built once per (minimum, language):
+    `check --jsonl` runs the gates on thousands of pairs a second. Read only."""
     return {
         "source_url": source_url,
         "source_length": partial(source_length, min_words=min_source_words),

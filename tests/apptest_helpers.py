@@ -8,7 +8,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from review_ui.views import auth, shortcuts
+from review_ui.views import auth, shortcuts, widgets
 
 APP = Path(__file__).resolve().parents[1] / "copydesk" / "review_app.py"
 PASSWORD = "correct horse battery"
@@ -30,7 +30,7 @@ def signed_in(name: str, view: str) -> AppTest:
 def own_script(body: str) -> bool:
     """A script of the app's own (the keyboard's, the session cookie's): fixed text,
     checked by the modules that draw them, never anything an article carried."""
-    return shortcuts.own_script(body) or auth.own_script(body)
+    return shortcuts.own_script(body) or auth.own_script(body) or widgets.own_script(body)
 
 
 def page_html(at: AppTest) -> list[str]:

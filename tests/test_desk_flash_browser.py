@@ -10,12 +10,24 @@ rest), never slowed by a sleep."""
 from __future__ import annotations
 
 import re
+import threading
 from pathlib import Path
 
 import pytest
 
-from tests.browser import chromium, idle, page_runs_held, queue_of, serve, signed_in_page
+from tests.browser import (
+    choose,
+    chromium,
+    idle,
+    page_runs_held,
+    press,
+    queue_of,
+    said,
+    serve,
+    signed_in_page,
+)
 from tests.desk_kit import approved_long_ago, decide_as, item_status, open_view
+from tests.publish_helpers import Webhook, webhook_server
 
 pytestmark = pytest.mark.browser
 
@@ -67,3 +79,53 @@ def test_an_answer_survives_the_run_a_second_press_cut_short(
         expect(first).to_be_in_viewport()
         assert item_status(server, taken) == "draft"
         assert item_status(server, kept) == "approved"
+
+
+def test_an_answer_survives_the_rerun_that_ends_a_background_publish(
+    tmp_path: Path, sqlite_url: str
+) -> None:
+    """While a publish runs in the background (the loopback webhook holds its
+    answer), Alice takes another approval back; the page says so. The publish then
+    ends, and the progress line draws the whole page again with what it did (a page
+    run she did not ask for): her answer is still there, beside the publish's."""
+    from playwright.sync_api import expect
+
+    go = threading.Event()  # the receiver holds its answer until the test lets it go
+    with (
+        webhook_server(Webhook(on_request=lambda _: go.wait(120))) as hook,
+        serve(
+            tmp_path,
+            sqlite_url,
+            _seed,
+            undo_seconds=300,
+            extra=f'[[publish.targets]]\nkind = "webhook"\nurl = "{hook.url}"\nattempts = 1\n',
+        ) as server,
+        chromium() as browser,
+    ):
+        bridge, school = server.ids["bridge"], server.ids["school"]
+        decide_as(server, "bob", bridge, "approve")
+        approved_long_ago(server.db_url, bridge)  # published now
+        decide_as(server, "bob", school, "approve")  # inside its Undo window: not published
+        page = signed_in_page(browser, server, width=1280, height=720)
+        open_view(page, "Approved")
+        press(page, page.get_by_role("button", name=re.compile(r"^Publish now")))
+        press(page, page.get_by_role("button", name="Confirm: publish 1"))
+        expect(said(page, "Publishing 1 item(s)")).to_be_visible()  # held by the webhook
+        box = page.locator("details").filter(has_text="Take an approval back")
+        idle(page)
+        box.locator("summary").click()
+        form = page.locator("[data-testid=stForm]").filter(has_text="Take back to draft")
+        choose(page, form.get_by_role("combobox"), f"#{school} ", exact=False)
+        form.get_by_label("Reason (required)").fill("The ferry timetable changed again")
+        press(page, form.get_by_role("button", name="Take back to draft"))
+        answer = said(page, f"Item #{school} is a draft again")
+        expect(answer).to_be_visible()
+        assert item_status(server, school) == "draft"
+        idle(page)  # the run that drew it has ended
+        go.set()  # the publish ends; its progress line asks for a run of the whole page
+        expect(said(page, "Published 1 item(s)")).to_be_visible()
+        idle(page)
+        expect(answer).to_be_visible()
+        expect(answer).to_be_in_viewport()
+        assert item_status(server, bridge) == "published"
+        assert [r.status for r in hook.received] == [200]

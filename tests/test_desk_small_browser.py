@@ -22,7 +22,7 @@ from tests.browser import (
     sign_in,
     signed_in_page,
 )
-from tests.desk_kit import open_view
+from tests.desk_kit import decide_as, item_status, open_view
 from tests.review_seed import ARTICLES
 
 pytestmark = pytest.mark.browser
@@ -77,6 +77,39 @@ def test_a_link_copied_off_the_queue_names_no_draft(tmp_path: Path, sqlite_url: 
         sign_in(bob, "bob")
         shows(bob, "bridge")
         expect(bob).to_have_url(re.compile(rf"[?&]item={server.ids['bridge']}\b"))
+
+
+def test_a_or_y_off_the_queue_says_there_is_no_draft_here(tmp_path: Path, sqlite_url: str) -> None:
+    """A and Y approve only the draft open in the queue. Pressed on another view
+    (Published, Approved: no draft is on screen there), they approve nothing and
+    say so plainly, where the editor is looking; they used to say that "the draft
+    on screen is still being drawn", as if it were about to be approved."""
+    from playwright.sync_api import expect
+
+    seed = queue_of("bridge", "school", editors=("alice", "bob"))
+    with serve(tmp_path, sqlite_url, seed) as server, chromium() as browser:
+        bridge = server.ids["bridge"]
+        decide_as(server, "bob", server.ids["school"], "approve")
+        page = signed_in_page(browser, server, width=1280, height=720)
+        shows(page, "bridge")
+        refusal = page.locator("#cd-key-refusal")
+        for view in ("Published", "Approved"):
+            open_view(page, view)
+            title = page.get_by_role("heading", name=view, level=1)
+            expect(title).to_be_visible()
+            idle(page)
+            title.click()  # the cursor out of the sidebar's choice of view
+            for key in ("a", "y"):
+                page.keyboard.press(key)
+                expect(refusal).to_have_text(
+                    "Not approved: there is no draft on this page. A and Y approve the "
+                    "draft open in the Review queue."
+                )
+                expect(refusal).to_be_in_viewport()
+                page.keyboard.press("Escape")  # any key clears the line
+                expect(refusal).to_have_count(0)
+        assert item_status(server, bridge) == "draft"
+        assert item_status(server, server.ids["school"]) == "approved"
 
 
 def test_one_pending_count_and_headings(tmp_path: Path, sqlite_url: str) -> None:

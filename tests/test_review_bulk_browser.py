@@ -158,42 +158,38 @@ def test_bulk_reject_with_confirmation_and_assign(server: Server) -> None:
     strike, ferry, signing = ids["strike-a"], ids["ferry-a"], ids["signing-a"]
     with chromium() as browser:
         page = signed_in_page(browser, server, width=1280, height=720)
-        try:
-            _open_bulk(page)
-            _pick(page, strike)
-            _pick(page, ferry)
-            reason = page.get_by_label("Rejection reason for the ticked drafts")
-            reason.fill("Out of our area")
-            page.get_by_role("button", name="Reject 2 selected…").click()
-            # A confirmation naming the count and the items; nothing is rejected yet.
-            asked = said(page, 'Reject 2 drafts with the reason "Out of our area"?')
-            expect(asked).to_be_visible()
-            expect(asked).to_be_in_viewport()  # where the editor is looking
-            expect(said(page, f"#{strike} Porters")).to_be_visible()
-            assert _state(server, strike)[0] == "draft"
-            # Bob approves one of them before alice confirms: it is skipped, by name.
-            _decide_as_bob(server, ferry, "approve")
-            page.get_by_role("button", name="Confirm: reject 2").click()
-            expect(said(page, f"Rejected 1: #{strike}")).to_be_visible()
-            expect(said(page, f"Skipped #{ferry}")).to_contain_text("already approved by bob")
+        _open_bulk(page)
+        _pick(page, strike)
+        _pick(page, ferry)
+        reason = page.get_by_label("Rejection reason for the ticked drafts")
+        reason.fill("Out of our area")
+        page.get_by_role("button", name="Reject 2 selected…").click()
+        # A confirmation naming the count and the items; nothing is rejected yet.
+        asked = said(page, 'Reject 2 drafts with the reason "Out of our area"?')
+        expect(asked).to_be_visible()
+        expect(asked).to_be_in_viewport()  # where the editor is looking
+        expect(said(page, f"#{strike} Porters")).to_be_visible()
+        assert _state(server, strike)[0] == "draft"
+        # Bob approves one of them before alice confirms: it is skipped, by name.
+        _decide_as_bob(server, ferry, "approve")
+        page.get_by_role("button", name="Confirm: reject 2").click()
+        expect(said(page, f"Rejected 1: #{strike}")).to_be_visible()
+        expect(said(page, f"Skipped #{ferry}")).to_contain_text("already approved by bob")
 
-            # Assign a draft to alice herself, then filter "Assigned to me".
-            _open_bulk(page)
-            _pick(page, signing)
-            assignee = (
-                page.locator("[data-testid=stSelectbox]")
-                .filter(has_text="Assign to")
-                .get_by_role("combobox")
-            )
-            choose(page, assignee, "alice")
-            page.get_by_role("button", name="Assign 1 selected").click()
-            expect(said(page, f"Assigned to alice 1: #{signing}")).to_be_visible()
-            page.get_by_text("Assigned to me").click()
-            expect(page.locator(".cd-count")).to_contain_text("1 pending draft (filtered)")
-            expect(page.locator(".cd-headline").first).to_have_text(STORIES["signing-a"][0])
-        except Exception:
-            page.screenshot(path="/tmp/bulk_fail.png", full_page=True)
-            raise
+        # Assign a draft to alice herself, then filter "Assigned to me".
+        _open_bulk(page)
+        _pick(page, signing)
+        assignee = (
+            page.locator("[data-testid=stSelectbox]")
+            .filter(has_text="Assign to")
+            .get_by_role("combobox")
+        )
+        choose(page, assignee, "alice")
+        page.get_by_role("button", name="Assign 1 selected").click()
+        expect(said(page, f"Assigned to alice 1: #{signing}")).to_be_visible()
+        page.get_by_text("Assigned to me").click()
+        expect(page.locator(".cd-count")).to_contain_text("1 pending draft (filtered)")
+        expect(page.locator(".cd-headline").first).to_have_text(STORIES["signing-a"][0])
     status, actor, reason = _state(server, strike)
     assert (status, actor, reason) == ("rejected", "editor:alice", "Out of our area")
     assert _state(server, ferry) == ("approved", "editor:bob", "approved")

@@ -285,7 +285,11 @@ def check_jsonl(lines: Iterable[bytes | str], output: IO[str], gates: Gates) -> 
     counts = {"passed": 0, "failed": 0, "malformed": 0}
     batch: list[str] = []
     write: Callable[[str], Any] = output.write
-    dumps = json.JSONEncoder(separators=(",", ":"), default=str).encode
+    # A result line is a tree of fresh dicts and lists, never circular: the check for
+    # circular references (on every container, per line) is skipped. Python docs, json:
+    # "If check_circular is false, then the circular reference check for container
+    # types will be skipped" (https://docs.python.org/3/library/json.html#json.JSONEncoder).
+    dumps = json.JSONEncoder(separators=(",", ":"), default=str, check_circular=False).encode
     for number, raw in enumerate(lines, 1):
         if not raw.strip():
             continue

@@ -25,6 +25,7 @@ from review_ui.views.widgets import (
     At,
     flash,
     html_table,
+    keep_flash_for_rerun,
     plain,
     show_flash,
     table,
@@ -157,6 +158,7 @@ def _progress(engine: Engine, settings: ReviewAppSettings) -> None:
     page); once it has ended, the whole page is drawn again with what it did."""
     job = publishing.current_job(engine)
     if job is None or job.state != worker.RUNNING:
+        keep_flash_for_rerun()  # the answers on screen stay: the editor pressed nothing
         st.rerun(scope="app")
         return
     with Session(engine) as session:

@@ -258,6 +258,8 @@ _KEYS_TEMPLATE = streamlit_adapter.fill("""<script>
     const app = document.querySelector('__APP__');
     return !app || app.getAttribute("__SCRIPT_STATE__") === "__NOT_RUNNING__";
   };
+  const offQueue = () => settled() && !document.querySelector(".cd-queue-count") &&
+    document.querySelector("h1") !== null;
   const reasonBox = () => document.querySelector('input[aria-label="Reason for rejecting"]');
   const editToggle = () => [...document.querySelectorAll("summary")]
     .find((s) => s.textContent.includes("Edit the draft"));
@@ -415,6 +417,16 @@ _KEYS_TEMPLATE = streamlit_adapter.fill("""<script>
       return;
     }
     if (typing(event.target)) return;
+    // A and Y off the queue (a settled page with a view's own heading and no queue
+    // count line: Published, Approved...): no draft is open there, say so plainly.
+    if ("aAyY".includes(key) && key.length === 1 && !event.shiftKey && offQueue()) {
+      event.preventDefault(); event.stopImmediatePropagation();
+      if (!event.repeat) {
+        say("Not approved: there is no draft on this page. A and Y approve the draft " +
+          "open in the Review queue.");
+      }
+      return;
+    }
     if ((key === "a" || key === "A") && !event.shiftKey) {
       event.preventDefault(); event.stopImmediatePropagation();
       if (event.repeat) return;

@@ -16,6 +16,7 @@ Rules this module enforces for the whole app:
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ from urllib.parse import urlsplit
 import pandas as pd
 import streamlit as st
 
+from review_ui import streamlit_adapter
 from review_ui.desk import times
 from review_ui.desk.highlight import block, escape_text
 from review_ui.views.holds import hold_for_tests
@@ -200,6 +202,8 @@ _STRIP = (
 
 FLASH = "flash"  # messages queued for the page, oldest first: (kind, text)
 FLASH_DRAWN = "flash_drawn"  # how many of them this page run has drawn (None: not yet)
+FLASH_SHOWN = "flash_shown"  # how many of them a completed page run put on screen
+FLASH_KEEP = "flash_keep"  # set: the next page run was not asked for by the editor
 
 
 def flash(kind: str, text: str) -> None:
@@ -212,18 +216,32 @@ def flash(kind: str, text: str) -> None:
 
 
 def flash_run_starts() -> None:
-    """A page run begins (review_ui/app.py `main`): no message drawn in it yet."""
+    """A page run begins (review_ui/app.py `main`): no message drawn in it yet. The
+    messages a completed run put on screen leave the queue now, when the editor has
+    done something since; a run the page asked for by itself (`keep_flash_for_rerun`)
+    draws them again, so it never takes an answer away before the next press."""
+    shown = st.session_state.pop(FLASH_SHOWN, 0)
+    if shown and not st.session_state.pop(FLASH_KEEP, False):
+        del st.session_state.get(FLASH, [])[:shown]
+    st.session_state.pop(FLASH_KEEP, None)
     st.session_state[FLASH_DRAWN] = None
 
 
 def flash_run_completed() -> None:
-    """The page run reached its end: the messages it drew are on screen, and leave
-    the queue. A run cut short by the next press (Streamlit stops it at its next
-    element and starts another at once) never gets here, so the run that replaces
-    it draws them again: an editor never loses the answer to a press (issue 25)."""
+    """The page run reached its end: the messages it drew are on screen. A run cut
+    short by the next press (Streamlit stops it at its next element and starts
+    another at once) never gets here, so the run that replaces it draws them again:
+    an editor never loses the answer to a press (issue 25)."""
     drawn = st.session_state.pop(FLASH_DRAWN, None)
     if drawn:
-        del st.session_state.get(FLASH, [])[:drawn]
+        st.session_state[FLASH_SHOWN] = drawn
+
+
+def keep_flash_for_rerun() -> None:
+    """Called just before a rerun of the whole page that the editor did not ask
+    for (the publish progress line's, when a background publish ends): the messages
+    on screen are drawn again by it (issue 25: an answer is never lost)."""
+    st.session_state[FLASH_KEEP] = True
 
 
 def show_flash(*, log: bool = False) -> None:
@@ -239,10 +257,40 @@ def show_flash(*, log: bool = False) -> None:
     elif st.session_state.get(FLASH_DRAWN) is None:  # once a run (a view may ask twice)
         queued = list(st.session_state.get(FLASH, []))
         st.session_state[FLASH_DRAWN] = len(queued)
-        for kind, text in queued:
-            plain(text, kind=kind)
-        if queued:
-            hold_for_tests("flash")  # tests only: the messages drawn, not the rest
+        if not queued:
+            return
+        with st.container(key=ANSWERS):
+            for kind, text in queued:
+                plain(text, kind=kind)
+            _bring_into_view()
+        hold_for_tests("flash")  # tests only: the messages drawn, not the rest
+
+
+ANSWERS = "cd_answers"  # the container of the messages `show_flash` draws in the page
+# Brings the messages just drawn into view when they are not (the page was scrolled,
+# or the browser kept the button pressed in place as they were drawn above it): the
+# answer to a press shows where the editor is looking (issue 25). Fixed text: only
+# Streamlit's key-class prefix (review_ui/streamlit_adapter.py) and a counter go in.
+_INTO_VIEW = streamlit_adapter.fill("""<script>/* answers %d */
+(() => {
+  const box = document.querySelector(".__KEY_CLASS__cd_answers");
+  if (!box) return;
+  const at = box.getBoundingClientRect();
+  if (at.top < 0 || at.bottom > window.innerHeight) box.scrollIntoView({block: "center"});
+})();
+</script>""")
+
+
+def _bring_into_view() -> None:
+    """`_INTO_VIEW`, a new script each time (Streamlit runs a script it has not drawn)."""
+    count = st.session_state.get("answers_drawn", 0) + 1
+    st.session_state["answers_drawn"] = count
+    st.html(_INTO_VIEW % count, unsafe_allow_javascript=True, width="content")
+
+
+def own_script(body: str) -> bool:
+    """True for the script this module draws (tests tell it from article text)."""
+    return re.fullmatch(re.escape(_INTO_VIEW).replace("%d", r"\d+"), body) is not None
 
 
 def _show_log() -> None:

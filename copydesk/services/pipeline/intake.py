@@ -37,6 +37,7 @@ from store.models import Feed, Item, utcnow
 log = logging.getLogger("copydesk.pipeline")
 
 IN_CHUNK = 500  # keys per IN (...) query: far below every database's parameter limit
+BIRTH_CHUNK = 200  # entries made items per statement (`_create_items`)
 POLLED_ELSEWHERE = "another run is polling it"
 
 
@@ -222,9 +223,9 @@ class Intake:
     ) -> None:
         """An entry seen before (same entry id in this feed, or same canonical URL
         anywhere) is counted as a duplicate; every other entry becomes a `new` item
-        with its audit event: all of them in a few statements (`st.create_many`,
-        issue 24), or, when one was created by another worker meanwhile (the
-        batch's savepoint rolls back), one savepoint each."""
+        with its audit event: BIRTH_CHUNK of them in a few statements
+        (`st.create_many`, issue 24), or, when one was created by another worker
+        meanwhile (the chunk's savepoint rolls back), one savepoint each."""
         if not entries:
             return
         keyed = [(entry, *item_keys(feed.id, entry.entry_id, entry.link)) for entry in entries]
@@ -241,8 +242,19 @@ class Intake:
             known_ids.add(entry.entry_id)
             known_keys.add(dedup_key)
             fresh.append((entry, source_url, dedup_key))
-        if not fresh:
-            return
+        # A chunk at a time (issue 24): a chunk's items, events and rows are let go
+        # before the next is built, so a feed of 3,200 entries does not hold them all
+        # at once (the process keeps such a high-water mark for the rest of the run).
+        for start in range(0, len(fresh), BIRTH_CHUNK):
+            self._create_chunk(session, feed, fresh[start : start + BIRTH_CHUNK], report)
+
+    def _create_chunk(
+        self,
+        session: Session,
+        feed: Feed,
+        fresh: list[tuple[Entry, str | None, str]],
+        report: FeedReport,
+    ) -> None:
         try:
             with session.begin_nested():
                 st.create_many(session, [self._born(feed, *f) for f in fresh], actor=self.run.actor)

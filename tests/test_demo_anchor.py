@@ -1,33 +1,22 @@
 """`copydesk demo` run in a production folder (issue 22): the demo keeps its own audit
 anchor beside its own database and never moves the configured one, so the real
 database's `audit --verify` still holds after any number of demos; and the demo's
-bundled feed, a fixed snapshot, is not reported stale by `feeds list --check`."""
+bundled feed, a fixed snapshot, is not reported stale by `feeds list --check`.
+
+The commands run in this process (`run_here`: the folder and environment a process
+would have), except in the moved-database test: there a database is renamed between
+two commands, which only separate processes see as an operator does (issue 23)."""
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
-from click.testing import Result
 from typer.testing import CliRunner
 
 from copydesk.cli import app
-from tests.cli_helpers import cli_env, run
-
-
-def copydesk(args: list[str], cwd: Path, monkeypatch: pytest.MonkeyPatch, **env: str) -> Result:
-    """`copydesk ARGS` run in `cwd` with only `env`'s COPYDESK_* variables (as
-    `cli_helpers.run` does in a process of its own), in this process: what these tests
-    prove is which database and anchor a command's configuration names, decided by
-    the working folder and the environment, not by a fresh process (issue 23: eight
-    process starts made this module one of the suite's slowest under load). The
-    moved-database test below keeps its own processes: a database renamed between two
-    commands of one process is still held open by the first one's engine."""
-    monkeypatch.chdir(cwd)
-    cleared: dict[str, str | None] = {k: None for k in os.environ if k.startswith("COPYDESK_")}
-    return CliRunner().invoke(app, args, env=cleared | {"HOME": str(cwd), "COLUMNS": "200"} | env)
+from tests.cli_helpers import cli_env, run, run_here
 
 
 def test_demo_twice_in_a_production_folder_leaves_its_anchor_alone(
@@ -56,18 +45,18 @@ def test_demo_twice_in_a_production_folder_leaves_its_anchor_alone(
     assert own.exists() and own.read_text().strip()
     elsewhere = tmp_path / "elsewhere"  # no config.toml: the anchor beside the database
     elsewhere.mkdir()
-    on_demo = {"COPYDESK_DATABASE_URL": f"sqlite:///{demo_db}"}
-    demo_verify = copydesk(["audit", "--verify"], elsewhere, monkeypatch, **on_demo)
-    assert demo_verify.exit_code == 0, demo_verify.output
+    env = cli_env(elsewhere, COPYDESK_DATABASE_URL=f"sqlite:///{demo_db}")
+    demo_verify = run_here(["audit", "--verify"], elsewhere, env)
+    assert demo_verify.returncode == 0, demo_verify.stdout + demo_verify.stderr
     # The sample feed is a snapshot with old dates: not "stale", nothing to page about.
-    listed = copydesk(["feeds", "list", "--check", "--json"], elsewhere, monkeypatch, **on_demo)
-    assert listed.exit_code == 0, listed.output
+    listed = run_here(["feeds", "list", "--check", "--json"], elsewhere, env)
+    assert listed.returncode == 0, listed.stdout + listed.stderr
     (feed,) = json.loads(listed.stdout)
     assert feed["state"] != "stale" and not feed["needs_attention"]
 
 
 def test_a_command_on_another_database_from_a_production_folder_keeps_each_anchor_its_own(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
     """The demo's printed follow-ups (`COPYDESK_DATABASE_URL=…/demo.db copydesk …`) run
     in a folder whose config.toml names an anchor: that anchor belongs to the
@@ -77,26 +66,25 @@ def test_a_command_on_another_database_from_a_production_folder_keeps_each_ancho
         '[database]\nurl = "sqlite:///desk.db"\n[runs]\naudit_anchor = "audit.anchor"\n',
         encoding="utf-8",
     )
-    assert copydesk(["init"], tmp_path, monkeypatch).exit_code == 0
+    production = cli_env(tmp_path)
+    assert run_here(["init"], tmp_path, production).returncode == 0
     # A refused link (loopback, not allowed) is still an item with an audit event.
-    submitted = copydesk(["submit", "http://127.0.0.1:9/harbour-levy"], tmp_path, monkeypatch)
-    assert submitted.exit_code == 0, submitted.stderr
+    submitted = run_here(["submit", "http://127.0.0.1:9/harbour-levy"], tmp_path, production)
+    assert submitted.returncode == 0, submitted.stderr
     anchor = tmp_path / "audit.anchor"
     before = anchor.read_text()
-    assert copydesk(["demo", "--no-ui", "--dir", "demo"], tmp_path, monkeypatch).exit_code == 0
+    assert run_here(["demo", "--no-ui", "--dir", "demo"], tmp_path, production).returncode == 0
     demo_db = tmp_path / "demo" / "demo.db"
-    on_demo = {"COPYDESK_DATABASE_URL": f"sqlite:///{demo_db}"}
-    written = copydesk(
-        ["submit", "http://127.0.0.1:9/quay-closure"], tmp_path, monkeypatch, **on_demo
-    )
-    assert written.exit_code == 0, written.stderr
+    on_demo = cli_env(tmp_path, COPYDESK_DATABASE_URL=f"sqlite:///{demo_db}")
+    written = run_here(["submit", "http://127.0.0.1:9/quay-closure"], tmp_path, on_demo)
+    assert written.returncode == 0, written.stderr
     assert anchor.read_text() == before
-    for env in ({}, on_demo):
-        verified = copydesk(["audit", "--verify"], tmp_path, monkeypatch, **env)
-        assert verified.exit_code == 0, verified.output
+    for env in (production, on_demo):
+        verified = run_here(["audit", "--verify"], tmp_path, env)
+        assert verified.returncode == 0, verified.stdout + verified.stderr
     # The demo's own anchor followed the demo database's write.
     own = demo_db.with_name("demo.db.audit.anchor")
-    head = copydesk(["audit", "--head"], tmp_path, monkeypatch, **on_demo)
+    head = run_here(["audit", "--head"], tmp_path, on_demo)
     assert own.read_text().splitlines()[0] == head.stdout.strip()
 
 

@@ -160,7 +160,8 @@ def test_durations_read_as_a_person_would_say_them() -> None:
 
 
 def test_copydesk_stats_shows_decisions_per_editor_in_text_and_json(desk: dict[str, Any]) -> None:
-    from tests.cli_helpers import cli_env, run
+    from tests.cli_helpers import cli_env
+    from tests.cli_helpers import run_here as run  # in this process: not about one (issue 23)
 
     env = cli_env(desk["tmp"], COPYDESK_DATABASE_URL=desk["url"])
     result = run(["stats", "--json"], desk["tmp"], env=env)

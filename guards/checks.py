@@ -167,19 +167,20 @@ def passage_unbounded(passage: str) -> str | None:
     return None
 
 
-def content_in(claim: str, sentence: str, draft: str) -> bool:
-    """Whether the claim's content is in the sentence of `draft` (see CLAIM_IN_SENTENCE)."""
-    wanted = content_words(claim)
-    if not wanted or not wanted <= content_words(draft):
+def _words_in(wanted: set[str], sentence: set[str], draft: set[str]) -> bool:
+    """Whether a claim's content words are in a sentence of the draft (see
+    CLAIM_IN_SENTENCE), on `content_words` already read (issue 24: the draft and its
+    sentences are read once per draft, not once per claim)."""
+    if not wanted or not wanted <= draft:
         return False
-    return len(wanted & content_words(sentence)) >= CLAIM_IN_SENTENCE * len(wanted)
+    return len(wanted & sentence) >= CLAIM_IN_SENTENCE * len(wanted)
 
 
 # --------------------------------------------------------------------------- claims
 
 
 def _claim_outcome(
-    source: str, claim: Claim, draft: str, draft_sentences: Sequence[str]
+    source: str, claim: Claim, draft_words: set[str], sentence_words: Sequence[set[str]]
 ) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "claim": claim.claim,
@@ -215,7 +216,7 @@ def _claim_outcome(
     if not numbers.passed:
         return result("not supported", "number not in the passage", "; ".join(numbers.missing))
     in_draft = [
-        i for i, sentence in enumerate(draft_sentences) if content_in(claim.claim, sentence, draft)
+        i for i, words in enumerate(sentence_words) if _words_in(wanted, words, draft_words)
     ]
     entry["draft_sentences"] = in_draft
     if not in_draft:
@@ -233,7 +234,9 @@ def claims_supported(source: str, draft: str, claims: Sequence[Claim]) -> Verdic
     """Fail when a claim is not supported by a passage of the source (see the module)."""
     draft = draft or ""
     draft_sentences = [draft[a:b] for a, b in sentences_of(draft)]
-    evidence = [_claim_outcome(source or "", claim, draft, draft_sentences) for claim in claims]
+    draft_words = content_words(draft)
+    sentence_words = [content_words(s) for s in draft_sentences]
+    evidence = [_claim_outcome(source or "", c, draft_words, sentence_words) for c in claims]
     if not evidence:
         if draft.strip():
             return Verdict(CLAIMS_GATE, False, "the model listed no claims for a non-empty draft")

@@ -468,3 +468,39 @@ def test_more_than_one_call_of_a_tool_is_named() -> None:
     assert single_call(["write_summary", "record_checks"], "record_checks") is None
     why = single_call(["record_checks", "record_checks"], "record_checks")
     assert why and "2 times" in why
+
+
+def test_claims_read_each_draft_sentence_once_not_once_per_claim(monkeypatch) -> None:
+    """Issue 24 (CPU per article in the model path): which draft sentences say a claim
+    is asked of every claim, but each sentence's words, and the draft's, are read
+    once per draft. Counted in readings (exact), not time. Before: three readings
+    per claim and sentence (the claim, the sentence, the whole draft again), about
+    1.8 ms of the model path's ~22 ms per article."""
+    import guards.checks as checks
+
+    read = [0]
+    inner = checks.content_words
+
+    def counted(text: str) -> set[str]:
+        read[0] += 1
+        return inner(text)
+
+    monkeypatch.setattr(checks, "content_words", counted)
+    facts = [
+        "The Orrin weir gauge read 41 centimetres at dawn",
+        "Tamsin Vell keeps the lock at Hobble Reach",
+        "Barges paid 12 crowns toll in April",
+        "Kingfishers nested under Marl Bridge",
+        "Dredgers cleared 300 tonnes of silt",
+        "Volunteers repainted Saltcote ferry sheds",
+        "Anglers counted nine grayling near Fenwick",
+        "Floodgates opened twice during storms",
+    ]
+    source = " ".join(f"{text}, the keeper said." for text in facts)
+    draft = "\n".join(f"{text}." for text in facts)
+    claims = [claim(text, text) for text in facts]
+    verdict = claims_supported(source, draft, claims)
+    assert verdict.passed, verdict.reason
+    assert [e["draft_sentences"] for e in verdict.evidence] == [[i] for i in range(8)]
+    # A reading per claim and per passage, one per sentence, one of the draft.
+    assert read[0] <= 2 * len(claims) + len(facts) + 1, read[0]

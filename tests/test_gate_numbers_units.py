@@ -184,3 +184,28 @@ def test_decimal_before_scale_word(n: int, scale: str) -> None:
     src = f"The port expects {text} {scale} passengers this year."
     assert numbers_grounded(src, URL, f"{int(Decimal(value)):,} passengers").passed
     assert not numbers_grounded(src, URL, f"{int(Decimal(value)) * 1000:,} passengers").passed
+
+
+_EUROPEAN_SCALE = {"Mio.": 6, "Millionen": 6, "Mrd.": 9, "Milliarden": 9, "milliards": 9}
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    n=st.integers(1001, 999_999),
+    mark=st.sampled_from([",", "."]),
+    scale=st.sampled_from(sorted(_EUROPEAN_SCALE)),
+    lead=st.sampled_from(["", "The harbour board said on Monday that ", "Ostbrück: "]),
+)
+def test_a_european_scale_word_reads_its_number_the_european_way(
+    n: int, mark: str, scale: str, lead: str
+) -> None:
+    """Undeclared, in any framing (English, none, a German name): d,ddd before a European
+    scale word is a decimal and d.ddd a thousands group; a declared "de" reads it alike."""
+    whole, frac = divmod(n, 1000)
+    written = f"{whole}{mark}{frac:03d}"
+    base = Decimal(f"{whole}.{frac:03d}") if mark == "," else Decimal(n)
+    expected = format(base.scaleb(_EUROPEAN_SCALE[scale]).normalize(), "f")
+    text = f"{lead}{written} {scale} Euro."
+    for language in (None, "de"):
+        (token,) = [t for t in tokenise(text, language) if t.text.startswith(written)]
+        assert token.value == expected, (text, language, token)

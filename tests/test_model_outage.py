@@ -18,12 +18,18 @@ from tests.articles import long_articles, rss
 from tests.pipeline_helpers import KEY, config_for, invoke
 
 
-@pytest.fixture
-def feed_url(httpserver):
+def serve_feed(httpserver, entries) -> str:  # type: ignore[no-untyped-def]
+    """The loopback feed answers with these entries from now on: its URL."""
+    httpserver.clear()
     httpserver.expect_request("/feed.xml").respond_with_data(
-        rss(long_articles(8)), content_type="application/rss+xml"
+        rss(entries), content_type="application/rss+xml"
     )
     return httpserver.url_for("/feed.xml")
+
+
+@pytest.fixture
+def feed_url(httpserver):
+    return serve_feed(httpserver, long_articles(8))
 
 
 def statuses(sqlite_url: str) -> list[str]:
@@ -110,19 +116,28 @@ def test_the_spend_cap_stops_the_run_at_once(tmp_path, sqlite_url, feed_url, mon
 
 
 def test_a_400_one_article_provokes_quarantines_that_article_only(
-    tmp_path, sqlite_url, feed_url, monkeypatch
+    tmp_path, sqlite_url, httpserver, monkeypatch
 ):
     """Before: any 400 stopped every cron run (or, with the right words, discarded
     every item). Now the article whose request the API refuses while others pass
-    is discarded with the API's message; the others become drafts."""
+    is discarded with the API's message; the others become drafts.
+
+    The API answers the other stories first, in a run of their own: within one run
+    the page readers' order decides whether the refused article is the first model
+    call, and a first rejection with no answer to compare only waits (draft.py)."""
+    entries = long_articles(8)
     good = fake_api.first_sentences_responder()
+    config = config_for(tmp_path, sqlite_url, serve_feed(httpserver, entries[:3] + entries[4:]))
+    with fake_api.FakeAnthropic(responder=good, api_key=KEY).serve() as base_url:
+        assert invoke(config, monkeypatch, base_url, "run").exit_code == 0
+    assert statuses(sqlite_url) == ["draft"] * 7
+    serve_feed(httpserver, entries)
 
     def respond(request_json):  # type: ignore[no-untyped-def]
         if "Report 3 from the council desk" in json.dumps(request_json):
             return fake_api.bad_request("messages.0.content.0.text: exceeds the allowed size")
         return good(request_json)
 
-    config = config_for(tmp_path, sqlite_url, feed_url)
     config.write_text(config.read_text().replace("max_concurrency = 4", "max_concurrency = 1"))
     fake = fake_api.FakeAnthropic(responder=respond, api_key=KEY)
     with fake.serve() as base_url:
@@ -333,27 +348,25 @@ def test_a_copy_of_a_story_the_api_refused_is_not_its_duplicate(
     duplicate. A duplicate counts only against an item that is live or was discarded
     for its content (copydesk/services/pipeline/duplicates.py NOT_CONTENT)."""
     entries = long_articles(4)
-    httpserver.expect_request("/feed.xml").respond_with_data(
-        rss(entries), content_type="application/rss+xml"
-    )
     good = fake_api.first_sentences_responder()
+    # The API answers the other stories first (see the quarantine test above).
+    config = config_for(tmp_path, sqlite_url, serve_feed(httpserver, entries[:2] + entries[3:]))
+    with fake_api.FakeAnthropic(responder=good, api_key=KEY).serve() as base_url:
+        assert invoke(config, monkeypatch, base_url, "run").exit_code == 0
+    serve_feed(httpserver, entries)
 
     def refuse_report_2(request_json):  # type: ignore[no-untyped-def]
         if "Report 2 from the council desk" in json.dumps(request_json):
             return fake_api.bad_request("messages.0.content.0.text: exceeds the allowed size")
         return good(request_json)
 
-    config = config_for(tmp_path, sqlite_url, httpserver.url_for("/feed.xml"))
     config.write_text(config.read_text().replace("max_concurrency = 4", "max_concurrency = 1"))
     with fake_api.FakeAnthropic(responder=refuse_report_2, api_key=KEY).serve() as base_url:
         assert invoke(config, monkeypatch, base_url, "run").exit_code == 0
     assert statuses(sqlite_url).count("discarded") == 1
     # The wire's copy of story 2, under another link, once the API takes it.
     copy = dict(entries[2], guid="wire-2", link="https://wire.example.org/tollmere/2")
-    httpserver.clear()
-    httpserver.expect_request("/feed.xml").respond_with_data(
-        rss([*entries, copy]), content_type="application/rss+xml"
-    )
+    serve_feed(httpserver, [*entries, copy])
     with fake_api.FakeAnthropic(responder=good, api_key=KEY).serve() as base_url:
         assert invoke(config, monkeypatch, base_url, "run").exit_code == 0
     with Session(open_store(sqlite_url)) as session:

@@ -271,7 +271,11 @@ def _copy_pg_database(made: str, db_url: str, tries: int = 5) -> None:
             conn.execute(
                 sql(
                     "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                    "WHERE datname = :name AND pid <> pg_backend_pid()"
+                    "WHERE datname = :name AND pid <> pg_backend_pid() "
+                    # Our own sessions only: an autovacuum worker runs as a superuser,
+                    # and ending it is refused (InsufficientPrivilege, not retried);
+                    # CREATE DATABASE then waits it out through the retries below.
+                    "AND backend_type = 'client backend' AND usename = current_user"
                 ),
                 {"name": template},
             )

@@ -148,14 +148,26 @@ def test_the_head_revision_read_without_alembic_is_alembics() -> None:
     assert db.head_revision(None) == ScriptDirectory.from_config(config).get_current_head()
 
 
-@pytest.mark.parametrize("args", [["audit", "--verify"], ["discards"], ["stats"]], ids=" ".join)
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["audit", "--verify"],
+        ["discards"],
+        ["stats"],
+        ["feeds", "list"],
+        ["feeds", "add", "https://wendle.example.test/feed.xml"],
+    ],
+    ids=" ".join,
+)
 def test_a_command_that_runs_no_pipeline_imports_none_of_it(
     tmp_path: Path, args: list[str]
 ) -> None:
     """Every command that opens the store gets the composition root's `Desk`
     (copydesk/services/compose.py); only those that run the pipeline, summarise or
     publish import those parts (they were about a third of the CPU of starting
-    `copydesk audit --verify`, and the test suite starts such commands by the hundred)."""
+    `copydesk audit --verify`, and the test suite starts such commands by the hundred).
+    `feeds list` and `feeds add` write the feeds table through copydesk/services/feeds.py,
+    not through the pipeline (which cost them about a second of imports)."""
     (tmp_path / "config.toml").write_text('[database]\nurl = "sqlite:///desk.db"\n')
     assert imported(["init"], tmp_path)[0] == 0
     code, modules = imported(args, tmp_path)

@@ -16,8 +16,9 @@ from typer.testing import CliRunner
 from werkzeug.wrappers import Request, Response
 
 from copydesk.config import Settings
+from copydesk.services.feeds import add_feed
 from copydesk.services.heartbeat import start_run_row
-from copydesk.services.pipeline import Pipeline, add_feed
+from copydesk.services.pipeline import Pipeline
 from ingest.feeds import is_due, next_poll_after_failure
 from ingest.fetch import Fetcher
 from ingest.health import feed_health, usual_interval

@@ -15,7 +15,8 @@ import pytest
 from sqlmodel import Session, select
 
 from copydesk.config import Settings
-from copydesk.services.pipeline import Pipeline, add_feed
+from copydesk.services.feeds import add_feed
+from copydesk.services.pipeline import Pipeline
 from copydesk.services.replay import replay
 from guards.registry import DEFAULT_MODES, run_gates
 from guards.units import detect_language

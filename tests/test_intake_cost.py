@@ -13,7 +13,8 @@ from sqlalchemy import event
 from sqlmodel import Session, select
 
 from copydesk.config import Settings
-from copydesk.services.pipeline import Pipeline, add_feed
+from copydesk.services.feeds import add_feed
+from copydesk.services.pipeline import Pipeline
 from copydesk.services.pipeline import intake as intake_module
 from ingest.fetch import Fetcher
 from store import audit_chain

@@ -39,7 +39,7 @@ def feeds_add(
     said so (rename a feed with `copydesk feeds rename`)."""
     from sqlmodel import col, select
 
-    from copydesk.services.pipeline import add_feed
+    from copydesk.services.feeds import add_feed
     from store.db import session_scope
     from store.models import Feed
 
@@ -185,7 +185,7 @@ def feeds_list(
     with its last success, errors in a row, next fetch and last error."""
     from sqlmodel import select
 
-    from copydesk.services.pipeline import sync_config_feeds
+    from copydesk.services.feeds import sync_config_feeds
     from store.db import session_scope
     from store.models import Feed, utcnow
 

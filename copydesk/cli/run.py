@@ -236,7 +236,7 @@ def _check_feed_names(ctx: Desk, names: list[str] | None) -> None:
     """`--feed NAME` that matches no feed is a typo, not an empty run."""
     from sqlmodel import select
 
-    from copydesk.services.pipeline import sync_config_feeds
+    from copydesk.services.feeds import sync_config_feeds
     from store.db import session_scope
     from store.models import Feed
 
@@ -471,7 +471,7 @@ def demo_command(db: Path, command: str) -> str:
 def _name_sample_feed(ctx: Desk) -> None:
     from sqlmodel import select
 
-    from copydesk.services.pipeline import sync_config_feeds
+    from copydesk.services.feeds import sync_config_feeds
     from store.db import session_scope
     from store.models import Feed
 

@@ -9,8 +9,11 @@ import getpass
 from typing import Any
 
 from sqlalchemy import func
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlmodel import Session, col, select
 
+from ingest.settings import FeedSettings
 from store import audit_chain
 from store.models import AuditEvent, Feed, Item
 
@@ -115,4 +118,56 @@ def remove_feed(session: Session, name_or_url: str) -> Feed:
         )
     record(session, feed, "removed", cli_actor())
     session.delete(feed)
+    return feed
+
+
+def sync_config_feeds(session: Session, feeds: list[FeedSettings]) -> None:
+    """Feeds declared in config.toml are upserted into the feeds table on every run.
+    An INSERT ... ON CONFLICT DO NOTHING: runs starting at once on a fresh database
+    all declare the same feeds, and only one row each may come of it. What the sync
+    adds or changes is an audit event by "config"."""
+    if not feeds:
+        return
+    dialect = session.get_bind().dialect.name
+    insert = {"postgresql": pg_insert, "sqlite": sqlite_insert}[dialect]
+    added: set[str] = set()
+    for declared in feeds:
+        row = {
+            "url": declared.url,
+            "name": declared.name or declared.url,
+            "enabled": declared.enabled,
+            "origin": "config",
+        }
+        defaults = Feed(**row)  # the model's defaults for every other column
+        values = {c: getattr(defaults, c) for c in Feed.__table__.c.keys() if c != "id"}
+        statement = insert(Feed.__table__).values(**values)
+        inserted = session.execute(
+            statement.on_conflict_do_nothing(index_elements=["url"]).returning(Feed.__table__.c.id)
+        ).first()
+        if inserted is not None:  # this run made the row (RETURNING gives no row otherwise)
+            added.add(declared.url)
+    for declared in feeds:
+        row = session.exec(select(Feed).where(Feed.url == declared.url)).one()
+        if declared.url in added:
+            record(session, row, "added", CONFIG_ACTOR)
+            continue
+        # Written only when it changes: a row being polled stays unlocked.
+        if row.enabled != declared.enabled:
+            row.enabled = declared.enabled
+            change = "enabled" if declared.enabled else "disabled"
+            record(session, row, change, CONFIG_ACTOR)
+        if declared.name and row.name != declared.name:
+            before = row.name
+            row.name = declared.name
+            record(session, row, "renamed", CONFIG_ACTOR, {"name": before})
+    session.flush()
+
+
+def add_feed(session: Session, url: str, name: str | None = None) -> Feed:
+    existing = session.exec(select(Feed).where(col(Feed.url) == url)).first()
+    if existing is not None:
+        return existing
+    feed = Feed(url=url, name=name or url, origin="cli")
+    session.add(feed)
+    record(session, feed, "added", cli_actor())
     return feed

@@ -16,7 +16,6 @@ stage hand-off:
 
 from copydesk.services.pipeline.duplicates import find_duplicate
 from copydesk.services.pipeline.handoff import BackendFailure, Job, Outcome, compose_source
-from copydesk.services.pipeline.intake import add_feed, sync_config_feeds
 from copydesk.services.pipeline.run import Pipeline
 
 __all__ = [
@@ -24,8 +23,6 @@ __all__ = [
     "Job",
     "Outcome",
     "Pipeline",
-    "add_feed",
     "compose_source",
     "find_duplicate",
-    "sync_config_feeds",
 ]

@@ -15,8 +15,6 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
@@ -28,7 +26,6 @@ from guards.source import count_words
 from ingest.dedup import item_keys
 from ingest.feeds import Entry, FeedResult, fetch_feed, is_due, next_poll_after_failure
 from ingest.fetch import Fetcher, FetchResult
-from ingest.settings import FeedSettings
 from store import claims
 from store import status as st
 from store.db import session_scope
@@ -65,7 +62,7 @@ class Intake:
 
     def feeds(self, only: Iterable[str] | None) -> list[Feed]:
         with session_scope(self.run.engine) as session:
-            sync_config_feeds(session, self.settings.feeds)
+            feeds_service.sync_config_feeds(session, self.settings.feeds)
             query = select(Feed).where(Feed.enabled == True).order_by(Feed.id)  # noqa: E712
             feeds = list(session.exec(query))
         if only is not None:
@@ -357,57 +354,3 @@ def _existing(session: Session, column: Any, values: list[str], *where: Any) -> 
         chunk = unique[start : start + IN_CHUNK]
         found.update(session.exec(select(column).where(col(column).in_(chunk), *where)).all())
     return found
-
-
-def sync_config_feeds(session: Session, feeds: list[FeedSettings]) -> None:
-    """Feeds declared in config.toml are upserted into the feeds table on every run.
-    An INSERT ... ON CONFLICT DO NOTHING: runs starting at once on a fresh database
-    all declare the same feeds, and only one row each may come of it. What the sync
-    adds or changes is an audit event by "config" (copydesk/services/feeds.py)."""
-    if not feeds:
-        return
-    dialect = session.get_bind().dialect.name
-    insert = {"postgresql": pg_insert, "sqlite": sqlite_insert}[dialect]
-    added: set[str] = set()
-    for declared in feeds:
-        row = {
-            "url": declared.url,
-            "name": declared.name or declared.url,
-            "enabled": declared.enabled,
-            "origin": "config",
-        }
-        defaults = Feed(**row)  # the model's defaults for every other column
-        values = {c: getattr(defaults, c) for c in Feed.__table__.c.keys() if c != "id"}
-        statement = insert(Feed.__table__).values(**values)
-        inserted = session.execute(
-            statement.on_conflict_do_nothing(index_elements=["url"]).returning(Feed.__table__.c.id)
-        ).first()
-        if inserted is not None:  # this run made the row (RETURNING gives no row otherwise)
-            added.add(declared.url)
-    for declared in feeds:
-        row = session.exec(select(Feed).where(Feed.url == declared.url)).one()
-        if declared.url in added:
-            feeds_service.record(session, row, "added", feeds_service.CONFIG_ACTOR)
-            continue
-        # Written only when it changes: a row being polled stays unlocked.
-        if row.enabled != declared.enabled:
-            row.enabled = declared.enabled
-            change = "enabled" if declared.enabled else "disabled"
-            feeds_service.record(session, row, change, feeds_service.CONFIG_ACTOR)
-        if declared.name and row.name != declared.name:
-            before = row.name
-            row.name = declared.name
-            feeds_service.record(
-                session, row, "renamed", feeds_service.CONFIG_ACTOR, {"name": before}
-            )
-    session.flush()
-
-
-def add_feed(session: Session, url: str, name: str | None = None) -> Feed:
-    existing = session.exec(select(Feed).where(col(Feed.url) == url)).first()
-    if existing is not None:
-        return existing
-    feed = Feed(url=url, name=name or url, origin="cli")
-    session.add(feed)
-    feeds_service.record(session, feed, "added", feeds_service.cli_actor())
-    return feed

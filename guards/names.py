@@ -12,8 +12,9 @@ A dependency-free heuristic (no model, no download; measured in the README):
 * Skipped: honorifics (Mr, Mrs, Ms, Dr, Sir, Cllr...), month and weekday names
   (dates_grounded checks those), number words (numbers_grounded), a single
   capitalised word after a German article ("die Schließung": German capitalises
-  every noun; not an acronym, "die SPD"), also before "von" or "der" ("am Hafen
-  von Ostbrück": "Ostbrück" is still checked), "I", and at
+  every noun; not an acronym, "die SPD"), also before "der" ("die Schließung der
+  Halle"), but not before "von" ("die Bank von Ostbrück": "Bank" and "Ostbrück"
+  are both checked), "I", and at
   the start of a sentence (or after an opening quotation mark or a colon) a
   common word such as "The", "However", "Officials" or an -ly adverb.
 * In a Title Case line (a headline) every word is capitalised, so a word there
@@ -555,11 +556,13 @@ def _german_nouns(draft: str, name: Name) -> frozenset[str]:
     """The words of a name after a German article that are nouns, not names (no other
     language writes these articles before a name). German capitalises every noun:
     a single capitalised word after the article ("die Schließung", "das Wasser"),
-    alone or before a connecting word ("am Hafen von Ostbrück", "die Schließung der
-    Halle"), and a single word after "der" inside the run ("der Halle") are nouns.
-    Not an acronym ("die SPD"), nor a run of capitalised words ("die Sparkasse
-    Kelmbach", "der Ära Brandt"), nor what follows "von" ("von Ostbrück"). A short
-    draft is too short to detect its language, so the article is the sign."""
+    alone or before a genitive article ("die Schließung der Halle"), and a single word
+    after "der" inside the run ("der Halle") are nouns. Not an acronym ("die SPD"), nor
+    a run of capitalised words ("die Sparkasse Kelmbach", "der Ära Brandt"), nor what
+    follows "von" ("von Ostbrück"), nor the head noun before "von" and a name: "die
+    Bank von Ostbrück" names an institution, so its "Bank" must be in the source as
+    well (another noun with "von Ostbrück" does not ground it). A short draft is too
+    short to detect its language, so the article is the sign."""
     if name.initial or not _GERMAN_ARTICLE_BEFORE.search(draft, max(0, name.start - 8), name.start):
         return frozenset()
     # The name's words in stretches between its connecting words, each with the
@@ -572,7 +575,10 @@ def _german_nouns(draft: str, name: Name) -> frozenset[str]:
             stretches[-1][1].append(word)
     nouns = set()
     for k, (link, words) in enumerate(stretches):
-        noun_place = k == 0 or (link in _GERMAN_LINK_ARTICLES and stretches[k - 1][1])
+        heads_a_name = k + 1 < len(stretches) and stretches[k + 1][0] not in _GERMAN_LINK_ARTICLES
+        noun_place = (k == 0 and not heads_a_name) or (
+            link in _GERMAN_LINK_ARTICLES and stretches[k - 1][1]
+        )
         if noun_place and len(words) == 1 and not words[0].isupper():
             nouns.add(words[0])
     return frozenset(nouns)

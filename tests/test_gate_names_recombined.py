@@ -117,7 +117,8 @@ def test_source_is_read_once_per_source(monkeypatch) -> None:
 # run of capitalised words ("Bürgermeisterin Anna Brandt") are still read as names.
 SOURCE_DE_NOUNS = (
     "Der Rat von Ostbrück hat am Montag angekündigt, dass das Hallenbad im März schließt. "
-    "Die Arbeiten dauern bis Juni 2026, sagte Bürgermeisterin Anna Keller."
+    "Die Arbeiten dauern bis Juni 2026, sagte Bürgermeisterin Anna Keller. Auch der "
+    "Hafen bleibt zu."
 )
 GERMAN_NOUN_CASES = [
     # (draft, passes, why)
@@ -131,6 +132,12 @@ GERMAN_NOUN_CASES = [
     # after "von", and a run of capitalised words after "der", are still checked.
     ("Die Arbeiten am Hafen von Ostbrück dauern bis Juni 2026.", True, "am Hafen von Ostbrück"),
     ("Die Arbeiten am Hafen von Kelmbach dauern bis Juni.", False, "am Hafen von Kelmbach"),
+    # The head noun before "von" and a name is the name's own head ("die Bank von
+    # Ostbrück" is an institution): the source must have it, not just another noun with
+    # "von Ostbrück" ("der Rat von Ostbrück").
+    ("Die Bank von Ostbrück zahlt den Umbau, sagte Anna Keller.", False, "die Bank von Ostbrück"),
+    ("Laut Keller zahlt die Sparkasse von Ostbrück.", False, "die Sparkasse von Ostbrück"),
+    ("Der Rat von Ostbrück plant einen Neubau am Hafen.", True, "der Rat von Ostbrück"),
     ("Anna Keller kündigte die Schließung der Schwimmhalle an.", True, "Schließung der Halle"),
     ("Keller kündigte die Schließung der Sparkasse Kelmbach an.", False, "der Sparkasse Kelmbach"),
     ("Anna Keller sprach im Namen von Jonas Ode.", False, "im Namen von Jonas Ode"),

@@ -16,8 +16,9 @@ What the draft is held to, each kind on its own:
   states (13/03 can only be 13 March); "1/2" is a fraction, not a date;
 * a bare month after a preposition ("in March", "since April", "by mid-May";
   capitalised), or abbreviated there with its full stop ("in Sept.", "by Oct.";
-  not "Jan.", a first name too): the source names that month (capitalised, in any
-  style);
+  "Jan.", a first name too, only after a word that takes a time, not a person: "in
+  Jan.", "since Jan.", not "from Jan."; German "im Jan.", "seit Okt."): the source
+  names that month (capitalised, in any style);
 * a month with its year ("January 2026", "9 January 2026"): the source gives
   that month and year together, in words, as an ISO date or slashed with that
   year in four digits or its last two (12/03/2026 and 12/03/26 give March 2026, or
@@ -108,15 +109,19 @@ _SLASHED = re.compile(
     r"(?<![\d/])(?P<a>[0-3]?[0-9])/(?P<b>[01]?[0-9])(?:/(?P<y>(?:19|20)?[0-9]{2}))?(?![\d/])"
 )
 _BARE_MONTH = re.compile(
-    r"\b(?i:in|since|until|till|by|from|during|before|after|early|late|mid|last|next|this|"
+    r"\b(?:(?i:in|since|until|till|by|from|during|before|after|early|late|mid|last|next|this|"
     r"end\s+of|start\s+of|beginning\s+of)[\s-]+"
     r"(?:(?P<m>January|February|March|April|May|June|July|August|September|October|November|"
-    r"December)\b|(?P<a>Feb|Mar|Apr|Jun|Jul|Aug|Sept?|Oct|Nov|Dec)\.)(?![\s,]*[0-9])"
+    r"December)\b|(?P<a>Feb|Mar|Apr|Jun|Jul|Aug|Sept?|Oct|Nov|Dec)\.)"
+    # "Jan." is also a first name: a month only after words that take a time, not a
+    # person ("in Jan.", "since Jan.", "mid-Jan."; not "from Jan.", "by Jan.").
+    r"|(?i:in|since|until|till|during|early|late|mid|last|next|this|"
+    r"end\s+of|start\s+of|beginning\s+of)[\s-]+(?P<j>Jan)\.)(?![\s,]*[0-9])"
 )
 # A bare month may be abbreviated with its full stop ("in Sept.", "by Oct."), capitalised;
-# not "Jan.", which is also a first name ("a letter from Jan."); "May" has no abbreviation.
-_BARE_ABBREVIATIONS = ("Feb", "Mar", "Apr", "Jun", "Jul", "Aug", "Sep", "Sept", "Oct", "Nov",
-                       "Dec")  # fmt: skip
+# "Jan." only after a word that takes a time (above); "May" has no abbreviation.
+_BARE_ABBREVIATIONS = ("Jan", "Feb", "Mar", "Apr", "Jun", "Jul", "Aug", "Sep", "Sept", "Oct",
+                       "Nov", "Dec")  # fmt: skip
 WEEKDAY_NAMES = "monday tuesday wednesday thursday friday saturday sunday".split()
 _MONTH_NAMES = (
     "january february march april may june july august september october november december"
@@ -350,7 +355,7 @@ def _english_dates(draft: str, prefilter: bool) -> list[DateMention]:
     bare_month = not prefilter or not _BARE_MONTH_WORDS.isdisjoint(_CAPITALISED_RUN.findall(draft))
     found = (_calendar(draft, strict_case=True, low=low) if calendar else []) + _slashed(draft)
     for m in _BARE_MONTH.finditer(draft) if bare_month else ():
-        group = "m" if m.group("m") else "a"
+        group = "m" if m.group("m") else "a" if m.group("a") else "j"
         month = _MONTHS[m.group(group)[:3].lower()]
         found.append(DateMention(m.start(group), m.end(), "month", str(month)))
     for m in scan(_WEEKDAY_FULL) if weekday else ():
@@ -435,6 +440,11 @@ _ABBREVIATED: dict[str, dict[str, int]] = {
     "nl": dict(jan=1, feb=2, mrt=3, apr=4, jun=6, jul=7, aug=8, sep=9, sept=9, okt=10,
                nov=11, dec=12),
 }  # fmt: skip
+# An abbreviated month is a bare month too after the words that take only a time: German
+# "im Jan.", "seit Okt.", "bis Mitte Dez." (no person is "im Jan."). In the other languages
+# an abbreviation is another word as well ("sept." seven, "mar." the sea, "gen." a
+# general) and is read only beside a day or a year.
+_BARE_ABBREVIATED_AFTER = {"de": r"im|seit|bis|ab|anfang|ende|mitte"}
 # Every month word of a language, keyed as a match reads lower-cased ("janv." with its stop).
 _MONTHS_OF = {
     lang: table[1] | {abbr + ".": n for abbr, n in _ABBREVIATED[lang].items()}
@@ -458,8 +468,13 @@ def _foreign_patterns(lang: str) -> tuple[re.Pattern[str], ...]:
         rf"(?:,?\s+(?:de\s+)?(?P<y1>{year}))?|(?P<m2>{dated}),?\s+(?:de\s+)?(?P<y2>{year}))(?!\w)",
         re.IGNORECASE,
     )
+    abbreviated = ""
+    if lang in _BARE_ABBREVIATED_AFTER:
+        stops = _alternation(abbr + "." for abbr in _ABBREVIATED[lang])
+        abbreviated = rf"|(?:{_BARE_ABBREVIATED_AFTER[lang]})[\s-]+(?P<a>{stops})"
     bare = re.compile(
-        rf"\b(?:{prepositions})[\s-]+(?P<m>{month})(?!\w)(?![\s,]*[0-9])", re.IGNORECASE
+        rf"\b(?:(?:{prepositions})[\s-]+(?P<m>{month})(?!\w){abbreviated})(?![\s,]*[0-9])",
+        re.IGNORECASE,
     )
     names = re.compile(rf"\b(?:{month})(?!\w)", re.IGNORECASE)
     day = re.compile(rf"\b(?:{_alternation(weekdays)})s?(?!\w)", re.IGNORECASE)
@@ -543,9 +558,9 @@ def _foreign_dates(text: str, lang: str) -> list[DateMention]:
         if year:
             found.append(DateMention(m.start(), m.end(), "month_year", f"{month}-{year}"))
     for m in bare.finditer(text):
-        found.append(
-            DateMention(m.start("m"), m.end("m"), "month", str(months[m.group("m").lower()]))
-        )
+        group = "m" if m.group("m") else "a"
+        month = _MONTHS_OF[lang][m.group(group).lower()]
+        found.append(DateMention(m.start(group), m.end(group), "month", str(month)))
     for m in names.finditer(text):
         found.append(DateMention(m.start(), m.end(), "month name", str(months[m.group().lower()])))
     for m in day.finditer(text):

@@ -1,8 +1,9 @@
 """A draft's bare English abbreviated month ("in Sept.", "by Oct.") is a month (issue 20),
 where it cannot be anything else: capitalised, with its full stop, after a preposition
 that takes a month ("in", "since", "by", "until", "from", "early"...), and not followed by
-a day or a year (then it is a calendar date, read as before). "Jan." is left out: it is
-a first name too ("a letter from Jan."). The month is compared by value, so "in Sept."
+a day or a year (then it is a calendar date, read as before). "Jan." is a first name
+too ("a letter from Jan."): it is a month only after a word that takes a time, not a
+person ("in Jan.", German "im Jan."; session 9). The month is compared by value, so "in Sept."
 is grounded by "September", "Sept. 14" or 2026-09-14 in the source, and refused when the
 source has another month. Every place, person and event is invented.
 """
@@ -74,5 +75,49 @@ def test_a_bare_abbreviated_month_is_held_to_the_source(
     source: str, draft: str, passes: bool
 ) -> None:
     verdict = dates_grounded(source, URL, draft)
+    assert verdict.passed is passes, verdict.reason
+    assert [e["kind"] for e in verdict.evidence] == ["month"]
+
+
+# "Jan." is a month after a preposition that takes only a time ("in", "since", "until",
+# "during", "early", "mid", "late", "end of"...; German "im", "seit", "bis", "ab", "Anfang",
+# "Mitte", "Ende"): no person is "in Jan." or "im Jan.". After "from", "by", "before" or
+# "after" it may be the first name Jan and is not read (see `test_not_a_bare_month`).
+@pytest.mark.parametrize(
+    ("draft", "language"),
+    [
+        ("The crossing closes in Jan. for dredging.", None),
+        ("The quay has been shut since Jan. for repairs.", None),
+        ("Dredging continues until mid-Jan. at the latest.", None),
+        ("Die Fähre fährt im Jan. nicht, sagte der Hafenmeister.", "de"),
+        ("Die Brücke ist seit Jan. gesperrt, teilte der Kreistag mit.", "de"),
+        ("Die Arbeiten dauern bis Mitte Jan. an, sagte die Bauleiterin.", "de"),
+    ],
+)
+def test_a_bare_jan_after_a_time_preposition_is_january(draft: str, language: str | None) -> None:
+    months = [(d.kind, d.value) for d in find_dates(draft, language=language) if d.kind == "month"]
+    assert months == [("month", "1")]
+
+
+SOURCE_JAN = (
+    "The Harwick ferry company said on Tuesday that the Millbeck crossing will close in "
+    "January for dredging. Der Kreistag von Kelbrunn teilte mit, die Fähre fahre im Januar "
+    "nicht."
+)
+
+
+@pytest.mark.parametrize(
+    ("source", "draft", "language", "passes"),
+    [
+        (SOURCE_JAN, "The Millbeck crossing closes in Jan. for dredging.", None, True),
+        (SOURCE, "The Millbeck crossing closes in Jan. for dredging.", None, False),
+        (SOURCE_JAN, "Die Fähre fährt im Jan. nicht, teilte der Kreistag mit.", "de", True),
+        (SOURCE, "Die Fähre fährt im Jan. nicht, teilte der Kreistag mit.", "de", False),
+    ],
+)
+def test_a_bare_jan_is_held_to_the_source(
+    source: str, draft: str, language: str | None, passes: bool
+) -> None:
+    verdict = dates_grounded(source, URL, draft, language=language)
     assert verdict.passed is passes, verdict.reason
     assert [e["kind"] for e in verdict.evidence] == ["month"]

@@ -63,8 +63,10 @@ is the heart of the gate; its rules, in order of precedence:
    "a million" is 1,000,000 and "half a million" 500,000; plurals (hundreds,
    millions) are not numbers; any other phrase ending in a scale word
    ("several million", "a third of a million") grounds only the same words.
-   "a dozen" is 12 ("two dozen" 24, "half a dozen" 6; "ein Dutzend", "une
-   douzaine", "una docena", "una dozzina", "een dozijn" 12), "a score of" 20, "two
+   "a dozen" is 12 ("two dozen" 24, "half a dozen" 6; in the other languages
+   "une douzaine", "ein Dutzend" 12, "deux douzaines", "zwei Dutzend" 24, "une
+   demi-douzaine" 6, and their word for twelve, "douze", "zwölf", "doce", "dodici",
+   "twaalf", but not "soixante-douze" nor "douze mille"), "a score of" 20, "two
    and a half" 2.5. A year in words ("nineteen eighty-four", "twenty
    twenty-four") is the year: a number from eleven to twenty, a space, and a
    number from ten to ninety-nine.
@@ -593,38 +595,74 @@ def _word_numbers(text: str, lang: str | None = None) -> Iterator[NumberToken]:
         yield from _run_numbers(text, lang, view)
 
 
+# How many dozens, in each language the gates read: "two dozen", "deux douzaines", "zwei
+# Dutzend", "dos docenas", "due dozzine", "twee dozijn"; one dozen with an article ("a
+# dozen", "une douzaine", "ein Dutzend", "una docena", "una dozzina", "een dozijn"); half a
+# dozen ("une demi-douzaine", "ein halbes Dutzend", "media docena", "mezza dozzina", "een
+# half dozijn").
+_DOZENS_OF = {  # the word for dozen: (one dozen, then two to ten dozen)
+    "dozen": ("a an one", "two three four five six seven eight nine ten"),
+    "douzaines?": ("une", "deux trois quatre cinq six sept huit neuf dix"),
+    "dutzend": ("ein eine einem einer", "zwei drei vier fünf sechs sieben acht neun zehn"),
+    "docenas?": ("una", "dos tres cuatro cinco seis siete ocho nueve diez"),
+    "dozzin[ae]": ("una", "due tre quattro cinque sei sette otto nove dieci"),
+    "dozijn": ("een", "twee drie vier vijf zes zeven acht negen tien"),
+}
+_HOW_MANY = {word: 1 for one, _ in _DOZENS_OF.values() for word in one.split()} | {
+    word: n for _, more in _DOZENS_OF.values() for n, word in enumerate(more.split(), start=2)
+}
+_HALF_A_DOZEN = (
+    r"half\s+a\s+dozen|une\s+demi-douzaine|(?:ein|einem|einer)\s+halb(?:es|en)\s+dutzend"
+    r"|media\s+docena|mezza\s+dozzina|een\s+(?:half|halve)\s+dozijn"
+)
+# The word for twelve ("douze", "zwölf", "doce", "dodici", "twaalf"; text2num reads English
+# "twelve"): not inside a compound ("soixante-douze" is 72) nor before a scale word
+# ("douze mille", "zwölf Millionen": the words are not read, as "several million" is not).
+_TWELVE = (
+    r"(?<![\w-])(?P<twelve>douze|zwölf|doce|dodici|twaalf)"
+    r"(?![\w-]|\s+(?:mille|cents?|millions?|milliards?|tausend|hundert|millionen|milliarden"
+    r"|mil|cientos|millones|mila|cento|milioni|miliardi|duizend|honderd|miljoen|miljard)\b)"
+)
 _DOZEN = re.compile(
-    r"\b(?:(?P<n>a|an|one|two|three|four|five|six|seven|eight|nine|ten|half\s+a)\s+dozen"
-    r"|(?P<score>a\s+score)\s+of"
-    # ein Dutzend, une douzaine, una docena, una dozzina, een dozijn: 12
-    r"|(?P<one>ein|eine|einem|einer|une|una|een)\s+(?:dutzend|douzaine|docena|dozzina|dozijn))\b",
+    rf"\b(?:(?P<half>{_HALF_A_DOZEN})"
+    rf"|(?P<n>{'|'.join(sorted(_HOW_MANY, key=len, reverse=True))})\s+(?:{'|'.join(_DOZENS_OF)})"
+    r"|(?P<score>a\s+score)\s+of)\b"
+    rf"|{_TWELVE}",
     re.IGNORECASE,
 )
-_OTHER_DOZENS = (b"utzend", b"ouzaine", b"ocena", b"ozzina", b"ozijn")  # in `_word_view`
-_DOZEN_OF = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
-_DOZEN_OF |= {"six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
+# What `_dozens` looks for before it runs `_DOZEN`: in `_word_view` (ASCII letters only,
+# lower-cased) and, for "zwölf", in the text as written.
+_OTHER_DOZENS = (b"ouzaine", b"utzend", b"ocena", b"ozzin", b"ozijn", b"douze", b"doce", b"odici")
+_OTHER_DOZENS += (b"twaalf",)
 
 
 def _dozens(text: str, view: bytes) -> Iterator[NumberToken]:
-    """ "a dozen" (12), "two dozen" (24), "half a dozen" (6), "a score of" (20), and
-    one dozen in the other languages ("ein Dutzend", "une douzaine": 12).
+    """ "a dozen" (12), "two dozen" (24), "half a dozen" (6), "a score of" (20), the
+    same in the other languages ("une douzaine" 12, "zwei Dutzend" 24, "media docena"
+    6; `_DOZENS_OF`) and their word for twelve ("douze", "zwölf": `_TWELVE`).
     `view` (`_word_view(text)`) has "score" exactly where `text.lower()` has it: only
     ASCII letters become letters there, and no other character lower-cases to one of
     s, c, o, r, e (only İ and the Kelvin sign lower-case to ASCII: i and k), so the
     long text is not lower-cased to find out. The other languages' words are looked for
-    there too; one spelt with a dotted İ (which `re` matches to i) is not read: the safe
-    side, its 12 is then not offered to the draft."""
-    if "dozen" not in text and b"score" not in view and not any(w in view for w in _OTHER_DOZENS):
+    there too; one spelt with a dotted İ (which `re` matches to i), or "ZWÖLF" in
+    capitals, is not read: the safe side, its 12 is then not offered to the draft."""
+    if (
+        "dozen" not in text
+        and b"score" not in view
+        and not any(w in view for w in _OTHER_DOZENS)
+        and "wölf" not in text
+    ):
         return
     for m in _DOZEN.finditer(text):
+        end = m.end()
         if m.group("score"):
             value, end = "20", m.end("score")
-        elif m.group("one"):
-            value, end = "12", m.end()
+        elif m.group("half"):
+            value = "6"
+        elif m.group("twelve"):
+            value = "12"
         else:
-            n = " ".join(m.group("n").lower().split())
-            value = "6" if n == "half a" else str(12 * _DOZEN_OF[n])
-            end = m.end()
+            value = str(12 * _HOW_MANY[" ".join(m.group("n").lower().split())])
         yield NumberToken(m.start(), end, text[m.start() : end], value, len(value))
 
 

@@ -36,6 +36,7 @@ from review_ui.views.queue import (
     release_claim,
     sidebar_filters,
 )
+from review_ui.views.shortcuts import answer_marker
 from review_ui.views.stats import stats_view
 from review_ui.views.widgets import flash_run_completed, flash_run_starts, plain
 from store import audit_chain
@@ -79,6 +80,7 @@ def _password_sign_out(engine: Engine, settings: ReviewAppSettings) -> None:
 
 def main(settings: ReviewAppSettings) -> None:
     hold_for_tests("start")
+    answer_marker()  # which press started this run: the keyboard script's answer
     flash_run_starts()
     try:
         _main(settings)

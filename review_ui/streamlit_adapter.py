@@ -15,7 +15,9 @@ change it here, and run the browser tests (`pytest -m browser`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
+from urllib.parse import urlsplit
 
 # --------------------------------------------------------------------------- the page
 
@@ -94,6 +96,35 @@ def session_connected(session_id: str) -> Callable[[], bool]:
         return runtime.exists() and runtime.get_instance().is_active_session(session_id) is True
 
     return connected
+
+
+# --------------------------------------------------------------------------- presses
+
+# The keyboard script (review_ui/views/shortcuts.py) gives every press that asks for
+# a page run an id of its own, and puts it into the page's address, as the last part
+# of its path ("/cd-press-<id>"), for exactly as long as the press's run request is
+# being sent: Streamlit sends the page's address with every run request (its
+# `context_info.url`, without the query string or the fragment), and the server
+# reads it as `st.context.url` (public API:
+# https://docs.streamlit.io/develop/api-reference/caching-and-state/st.context).
+# The query string would not do: Streamlit sends the one it last wrote, not the
+# address bar's.
+PRESS_MARK = "cd-press-"
+_PRESS_ID = re.compile(r"/" + PRESS_MARK + r"([a-z0-9]{1,40})$")
+
+
+def press_id() -> str | None:
+    """The id of the press whose run request started this page run, or None (a run
+    nobody pressed for, or a press from a page without the keyboard script). Only
+    the id's fixed alphabet is ever taken from the address."""
+    import streamlit as st
+
+    try:
+        url = st.context.url
+    except Exception:  # noqa: BLE001 - no runtime (a bare script): no press
+        return None
+    found = _PRESS_ID.search(urlsplit(url).path) if url else None
+    return found.group(1) if found else None
 
 
 # (module, attribute path) of every server internal used above: the canary

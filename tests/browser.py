@@ -481,9 +481,12 @@ def new_page(
     width: int = 1280,  # issue 25's screen: a test that needs more says why
     height: int = 720,
     timezone: str = "UTC",
+    answer_ms: int | None = None,
 ) -> Any:
     """A page in a browser context of its own (another person, as far as the app
-    knows) that can reach nothing but loopback (CHROMIUM_ARGS). Nothing is opened yet."""
+    knows) that can reach nothing but loopback (CHROMIUM_ARGS). Nothing is opened yet.
+    `answer_ms` shortens the keyboard script's wait for the page run that answers a
+    press (10 s; review_ui/views/shortcuts.py ANSWER_MS): the test's own clock."""
     from playwright.sync_api import expect
 
     viewport = {"width": width, "height": height}
@@ -492,6 +495,8 @@ def new_page(
     # expect()'s own default is 5 s; this setting is global to Playwright.
     expect.set_options(timeout=WAIT_MS)
     _watch_the_socket(page)
+    if answer_ms is not None:
+        page.add_init_script(f"window.__copydeskAnswerMs = {int(answer_ms)};")
     return page
 
 
@@ -811,10 +816,12 @@ def _is_rerun(message: bytes) -> bool:
         return False
 
 
-def dropping_page(browser: Any, server: Server, name: str = "alice") -> tuple[Any, DropNextRun]:
+def dropping_page(
+    browser: Any, server: Server, name: str = "alice", *, answer_ms: int | None = None
+) -> tuple[Any, DropNextRun]:
     """A 1280x720 page signed in as `name` whose websocket passes through a
     `DropNextRun` (armed by the test: its next click never reaches the server)."""
-    page = new_page(browser, server, width=1280, height=720)
+    page = new_page(browser, server, width=1280, height=720, answer_ms=answer_ms)
     drop = DropNextRun()
     page.route_web_socket(STREAM, drop.route)
     page.goto(server.base)

@@ -144,7 +144,7 @@ _KEYS_TEMPLATE = streamlit_adapter.fill("""<script>
       keepInAddress(now.split("_")[0]);
     }
   };
-  new MutationObserver(watch).observe(document.body,
+  new MutationObserver(() => { watch(); noteAnswers(); }).observe(document.body,
     {childList: true, subtree: true, attributes: true, attributeFilter: ["class"]});
   watch();
   // A refusal made here never reaches the server: say it on screen, naming the item.
@@ -166,25 +166,56 @@ _KEYS_TEMPLATE = streamlit_adapter.fill("""<script>
   };
   const unsay = (id) => { const box = document.getElementById(id); if (box) box.remove(); };
   // A decision this script sent (a click on Approve or Approve anyway, or Enter in
-  // the reason box) must be followed by a page run: the server's answer. One that
-  // none follows within ANSWER_MS, with the draft still on screen, was lost on the
-  // way (seen once under load: neither a decision nor a refusal). It is said on
-  // screen, naming the item, and the key may be pressed again (the server binds a
-  // decision to the draft's version: a late first press and a second one make one
-  // decision at most). The run is seen by a MutationObserver on the app's state,
-  // so a run shorter than a tick is not missed.
-  const ANSWER_MS = 10000;
-  let asked = null;  // {draft, what, at, ran, label}: draft null for any other button
+  // the reason box) must be answered by a page run. One that no run answers within
+  // ANSWER_MS was lost on the way (seen once under load: neither a decision nor a
+  // refusal). It is said on screen, naming the item, and the key may be pressed
+  // again (the server binds a decision to the draft's version: a late first press
+  // and a second one make one decision at most).
+  //
+  // A press is matched to the run that answers it, never to any run: each gets an
+  // id (this page's token and a counter), which rides in the page's address (the
+  // last part of its path, PRESS_MARK) only while its own run request is sent, and
+  // the server draws the id of the press that started a run into that run
+  // (`answer_marker`, from review_ui/streamlit_adapter.py `press_id`). A press made
+  // while a run is already in progress is answered by the run it starts, which
+  // the page's run state cannot tell from the one before (it stays "running").
+  // A browser test sets a shorter window before the page loads (tests/browser.py
+  // `new_page(answer_ms=...)`), a clock of its own instead of a 10 s wait.
+  const ANSWER_MS = Number(window.__copydeskAnswerMs) > 0 ?
+    Number(window.__copydeskAnswerMs) : 10000;
+  const PRESS_MARK = "__PRESS_MARK__";
+  const TOKEN = Math.random().toString(36).slice(2, 10).replace(/[^a-z0-9]/g, "") || "p";
+  let presses = 0;
+  const answered = new Set();  // the press ids the server has drawn
+  const noteAnswers = () => {
+    for (const el of document.querySelectorAll("span.cd-answered")) {
+      const m = el.className.match(/cd-answered-([a-z0-9]+)/);
+      if (m) answered.add(m[1]);
+    }
+  };
+  const unmarked = (path) => path.replace(new RegExp(PRESS_MARK + "[a-z0-9]+$"), "");
+  const markAddress = (id) => {
+    const url = new URL(window.location.href);
+    const bare = unmarked(url.pathname);
+    url.pathname = (bare.endsWith("/") ? bare : bare + "/") + (id ? PRESS_MARK + id : "");
+    if (url.href !== window.location.href) {
+      window.history.replaceState(window.history.state, "", url);
+    }
+  };
+  // Streamlit sends a form's run request in the click handler itself, and a plain
+  // button's from a zero-delay timer its handler sets: a timer set by a timer this
+  // listener sets (it runs before the handler) comes after both.
+  const stampPress = () => {
+    const id = TOKEN + "n" + (presses += 1);
+    markAddress(id);
+    setTimeout(() => setTimeout(() => markAddress(null), 0), 0);
+    return id;
+  };
+  let asked = null;  // {id, draft, what, at, label}: draft null for any other button
   const expectAnswer = (draft, what, label = null) => {
     unsay("cd-key-unanswered");
-    asked = {draft, what, at: performance.now(), ran: false, label};
+    asked = {id: stampPress(), draft, what, at: performance.now(), label};
   };
-  const app = document.querySelector('__APP__');
-  if (app) {
-    new MutationObserver(() => {
-      if (asked && app.getAttribute("__SCRIPT_STATE__") !== "__NOT_RUNNING__") asked.ran = true;
-    }).observe(app, {attributes: true, attributeFilter: ["__SCRIPT_STATE__"]});
-  }
   // The same watch over a decision made with the mouse, and over every other
   // button and form submit on every view (this script stays once the queue has
   // installed it): each asks for a page run, and one that none answers is said,
@@ -202,7 +233,8 @@ _KEYS_TEMPLATE = streamlit_adapter.fill("""<script>
   }, true);
   const checkAnswer = () => {
     if (asked === null) return;
-    if (asked.ran || (asked.draft !== null && shown !== asked.draft)) {
+    noteAnswers();
+    if (answered.has(asked.id)) {
       unsay("cd-key-unanswered");
       asked = null;
       return;
@@ -210,7 +242,7 @@ _KEYS_TEMPLATE = streamlit_adapter.fill("""<script>
     if (asked.told || performance.now() - asked.at < ANSWER_MS) return;
     asked.told = true;
     const late = "got no answer from the server in " + ANSWER_MS / 1000 +
-      " s (no page run followed it). ";
+      " s (no page run answered it). ";
     if (asked.draft === null) {
       say("Not done yet: your press on \u201c" + asked.label + "\u201d " + late +
         "If it is still on screen, press it again.", "cd-key-unanswered");
@@ -498,7 +530,7 @@ _KEYS_TEMPLATE = streamlit_adapter.fill("""<script>
     flush();
   }, true);
 })();
-</script>""")
+</script>""").replace("__PRESS_MARK__", streamlit_adapter.PRESS_MARK)
 _DWELL_SLOT = "const DWELL_MS = __DWELL_MS__;"
 
 
@@ -511,6 +543,22 @@ def draft_marker(item_id: int, version: int) -> str:
     """Drawn last on the page of a draft: the keyboard script's "this draft is on
     screen" (two integers, nothing else)."""
     return f'<span class="cd-draft cd-draft-{int(item_id)}-{int(version)}" hidden></span>'
+
+
+# The answer marker's container is never shown and takes no room (no gap in the
+# page's column): it is drawn in every run, first, so the page does not move.
+_ANSWER_STYLE = f"<style>.{streamlit_adapter.KEY_CLASS}answer_marker{{display:none}}</style>"
+_ANSWERED = r'<span class="cd-answered cd-answered-[a-z0-9]+" hidden></span>'
+
+
+def answer_marker() -> None:
+    """Drawn first in every page run (review_ui/app.py): the id of the press that
+    started it (the keyboard script's "that press was answered"), or nothing. The
+    id is checked against a fixed alphabet of at most 40 letters and digits."""
+    press = streamlit_adapter.press_id()
+    mark = f'<span class="cd-answered cd-answered-{press}" hidden></span>' if press else ""
+    with st.container(key="answer_marker"):
+        st.html(_ANSWER_STYLE + mark)
 
 
 # Blurs a sidebar box after a filter change; the counter makes each one a new
@@ -530,6 +578,7 @@ def own_script(body: str) -> bool:
         dwell == _KEYS_TEMPLATE
         or body.startswith("<script>/* refocus ")
         or re.fullmatch(r'<span class="cd-draft cd-draft-\d+-\d+" hidden></span>', body) is not None
+        or re.fullmatch(re.escape(_ANSWER_STYLE) + f"({_ANSWERED})?", body) is not None
     )
 
 

@@ -45,6 +45,7 @@ import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 import urllib.request
 import weakref
@@ -185,6 +186,7 @@ class _SharedServer:
     config_link: Path  # what COPYDESK_CONFIG names: a link to the current test's config
     log: Path
     process: subprocess.Popen[bytes]
+    home: Path  # its temporary home (copydesk-review-*): removed when the server stops
 
 
 _shared: _SharedServer | None = None
@@ -197,6 +199,9 @@ def _shared_server() -> _SharedServer:
     global _shared
     if _shared is not None and _shared.process.poll() is None:
         return _shared
+    if _shared is not None:  # it has stopped (killed from outside): its home goes too
+        _stop_server(_shared)
+        _shared = None
     from copydesk.cli.review import streamlit_command
 
     home = Path(tempfile.mkdtemp(prefix="copydesk-review-"))
@@ -221,23 +226,51 @@ def _shared_server() -> _SharedServer:
             stdin=subprocess.DEVNULL,
             start_new_session=True,
         )
-    atexit.register(_stop, process)
-    base = f"http://127.0.0.1:{port}"
+    server = _SharedServer(f"http://127.0.0.1:{port}", config_link, log, process, home)
+    atexit.register(_stop_server, server)
+    _stop_on_sigterm()
     try:
-        _wait_until_up(base, process, log)
+        _wait_until_up(server.base, process, log)
     except BaseException:
-        _stop(process)
+        _stop_server(server)
         raise
-    _shared = _SharedServer(base, config_link, log, process)
+    _shared = server
     return _shared
 
 
+def _stop_server(server: _SharedServer) -> None:
+    """End a review server and remove its temporary home (its config link, hold
+    folder and log): nothing of it is left in the temporary folder."""
+    _stop(server.process)
+    shutil.rmtree(server.home, ignore_errors=True)
+
+
+def _stop_on_sigterm() -> None:
+    """On SIGTERM (a CI runner's stop, `kill`) Python ends at once without running
+    atexit, and the review server kept its port and its home. The first review
+    server of a test process sets a handler that stops it first, then ends the
+    process by the same signal as before. Only over the default handler (pytest or a
+    plug-in may have its own), and only from the main thread (Python's rule)."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return
+
+    def terminated(signum: int, _frame: object) -> None:
+        stop_review_server()
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+
+    signal.signal(signal.SIGTERM, terminated)
+
+
 def stop_review_server() -> None:
-    """Stop this process's review server, if it runs (tests/conftest.py at the session's
-    end: a pytest-xdist worker may leave without running atexit, and its server stayed)."""
+    """Stop this process's review server, if it runs, and remove its home
+    (tests/conftest.py at the session's end: a pytest-xdist worker may leave without
+    running atexit, and its server stayed)."""
     global _shared
     if _shared is not None:
-        _stop(_shared.process)
+        _stop_server(_shared)
         _shared = None
 
 

@@ -3,12 +3,16 @@ process too and frees the port (issue 22), through the real console script."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
+
+import pytest
 
 from tests.cli_helpers import COPYDESK, cli_env, run
 
@@ -60,7 +64,13 @@ def wait_for(condition, seconds: float) -> bool:  # type: ignore[no-untyped-def]
 
 
 def test_sigterm_stops_streamlit_and_frees_the_port(tmp_path):
+    """...and leaves nothing in the temporary folder (`copydesk review` makes no
+    temporary home: the copydesk-review-* folders are the browser tests' server's,
+    tested below)."""
     env = cli_env(tmp_path)
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    env["TMPDIR"] = str(temporary)
     assert run(["init"], tmp_path, env=env).returncode == 0
     port = free_port()
     review = subprocess.Popen(
@@ -82,6 +92,7 @@ def test_sigterm_stops_streamlit_and_frees_the_port(tmp_path):
         assert wait_for(lambda: not any(alive(p) for p in servers), WIDE), servers
         assert wait_for(lambda: not listening(port), WIDE)
         assert review.returncode in (0, 128 + signal.SIGTERM, -signal.SIGTERM)
+        assert sorted(p.name for p in temporary.iterdir()) == []
     finally:
         for pid in [review.pid, *servers]:  # whatever this test started, nothing else
             try:
@@ -89,3 +100,56 @@ def test_sigterm_stops_streamlit_and_frees_the_port(tmp_path):
             except ProcessLookupError:
                 pass
         review.wait(timeout=WIDE)
+
+
+# The browser tests' review server (tests/browser.py `_shared_server`), started in a
+# test process of its own, as pytest starts it: it prints the server's home, port and
+# process, then waits for a line on its input and ends normally, or for a signal.
+_SERVER_CHILD = """
+import sys
+from tests import browser
+server = browser._shared_server()
+print(server.config_link.parent, server.base.rsplit(":", 1)[1], server.process.pid, flush=True)
+sys.stdin.readline()
+"""
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "exit"])
+def test_a_test_process_that_ends_stops_its_review_server_and_removes_its_home(tmp_path, how):
+    """A test process stopped with SIGTERM (a CI runner's stop) used to leave its
+    review server running, its port taken and its temporary home
+    (copydesk-review-*) behind (Python ends at once on SIGTERM, without atexit); one
+    that ended normally stopped the server but left its home."""
+    env = {**os.environ, "TMPDIR": str(tmp_path), "PYTHONPATH": str(Path(__file__).parents[1])}
+    child = subprocess.Popen(
+        [sys.executable, "-c", _SERVER_CHILD],
+        cwd=tmp_path,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    server = 0
+    try:
+        line = child.stdout.readline()  # type: ignore[union-attr]
+        assert line, f"the test process ended before its server was up ({child.wait()})"
+        home, port, server = Path(line.split()[0]), int(line.split()[1]), int(line.split()[2])
+        assert home.parent == tmp_path and home.name.startswith("copydesk-review-")
+        assert listening(port) and home.is_dir()
+        if how == "SIGTERM":
+            child.send_signal(signal.SIGTERM)
+            assert child.wait(timeout=WIDE) == -signal.SIGTERM  # ended by the signal, as before
+        else:
+            child.communicate("\n", timeout=WIDE)
+            assert child.returncode == 0
+        assert not home.exists(), sorted(p.name for p in home.rglob("*"))
+        assert wait_for(lambda: not listening(port), WIDE)
+        assert not alive(server)
+        assert list(tmp_path.glob("copydesk-review-*")) == []
+    finally:  # whatever this test started, nothing else
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(child.pid, signal.SIGKILL)
+        if server:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(server, signal.SIGKILL)  # the server leads a process group
+        child.wait(timeout=WIDE)

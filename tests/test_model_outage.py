@@ -115,33 +115,42 @@ def test_the_spend_cap_stops_the_run_at_once(tmp_path, sqlite_url, feed_url, mon
     assert set(statuses(sqlite_url)) == {"new"}
 
 
+def _the_api_refuses_one_story_once_the_others_are_drafts(  # type: ignore[no-untyped-def]
+    tmp_path, sqlite_url, httpserver, monkeypatch, entries, *, refused: int
+):
+    """Run the feed without story `refused` (the API answers every request), then with
+    it, one model call at a time, the API refusing that story's requests with a 400.
+    The other stories come first, in a run of their own: within one run the page
+    readers' order decides whether the refused story is the first model call, and a
+    first rejection with no answer to compare only waits (draft.py). Gives the config
+    and the second run's result."""
+    good = fake_api.first_sentences_responder()
+    others = entries[:refused] + entries[refused + 1 :]
+    config = config_for(tmp_path, sqlite_url, serve_feed(httpserver, others))
+    with fake_api.FakeAnthropic(responder=good, api_key=KEY).serve() as base_url:
+        assert invoke(config, monkeypatch, base_url, "run").exit_code == 0
+    assert statuses(sqlite_url) == ["draft"] * len(others)
+    serve_feed(httpserver, entries)
+
+    def respond(request_json):  # type: ignore[no-untyped-def]
+        if f"Report {refused} from the council desk" in json.dumps(request_json):
+            return fake_api.bad_request("messages.0.content.0.text: exceeds the allowed size")
+        return good(request_json)
+
+    config.write_text(config.read_text().replace("max_concurrency = 4", "max_concurrency = 1"))
+    with fake_api.FakeAnthropic(responder=respond, api_key=KEY).serve() as base_url:
+        return config, invoke(config, monkeypatch, base_url, "run")
+
+
 def test_a_400_one_article_provokes_quarantines_that_article_only(
     tmp_path, sqlite_url, httpserver, monkeypatch
 ):
     """Before: any 400 stopped every cron run (or, with the right words, discarded
     every item). Now the article whose request the API refuses while others pass
-    is discarded with the API's message; the others become drafts.
-
-    The API answers the other stories first, in a run of their own: within one run
-    the page readers' order decides whether the refused article is the first model
-    call, and a first rejection with no answer to compare only waits (draft.py)."""
-    entries = long_articles(8)
-    good = fake_api.first_sentences_responder()
-    config = config_for(tmp_path, sqlite_url, serve_feed(httpserver, entries[:3] + entries[4:]))
-    with fake_api.FakeAnthropic(responder=good, api_key=KEY).serve() as base_url:
-        assert invoke(config, monkeypatch, base_url, "run").exit_code == 0
-    assert statuses(sqlite_url) == ["draft"] * 7
-    serve_feed(httpserver, entries)
-
-    def respond(request_json):  # type: ignore[no-untyped-def]
-        if "Report 3 from the council desk" in json.dumps(request_json):
-            return fake_api.bad_request("messages.0.content.0.text: exceeds the allowed size")
-        return good(request_json)
-
-    config.write_text(config.read_text().replace("max_concurrency = 4", "max_concurrency = 1"))
-    fake = fake_api.FakeAnthropic(responder=respond, api_key=KEY)
-    with fake.serve() as base_url:
-        result = invoke(config, monkeypatch, base_url, "run")
+    is discarded with the API's message; the others become drafts."""
+    config, result = _the_api_refuses_one_story_once_the_others_are_drafts(
+        tmp_path, sqlite_url, httpserver, monkeypatch, long_articles(8), refused=3
+    )
     assert result.exit_code == 0, result.output
     found = statuses(sqlite_url)
     assert found.count("draft") == 7 and found.count("discarded") == 1
@@ -349,20 +358,10 @@ def test_a_copy_of_a_story_the_api_refused_is_not_its_duplicate(
     for its content (copydesk/services/pipeline/duplicates.py NOT_CONTENT)."""
     entries = long_articles(4)
     good = fake_api.first_sentences_responder()
-    # The API answers the other stories first (see the quarantine test above).
-    config = config_for(tmp_path, sqlite_url, serve_feed(httpserver, entries[:2] + entries[3:]))
-    with fake_api.FakeAnthropic(responder=good, api_key=KEY).serve() as base_url:
-        assert invoke(config, monkeypatch, base_url, "run").exit_code == 0
-    serve_feed(httpserver, entries)
-
-    def refuse_report_2(request_json):  # type: ignore[no-untyped-def]
-        if "Report 2 from the council desk" in json.dumps(request_json):
-            return fake_api.bad_request("messages.0.content.0.text: exceeds the allowed size")
-        return good(request_json)
-
-    config.write_text(config.read_text().replace("max_concurrency = 4", "max_concurrency = 1"))
-    with fake_api.FakeAnthropic(responder=refuse_report_2, api_key=KEY).serve() as base_url:
-        assert invoke(config, monkeypatch, base_url, "run").exit_code == 0
+    config, result = _the_api_refuses_one_story_once_the_others_are_drafts(
+        tmp_path, sqlite_url, httpserver, monkeypatch, entries, refused=2
+    )
+    assert result.exit_code == 0, result.output
     assert statuses(sqlite_url).count("discarded") == 1
     # The wire's copy of story 2, under another link, once the API takes it.
     copy = dict(entries[2], guid="wire-2", link="https://wire.example.org/tollmere/2")

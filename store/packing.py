@@ -104,6 +104,52 @@ def pack_against(value: Any, parts: Sequence[str]) -> AgainstParts:
     return AgainstParts(packer.compress(text) + packer.flush())
 
 
+# A ledger part that quotes an item's text (the article's block, its draft's) is packed
+# against that text, already stored once in `items`: the zlib dictionary is the preset
+# one, then the item's source text, so the part keeps only what it adds (its tags and
+# title; a draft's rewording). Such a value is AGAINST_ITEM, the item's id (8 bytes,
+# big-endian), then the stream; it reads as `AgainstItem` until the ledger puts the
+# item's text to it (store/ledger.py). zlib refuses a dictionary other than the one
+# the stream was packed with (RFC 1950 §2.2: its DICTID is the dictionary's Adler-32;
+# https://docs.python.org/3/library/zlib.html#zlib.decompressobj, `zdict`: "must be
+# the same dictionary as used by the compressor"), so a changed text is never misread.
+AGAINST_ITEM = b"\x02"
+_ITEM_ID_BYTES = 8
+
+
+@dataclass(frozen=True)
+class AgainstItem:
+    """A ledger part packed against its item's source text (see AGAINST_ITEM)."""
+
+    item_id: int
+    stream: bytes
+
+    @classmethod
+    def pack(cls, text: str, item_id: int, source: str) -> AgainstItem:
+        packer = zlib.compressobj(LEVEL, zdict=_item_dictionary(source))
+        return cls(item_id, packer.compress(text.encode("utf-8")) + packer.flush())
+
+    @classmethod
+    def read(cls, value: bytes) -> AgainstItem:
+        end = 1 + _ITEM_ID_BYTES
+        return cls(int.from_bytes(value[1:end], "big"), value[end:])
+
+    def stored(self) -> bytes:
+        return AGAINST_ITEM + self.item_id.to_bytes(_ITEM_ID_BYTES, "big") + self.stream
+
+    def unpack(self, source: str) -> str:
+        """The part's text; zlib.error when `source` is not the text it was packed
+        against."""
+        unpacker = zlib.decompressobj(zdict=_item_dictionary(source))
+        return (unpacker.decompress(self.stream) + unpacker.flush()).decode("utf-8")
+
+
+def _item_dictionary(source: str) -> bytes:
+    """The preset dictionary, then the item's text (nearest the part: zlib reads the
+    last 32 KB of a dictionary)."""
+    return DICTIONARY + source.encode("utf-8")
+
+
 class PackedJSON(TypeDecorator[Any]):
     """A JSON value stored as zlib-compressed bytes (or packed against parts)."""
 
@@ -124,16 +170,23 @@ class PackedJSON(TypeDecorator[Any]):
 
 
 class PackedText(TypeDecorator[str]):
-    """A text stored as zlib-compressed bytes."""
+    """A text stored as zlib-compressed bytes (or packed against an item's text: a
+    ledger part, read as `AgainstItem`)."""
 
     impl = LargeBinary
     cache_ok = True
 
-    def process_bind_param(self, value: str | None, dialect: Any) -> bytes | None:
+    def process_bind_param(self, value: str | AgainstItem | None, dialect: Any) -> bytes | None:
+        if isinstance(value, AgainstItem):
+            return value.stored()
         return None if value is None else pack_text(value)
 
-    def process_result_value(self, value: Any, dialect: Any) -> str | None:
-        return None if value is None else unpack_text(value)
+    def process_result_value(self, value: Any, dialect: Any) -> Any:
+        if value is None:
+            return None
+        if not isinstance(value, str) and bytes(value[:1]) == AGAINST_ITEM:
+            return AgainstItem.read(bytes(value))
+        return unpack_text(value)
 
 
 # An item's source text (issue 19 §4: 1.0x of the 1.71x `items` took, per article, on
@@ -251,7 +304,9 @@ class PackedEvidence(TypeDecorator[Any]):
 
 
 __all__ = [
+    "AGAINST_ITEM",
     "AGAINST_PARTS",
+    "AgainstItem",
     "AgainstParts",
     "DICTIONARIES",
     "Digest",

@@ -15,6 +15,7 @@ from sqlalchemy.engine import Engine
 from store import audit_chain, ledger
 from store.db import alembic_config, make_engine, migrate, session_scope
 from store.models import CallRecord
+from store.packing import AGAINST_ITEM, AgainstItem, pack_text, sql_unpack
 
 
 def at_previous_revision(db_url: str, revision: str) -> Engine:
@@ -155,3 +156,23 @@ def source_text_forms(engine: Engine) -> dict[int, tuple[str | None, int | None]
     with engine.connect() as conn:
         rows = conn.execute(text(query)).all()
     return {i: (None, None) if size is None else (kind, size) for i, kind, size in rows}
+
+
+def parts_packed_alone(conn: Any) -> int:
+    """The ledger's parts as the code before 0033 stored them, each packed by itself
+    (today's ledger packs an article's block against its item's text): how many
+    were rewritten."""
+    sources = {
+        i: sql_unpack(bytes(v) if isinstance(v, memoryview) else v)
+        for i, v in conn.execute(text("SELECT id, source_text FROM items"))
+    }
+    rewritten = 0
+    for key, content in conn.execute(text("SELECT hash, content FROM ledger_parts")).all():
+        if bytes(content)[:1] == AGAINST_ITEM:
+            part = AgainstItem.read(bytes(content))
+            plain = pack_text(part.unpack(sources[part.item_id]))
+            conn.execute(
+                text("UPDATE ledger_parts SET content = :c WHERE hash = :h"), {"c": plain, "h": key}
+            )
+            rewritten += 1
+    return rewritten

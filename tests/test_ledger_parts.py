@@ -22,7 +22,7 @@ from sqlmodel import Session, select
 from store import ledger
 from store.db import open_store
 from store.models import Item, ModelCall
-from store.packing import pack_json, read_digest, unpack_text
+from store.packing import AGAINST_ITEM, pack_json, read_digest, unpack_text
 from tests import anthropic_fake as fake_api
 from tests.articles import long_articles, rss
 from tests.pipeline_helpers import KEY, config_for, invoke
@@ -75,10 +75,13 @@ def test_repeated_parts_are_stored_once_and_the_audit_shows_the_exact_request(
         stored = [
             _json(v) for v in conn.execute(text("SELECT request_json FROM model_calls")).scalars()
         ]
-        parts = {  # a key is stored as its 32 bytes on SQLite (migration 0030)
-            read_digest(h, "sha256:"): _text(c)
-            for h, c in conn.execute(text("SELECT hash, content FROM ledger_parts"))
-        }
+    # Stored packed, never as text: by itself against the preset dictionary (0022),
+    # or against its item's text (an article's block, a draft's).
+    stored_parts = _stored_parts(engine)
+    assert all(c[:1] == AGAINST_ITEM or c[1] & 0x20 for c in stored_parts.values())
+    with Session(engine) as session:
+        parts = ledger.part_texts(session, session.exec(select(ModelCall)).all())
+    assert set(parts) == set(stored_parts)
     # The rows carry references, never the repeated text itself.
     for request in stored:
         assert request["tools"] == {ledger.PART_KEY: request["tools"][ledger.PART_KEY]}
@@ -205,3 +208,55 @@ def test_a_reply_is_packed_against_its_own_request_and_the_audit_shows_it_exactl
         shown += [_canonical(c["response_json"]) for c in json.loads(result.stdout)["model_calls"]]
     assert sorted(shown) == sorted(map(_canonical, replies))
     engine.dispose()
+
+
+def _stored_parts(engine) -> dict[str, bytes]:  # type: ignore[no-untyped-def]
+    with engine.connect() as conn:
+        rows = conn.execute(text("SELECT hash, content FROM ledger_parts")).all()
+    return {read_digest(h, "sha256:"): bytes(c) for h, c in rows}
+
+
+def test_an_article_s_parts_are_packed_against_its_own_stored_text(
+    tmp_path, db_url, feed_url, monkeypatch
+) -> None:
+    # The article's block (sent twice) quotes the item's source text word for word,
+    # and its draft's block reuses the article's words: stored against the item's
+    # text (already in `items`), each keeps only what it adds to it.
+    _run(tmp_path, db_url, feed_url, monkeypatch)
+    engine = open_store(db_url)
+    with Session(engine) as session:
+        source = sum(len(i.source_text or "") for i in session.exec(select(Item)).all())
+        calls = session.exec(select(ModelCall)).all()
+        named = Counter(key for call in calls for key in ledger.part_keys(call.request_json))
+    per_item = [c for key, c in _stored_parts(engine).items() if named[key] <= 2]
+    assert len(per_item) == 2 * ARTICLES  # an article's block, a draft's
+    # Before: about 0.35x (each block packed by itself: an article's is most of its text).
+    assert sum(map(len, per_item)) / source < 0.1, (sum(map(len, per_item)), source)
+    engine.dispose()
+
+
+def test_a_part_whose_item_text_changed_is_named_missing_not_misread(
+    tmp_path, db_url, feed_url, monkeypatch
+) -> None:
+    # A source text is never rewritten today; if one ever were, the article's part
+    # could not be read against it: the audit names the part missing (zlib checks
+    # the dictionary's Adler-32, the ledger the part's SHA-256), never a wrong text.
+    _, config = _run(tmp_path, db_url, feed_url, monkeypatch)
+    engine = open_store(db_url)
+    with Session(engine) as session:
+        item = session.exec(select(Item).order_by(Item.id)).first()
+        assert item is not None and item.source_text
+        item.source_text = item.source_text.replace("the", "a")
+        session.add(item)
+        session.commit()
+        item_id = item.id
+    engine.dispose()
+    result = invoke(config, monkeypatch, "http://127.0.0.1:9", "audit", str(item_id), *FULL)
+    assert result.exit_code == 0, result.output
+    blocks = [
+        c["request_json"]["messages"][0]["content"][0]["text"]
+        for c in json.loads(result.stdout)["model_calls"]
+    ]
+    assert len(blocks) == 2
+    for block in blocks:
+        assert isinstance(block, dict) and block["missing"] is True, block

@@ -16,7 +16,12 @@ from store.db import alembic_config, migrate, session_scope
 from store.history import item_history
 from store.models import CallRecord, ModelCall
 from store.packing import AGAINST_PARTS, pack_json, unpack_json
-from tests.migration_helpers import at_previous_revision, insert_article, summary_request
+from tests.migration_helpers import (
+    at_previous_revision,
+    insert_article,
+    parts_packed_alone,
+    summary_request,
+)
 
 REVISION = "0029_replies_against_parts"
 SYSTEM = "You summarise local news for the Carrow Vale Courier. " * 6
@@ -75,6 +80,7 @@ def test_upgrade_packs_replies_against_their_requests_parts(db_url: str) -> None
         ledger.add(session, calls, item_id=item, run_id=None)
     ids = sorted(_raw(engine))
     with engine.begin() as conn:  # as the code before this revision stored them
+        parts_packed_alone(conn)  # (against their item since 0033)
         if engine.dialect.name == "sqlite":  # the parts' keys as hex (bytes since 0030)
             conn.execute(
                 text(

@@ -134,3 +134,48 @@ def test_a_draft_out_of_view_is_not_approved(tmp_path: Path, sqlite_url: str) ->
         expect(said(page, f"Approved #{bridge}")).to_be_visible()
     assert item_status(server, bridge) == "approved"
     assert ARTICLES["bridge"].summary  # the draft the test reads is the seeded one
+
+
+# In the page, in one go: bring the draft back into view, wait until its text and
+# checks summary are both in view by the keyboard script's own rule (an observer of
+# our own, made after the script's, is told after it in the same step), then press
+# A. Nothing here waits on a clock, so a loaded machine cannot make the press late.
+_BACK_IN_VIEW_THEN_A = """async () => {
+  const watched = [...document.querySelectorAll(".cd-draft-body, .cd-checks-summary")];
+  const back = new Promise((done) => {
+    const inView = new Map();
+    const observer = new IntersectionObserver((entries) => {
+      for (const e of entries) {
+        const tall = e.intersectionRect.height >= 0.5 * window.innerHeight;
+        inView.set(e.target, e.isIntersecting && (e.intersectionRatio >= 0.98 || tall));
+      }
+      if (watched.every((el) => inView.get(el))) { observer.disconnect(); done(); }
+    }, {threshold: [0, 0.25, 0.5, 0.75, 0.98, 1]});
+    watched.forEach((el) => observer.observe(el));
+  });
+  watched[0].scrollIntoView({block: "center"});
+  await back;
+  document.body.dispatchEvent(new KeyboardEvent("keydown", {key: "a", bubbles: true}));
+}"""
+
+
+def test_the_dwell_counts_from_coming_back_into_view_not_from_the_drawing(
+    tmp_path: Path, sqlite_url: str
+) -> None:
+    """The draft had been in view for the dwell time, then was scrolled away and back:
+    A pressed the moment it is back in view is refused, saying how briefly it has been
+    in view (a dwell counted from when the draft was drawn let it through)."""
+    from playwright.sync_api import expect
+
+    with serve(tmp_path, sqlite_url, _twelve, dwell_seconds=1) as server, chromium() as browser:
+        page = signed_in_page(browser, server, width=1280, height=720)
+        shows(page, "bridge")
+        bridge = server.ids["bridge"]
+        read(page, bridge)  # drawn, and in view, for longer than the dwell
+        _scroll_away(page, page.locator(".cd-draft-body").first)
+        page.evaluate(_BACK_IN_VIEW_THEN_A)
+        expect(
+            page.get_by_role("alert").filter(has_text=f"Not approved: #{bridge}")
+        ).to_contain_text("in view for only")
+        idle(page)
+        assert item_status(server, bridge) == "draft"

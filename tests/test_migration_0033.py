@@ -7,6 +7,7 @@ Downgrading packs every part by itself again, byte for byte as before. Both back
 
 from __future__ import annotations
 
+import pytest
 from alembic import command
 from sqlalchemy import text
 from sqlmodel import Session, select
@@ -79,4 +80,21 @@ def test_upgrade_packs_an_article_s_part_against_its_item_and_downgrade_undoes_i
 
     command.downgrade(alembic_config(engine), "0032_fewer_index_pages")
     assert _parts(engine) == before
+    engine.dispose()
+
+
+def test_downgrade_refuses_a_part_whose_item_text_changed_with_one_clear_line(
+    sqlite_url: str,
+) -> None:
+    engine = at_previous_revision(sqlite_url, REVISION)
+    with engine.begin() as conn:
+        item = insert_article(conn, 1, "draft", "Science block", ARTICLE, "https://l.test/1")
+    add_call(engine, item, summary_request(ARTICLE, SYSTEM))
+    migrate(engine)
+    with engine.begin() as conn:  # never done by copydesk: a source text is kept as found
+        conn.execute(
+            text("UPDATE items SET source_text = 'Another text.' WHERE id = :i"), {"i": item}
+        )
+    with pytest.raises(RuntimeError, match="no longer that text"):
+        command.downgrade(alembic_config(engine), "0032_fewer_index_pages")
     engine.dispose()

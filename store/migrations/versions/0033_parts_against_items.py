@@ -18,6 +18,7 @@ Create Date: 2026-12-04
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Iterator
 from typing import Any
 
@@ -125,9 +126,17 @@ def downgrade() -> None:
             if bytes(content)[:1] == AGAINST_ITEM
         }
         sources = _sources({part.item_id for part in against.values()})
-        _write(
-            [
-                {"key": stored, "packed": pack_text(part.unpack(sources[part.item_id]))}
-                for stored, part in against.items()
-            ]
-        )
+        _write([{"key": k, "packed": pack_text(_alone(k, p, sources))} for k, p in against.items()])
+
+
+def _alone(stored: Any, part: AgainstItem, sources: dict[int, str]) -> str:
+    """The part's text, or a clear refusal: a part whose item's text is gone or changed
+    cannot be put in the form older code reads."""
+    try:
+        return part.unpack(sources[part.item_id])
+    except (KeyError, zlib.error, UnicodeDecodeError):
+        raise RuntimeError(
+            f"ledger part {read_digest(stored, PREFIX)} was packed against item "
+            f"{part.item_id}'s text, which is no longer that text: it cannot be stored "
+            "alone for the revision before 0033"
+        ) from None

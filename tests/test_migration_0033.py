@@ -42,14 +42,21 @@ def _parts(engine) -> dict[str, bytes]:  # type: ignore[no-untyped-def]
     return {read_digest(h, "sha256:"): bytes(c) for h, c in rows}
 
 
-def test_upgrade_packs_an_article_s_part_against_its_item_and_downgrade_undoes_it(
-    db_url: str,
-) -> None:
+def _article_with_its_call(db_url: str):  # type: ignore[no-untyped-def]
+    """A database at the revision before 0033 with the article and one summary call
+    about it (through today's ledger): the engine and the item's id."""
     engine = at_previous_revision(db_url, REVISION)
     with engine.begin() as conn:
         item = insert_article(conn, 1, "draft", "Science block", ARTICLE, "https://l.test/1")
+    add_call(engine, item, summary_request(ARTICLE, SYSTEM))
+    return engine, item
+
+
+def test_upgrade_packs_an_article_s_part_against_its_item_and_downgrade_undoes_it(
+    db_url: str,
+) -> None:
+    engine, item = _article_with_its_call(db_url)
     request = summary_request(ARTICLE, SYSTEM)
-    add_call(engine, item, request)
     loose = {
         "model": "m",
         "messages": [{"role": "user", "content": [{"type": "text", "text": UNOWNED}]}],
@@ -86,10 +93,7 @@ def test_upgrade_packs_an_article_s_part_against_its_item_and_downgrade_undoes_i
 def test_downgrade_refuses_a_part_whose_item_text_changed_with_one_clear_line(
     sqlite_url: str,
 ) -> None:
-    engine = at_previous_revision(sqlite_url, REVISION)
-    with engine.begin() as conn:
-        item = insert_article(conn, 1, "draft", "Science block", ARTICLE, "https://l.test/1")
-    add_call(engine, item, summary_request(ARTICLE, SYSTEM))
+    engine, item = _article_with_its_call(sqlite_url)
     migrate(engine)
     with engine.begin() as conn:  # never done by copydesk: a source text is kept as found
         conn.execute(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -285,6 +286,82 @@ def test_check_jsonl_function_streams_without_a_terminal():
     docs = [json.loads(raw) for raw in output.getvalue().splitlines()]
     assert code == 1
     assert {json.dumps(d["id"]): d["passed"] for d in docs} == expected
+
+
+# --- --jsonl over several processes ---------------------------------------------------------------
+
+_PIDS = "COPYDESK_TEST_CHECK_PIDS"
+
+
+def _recording_chunk(gates, chunk):
+    """`check._check_chunk`, noting which process ran it (a forked worker inherits the
+    monkeypatched module, so this runs there)."""
+    import os
+
+    with open(os.environ[_PIDS], "a", encoding="utf-8") as f:
+        f.write(f"{os.getpid()}\n")
+    return _REAL_CHECK_CHUNK(gates, chunk)
+
+
+_REAL_CHECK_CHUNK = check_commands._check_chunk
+
+
+def test_jsonl_workers_write_the_same_lines_in_the_same_order(app, runner, tmp_path, monkeypatch):
+    """`--workers 2` checks the lines in two more processes and writes exactly what one
+    process writes: every line in input order, malformed and blank lines as before,
+    the same exit code and the same closing count."""
+    lines, _ = generated_pairs(700)
+    raw = [json.dumps(line) for line in lines]
+    raw[3], raw[400] = "{not json", "   "
+    path = tmp_path / "pairs.jsonl"
+    path.write_text("\n".join(raw) + "\n", encoding="utf-8")
+    pids = tmp_path / "pids"
+    monkeypatch.setenv(_PIDS, str(pids))
+    monkeypatch.setattr(check_commands, "_check_chunk", _recording_chunk)
+    one = runner.invoke(app, ["check", "--jsonl", str(path), "--workers", "1"])
+    assert set(pids.read_text().split()) == {str(os.getpid())}
+    pids.unlink()
+    two = runner.invoke(app, ["check", "--jsonl", str(path), "--workers", "2"])
+    workers = set(pids.read_text().split())
+    assert str(os.getpid()) not in workers and len(workers) == 2
+    assert (two.exit_code, two.stdout) == (one.exit_code, one.stdout)
+    assert one.exit_code == 1
+    assert len(two.stdout.splitlines()) == 699  # the blank line is skipped
+    assert [json.loads(x)["id"] for x in two.stdout.splitlines()][:5] == [
+        "pair-0",
+        1,
+        "pair-2",
+        None,
+        "pair-4",
+    ]
+    assert "checked 699:" in two.stderr and "1 malformed" in two.stderr
+
+
+def test_jsonl_a_few_lines_stay_in_one_process(app, runner, tmp_path, monkeypatch):
+    """Starting processes costs more than checking a handful of lines: they are
+    checked in this process whatever `--workers` says."""
+    lines, _ = generated_pairs(20)
+    pids = tmp_path / "pids"
+    monkeypatch.setenv(_PIDS, str(pids))
+    monkeypatch.setattr(check_commands, "_check_chunk", _recording_chunk)
+    stdin = "".join(json.dumps(line) + "\n" for line in lines)
+    result = runner.invoke(app, ["check", "--jsonl", "-", "--workers", "4"], input=stdin)
+    assert len(result.stdout.splitlines()) == 20
+    assert set(pids.read_text().split()) == {str(os.getpid())}
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["check", "--jsonl", "-", "--workers", "0"], "--workers must be at least 1"),
+        (["check", "s.txt", "d.txt", "--url", URL, "--workers", "2"], "--workers goes with"),
+    ],
+)
+def test_jsonl_workers_bad_usage_is_one_line(app, runner, args, message):
+    result = runner.invoke(app, args, input="")
+    assert result.exit_code == 2, result.output
+    assert message in result.stderr
+    assert result.stderr.count("\n") == 1
 
 
 # --- the item's language on a --jsonl line ------------------------------------------------------

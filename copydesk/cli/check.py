@@ -10,11 +10,13 @@ No database is touched: the same gates and modes as the pipeline, from settings.
 
 from __future__ import annotations
 
+import collections
 import functools
+import itertools
 import json
 import os
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, BinaryIO
@@ -29,7 +31,7 @@ if TYPE_CHECKING:
     from guards.registry import GateResult
     from summarise.checks import Checker
 
-_BATCH = 512  # output lines per write in --jsonl mode
+_BATCH = 256  # --jsonl lines per chunk: checked together, written in one call
 
 
 def register(app: typer.Typer) -> None:
@@ -108,6 +110,14 @@ def check_command(
         'item\'s, "fr", "de-AT", or null to detect it); "-" reads stdin',
     ),
     as_json: bool = typer.Option(False, "--json", help="one JSON object instead of a table"),
+    workers: int | None = typer.Option(
+        None,
+        "--workers",
+        metavar="N",
+        help="with --jsonl: processes that check the lines (default: one per CPU this "
+        "process may use; a few hundred lines or fewer are checked in this process)",
+        show_default=False,
+    ),
     model: bool = typer.Option(
         False,
         "--model",
@@ -129,15 +139,18 @@ def check_command(
                 "--url goes with SOURCE_FILE DRAFT_FILE; with --jsonl each line has its url",
                 EXIT_USAGE,
             )
+        if workers is not None and workers < 1:
+            fail(f"--workers must be at least 1, not {workers}", EXIT_USAGE)
+        processes = default_workers() if workers is None else workers
         if jsonl == "-":
             stdin = getattr(sys.stdin, "buffer", sys.stdin)
-            raise typer.Exit(
-                check_jsonl(stdin, sys.stdout, Gates.from_settings(load(cli, database=False)))
-            )
+            gates = Gates.from_settings(load(cli, database=False))
+            raise typer.Exit(check_jsonl(stdin, sys.stdout, gates, processes))
         with _open_jsonl(jsonl) as stream:
-            raise typer.Exit(
-                check_jsonl(stream, sys.stdout, Gates.from_settings(load(cli, database=False)))
-            )
+            gates = Gates.from_settings(load(cli, database=False))
+            raise typer.Exit(check_jsonl(stream, sys.stdout, gates, processes))
+    if workers is not None:
+        fail("--workers goes with --jsonl FILE", EXIT_USAGE)
 
     if source_file is None or draft_file is None:
         fail("give SOURCE_FILE DRAFT_FILE --url URL, or --jsonl FILE", EXIT_USAGE)
@@ -279,34 +292,95 @@ def _open_jsonl(path: str) -> BinaryIO:
         fail(f"cannot read --jsonl file {path}: {exc.strerror or exc}", EXIT_USAGE)
 
 
-def check_jsonl(lines: Iterable[bytes | str], output: IO[str], gates: Gates) -> int:
-    """Check every line, write one result line each; the exit code (1 if any item
-    failed a hard gate or was malformed). Blank lines are skipped."""
+def check_jsonl(
+    lines: Iterable[bytes | str], output: IO[str], gates: Gates, workers: int = 1
+) -> int:
+    """Check every line, write one result line each, in input order; the exit code (1
+    if any item failed a hard gate or was malformed). Blank lines are skipped. With
+    `workers` above 1 and more than two chunks of lines, the chunks are checked by
+    that many processes (`_checked_chunks`)."""
     counts = {"passed": 0, "failed": 0, "malformed": 0}
-    batch: list[str] = []
     write: Callable[[str], Any] = output.write
-    # A result line is a tree of fresh dicts and lists, never circular: the check for
-    # circular references (on every container, per line) is skipped. Python docs, json:
-    # "If check_circular is false, then the circular reference check for container
-    # types will be skipped" (https://docs.python.org/3/library/json.html#json.JSONEncoder).
-    dumps = json.JSONEncoder(separators=(",", ":"), default=str, check_circular=False).encode
-    for number, raw in enumerate(lines, 1):
-        if not raw.strip():
-            continue
-        result, outcome = check_line(raw, number, gates)
-        counts[outcome] += 1
-        batch.append(dumps(result))
-        if len(batch) >= _BATCH:
-            write("\n".join(batch) + "\n")
-            batch.clear()
-    if batch:
-        write("\n".join(batch) + "\n")
+    for checked in _checked_chunks(_chunks(lines), gates, workers):
+        for outcome in checked.outcomes:
+            counts[outcome] += 1
+        write(checked.text)
     output.flush()
     cx.note(
         f"checked {sum(counts.values())}: {counts['passed']} passed, {counts['failed']} failed, "
         f"{counts['malformed']} malformed"
     )
     return EXIT_FAILED if counts["failed"] or counts["malformed"] else EXIT_OK
+
+
+@dataclass(frozen=True)
+class _Checked:
+    """A chunk of lines checked: the result lines to write, and each one's outcome."""
+
+    text: str
+    outcomes: list[str]
+
+
+def _chunks(lines: Iterable[bytes | str]) -> Iterator[list[tuple[int, bytes | str]]]:
+    """The non-blank lines with their line numbers, `_BATCH` at a time."""
+    chunk: list[tuple[int, bytes | str]] = []
+    for number, raw in enumerate(lines, 1):
+        if raw.strip():
+            chunk.append((number, raw))
+            if len(chunk) >= _BATCH:
+                yield chunk
+                chunk = []
+    if chunk:
+        yield chunk
+
+
+def _check_chunk(gates: Gates, chunk: list[tuple[int, bytes | str]]) -> _Checked:
+    """Check a chunk of lines (in this process or in a worker)."""
+    # A result line is a tree of fresh dicts and lists, never circular: the check for
+    # circular references (on every container, per line) is skipped. Python docs, json:
+    # "If check_circular is false, then the circular reference check for container
+    # types will be skipped" (https://docs.python.org/3/library/json.html#json.JSONEncoder).
+    dumps = json.JSONEncoder(separators=(",", ":"), default=str, check_circular=False).encode
+    results, outcomes = [], []
+    for number, raw in chunk:
+        result, outcome = check_line(raw, number, gates)
+        results.append(dumps(result))
+        outcomes.append(outcome)
+    return _Checked("\n".join(results) + "\n", outcomes)
+
+
+def _checked_chunks(
+    chunks: Iterator[list[tuple[int, bytes | str]]], gates: Gates, workers: int
+) -> Iterator[_Checked]:
+    """The chunks checked, in order. In this process when `workers` is 1 or there are
+    at most two chunks (starting processes costs more than a few hundred lines);
+    otherwise by a pool of `workers` forked processes, at most two chunks per worker
+    in flight, so a long input is read as it is checked, not all at once (Pool.imap
+    would collect the whole input first: "The iterable is collected immediately rather
+    than lazily", https://docs.python.org/3/library/multiprocessing.html)."""
+    first = list(itertools.islice(chunks, 3))
+    if workers <= 1 or len(first) <= 2:
+        yield from (_check_chunk(gates, chunk) for chunk in itertools.chain(first, chunks))
+        return
+    import multiprocessing  # only a long input pays for it
+
+    # fork: the workers start with the gates already imported (the Linux default).
+    with multiprocessing.get_context("fork").Pool(workers) as pool:
+        pending: collections.deque = collections.deque()
+        for chunk in itertools.chain(first, chunks):
+            pending.append(pool.apply_async(_check_chunk, (gates, chunk)))
+            if len(pending) >= 2 * workers:
+                yield pending.popleft().get()
+        while pending:
+            yield pending.popleft().get()
+
+
+def default_workers() -> int:
+    """The CPUs this process may run on (`--workers` when not given)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on every platform
+        return os.cpu_count() or 1
 
 
 def check_line(raw: bytes | str, number: int, gates: Gates) -> tuple[dict[str, Any], str]:

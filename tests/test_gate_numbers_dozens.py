@@ -70,3 +70,19 @@ def test_another_number_of_dozens_is_not_grounded(case: tuple[str, str, str]) ->
     language, source, draft = case
     verdict = numbers_grounded(source, None, draft, language=language)
     assert not verdict.passed, verdict.reason
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "ZWÖLF HÄUSER WURDEN IN OSTBRÜCK GERÄUMT.",
+        "UNE DOUZAINE DE MAISONS À VALBRUNE.",
+        "DOS DOCENAS DE CASAS EN VALDORIA.",
+        "TWAALF HUIZEN IN OOSTERWOLDE.",
+    ],
+)
+def test_a_dozen_in_capitals_is_read(source: str) -> None:
+    """The prefilter reads a lower-cased ASCII view of the text: capitals and "ö" pass."""
+    draft = "24 maisons." if "DOCENAS" in source else "12 maisons."
+    verdict = numbers_grounded(source, None, draft)
+    assert verdict.passed, verdict.reason

@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import event, inspect, select, text
 from sqlalchemy import exc as sa_exc
-from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.engine import Engine, make_url
 from sqlmodel import Session, create_engine
 
@@ -526,6 +525,8 @@ def runtime_roles(engine: Engine) -> list[str]:
 def register_role(engine: Engine, role: str, kind: str, *, replace: bool) -> None:
     """Record what `role` is (runtime_roles); an existing entry is kept unless
     `replace`."""
+    from sqlalchemy.dialects.postgresql import insert as pg_insert  # PostgreSQL only
+
     insert = pg_insert(RuntimeRole.__table__).values(role_name=role, kind=kind)
     if replace:
         insert = insert.on_conflict_do_update(

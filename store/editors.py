@@ -30,13 +30,12 @@ from typing import Any
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 from sqlalchemy import delete, or_, select, update
-from sqlalchemy.dialects.postgresql import insert as postgresql_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from store.models import Editor, SignInFailure, utcnow
 from store.sessions import revoke_all
+from store.upsert import dialect_insert
 
 ROLES = ("editor", "viewer")
 DEMO_EDITOR = "demo"
@@ -295,8 +294,7 @@ def _count_unknown_name(session: Session, key: str, now: datetime) -> tuple[int 
             table.c.last_at < now - FORGET_UNKNOWN_AFTER, _open(table.c.locked_until, now)
         )
     )
-    dialect = session.connection().dialect.name
-    insert = postgresql_insert if dialect == "postgresql" else sqlite_insert
+    insert = dialect_insert(session.connection().dialect.name)
     statement = insert(table).values(name_key=key, failures=1, locked_until=None, last_at=now)
     statement = statement.on_conflict_do_update(
         index_elements=[table.c.name_key],

@@ -53,12 +53,11 @@ from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import and_, bindparam, func, insert, or_, select, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlmodel import Session
 
 from store.models import CallRecord, Item, LedgerPart, ModelCall, Run, utcnow
 from store.packing import AgainstItem, AgainstParts, pack_against, pack_text
+from store.upsert import dialect_insert
 
 IN_FLIGHT, UNKNOWN, DONE = "in_flight", "unknown", "done"  # model_calls.state
 PART_KEY = "$part"
@@ -245,7 +244,14 @@ def store_parts(session: Session, parts: dict[str, str], item_id: int | None = N
     values = [
         {"hash": key, "content": pack_part(parts[key], item_id, source)} for key in sorted(parts)
     ]
-    connection.execute(_PUT_PARTS[connection.dialect.name == "postgresql"], values)
+    dialect = connection.dialect.name
+    statement = _PUT_PARTS.get(dialect)
+    if statement is None:
+        statement = dialect_insert(dialect)(LedgerPart).on_conflict_do_nothing(
+            index_elements=["hash"]
+        )
+        _PUT_PARTS[dialect] = statement
+    connection.execute(statement, values)
 
 
 _ITEMS = Item.__table__
@@ -262,10 +268,7 @@ def pack_part(part: str, item_id: int | None, source: str | None) -> str | Again
     return part
 
 
-_PUT_PARTS = tuple(
-    insert_of(LedgerPart).on_conflict_do_nothing(index_elements=["hash"])
-    for insert_of in (sqlite_insert, pg_insert)
-)
+_PUT_PARTS: dict[str, Any] = {}  # the statement, by dialect (built at its first use)
 
 
 def requests(session: Session, calls: Sequence[ModelCall]) -> list[Any]:

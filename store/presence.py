@@ -18,11 +18,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import and_, case, delete, exists, select
-from sqlalchemy.dialects.postgresql import insert as postgresql_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlmodel import Session
 
 from store.models import DeskPresence, utcnow
+from store.upsert import dialect_insert
 
 __all__ = ["Presence", "held_by_others", "hold", "others_on", "release", "utcnow"]
 
@@ -54,7 +53,7 @@ def hold(
         "refreshed_at": now,
         "expires_at": now + timedelta(seconds=ttl),
     }
-    insert = postgresql_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
+    insert = dialect_insert(session.get_bind().dialect.name)
     statement = insert(DeskPresence).values(**values)
     table: Any = DeskPresence.__table__
     same_item = table.c.item_id == statement.excluded.item_id

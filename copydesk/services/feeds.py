@@ -9,13 +9,12 @@ import getpass
 from typing import Any
 
 from sqlalchemy import func
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlmodel import Session, col, select
 
 from ingest.settings import FeedSettings
 from store import audit_chain
 from store.models import AuditEvent, Feed, Item
+from store.upsert import dialect_insert
 
 FEED_EVENT = "feed "  # to_status of a feed's event: "feed added", "feed renamed", ...
 CONFIG_ACTOR = "config"  # the run's sync of config.toml's feeds
@@ -129,7 +128,7 @@ def sync_config_feeds(session: Session, feeds: list[FeedSettings]) -> None:
     if not feeds:
         return
     dialect = session.get_bind().dialect.name
-    insert = {"postgresql": pg_insert, "sqlite": sqlite_insert}[dialect]
+    insert = dialect_insert(dialect)
     added: set[str] = set()
     for declared in feeds:
         row = {

@@ -589,8 +589,11 @@ def _word_numbers(text: str, lang: str | None = None) -> Iterator[NumberToken]:
     "two and a half", "nineteen forty-four" (a year), "a dozen", "a score of"."""
     view = _word_view(text)
     dozens = list(_dozens(text, view))
-    if dozens:
-        yield from sorted([*_run_numbers(text, lang, view), *dozens])
+    if dozens:  # "ten dozen" is 120, not also 10
+        inside = [(d.start, d.end) for d in dozens]
+        words = [t for t in _run_numbers(text, lang, view)
+                 if not any(a <= t.start < b for a, b in inside)]  # fmt: skip
+        yield from sorted([*words, *dozens])
     else:
         yield from _run_numbers(text, lang, view)
 

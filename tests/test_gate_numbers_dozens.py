@@ -86,3 +86,30 @@ def test_a_dozen_in_capitals_is_read(source: str) -> None:
     draft = "24 maisons." if "DOCENAS" in source else "12 maisons."
     verdict = numbers_grounded(source, None, draft)
     assert verdict.passed, verdict.reason
+
+
+def _every_number_of_dozens() -> list[tuple[str, str, int]]:
+    """(how many, dozen word, value) for one to ten dozen in each language."""
+    from guards.numbers import _DOZENS_OF
+
+    out = []
+    for word, (ones, more) in _DOZENS_OF.items():
+        dozen = word.replace("s?", "s").replace("[ae]", "e")  # a plural spelling
+        for n, count in [(1, ones.split()[0])] + list(enumerate(more.split(), start=2)):
+            out.append((count, dozen if n > 1 else word.replace("s?", "").replace("[ae]", "a"), n))
+    return out
+
+
+@pytest.mark.parametrize(("count", "dozen", "n"), _every_number_of_dozens())
+def test_every_number_of_dozens_grounds_its_value_and_only_it(
+    count: str, dozen: str, n: int
+) -> None:
+    """Exhaustive over the table: "<count> <dozen>" in a source grounds 12 x count and
+    neither neighbour; in a draft it is checked against the source's digits."""
+    source = f"Selon le maire, {count} {dozen} de maisons ont été évacuées."
+    assert numbers_grounded(source, None, f"{12 * n} maisons.").passed
+    for other in (12 * n - 1, 12 * n + 1):
+        assert not numbers_grounded(source, None, f"{other} maisons.").passed
+    draft = f"{count.capitalize()} {dozen} de maisons."
+    assert numbers_grounded(f"Le maire a parlé de {12 * n} maisons.", None, draft).passed
+    assert not numbers_grounded(f"Le maire a parlé de {12 * n + 2} maisons.", None, draft).passed

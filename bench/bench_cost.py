@@ -252,7 +252,8 @@ PARTS = [
     ("duplicates.py", "signed", "    near-duplicate signature (MinHash)"),
     ("status.py", "_compare_and_set", "    compare-and-set UPDATE"),
     ("duplicates.py", "write_bands", "    band rows INSERT"),
-    ("audit_chain.py", "append", "    audit append (hash, INSERT)"),
+    # The batch's events are appended together, after every move (`st.move_many`).
+    ("audit_chain.py", "append_many", "  audit append, the batch (hash, INSERT)"),
     ("session.py", "commit", "  COMMIT"),
     ("audit_chain.py", "advance_anchor", "    anchor file (fsync, rename)"),
 ]

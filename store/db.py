@@ -22,9 +22,9 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import event, inspect, select, text
+from sqlalchemy import event, inspect, select, text, true
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Engine, make_url
 from sqlmodel import Session, create_engine
@@ -143,6 +143,19 @@ def make_engine(url: str) -> Engine:
     except Exception as exc:  # noqa: BLE001 - unknown dialect, missing driver...
         safe = parsed.render_as_string(hide_password=True)
         raise StoreError(f"database URL {safe} cannot be used: {exc}") from None
+
+
+def keyset_batches(
+    conn: Any, *columns: Any, where: Any = true(), size: int = 500
+) -> Iterator[list[Any]]:
+    """Rows of `columns` in the first one's order, `size` at a time, each batch found
+    by the last key of the one before (no OFFSET): a migration rewriting a table."""
+    key = columns[0]
+    query = select(*columns).where(where).order_by(key).limit(size)
+    rows = conn.execute(query).all()
+    while rows:
+        yield rows
+        rows = conn.execute(query.where(key > rows[-1][0])).all()
 
 
 def alembic_config(engine: Engine) -> Config:

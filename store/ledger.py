@@ -12,7 +12,11 @@ stored once in `ledger_parts` under that hash:
   article's block, the purpose's instruction; the check's draft block when long).
 
 The hash is the SHA-256 of the part's canonical JSON text, which is what
-`ledger_parts.content` holds, so every part proves its own content. `requests`
+`ledger_parts.content` holds, so every part proves its own content. Since migration
+0034 a row names a part by the first SHORT_HEX hex digits of its hash (64 bits; the
+full key, 32 bytes of hex that do not compress, was most of a packed request): a
+part is found by that prefix, and two parts sharing one would both be named missing
+(at 64 bits, about one chance in 10^6 with ten million parts), never one guessed. `requests`
 puts the exact request back together for `copydesk audit` (a part that is
 missing is named, never guessed). Rows written before migration 0015 keep their
 full request and read unchanged (they name no part).
@@ -61,6 +65,7 @@ from store.upsert import dialect_insert
 
 IN_FLIGHT, UNKNOWN, DONE = "in_flight", "unknown", "done"  # model_calls.state
 PART_KEY = "$part"
+SHORT_HEX = 16
 MIN_PART_CHARS = 128  # shorter text stays in the row: a reference is about 80 characters
 # A part is packed against its item's text only when that saves at least this many
 # bytes: the article's and the draft's blocks do; the parts every item shares do not,
@@ -74,8 +79,16 @@ def canonical(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
+DIGEST_PREFIX = "sha256:"
+
+
 def digest(content: str) -> str:
-    return "sha256:" + hashlib.sha256(content.encode("utf-8")).hexdigest()
+    return DIGEST_PREFIX + hashlib.sha256(content.encode("utf-8")).hexdigest()
+
+
+def short(key: str) -> str:
+    """A part's name in a row: "sha256:" and the first SHORT_HEX hex digits of its key."""
+    return key[: len(DIGEST_PREFIX) + SHORT_HEX]
 
 
 def split(request: Any) -> tuple[Any, dict[str, str]]:
@@ -88,7 +101,7 @@ def split(request: Any) -> tuple[Any, dict[str, str]]:
         content = canonical(value)
         key = digest(content)
         parts[key] = content
-        return {PART_KEY: key}
+        return {PART_KEY: short(key)}
 
     out = dict(request)
     if isinstance(out.get("tools"), list) and out["tools"]:
@@ -148,8 +161,9 @@ def _values(
     parts |= found
     named = part_keys(values["request_json"])
     if named and values.get("response_json") is not None:
+        by_name = {short(key): content for key, content in found.items()}
         values["response_json"] = pack_against(
-            values["response_json"], [found[key] for key in named]
+            values["response_json"], [by_name[name] for name in named]
         )
     return values
 
@@ -299,14 +313,25 @@ def replies(session: Session, calls: Sequence[ModelCall]) -> list[Any]:
 
 
 def part_texts(session: Session, calls: Sequence[ModelCall]) -> dict[str, str]:
-    """{hash: the part's JSON text} of every part the calls' requests name."""
-    wanted = {key for call in calls for key in part_keys(call.request_json)}
+    """{name: the part's JSON text} of every part the calls' requests name (a full
+    key, written before 0034, or its SHORT_HEX prefix); one whose name two stored
+    parts share is left out (named missing)."""
+    wanted = sorted({key for call in calls for key in part_keys(call.request_json)})
     if not wanted:
         return {}
-    rows = session.execute(
-        select(LedgerPart.hash, LedgerPart.content).where(LedgerPart.hash.in_(sorted(wanted)))  # type: ignore[attr-defined]
-    ).all()
-    return _against_items(session, dict(rows))
+    column = LedgerPart.hash
+    ranges = [column.between(name.ljust(_FULL, "0"), name.ljust(_FULL, "f")) for name in wanted]  # type: ignore[attr-defined]
+    rows = session.execute(select(LedgerPart.hash, LedgerPart.content).where(or_(*ranges))).all()
+    texts = _against_items(session, dict(rows))
+    out = {}
+    for name in wanted:
+        found = [text for key, text in texts.items() if key.startswith(name)]
+        if len(found) == 1:
+            out[name] = found[0]
+    return out
+
+
+_FULL = len(DIGEST_PREFIX) + 64  # a full key's length
 
 
 def _against_items(session: Session, stored: dict[str, Any]) -> dict[str, str]:

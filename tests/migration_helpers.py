@@ -15,7 +15,15 @@ from sqlalchemy.engine import Engine
 from store import audit_chain, ledger
 from store.db import alembic_config, make_engine, migrate, session_scope
 from store.models import CallRecord
-from store.packing import AGAINST_ITEM, AgainstItem, pack_text, sql_unpack
+from store.packing import (
+    AGAINST_ITEM,
+    AgainstItem,
+    pack_json,
+    pack_text,
+    read_digest,
+    sql_unpack,
+    unpack_json,
+)
 
 
 def at_previous_revision(db_url: str, revision: str) -> Engine:
@@ -173,6 +181,34 @@ def parts_packed_alone(conn: Any) -> int:
             plain = pack_text(part.unpack(sources[part.item_id]))
             conn.execute(
                 text("UPDATE ledger_parts SET content = :c WHERE hash = :h"), {"c": plain, "h": key}
+            )
+            rewritten += 1
+    return rewritten
+
+
+def parts_named_in_full(conn: Any) -> int:
+    """The rows' requests as the code before 0034 stored them, naming each part by its
+    full key (today's ledger names it by a prefix): how many were rewritten."""
+    keys = [
+        read_digest(h, "sha256:")
+        for h in conn.execute(text("SELECT hash FROM ledger_parts")).scalars()
+    ]
+    full = {ledger.short(key): key for key in keys}
+
+    def named_in_full(value: Any) -> Any:
+        if isinstance(value, dict) and set(value) == {ledger.PART_KEY}:
+            return {ledger.PART_KEY: full.get(value[ledger.PART_KEY], value[ledger.PART_KEY])}
+        if isinstance(value, dict):
+            return {k: named_in_full(v) for k, v in value.items()}
+        return [named_in_full(v) for v in value] if isinstance(value, list) else value
+
+    rewritten = 0
+    for call_id, stored in conn.execute(text("SELECT id, request_json FROM model_calls")).all():
+        request = unpack_json(bytes(stored))
+        if (again := named_in_full(request)) != request:
+            conn.execute(
+                text("UPDATE model_calls SET request_json = :r WHERE id = :i"),
+                {"r": pack_json(again), "i": call_id},
             )
             rewritten += 1
     return rewritten

@@ -66,7 +66,7 @@ def test_upgrade_keeps_old_rows_and_new_rows_share_parts(db_url: str) -> None:
         stored = [unpack_json(r) for r in raw]  # packed at the head (0019_ledger_packed)
     assert parts == 3  # the tools, the system prompt, the text block
     assert stored[0] == OLD and stored[1]["system"] == {
-        ledger.PART_KEY: ledger.digest(ledger.canonical(SYSTEM))
+        ledger.PART_KEY: ledger.short(ledger.digest(ledger.canonical(SYSTEM)))
     }
 
     command.downgrade(config, previous)

@@ -19,6 +19,7 @@ from store.packing import AGAINST_PARTS, pack_json, unpack_json
 from tests.migration_helpers import (
     at_previous_revision,
     insert_article,
+    parts_named_in_full,
     parts_packed_alone,
     summary_request,
 )
@@ -81,6 +82,7 @@ def test_upgrade_packs_replies_against_their_requests_parts(db_url: str) -> None
     ids = sorted(_raw(engine))
     with engine.begin() as conn:  # as the code before this revision stored them
         parts_packed_alone(conn)  # (against their item since 0033)
+        parts_named_in_full(conn)  # (by a prefix of their key since 0034)
         if engine.dialect.name == "sqlite":  # the parts' keys as hex (bytes since 0030)
             conn.execute(
                 text(

@@ -21,6 +21,7 @@ from tests.migration_helpers import (
     add_call,
     at_previous_revision,
     insert_article,
+    parts_named_in_full,
     parts_packed_alone,
     summary_request,
 )
@@ -49,6 +50,8 @@ def _article_with_its_call(db_url: str):  # type: ignore[no-untyped-def]
     with engine.begin() as conn:
         item = insert_article(conn, 1, "draft", "Science block", ARTICLE, "https://l.test/1")
     add_call(engine, item, summary_request(ARTICLE, SYSTEM))
+    with engine.begin() as conn:  # as the code before 0034 named its parts
+        parts_named_in_full(conn)
     return engine, item
 
 
@@ -66,6 +69,7 @@ def test_upgrade_packs_an_article_s_part_against_its_item_and_downgrade_undoes_i
         ledger.add(session, [call], item_id=None, run_id=None)
     with engine.begin() as conn:  # as the code before this revision stored them
         assert parts_packed_alone(conn) == 1
+        parts_named_in_full(conn)
     before = _parts(engine)
     assert len(before) == 3  # the system prompt, the article's block, the loose prompt
     article_key = ledger.digest(ledger.canonical(ARTICLE))

@@ -25,6 +25,7 @@ from typing import Any
 import sqlalchemy as sa
 from alembic import op
 
+from store.db import keyset_batches
 from store.ledger import pack_part, part_keys
 from store.packing import (
     AGAINST_ITEM,
@@ -52,27 +53,19 @@ _PARTS = sa.table("ledger_parts", sa.column("hash"), sa.column("content", sa.Lar
 _ITEMS = sa.table("items", sa.column("id", sa.Integer), sa.column("source_text"))
 
 
-def _batches(*columns: Any, where: Any = sa.true()) -> Iterator[list[Any]]:
-    """Rows of `columns` in the first one's order, a batch at a time (by key, no offset)."""
-    conn = op.get_bind()
-    key = columns[0]
-    query = sa.select(*columns).where(where).order_by(key).limit(BATCH)
-    rows = conn.execute(query).all()
-    while rows:
-        yield rows
-        rows = conn.execute(query.where(key > rows[-1][0])).all()
-
-
 def _parts() -> Iterator[list[Any]]:
     """The stored parts (hash as stored, content as bytes), a batch at a time."""
-    return _batches(_PARTS.c.hash, _PARTS.c.content)
+    return keyset_batches(op.get_bind(), _PARTS.c.hash, _PARTS.c.content, size=BATCH)
 
 
 def _owners() -> dict[str, int]:
     """{part key: the item of the first model call that names it}."""
     owners: dict[str, int] = {}
-    calls = _batches(
-        _CALLS.c.id, _CALLS.c.item_id, _CALLS.c.request_json, where=_CALLS.c.item_id.is_not(None)
+    calls = keyset_batches(
+        op.get_bind(),
+        *(_CALLS.c.id, _CALLS.c.item_id, _CALLS.c.request_json),
+        where=_CALLS.c.item_id.is_not(None),
+        size=BATCH,
     )
     for rows in calls:
         for _, item_id, request in rows:

@@ -193,22 +193,27 @@ def parts_named_in_full(conn: Any) -> int:
         read_digest(h, "sha256:")
         for h in conn.execute(text("SELECT hash FROM ledger_parts")).scalars()
     ]
-    full = {ledger.short(key): key for key in keys}
-
-    def named_in_full(value: Any) -> Any:
-        if isinstance(value, dict) and set(value) == {ledger.PART_KEY}:
-            return {ledger.PART_KEY: full.get(value[ledger.PART_KEY], value[ledger.PART_KEY])}
-        if isinstance(value, dict):
-            return {k: named_in_full(v) for k, v in value.items()}
-        return [named_in_full(v) for v in value] if isinstance(value, list) else value
-
     rewritten = 0
     for call_id, stored in conn.execute(text("SELECT id, request_json FROM model_calls")).all():
         request = unpack_json(bytes(stored))
-        if (again := named_in_full(request)) != request:
+        if (again := named_in_full(request, keys)) != request:
             conn.execute(
                 text("UPDATE model_calls SET request_json = :r WHERE id = :i"),
                 {"r": pack_json(again), "i": call_id},
             )
             rewritten += 1
     return rewritten
+
+
+def named_in_full(request: Any, keys: Any) -> Any:
+    """A stored request naming its parts by their full `keys`, as before 0034."""
+    full = {ledger.short(key): key for key in keys}
+
+    def rename(value: Any) -> Any:
+        if isinstance(value, dict) and set(value) == {ledger.PART_KEY}:
+            return {ledger.PART_KEY: full.get(value[ledger.PART_KEY], value[ledger.PART_KEY])}
+        if isinstance(value, dict):
+            return {k: rename(v) for k, v in value.items()}
+        return [rename(v) for v in value] if isinstance(value, list) else value
+
+    return rename(request)

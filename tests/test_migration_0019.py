@@ -6,7 +6,6 @@ SQLite and PostgreSQL. Downgrading gives the JSON and text back."""
 from __future__ import annotations
 
 import json
-import zlib
 
 from alembic import command
 from alembic.script import ScriptDirectory
@@ -18,6 +17,7 @@ from store import status as st
 from store.db import alembic_config, make_engine, migrate, session_scope
 from store.models import CallRecord, Item, ModelCall
 from store.packing import read_digest, unpack_json, unpack_text
+from tests.migration_helpers import named_in_full
 
 REVISION = "0019_ledger_packed"
 ARTICLE = (
@@ -63,6 +63,7 @@ def test_upgrade_packs_the_ledger_and_the_audit_reads_the_same_request(db_url: s
     # A row as 0015-0018 wrote it: its repeated parts referenced, each part as text.
     skeleton, parts = ledger.split(_request())
     assert len(parts) == 2  # the system prompt and the article's block
+    full = named_in_full(skeleton, parts)  # parts named by their whole key before 0034
     with engine.begin() as conn:
         for digest, content in parts.items():
             conn.execute(
@@ -75,7 +76,7 @@ def test_upgrade_packs_the_ledger_and_the_audit_reads_the_same_request(db_url: s
                 "request_json, response_json, created_at, state) VALUES (:item, 'summary', "
                 "'anthropic:claude-haiku-4-5', true, true, :req, :resp, CURRENT_TIMESTAMP, 'done')"
             ),
-            {"item": item_id, "req": json.dumps(skeleton), "resp": json.dumps(RESPONSE)},
+            {"item": item_id, "req": json.dumps(full), "resp": json.dumps(RESPONSE)},
         )
     migrate(engine)
 
@@ -83,7 +84,7 @@ def test_upgrade_packs_the_ledger_and_the_audit_reads_the_same_request(db_url: s
     [(request_raw, response_raw)] = _raw(
         engine, "SELECT request_json, response_json FROM model_calls"
     )
-    assert json.loads(zlib.decompress(bytes(request_raw))) == skeleton
+    assert unpack_json(request_raw) == skeleton  # named by a prefix since 0034
     assert response_raw is not None  # packed against the request's parts since 0029
     for digest, content in _raw(engine, "SELECT hash, content FROM ledger_parts"):
         # (the key is stored as 32 bytes on SQLite since 0030)
@@ -109,7 +110,7 @@ def test_upgrade_packs_the_ledger_and_the_audit_reads_the_same_request(db_url: s
     command.downgrade(alembic_config(engine), previous)
     with engine.connect() as conn:
         stored = conn.execute(text("SELECT request_json FROM model_calls ORDER BY id")).scalars()
-        assert [json.loads(r) if isinstance(r, str) else r for r in stored] == [skeleton] * 2
+        assert [json.loads(r) if isinstance(r, str) else r for r in stored] == [full] * 2
         kept = dict(conn.execute(text("SELECT hash, content FROM ledger_parts")).all())
     assert kept == parts
     engine.dispose()

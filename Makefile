@@ -29,9 +29,13 @@ lock:
 demo: setup
 	$(BIN)/copydesk demo
 
-# Two pytest-xdist workers (CI has 2 cores); the browser tests all run on one of them
-# (tests/conftest.py). `make test PYTEST_WORKERS=0` runs in one process.
-PYTEST_WORKERS ?= 2
+# Three pytest-xdist workers on CI's 2 cores: with two, each was busy about 840 s of an
+# idle run while the cores were busy only 800 s of CPU in all (the browser tests wait on
+# pages, 774 s of them, more than the 10 minutes the suite may take on one worker). Two
+# workers share the browser modules, each with its own review server and Chromium, and
+# one runs the rest, the longest modules first (tests/scheduling.py,
+# tests/module_durations.json). `make test PYTEST_WORKERS=0` runs in one process.
+PYTEST_WORKERS ?= 3
 
 test: setup
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)

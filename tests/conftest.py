@@ -194,29 +194,35 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """`make test` runs two pytest-xdist workers; each test module runs whole on one
-    of them (as `--dist loadfile`). One worker takes the browser modules while the
-    other takes the rest, slow modules first: tests/scheduling.py says why. (xdist's
-    own `--dist loadgroup` marks do not take with pytest 9, which no longer lets a
-    plugin rename a test's node id.)"""
+    """`make test` runs three pytest-xdist workers; each test module runs whole on one
+    of them (as `--dist loadfile`). The first workers to ask (half, rounded up) take
+    the browser modules while the others take the rest, the longest first by
+    tests/module_durations.json: tests/scheduling.py says why. (xdist's own
+    `--dist loadgroup` marks do not take with pytest 9, which no longer lets a plugin
+    rename a test's node id.)"""
     from xdist.scheduler import LoadScopeScheduling
 
-    from tests.scheduling import next_unit
+    from tests.scheduling import browser_workers, load_durations, next_unit
 
-    class BrowserModulesOnOneWorkerFirst(LoadScopeScheduling):
-        browser_node: Any = None
+    durations = load_durations()
+    browser_nodes: list[Any] = []
 
+    class BrowserModulesOnTheFirstWorkers(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             return nodeid.partition("::")[0]
 
         def _assign_work_unit(self, node: Any) -> None:
-            if self.browser_node is None:
-                self.browser_node = node  # the first worker asked
-            scope = next_unit(list(self.workqueue), browser_worker=node is self.browser_node)
+            if node not in browser_nodes and len(browser_nodes) < browser_workers(len(self.nodes)):
+                browser_nodes.append(node)  # among the first workers to ask
+            scope = next_unit(
+                list(self.workqueue),
+                browser_worker=node in browser_nodes,
+                durations=durations,
+            )
             self.workqueue.move_to_end(scope, last=False)  # xdist hands out the first
             super()._assign_work_unit(node)
 
-    return BrowserModulesOnOneWorkerFirst(config, log)
+    return BrowserModulesOnTheFirstWorkers(config, log)
 
 
 # --- SQLite ---------------------------------------------------------------------------

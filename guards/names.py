@@ -198,10 +198,10 @@ def _title_case_lines(text: str) -> list[tuple[int, int]]:
     spans = []
     pos = 0
     for line in text.split("\n"):
-        long = [w for w in _WORD.findall(line) if len(w) >= 4]
-        headline = not line.rstrip().endswith(".")
-        if headline and len(long) >= 3 and sum(map(_is_capitalised, long)) >= 0.6 * len(long):
-            spans.append((pos, pos + len(line)))
+        if not line.rstrip().endswith("."):  # its words are read only then (most are not)
+            long = [w for w in _WORD.findall(line) if len(w) >= 4]
+            if len(long) >= 3 and sum(map(_is_capitalised, long)) >= 0.6 * len(long):
+                spans.append((pos, pos + len(line)))
         pos += len(line) + 1
     return spans
 

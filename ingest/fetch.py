@@ -405,12 +405,18 @@ class GuardedTransport(httpx.HTTPTransport):
     """httpx's own transport, with its connection pool built on `GuardedBackend`.
 
     httpx does not take a network backend as an argument, so the pool is replaced
-    after construction; tests/test_fetch.py proves the guard is in force."""
+    after construction; tests/test_fetch.py proves the guard is in force.
 
-    def __init__(self, policy: AddressPolicy, resolver: Resolver):
-        super().__init__(trust_env=False)
+    `ssl_context` verifies TLS for both pools, httpx's and the guard's: a context
+    given as `verify` is used as it is (https://www.python-httpx.org/advanced/ssl/:
+    "you can pass an SSL Context instance", `httpx.Client(verify=ctx)`), so the
+    certificate bundle is read once, not once a pool (issue 24: about 18 ms of CPU
+    each)."""
+
+    def __init__(self, policy: AddressPolicy, resolver: Resolver, ssl_context: ssl.SSLContext):
+        super().__init__(verify=ssl_context, trust_env=False)
         self._pool = httpcore.ConnectionPool(
-            ssl_context=httpx.create_ssl_context(trust_env=False),
+            ssl_context=ssl_context,
             max_connections=100,
             max_keepalive_connections=20,
             keepalive_expiry=5.0,
@@ -623,16 +629,19 @@ class Fetcher:
         self.settings = settings
         self.resolver = resolver or system_resolver
         self.policy = AddressPolicy(settings.allow_private)
-        self.public = self._client(AddressPolicy([]))
-        self.trusted = self._client(self.policy)
+        # One TLS context for both pools: read once, it verifies as httpx's default
+        # does (certifi's bundle; trust_env=False: no SSL_CERT_FILE from the environment).
+        context = httpx.create_ssl_context(trust_env=False)
+        self.public = self._client(AddressPolicy([]), context)
+        self.trusted = self._client(self.policy, context)
         self.hosts = HostLimiter(settings.per_host_concurrency)
         self.robots = RobotsCache(self)
         self._vouched: dict[str, bool] = {}
         self._vouched_lock = threading.Lock()
 
-    def _client(self, policy: AddressPolicy) -> httpx.Client:
+    def _client(self, policy: AddressPolicy, ssl_context: ssl.SSLContext) -> httpx.Client:
         return httpx.Client(
-            transport=GuardedTransport(policy, self.resolver),
+            transport=GuardedTransport(policy, self.resolver, ssl_context),
             follow_redirects=False,
             trust_env=False,  # a proxy from the environment would bypass the guard
             timeout=httpx.Timeout(

@@ -85,3 +85,30 @@ def test_a_move_between_the_desks_read_and_its_write_is_caught(published, monkey
     status, version, retractions = _state(engine, item_id)
     assert (status, version) == ("retracted", seen + 1)
     assert retractions == 2  # Bo's, for the two targets: Ann's wrote none
+
+
+@pytest.mark.parametrize("account", ["viewer", "disabled editor"])
+def test_only_an_enabled_editor_retracts_from_the_desk(published, account: str) -> None:  # type: ignore[no-untyped-def]
+    """Issue 25 point 5, "editors only": the desk's Retract re-reads the account in
+    its own transaction, so a viewer (whose page shows no Retract form) or an editor
+    disabled since the page was drawn is refused, and nothing changes."""
+    from review_ui.desk import publishing
+    from review_ui.desk.decisions import NotAllowed, Reviewer
+    from review_ui.settings import ReviewAppSettings
+    from store.editors import add_editor, disable_editor
+    from tests.review_seed import PASSWORD
+
+    engine, item_id = published
+    role = "viewer" if account == "viewer" else "editor"
+    with Session(engine) as session:
+        add_editor(session, "vera", PASSWORD, role=role)
+        if account == "disabled editor":
+            disable_editor(session, "vera")
+        session.commit()
+    before = _state(engine, item_id)
+    settings = ReviewAppSettings(database_url=engine.url.render_as_string(hide_password=False))
+    with pytest.raises(NotAllowed):
+        publishing.retract_now(
+            engine, settings, Reviewer("vera", role), item_id, before[1], "Wrong date"
+        )
+    assert _state(engine, item_id) == before == ("published", before[1], 0)

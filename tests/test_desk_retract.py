@@ -112,3 +112,27 @@ def test_only_an_enabled_editor_retracts_from_the_desk(published, account: str) 
             engine, settings, Reviewer("vera", role), item_id, before[1], "Wrong date"
         )
     assert _state(engine, item_id) == before == ("published", before[1], 0)
+
+
+def test_a_viewers_published_page_has_no_retract_form(
+    published, tmp_path: Path, db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """...and the page itself offers a viewer no Retract (AppTest): an editor's
+    Published view has the form, a viewer's has none."""
+    from store.db import session_scope
+    from tests.apptest_helpers import signed_in
+    from tests.publish_helpers import SECRET, SECRET_ENV, add_editor_once
+
+    engine, _ = published
+    with session_scope(engine) as session:
+        add_editor_once(session, "ann")
+        add_editor_once(session, "vera", role="viewer")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COPYDESK_CONFIG", str(write_config(tmp_path, db_url, targets=())))
+    monkeypatch.setenv(SECRET_ENV, SECRET)
+    retract_buttons = [
+        [b.key for b in signed_in(name, "Published").button if "retract" in (b.key or "")]
+        for name in ("ann", "vera")
+    ]
+    assert retract_buttons[0], "the editor's page has no Retract form"
+    assert retract_buttons[1] == [], retract_buttons[1]

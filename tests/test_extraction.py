@@ -9,8 +9,10 @@ import re
 from collections import Counter
 
 import pytest
+import trafilatura
+from trafilatura.utils import load_html
 
-from ingest.extract import EXTRACT_OPTIONS, extract_page, fragment_to_text
+from ingest.extract import EXTRACT_OPTIONS, extract_page, fragment_to_text, reduce_page, tidy
 from tests.articles import LIBRARY, TITLES, page_html
 from tests.ingest_helpers import corpora
 
@@ -38,6 +40,20 @@ def pooled_f1(pairs: list[tuple[str, str]]) -> tuple[float, float, float]:
     return precision, recall, f1
 
 
+def benchmark_pages() -> list[tuple[bytes, str, str]]:
+    """The 62 real pages: (html, url, the article body a person marked)."""
+    root = corpora() / "articles" / "scrapinghub-dev"
+    truth = json.loads((root / "ground-truth.json").read_text(encoding="utf-8"))
+    pages = sorted((root / "html").glob("*.html.gz"))
+    assert len(pages) == len(truth) == 62
+    found = []
+    for page in pages:
+        key = page.name.removesuffix(".html.gz")
+        html = gzip.decompress(page.read_bytes())
+        found.append((html, truth[key]["url"], truth[key]["articleBody"]))
+    return found
+
+
 def test_pooled_f1_is_computed_as_documented():
     assert pooled_f1([("a b c", "a b c")]) == (1.0, 1.0, 1.0)
     p, r, f1 = pooled_f1([("a b", "a b c d"), ("x", "y")])
@@ -45,20 +61,55 @@ def test_pooled_f1_is_computed_as_documented():
 
 
 def test_benchmark_pages_reach_the_f1_floor(capsys):
-    root = corpora() / "articles" / "scrapinghub-dev"
-    truth = json.loads((root / "ground-truth.json").read_text(encoding="utf-8"))
-    pages = sorted((root / "html").glob("*.html.gz"))
-    assert len(pages) == len(truth) == 62
-    pairs = []
-    for page in pages:
-        key = page.name.removesuffix(".html.gz")
-        extracted = extract_page(gzip.decompress(page.read_bytes()), truth[key]["url"])
-        pairs.append((extracted.text, truth[key]["articleBody"]))
+    pairs = [(extract_page(html, url).text, body) for html, url, body in benchmark_pages()]
     precision, recall, f1 = pooled_f1(pairs)
     with capsys.disabled():
         print(f"\nextraction benchmark: P={precision:.4f} R={recall:.4f} F1={f1:.4f} (62 pages)")
     assert f1 >= MIN_F1, f"bag-of-words F1 {f1:.4f} < {MIN_F1}"
     assert not EXTRACT_OPTIONS["include_comments"]
+
+
+def full_metadata_call(html: bytes, url: str | None) -> dict[str, str | None]:
+    """What `extract_page` read up to session 9: one `bare_extraction` with trafilatura's
+    full metadata (title, author, date, site name, categories, tags, licence...)."""
+    tree = load_html(reduce_page(html, None)[0])
+    raw = trafilatura.bare_extraction(
+        tree,
+        url=url,
+        date_extraction_params={"original_date": True, "extensive_search": False},
+        include_comments=False,
+        include_tables=True,
+        favor_precision=True,
+        with_metadata=True,
+    )
+    assert raw is not None
+    return {"text": tidy(raw.text), "title": raw.title, "author": raw.author, "date": raw.date}
+
+
+def test_text_and_title_are_those_of_the_full_metadata_call_on_the_62_pages():
+    """The pipeline asks trafilatura for the text and reads the title alone; on every
+    real page both are what the full metadata call gave, and `copydesk extract`
+    (full_metadata, with or without the page's URL) still gives its author and date."""
+    for html, url, _ in benchmark_pages():
+        old = full_metadata_call(html, url)
+        new = extract_page(html, url)
+        assert (new.text, new.title) == (old["text"], old["title"]), url
+        assert new.author is None and new.date is None, url
+        old = full_metadata_call(html, None)
+        full = extract_page(html, None, full_metadata=True)
+        assert (full.text, full.title, full.author, full.date) == tuple(old.values()), url
+
+
+def test_only_the_extract_command_reads_the_byline_and_date():
+    html = page_html(TITLES["library"], LIBRARY).replace(
+        "<title>",
+        '<meta name="author" content="Mabel Tunney"><meta name="date" content="2026-11-30"><title>',
+    )
+    url = "https://gazette.example.org/news/library"
+    light, full = extract_page(html, url), extract_page(html, url, full_metadata=True)
+    assert light.title == full.title == TITLES["library"] and light.text == full.text
+    assert (light.author, light.date) == (None, None)
+    assert (full.author, full.date) == ("Mabel Tunney", "2026-11-30")
 
 
 def test_comments_navigation_and_footer_are_not_the_article():

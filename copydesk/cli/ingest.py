@@ -121,7 +121,7 @@ def extract(
         except OSError as exc:
             cx.fail(f"cannot read {path}: {exc.strerror}", cx.EXIT_USAGE)
         content, url = gunzip_capped(raw, settings.ingest.max_bytes)[0], None
-    extracted = extract_page(content, url)
+    extracted = extract_page(content, url, full_metadata=True)
     if extracted.not_html:
         cx.fail(f"{target} is not an HTML page: nothing to extract", cx.EXIT_FAILED)
     minimum = settings.gates.min_source_words

@@ -71,6 +71,29 @@ def test_run_publish_json_is_one_document_on_one_line(tmp_path):
     }
 
 
+def test_run_publish_json_keeps_the_run_when_publishing_cannot_start(tmp_path):
+    """The run happened (drafts stored) before publishing was refused: its one JSON
+    document is the run's report with the refusal under "publish", not a document
+    saying no run took place."""
+    env = make_desk(tmp_path)
+    config = tmp_path / "config.toml"
+    config.write_text(config.read_text().split("[[publish.targets]]")[0], encoding="utf-8")
+    done = run(["run", "--publish", "--json"], tmp_path, env=env)
+    assert done.returncode == 3, done.stderr
+    report = one_json_line(done.stdout)
+    with sqlite3.connect(tmp_path / "desk.db") as conn:
+        (run_id,) = conn.execute("SELECT max(id) FROM runs").fetchone()
+    assert report["run_id"] == run_id and report["totals"]["drafts"] == 2
+    assert report["publish"] == {
+        "status": "failed",
+        "exit_code": 3,
+        "error": "no publish targets configured: add [[publish.targets]] to config.toml",
+    }
+    assert done.stderr.rstrip().endswith(
+        "copydesk: error: no publish targets configured: add [[publish.targets]] to config.toml"
+    )
+
+
 @pytest.mark.parametrize(
     "args",
     [

@@ -173,7 +173,14 @@ def _run(
 
     if not as_json:
         _print_report(report, as_json=False)
-    delivered = deliver(ctx, f"run:{report.run_id}", None)
+    try:
+        delivered = deliver(ctx, f"run:{report.run_id}", None)
+    except cx.Failed as refused:  # the run happened: its report stays, the refusal inside
+        if as_json:
+            why = {"status": "failed", "exit_code": refused.exit_code, "error": refused.message}
+            cx.emit_json(report.to_dict() | {"publish": why})
+            printed.append(True)
+        raise
     if as_json:  # one document: the run's report with the publication's inside
         cx.emit_json(report.to_dict() | {"publish": report_dict(delivered)})
     else:

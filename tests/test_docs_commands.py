@@ -77,3 +77,11 @@ def test_help_ends_with_every_exit_code(name):
     epilog = " ".join(done.output.split("Exit codes:")[1].split())
     for code, meaning in codes(name).items():
         assert f"{code} {' '.join(meaning.split())}" in epilog, (code, epilog)
+
+
+def test_the_readme_says_what_differs_on_postgresql_14_and_older():
+    """Issue 22: README itself (not only docs/deploy.md) warns that PUBLIC may create
+    tables in `public` before version 15, and gives the one statement that closes it."""
+    text = " ".join(README.read_text(encoding="utf-8").split())
+    assert "PostgreSQL 14 and older" in text
+    assert "REVOKE CREATE ON SCHEMA public FROM PUBLIC;" in text

@@ -65,11 +65,14 @@ is the heart of the gate; its rules, in order of precedence:
    ("several million", "a third of a million") grounds only the same words.
    "a dozen" is 12 ("two dozen" 24, "half a dozen" 6; in the other languages
    "une douzaine", "ein Dutzend" 12, "deux douzaines", "zwei Dutzend" 24, "une
-   demi-douzaine" 6, and their word for twelve, "douze", "zwölf", "doce", "dodici",
-   "twaalf", but not "soixante-douze" nor "douze mille"), "a score of" 20, "two
-   and a half" 2.5. A year in words ("nineteen eighty-four", "twenty
-   twenty-four") is the year: a number from eleven to twenty, a space, and a
-   number from ten to ninety-nine.
+   demi-douzaine" 6), "a score of" 20, "two and a half" 2.5. In French, German,
+   Spanish, Italian and Dutch the words from ten to twenty and the tens are read
+   ("zwölf" 12, "quinze" 15, "veinte" 20, "quatre-vingt-dix" 90: `_EUROPEAN_WORDS`);
+   not a compound ("vingt-trois", "dreiundzwanzig", "treinta y dos"), nor a word
+   before a scale word ("douze mille"), nor one that is also a word of another
+   language ("elf", "once", "onze") outside its own language. A year in words
+   ("nineteen eighty-four", "twenty twenty-four") is the year: a number from
+   eleven to twenty, a space, and a number from ten to ninety-nine.
 10. A number is a value with a unit (guards.units): percent or percentage
    points, a currency by symbol or code (£, €, $, US$, EUR, "Millionen Euro",
    "millions d'euros"), a unit of measure or time (km, miles, metres, tonnes,
@@ -586,16 +589,18 @@ def _word_runs(text: str, view: bytes | None = None) -> Iterator[re.Match[str]]:
 def _word_numbers(text: str, lang: str | None = None) -> Iterator[NumberToken]:
     """Numbers written in words: "forty-two", "Twenty boats", "three hundred",
     "one point five million", "a million", "minus twelve", "two trillion",
-    "two and a half", "nineteen forty-four" (a year), "a dozen", "a score of"."""
+    "two and a half", "nineteen forty-four" (a year), "a dozen", "a score of",
+    and ten to twenty and the tens in the other languages (`_european_words`)."""
     view = _word_view(text)
     dozens = list(_dozens(text, view))
-    if dozens:  # "ten dozen" is 120, not also 10
-        inside = [(d.start, d.end) for d in dozens]
-        words = [t for t in _run_numbers(text, lang, view)
-                 if not any(a <= t.start < b for a, b in inside)]  # fmt: skip
-        yield from sorted([*words, *dozens])
-    else:
+    european = list(_european_words(text, view, lang))
+    if not dozens and not european:
         yield from _run_numbers(text, lang, view)
+        return
+    inside = [(d.start, d.end) for d in dozens]  # "ten dozen" is 120, not also 10
+    words = [t for t in [*_run_numbers(text, lang, view), *european]
+             if not any(a <= t.start < b for a, b in inside)]  # fmt: skip
+    yield from sorted([*words, *dozens])
 
 
 # How many dozens, in each language the gates read: "two dozen", "deux douzaines", "zwei
@@ -618,33 +623,24 @@ _HALF_A_DOZEN = (
     r"half\s+a\s+dozen|une\s+demi-douzaine|(?:ein|einem|einer)\s+halb(?:es|en)\s+dutzend"
     r"|media\s+docena|mezza\s+dozzina|een\s+(?:half|halve)\s+dozijn"
 )
-# The word for twelve ("douze", "zwölf", "doce", "dodici", "twaalf"; text2num reads English
-# "twelve"): not inside a compound ("soixante-douze" is 72) nor before a scale word
-# ("douze mille", "zwölf Millionen": the words are not read, as "several million" is not).
-_TWELVE = (
-    r"(?<![\w-])(?P<twelve>douze|zwölf|doce|dodici|twaalf)"
-    r"(?![\w-]|\s+(?:mille|cents?|millions?|milliards?|tausend|hundert|millionen|milliarden"
-    r"|mil|cientos|millones|mila|cento|milioni|miliardi|duizend|honderd|miljoen|miljard)\b)"
-)
 _DOZEN = re.compile(
     rf"\b(?:(?P<half>{_HALF_A_DOZEN})"
     rf"|(?P<n>{'|'.join(sorted(_HOW_MANY, key=len, reverse=True))})\s+(?:{'|'.join(_DOZENS_OF)})"
-    r"|(?P<score>a\s+score)\s+of)\b"
-    rf"|{_TWELVE}",
+    r"|(?P<score>a\s+score)\s+of)\b",
     re.IGNORECASE,
 )
-# What `_dozens` looks for in `_word_view` (ASCII letters only, lower-cased; "zwölf" is
-# "zw lf" there) before it runs `_DOZEN`: each search costs a pass over a long source, so
-# the words with a "z" (douze, douzaine, Dutzend, dozzina, dozijn, zwölf) are looked for
-# only in a text with a "z" at all (one `memchr`), and the others by their longest part.
-_Z_DOZENS = (b"douz", b"utzend", b"dozzin", b"dozijn", b"zw lf")
-_OTHER_DOZENS = (b"doce", b"odici", b"twaalf")
+# What `_dozens` looks for in `_word_view` (ASCII letters only, lower-cased) before it
+# runs `_DOZEN`: each search costs a pass over a long source, so the words with a "z"
+# (douzaine, Dutzend, dozzina, dozijn) are looked for only in a text with a "z" at all
+# (one `memchr`), and the others by their longest part.
+_Z_DOZENS = (b"douz", b"utzend", b"dozzin", b"dozijn")
+_OTHER_DOZENS = (b"docena",)
 
 
 def _dozens(text: str, view: bytes) -> Iterator[NumberToken]:
     """ "a dozen" (12), "two dozen" (24), "half a dozen" (6), "a score of" (20), the
     same in the other languages ("une douzaine" 12, "zwei Dutzend" 24, "media docena"
-    6; `_DOZENS_OF`) and their word for twelve ("douze", "zwölf": `_TWELVE`).
+    6; `_DOZENS_OF`).
     `view` (`_word_view(text)`) has "score" exactly where `text.lower()` has it: only
     ASCII letters become letters there, and no other character lower-cases to one of
     s, c, o, r, e (only İ and the Kelvin sign lower-case to ASCII: i and k), so the
@@ -664,11 +660,78 @@ def _dozens(text: str, view: bytes) -> Iterator[NumberToken]:
             value, end = "20", m.end("score")
         elif m.group("half"):
             value = "6"
-        elif m.group("twelve"):
-            value = "12"
         else:
             value = str(12 * _HOW_MANY[" ".join(m.group("n").lower().split())])
         yield NumberToken(m.start(), end, text[m.start() : end], value, len(value))
+
+
+# Ten to twenty and the tens in the other languages the gates read (text2num reads
+# the English ones): each word is its value, as "twelve" is 12. Not read, on the safe
+# side (neither grounded nor refused by value, as "several million" is not): a compound
+# ("vingt-trois", "dreiundzwanzig", "veintitrés", "treinta y dos", "vingt et un": the
+# word inside it is not its value)
+# and a word before a scale word ("zwanzig Millionen", "douze mille": `_scale_at` reads
+# only digits before one). French counts 70 to 90 in compounds of their own, read whole.
+_EUROPEAN_WORDS = {
+    "fr": "dix onze douze treize quatorze quinze seize dix-sept dix-huit dix-neuf vingt "
+    "trente quarante cinquante soixante soixante-dix quatre-vingts quatre-vingt-dix",
+    "de": "zehn elf zwölf dreizehn vierzehn fünfzehn sechzehn siebzehn achtzehn neunzehn "
+    "zwanzig dreißig vierzig fünfzig sechzig siebzig achtzig neunzig",
+    "es": "diez once doce trece catorce quince dieciséis diecisiete dieciocho diecinueve "
+    "veinte treinta cuarenta cincuenta sesenta setenta ochenta noventa",
+    "it": "dieci undici dodici tredici quattordici quindici sedici diciassette diciotto "
+    "diciannove venti trenta quaranta cinquanta sessanta settanta ottanta novanta",
+    "nl": "tien elf twaalf dertien veertien vijftien zestien zeventien achttien negentien "
+    "twintig dertig veertig vijftig zestig zeventig tachtig negentig",
+}
+_EUROPEAN_VALUE = {
+    word: str(value)
+    for words in _EUROPEAN_WORDS.values()
+    for word, value in zip(words.split(), [*range(10, 21), 30, 40, 50, 60, 70, 80, 90],
+                           strict=True)
+} | {"dreissig": "30", "septante": "70", "huitante": "80", "octante": "80", "nonante": "90",
+     "quatre-vingt": "80"}  # fmt: skip
+# Also an ordinary word of another language the gates read ("elf" in English, "onze" is
+# "our" in Dutch, "venti" also "winds"): a number only in these languages.
+_ONLY_IN = {"elf": ("de", "nl"), "once": ("es",), "seize": ("fr",), "onze": ("fr",),
+            "quince": ("es",), "venti": ("it",)}  # fmt: skip
+_EUROPEAN_WORD = re.compile(
+    r"(?<![\w-])(?P<w>"
+    + "|".join(sorted(map(re.escape, _EUROPEAN_VALUE), key=len, reverse=True))
+    + r")(?![\w-]|\s+(?:y\s+(?:un[oa]?|dos|tres|cuatro|cinco|seis|siete|ocho|nueve)"
+    r"|et\s+(?:une?|onze))\b|\s+(?:mille|cents?|millions?|milliards?|tausend|hundert|millionen"
+    r"|milliarden|mil|cientos|millones|mila|cento|milioni|miliardi|duizend|honderd"
+    r"|miljoen|miljard)\b)",
+    re.IGNORECASE,
+)
+# Where one may start, in `_word_view` (ASCII letters lower-cased, every other
+# character a space: "zwölf" is "zw lf" there, "dix-sept" "dix sept").
+_EUROPEAN_CANDIDATE = re.compile(
+    b" " + _trie([_word_view(w)[1:].decode() for w in _EUROPEAN_VALUE]).encode() + b"(?= )"
+)
+
+
+def _european_words(text: str, view: bytes, lang: str | None) -> Iterator[NumberToken]:
+    """Ten to twenty and the tens in French, German, Spanish, Italian and Dutch
+    ("zwölf" 12, "quatre-vingt-dix" 90; `_EUROPEAN_WORDS`); a word in `_ONLY_IN` only
+    when `text` is in its language (`lang`, else detected from `text`)."""
+    end = 0
+    language = lang
+    for candidate in _EUROPEAN_CANDIDATE.finditer(view + b" "):
+        start = candidate.start()  # in `text` (the view has one more byte in front)
+        if start < end:
+            continue
+        m = _EUROPEAN_WORD.match(text, start)
+        if m is None:
+            continue
+        word = m.group().lower()
+        if word in _ONLY_IN:
+            if language is None:
+                language = detect_language(text) or "en"
+            if language not in _ONLY_IN[word]:
+                continue
+        end = m.end()
+        yield NumberToken(start, end, m.group(), _EUROPEAN_VALUE[word], 2)
 
 
 _AND_A_FRACTION = re.compile(

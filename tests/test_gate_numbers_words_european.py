@@ -1,0 +1,105 @@
+"""Number words from ten to twenty and the tens in French, German, Spanish, Italian and
+Dutch are read as English ones are (issue 20, session 10).
+
+Before, only the word for twelve (and dozens) was read in those languages: a source's
+"zwanzig" grounded no 20, so a faithful "20" was discarded, and a draft's "Quinze"
+asked the source for nothing, so it passed against a source's "treize". Now each word
+from ten to twenty and each ten (twenty to ninety; French "soixante-dix",
+"quatre-vingts", "quatre-vingt-dix" and the Belgian and Swiss "septante", "nonante") is
+its value, both ways: the source's word grounds the draft's digits and the other way
+round, and a neighbouring value is refused. Not read (neither grounded nor refused
+by value, the safe side of "several million"): a compound ("vingt-trois",
+"dreiundzwanzig", "treinta y dos", "vingt et un") and a word before a scale word
+("zwanzig Millionen"). A word that is also an ordinary word of another language the
+gates read ("elf", "once", "seize", "onze", "quince", "venti") is a number only in its
+own language. Every place and figure
+is invented.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from guards.numbers import numbers_grounded, tokenise
+
+WORDS = {
+    "fr": "dix onze douze treize quatorze quinze seize dix-sept dix-huit dix-neuf vingt "
+    "trente quarante cinquante soixante soixante-dix quatre-vingts quatre-vingt-dix",
+    "de": "zehn elf zwölf dreizehn vierzehn fünfzehn sechzehn siebzehn achtzehn neunzehn "
+    "zwanzig dreißig vierzig fünfzig sechzig siebzig achtzig neunzig",
+    "es": "diez once doce trece catorce quince dieciséis diecisiete dieciocho diecinueve "
+    "veinte treinta cuarenta cincuenta sesenta setenta ochenta noventa",
+    "it": "dieci undici dodici tredici quattordici quindici sedici diciassette diciotto "
+    "diciannove venti trenta quaranta cinquanta sessanta settanta ottanta novanta",
+    "nl": "tien elf twaalf dertien veertien vijftien zestien zeventien achttien negentien "
+    "twintig dertig veertig vijftig zestig zeventig tachtig negentig",
+}
+VALUES = [*range(10, 21), 30, 40, 50, 60, 70, 80, 90]
+SENTENCE = {  # a source sentence and a draft sentence with {n} where the number goes
+    "fr": ("À Valbrune, {n} maisons ont été évacuées mardi.", "{n} maisons évacuées."),
+    "de": ("In Ostbrück wurden am Dienstag {n} Häuser geräumt.", "{n} Häuser geräumt."),
+    "es": ("En Valdoria, {n} casas fueron evacuadas el martes.", "{n} casas evacuadas."),
+    "it": ("A Borgonero, {n} case sono state evacuate martedì.", "{n} case evacuate."),
+    "nl": ("In Oosterwolde werden dinsdag {n} huizen ontruimd.", "{n} huizen ontruimd."),
+}
+CASES = [
+    (lang, word, value)
+    for lang, words in WORDS.items()
+    for word, value in zip(words.split(), VALUES, strict=True)
+]
+
+
+def _ids(case: tuple[str, str, int]) -> str:
+    return f"{case[0]}-{case[1]}"
+
+
+@pytest.mark.parametrize("case", CASES, ids=_ids)
+def test_a_source_word_grounds_its_value_in_digits(case: tuple[str, str, int]) -> None:
+    lang, word, value = case
+    source, draft = SENTENCE[lang]
+    verdict = numbers_grounded(source.format(n=word), None, draft.format(n=value), language=lang)
+    assert verdict.passed, verdict.reason
+    refused = numbers_grounded(
+        source.format(n=word), None, draft.format(n=value + 1), language=lang
+    )
+    assert not refused.passed, f"{value + 1} grounded by {word}"
+
+
+@pytest.mark.parametrize("case", CASES, ids=_ids)
+def test_a_draft_word_asks_the_source_for_its_value(case: tuple[str, str, int]) -> None:
+    lang, word, value = case
+    source, draft = SENTENCE[lang]
+    written = draft.format(n=word.capitalize())  # first word of the draft
+    verdict = numbers_grounded(source.format(n=value), None, written, language=lang)
+    assert verdict.passed, verdict.reason
+    assert [e["value"] for e in verdict.evidence] == [str(value)]
+    refused = numbers_grounded(source.format(n=value + 1), None, written, language=lang)
+    assert not refused.passed, f"{word} grounded by {value + 1}"
+
+
+@pytest.mark.parametrize(
+    ("lang", "text", "values"),
+    [
+        ("fr", "Septante maisons et nonante granges.", ["70", "90"]),
+        ("fr", "Vingt-trois maisons et dix-sept granges.", ["17"]),  # a compound: not read
+        ("de", "Dreiundzwanzig Häuser, zwanzig Millionen Euro.", []),
+        ("fr", "Quatre-vingt-dix maisons.", ["90"]),  # not also 80 and 10
+        ("es", "Veintitrés casas y treinta y dos granjas.", []),
+        ("fr", "Vingt et une maisons et trente et un bateaux.", []),
+        ("en", "An elf said once that the quince would seize the day.", []),
+        ("nl", "Onze elf huizen.", ["11"]),  # "onze" is "our" in Dutch
+        ("fr", "Onze maisons.", ["11"]),
+        ("it", "Venti forti a Borgonero.", ["20"]),
+        ("es", "Once casas y quince granjas.", ["11", "15"]),
+        ("de", "Die Elf von Ostbrück gewann.", ["11"]),
+    ],
+)
+def test_which_words_are_read(lang: str, text: str, values: list[str]) -> None:
+    assert [t.value for t in tokenise(text, lang)] == values
+
+
+def test_a_compound_asks_nothing_of_the_source() -> None:
+    """Not read: "vingt-trois" is neither grounded nor refused (it is not 20 or 3)."""
+    source = "À Valbrune, vingt maisons ont été évacuées mardi."
+    verdict = numbers_grounded(source, None, "Vingt-trois maisons évacuées.", language="fr")
+    assert verdict.evidence == []

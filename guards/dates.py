@@ -16,9 +16,11 @@ What the draft is held to, each kind on its own:
   states (13/03 can only be 13 March); "1/2" is a fraction, not a date;
 * a bare month after a preposition ("in March", "since April", "by mid-May";
   capitalised), or abbreviated there with its full stop ("in Sept.", "by Oct.";
-  "Jan.", a first name too, only after a word that takes a time, not a person: "in
-  Jan.", "since Jan.", not "from Jan."; German "im Jan.", "seit Okt."): the source
-  names that month (capitalised, in any style);
+  "Jan.", a first name too, after a word that takes a time, not a person: "in
+  Jan.", "since Jan.", German "im Jan.", "seit Okt."; after "from", "by", "before",
+  "after" when no capitalised word follows, "from Jan. onwards", not "from Jan.
+  Olde"): the source names that month (capitalised, in any style), or, for "from
+  Jan." and the like, a person Jan ("Jan Orrick": the first name reading);
 * a month with its year ("January 2026", "9 January 2026"): the source gives
   that month and year together, in words, as an ISO date or slashed with that
   year in four digits or its last two (12/03/2026 and 12/03/26 give March 2026, or
@@ -113,13 +115,21 @@ _BARE_MONTH = re.compile(
     r"end\s+of|start\s+of|beginning\s+of)[\s-]+"
     r"(?:(?P<m>January|February|March|April|May|June|July|August|September|October|November|"
     r"December)\b|(?P<a>Feb|Mar|Apr|Jun|Jul|Aug|Sept?|Oct|Nov|Dec)\.)"
-    # "Jan." is also a first name: a month only after words that take a time, not a
-    # person ("in Jan.", "since Jan.", "mid-Jan."; not "from Jan.", "by Jan.").
+    # "Jan." is also a first name: a month after words that take a time, not a person
+    # ("in Jan.", "since Jan.", "mid-Jan."), and after "from", "by", "before", "after"
+    # unless a capitalised word follows ("from Jan. onwards"; not "from Jan. Olde", nor
+    # "by Jan. The crowd cheered": a name may end the sentence). After those it may
+    # still be the name: `_JAN_THE_NAME` grounds it as well.
     r"|(?i:in|since|until|till|during|early|late|mid|last|next|this|"
-    r"end\s+of|start\s+of|beginning\s+of)[\s-]+(?P<j>Jan)\.)(?![\s,]*[0-9])"
+    r"end\s+of|start\s+of|beginning\s+of)[\s-]+(?P<j>Jan)\."
+    r"|(?i:from|by|before|after)\s+(?P<p>Jan)\.(?!\s*[A-Z]))(?![\s,]*[0-9])"
 )
+# A source naming a person Jan: "Jan" with no full stop (which an abbreviated month
+# has) and no day or year after it ("Jan Orrick", "Jan's").
+_JAN_THE_NAME = re.compile(r"\bJan\b(?!\.)(?![\s,]*[0-9])")
+_FIRST_NAME_BEFORE = re.compile(r"\b(?i:from|by|before|after)\s+$")
 # A bare month may be abbreviated with its full stop ("in Sept.", "by Oct."), capitalised;
-# "Jan." only after a word that takes a time (above); "May" has no abbreviation.
+# "Jan." only where it cannot be the first name (above); "May" has no abbreviation.
 _BARE_ABBREVIATIONS = ("Jan", "Feb", "Mar", "Apr", "Jun", "Jul", "Aug", "Sep", "Sept", "Oct",
                        "Nov", "Dec")  # fmt: skip
 WEEKDAY_NAMES = "monday tuesday wednesday thursday friday saturday sunday".split()
@@ -355,7 +365,7 @@ def _english_dates(draft: str, prefilter: bool) -> list[DateMention]:
     bare_month = not prefilter or not _BARE_MONTH_WORDS.isdisjoint(_CAPITALISED_RUN.findall(draft))
     found = (_calendar(draft, strict_case=True, low=low) if calendar else []) + _slashed(draft)
     for m in _BARE_MONTH.finditer(draft) if bare_month else ():
-        group = "m" if m.group("m") else "a" if m.group("a") else "j"
+        group = next(g for g in ("m", "a", "j", "p") if m.group(g))
         month = _MONTHS[m.group(group)[:3].lower()]
         found.append(DateMention(m.start(group), m.end(), "month", str(month)))
     for m in scan(_WEEKDAY_FULL) if weekday else ():
@@ -830,6 +840,16 @@ def _around(text: str, literal: str, pattern: re.Pattern[str], ok, back: int):
     return None
 
 
+def _may_be_jan_the_name(draft: str, d: DateMention) -> bool:
+    """Whether a month the draft wrote "Jan." after "from", "by", "before" or "after"
+    (where it may be the first name too)."""
+    return (
+        d.kind == "month"
+        and draft.startswith("Jan.", d.start)
+        and _FIRST_NAME_BEFORE.search(draft, 0, d.start) is not None
+    )
+
+
 def dates_grounded(
     source: str, url: str | None, draft: str, *, language: str | None = None
 ) -> Verdict:
@@ -859,7 +879,10 @@ def dates_grounded(
         else:
             span = _find_in_source(norm.text, d)
         own: list[DateMention] = []
-        if span is None:
+        name = None  # "by Jan." grounded by the source's Jan Orrick (original offsets)
+        if span is None and _may_be_jan_the_name(draft, d):
+            name = _JAN_THE_NAME.search(source or "")
+        if span is None and name is None:
             if foreign is None:
                 foreign = _source_dates(read, language)
             span = _foreign_in_source(d, foreign)
@@ -872,15 +895,19 @@ def dates_grounded(
                 "date": written,
                 "kind": d.kind,
                 "value": d.value,
-                "found": span is not None,
+                "found": span is not None or name is not None,
                 "draft_span": [d.start, d.end],
-                "source_span": list(norm.original_span(*span)) if span else None,
+                "source_span": list(norm.original_span(*span))
+                if span
+                else list(name.span())
+                if name
+                else None,
             }
         )
         if other is not None:
             start, end = norm.original_span(*other)
             evidence[-1]["other_event"] = (source or "")[start:end].strip()
-        if span is None and written not in missing:
+        if span is None and name is None and written not in missing:
             missing.append(written)
     if missing:
         distinct = len({e["date"] for e in evidence})

@@ -2,10 +2,13 @@
 where it cannot be anything else: capitalised, with its full stop, after a preposition
 that takes a month ("in", "since", "by", "until", "from", "early"...), and not followed by
 a day or a year (then it is a calendar date, read as before). "Jan." is a first name
-too ("a letter from Jan."): it is a month only after a word that takes a time, not a
-person ("in Jan.", German "im Jan."; session 9). The month is compared by value, so "in Sept."
-is grounded by "September", "Sept. 14" or 2026-09-14 in the source, and refused when the
-source has another month. Every place, person and event is invented.
+too ("a letter from Jan."): it is a month after a word that takes a time, not a
+person ("in Jan.", German "im Jan."; session 9), and after "from", "by", "before" or
+"after" unless a capitalised word follows ("from Jan. onwards", "by Jan."; not "from
+Jan. Olde"; session 10). After those words it may still be the first name: a source
+that names a Jan grounds it as well as one that has January. The month is compared by
+value, so "in Sept." is grounded by "September", "Sept. 14" or 2026-09-14 in the source,
+and refused when the source has another month. Every place, person and event is invented.
 """
 
 from __future__ import annotations
@@ -82,7 +85,8 @@ def test_a_bare_abbreviated_month_is_held_to_the_source(
 # "Jan." is a month after a preposition that takes only a time ("in", "since", "until",
 # "during", "early", "mid", "late", "end of"...; German "im", "seit", "bis", "ab", "Anfang",
 # "Mitte", "Ende"): no person is "in Jan." or "im Jan.". After "from", "by", "before" or
-# "after" it may be the first name Jan and is not read (see `test_not_a_bare_month`).
+# "after" it is a month too unless a capitalised word follows (a surname, or a new
+# sentence after a name: see `test_not_a_bare_month`).
 @pytest.mark.parametrize(
     ("draft", "language"),
     [
@@ -92,6 +96,10 @@ def test_a_bare_abbreviated_month_is_held_to_the_source(
         ("Die Fähre fährt im Jan. nicht, sagte der Hafenmeister.", "de"),
         ("Die Brücke ist seit Jan. gesperrt, teilte der Kreistag mit.", "de"),
         ("Die Arbeiten dauern bis Mitte Jan. an, sagte die Bauleiterin.", "de"),
+        ("New fares apply from Jan., the company said.", None),
+        ("New fares apply from Jan. onwards.", None),
+        ("The pontoon is rebuilt by Jan.", None),
+        ("The quay is rebuilt before Jan. at the latest.", None),
     ],
 )
 def test_a_bare_jan_after_a_time_preposition_is_january(draft: str, language: str | None) -> None:
@@ -113,6 +121,13 @@ SOURCE_JAN = (
         (SOURCE, "The Millbeck crossing closes in Jan. for dredging.", None, False),
         (SOURCE_JAN, "Die Fähre fährt im Jan. nicht, teilte der Kreistag mit.", "de", True),
         (SOURCE, "Die Fähre fährt im Jan. nicht, teilte der Kreistag mit.", "de", False),
+        (SOURCE_JAN, "The Millbeck crossing closes from Jan. for dredging.", None, True),
+        (SOURCE, "The Millbeck crossing closes from Jan. for dredging.", None, False),
+        (SOURCE_JAN, "The pontoon is rebuilt by Jan.", None, True),
+        (SOURCE, "The pontoon is rebuilt by Jan.", None, False),
+        # "by Jan." may be the first name: a source naming a Jan grounds it too
+        (SOURCE + " Jan Orrick, a pilot, read a poem.", "A poem was read by Jan.", None, True),
+        (SOURCE + " Jan Orrick, a pilot, read a poem.", "A poem was read in Jan.", None, False),
     ],
 )
 def test_a_bare_jan_is_held_to_the_source(

@@ -14,7 +14,9 @@ A dependency-free heuristic (no model, no download; measured in the README):
   capitalised word after a German article ("die Schließung": German capitalises
   every noun; not an acronym, "die SPD"), also before "der" ("die Schließung der
   Halle"), but not before "von" ("die Bank von Ostbrück": "Bank" and "Ostbrück"
-  are both checked), "I", and at
+  are both checked; "Bank" is grounded by a compound with that head naming the same
+  thing, "die Landesbank von Ostbrück", not by "das Bankhaus Ostbrück", whose head is
+  Haus), "I", and at
   the start of a sentence (or after an opening quotation mark or a colon) a
   common word such as "The", "However", "Officials" or an -ly adverb.
 * In a Title Case line (a headline) every word is capitalised, so a word there
@@ -423,6 +425,16 @@ class _SourceIndex:
             for n in holders
         )
 
+    def has_compound_of(self, head: str, rest: tuple[str, ...]) -> bool:
+        """Whether the folded source names the same thing with a compound whose head
+        (last part) is `head`: "die Bank von Ostbrück" from "die Landesbank von
+        Ostbrück" or "Landesbank Ostbrück". German compounds are right-headed: a
+        Landesbank is a Bank, a Bankhaus is not (its head is Haus). The rest of the
+        compound has three letters or more."""
+        name = r"\s+".join(map(re.escape, rest))
+        pattern = rf"(?<!\w)\w{{3,}}{re.escape(head)}\s+(?:von\s+)?{name}(?!\w)"
+        return re.search(pattern, self.norm.text) is not None
+
     @property
     def lower_folded(self) -> frozenset[str]:
         return frozenset(w.casefold() for w in self.lower)
@@ -552,6 +564,13 @@ _GERMAN_ARTICLE_BEFORE = re.compile(
 _GERMAN_LINK_ARTICLES = frozenset(("der", "den"))
 
 
+def _after_german_article(draft: str, name: Name) -> bool:
+    """Whether `name` follows a German article (and does not start a sentence)."""
+    return not name.initial and bool(
+        _GERMAN_ARTICLE_BEFORE.search(draft, max(0, name.start - 8), name.start)
+    )
+
+
 def _german_nouns(draft: str, name: Name) -> frozenset[str]:
     """The words of a name after a German article that are nouns, not names (no other
     language writes these articles before a name). German capitalises every noun:
@@ -563,7 +582,7 @@ def _german_nouns(draft: str, name: Name) -> frozenset[str]:
     Bank von Ostbrück" names an institution, so its "Bank" must be in the source as
     well (another noun with "von Ostbrück" does not ground it). A short draft is too
     short to detect its language, so the article is the sign."""
-    if name.initial or not _GERMAN_ARTICLE_BEFORE.search(draft, max(0, name.start - 8), name.start):
+    if not _after_german_article(draft, name):
         return frozenset()
     # The name's words in stretches between its connecting words, each with the
     # connecting word before it ("" for the first).
@@ -611,6 +630,10 @@ def names_grounded(source: str, url: str | None, draft: str) -> Verdict:
         if lacks:  # "die Schließung", "am Hafen von": German nouns, capitalised, not names
             nouns = _german_nouns(draft, name)
             lacks = [word for word in lacks if word not in nouns]
+        if lacks == [name.words[0]] and len(name.words) > 1 and _after_german_article(draft, name):
+            rest = name.words[2:] if name.words[1] == "von" else name.words[1:]
+            if index.has_compound_of(norm.fold(lacks[0]), tuple(map(norm.fold, rest))):
+                lacks = []  # "die Bank von Ostbrück" of the "Landesbank von Ostbrück"
         written = draft[name.start : name.end]
         entry: dict[str, Any] = {
             "name": written,

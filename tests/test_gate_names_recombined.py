@@ -160,3 +160,35 @@ def test_a_name_does_not_run_over_a_blank_line() -> None:
     v = names_grounded(source, None, draft)
     assert v.passed, v.reason
     assert [e["name"] for e in v.evidence] == ["Mira Tallis"]  # a lone sentence-initial word
+
+
+# German compounds are right-headed: a "Landesbank" is a Bank, a "Kreissparkasse" a
+# Sparkasse, but a "Bankhaus" is (grammatically) a Haus (issue 20, session 10). A head
+# noun the source has only as the head of a compound naming the same thing ("die
+# Landesbank von Ostbrück", "Kreissparkasse Ostbrück") is grounded by it; a draft's
+# compound is never grounded by its parts, and a noun the source has only as the first
+# part of a compound ("Bankhaus") or in another name is not grounded by it.
+SOURCE_DE_COMPOUNDS = (
+    "Die Landesbank von Ostbrück zahlt den Umbau des Hallenbads, sagte Bürgermeisterin "
+    "Anna Keller. Die Kreissparkasse Ostbrück gibt einen Kredit, das Bankhaus Kelmbach "
+    "einen zweiten."
+)
+SOURCE_DE_BANKHAUS = "Das Bankhaus Kelmbach gibt einen Kredit, sagte Anna Keller."
+SOURCE_DE_BANK = "Die Bank von Ostbrück zahlt den Umbau, sagte Bürgermeisterin Anna Keller."
+GERMAN_COMPOUND_CASES = [
+    # (source, draft, passes, why)
+    (SOURCE_DE_COMPOUNDS, "Die Bank von Ostbrück zahlt den Umbau.", True, "Landesbank: a Bank"),
+    (SOURCE_DE_COMPOUNDS, "Die Sparkasse von Ostbrück gibt einen Kredit.", True, "Kreissparkasse"),
+    (SOURCE_DE_BANKHAUS, "Die Bank von Kelmbach gibt einen Kredit.", False, "Bankhaus: a Haus"),
+    (SOURCE_DE_COMPOUNDS, "Das Haus von Ostbrück zahlt.", False, "the Bankhaus is Kelmbach's"),
+    (SOURCE_DE_BANK, "Das Bankhaus von Ostbrück zahlt den Umbau.", False, "Bank is not Bankhaus"),
+    (SOURCE_DE_BANK, "Die Landesbank von Ostbrück zahlt den Umbau.", False, "nor Landesbank"),
+    (SOURCE_DE_BANK, "Die Bank von Ostbrück zahlt den Umbau.", True, "the same words"),
+]
+
+
+@pytest.mark.parametrize("case", GERMAN_COMPOUND_CASES, ids=lambda case: case[3])
+def test_a_german_compound_grounds_its_head_noun_only(case: tuple[str, str, bool, str]) -> None:
+    source, draft, passes, why = case
+    v = names_grounded(source, None, draft)
+    assert v.passed is passes, (why, v.reason)

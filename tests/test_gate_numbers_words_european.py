@@ -22,19 +22,29 @@ import pytest
 
 from guards.numbers import numbers_grounded, tokenise
 
-WORDS = {
-    "fr": "dix onze douze treize quatorze quinze seize dix-sept dix-huit dix-neuf vingt "
-    "trente quarante cinquante soixante soixante-dix quatre-vingts quatre-vingt-dix",
-    "de": "zehn elf zwölf dreizehn vierzehn fünfzehn sechzehn siebzehn achtzehn neunzehn "
-    "zwanzig dreißig vierzig fünfzig sechzig siebzig achtzig neunzig",
-    "es": "diez once doce trece catorce quince dieciséis diecisiete dieciocho diecinueve "
-    "veinte treinta cuarenta cincuenta sesenta setenta ochenta noventa",
-    "it": "dieci undici dodici tredici quattordici quindici sedici diciassette diciotto "
-    "diciannove venti trenta quaranta cinquanta sessanta settanta ottanta novanta",
-    "nl": "tien elf twaalf dertien veertien vijftien zestien zeventien achttien negentien "
-    "twintig dertig veertig vijftig zestig zeventig tachtig negentig",
+WORDS = {  # (ten to nineteen, then twenty to ninety by tens)
+    "fr": (
+        "dix onze douze treize quatorze quinze seize dix-sept dix-huit dix-neuf",
+        "vingt trente quarante cinquante soixante soixante-dix quatre-vingts quatre-vingt-dix",
+    ),
+    "de": (
+        "zehn elf zwölf dreizehn vierzehn fünfzehn sechzehn siebzehn achtzehn neunzehn",
+        "zwanzig dreißig vierzig fünfzig sechzig siebzig achtzig neunzig",
+    ),
+    "es": (
+        "diez once doce trece catorce quince dieciséis diecisiete dieciocho diecinueve",
+        "veinte treinta cuarenta cincuenta sesenta setenta ochenta noventa",
+    ),
+    "it": (
+        "dieci undici dodici tredici quattordici quindici sedici diciassette diciotto diciannove",
+        "venti trenta quaranta cinquanta sessanta settanta ottanta novanta",
+    ),
+    "nl": (
+        "tien elf twaalf dertien veertien vijftien zestien zeventien achttien negentien",
+        "twintig dertig veertig vijftig zestig zeventig tachtig negentig",
+    ),
 }
-VALUES = [*range(10, 21), 30, 40, 50, 60, 70, 80, 90]
+VALUES = [*range(10, 20), *range(20, 100, 10)]
 SENTENCE = {  # a source sentence and a draft sentence with {n} where the number goes
     "fr": ("À Valbrune, {n} maisons ont été évacuées mardi.", "{n} maisons évacuées."),
     "de": ("In Ostbrück wurden am Dienstag {n} Häuser geräumt.", "{n} Häuser geräumt."),
@@ -45,7 +55,7 @@ SENTENCE = {  # a source sentence and a draft sentence with {n} where the number
 CASES = [
     (lang, word, value)
     for lang, words in WORDS.items()
-    for word, value in zip(words.split(), VALUES, strict=True)
+    for word, value in zip(" ".join(words).split(), VALUES, strict=True)
 ]
 
 

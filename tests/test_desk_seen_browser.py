@@ -53,7 +53,14 @@ def test_after_ten_decisions_the_draft_keeps_the_top_of_the_screen(
 ) -> None:
     from playwright.sync_api import expect
 
-    with serve(tmp_path, sqlite_url, _twelve, dwell_seconds=1) as server, chromium() as browser:
+    # A short dwell (issue 23: the shipped 1 s was 10 of this test's 27 s): what is
+    # proven here is where the draft stays after ten decisions, not how long the dwell
+    # is; each decision still waits for the page to say the draft was seen (`read`),
+    # so none is refused, however slow the machine.
+    with (
+        serve(tmp_path, sqlite_url, _twelve, dwell_seconds=0.2) as server,
+        chromium() as browser,
+    ):
         page = signed_in_page(browser, server, width=width, height=height)
         shows(page, "bridge")
         decided = []

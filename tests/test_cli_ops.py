@@ -311,3 +311,18 @@ def test_re_adding_a_known_url_says_so_and_renames_nothing(tmp_path):
     assert again.returncode == 0
     assert "already" in again.stdout + again.stderr and "wire" in again.stdout + again.stderr
     assert ("wire", url, 1) in feed_rows(tmp_path)
+
+
+def test_a_feed_refused_for_its_private_address_names_allow_private(tmp_path):
+    """The operator's own feed on an intranet address: the run refuses to fetch it
+    and says, in the run's report and in `feeds list`, which setting lets it."""
+    env = make_desk(tmp_path)
+    url = "http://10.20.30.40/wire.xml"  # private (RFC 1918): never fetched, never reached
+    assert run_here(["feeds", "add", url, "--name", "intranet"], tmp_path, env=env).returncode == 0
+    ran = run_here(["run", "--feed", "intranet", "--json"], tmp_path, env=env)
+    assert ran.returncode == 0, ran.stderr
+    (reported,) = one_json_line(ran.stdout)["feeds"]
+    listed = one_json_line(run_here(["feeds", "list", "--json"], tmp_path, env=env).stdout)
+    (feed,) = [f for f in listed if f["name"] == "intranet"]
+    for said in (json.dumps(reported), feed["last_error"]):
+        assert "10.20.30.40" in said and "[ingest] allow_private" in said, said

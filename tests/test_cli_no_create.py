@@ -114,6 +114,23 @@ def test_an_empty_postgresql_database_is_left_empty(
     engine.dispose()
 
 
+@pytest.mark.parametrize("args", [["run"], ["feeds", "list"], ["stats"]], ids=" ".join)
+def test_the_runtime_role_refused_by_postgresql_is_told_to_run_migrate(
+    tmp_path: Path, pg_url: str, pg_runtime_url: str, args: list[str]
+) -> None:
+    """The owner migrated but never granted the runtime role its rights (`migrate`
+    without COPYDESK_MIGRATE_DATABASE_URL's runtime role): a command signed in as
+    that role says "permission denied" with the fix, in one line, exit 3."""
+    from store.db import migrate_as_owner
+
+    migrate_as_owner(pg_url)
+    result = _invoke(_config(tmp_path, pg_runtime_url), args)
+    assert result.exit_code == 3, result.output
+    (line,) = [x for x in result.stderr.splitlines() if x.startswith("copydesk: error:")]
+    assert "permission denied" in line and "copydesk migrate" in line, line
+    assert "Traceback" not in result.output
+
+
 def test_review_with_a_mistyped_path_starts_no_server(tmp_path: Path) -> None:
     config = _config(tmp_path, "sqlite:///newsroom-typo.db")
     with socket.socket() as probe:  # a free port, should the server start after all

@@ -33,6 +33,7 @@ from sqlalchemy.types import TypeDecorator
 from sqlmodel import Field, SQLModel
 
 from guards.checks import check_state as guard_check_state
+from store.coded import GATES, MODES, STAGES, Coded
 from store.packing import Digest, PackedEvidence, PackedJSON, PackedSourceText, PackedText
 
 if TYPE_CHECKING:  # a type only: the store does not run gates
@@ -203,10 +204,11 @@ class GateVerdict(SQLModel, table=True):
     id: int | None = Field(default=None, primary_key=True)
     item_id: int = Field(foreign_key="items.id", index=True)
     run_id: int | None = Field(default=None, foreign_key="runs.id")
-    stage: str  # "source", "draft" or "edit"
-    gate: str
+    # Stored as short codes (store/coded.py, migration 0035), read as names.
+    stage: str = Field(sa_column=Column(Coded(STAGES), nullable=False))  # "source", "draft", ...
+    gate: str = Field(sa_column=Column(Coded(GATES), nullable=False))
     passed: bool
-    mode: str  # "discard", "flag" or "off"
+    mode: str = Field(sa_column=Column(Coded(MODES), nullable=False))  # "discard", "flag" or "off"
     reason: str = Field(sa_column=Column(Text, nullable=False))
     # JSON; a large evidence packed inside it (store/packing.py `PackedEvidence`).
     evidence: Any = Field(default=None, sa_column=Column(PackedEvidence, nullable=True))

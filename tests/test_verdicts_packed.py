@@ -14,6 +14,7 @@ from sqlmodel import Session, select
 from guards.checks import FAILED, not_run
 from store import status as st
 from store.checks import did_not_run, is_transient, unchecked_items
+from store.coded import GATES, name_of
 from store.db import open_store, session_scope
 from store.models import GateVerdict, Item
 from store.packing import PACKED_KEY
@@ -44,7 +45,8 @@ JUDGED = {
 def _raw(engine) -> list:  # type: ignore[no-untyped-def]
     with engine.connect() as conn:
         rows = conn.execute(text("SELECT gate, evidence FROM gate_verdicts ORDER BY id")).all()
-    return [(g, json.loads(e) if isinstance(e, str) else e) for g, e in rows]
+    # The gate as its name (stored as a code since migration 0035: store/coded.py).
+    return [(name_of(GATES, g), json.loads(e) if isinstance(e, str) else e) for g, e in rows]
 
 
 def test_large_evidence_is_packed_small_stays_queryable_and_both_read_back(db_url) -> None:

@@ -91,3 +91,14 @@ def _as_a_process(cwd: Path, env: dict[str, str]) -> Iterator[None]:
         os.environ.clear()
         os.environ.update(saved_env)
         time.tzset()
+
+
+def cli_commands() -> list[str]:
+    """Every command a person runs ("feeds add"): the leaves of the command tree."""
+    from docs import gen_cli
+
+    found = []
+    for path, command in gen_cli.walk(gen_cli.root_command(), ("copydesk",)):
+        if len(path) > 1 and not hasattr(command, "commands"):
+            found.append(" ".join(path[1:]))
+    return found

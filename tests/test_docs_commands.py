@@ -12,18 +12,9 @@ from typer.testing import CliRunner
 
 from copydesk.cli import app
 from copydesk.cli.exits import SPECIFIC, codes
-from docs import gen_cli
+from tests.cli_helpers import cli_commands
 
 README = Path(__file__).resolve().parents[1] / "README.md"
-
-
-def commands() -> list[str]:
-    """Every command a person runs ("feeds add"): the leaves of the command tree."""
-    found = []
-    for path, command in gen_cli.walk(gen_cli.root_command(), ("copydesk",)):
-        if len(path) > 1 and not hasattr(command, "commands"):
-            found.append(" ".join(path[1:]))
-    return found
 
 
 def table_rows(text: str) -> dict[str, set[int]]:
@@ -50,7 +41,7 @@ def table_rows(text: str) -> dict[str, set[int]]:
 
 def test_the_readme_table_lists_every_command_with_its_exit_codes():
     rows = table_rows(README.read_text(encoding="utf-8"))
-    names = commands()
+    names = cli_commands()
     assert sorted(rows) == sorted(names), (
         f"missing: {sorted(set(names) - set(rows))}; not commands: {sorted(set(rows) - set(names))}"
     )
@@ -69,7 +60,7 @@ def test_a_missing_row_or_a_wrong_code_is_caught():
     assert table_rows(text)["watch"] == {0, 1, 2, 3}
 
 
-@pytest.mark.parametrize("name", commands())
+@pytest.mark.parametrize("name", cli_commands())
 def test_help_ends_with_every_exit_code(name):
     assert name in SPECIFIC, f"add {name!r} and its exit codes to copydesk/cli/exits.py"
     done = CliRunner().invoke(app, [*name.split(), "--help"], terminal_width=400)

@@ -272,3 +272,26 @@ def test_systemd_exec_start_is_a_valid_command_line(tmp_path, name):
     assert exec_start.startswith(INSTALLED_SCRIPT)
     done = run([*exec_start.split()[1:], "--help"], tmp_path)
     assert done.returncode == 0, done.stderr
+
+
+def seconds(span: str) -> float:
+    """A systemd time span of one unit ("100ms", "5s", "10min"; systemd.time(7))."""
+    number, unit = re.fullmatch(r"(\d+)\s*(ms|s|min|h)?", span).groups()  # type: ignore[union-attr]
+    return int(number) * {"ms": 0.001, "s": 1, None: 1, "min": 60, "h": 3600}[unit]
+
+
+@pytest.mark.parametrize("service", [p.name for p in unit_files("service")])
+def test_systemd_a_restarting_service_gives_up_and_alerts(service):
+    """A service that restarts itself (the review server) and fails at once every
+    time (the port taken: exit 3) must reach its start limit, enter the failed state
+    and start the alert: with RestartSec=5s, systemd's default limit (5 starts in
+    10 s) is never reached and it would restart forever, unseen (systemd.unit(5),
+    StartLimitIntervalSec=, StartLimitBurst=)."""
+    found = settings(UNITS / service)
+    if not found.get("Restart") or found["Restart"] == ["no"]:
+        return
+    (interval,) = found.get("StartLimitIntervalSec", ["10s"])
+    (burst,) = found.get("StartLimitBurst", ["5"])
+    (pause,) = found.get("RestartSec", ["100ms"])
+    assert seconds(interval) > int(burst) * seconds(pause), (interval, burst, pause)
+    assert found.get("OnFailure") == ["copydesk-failure@%n.service"]

@@ -143,18 +143,33 @@ def renew(session: Session, run_id: int, lease: timedelta) -> None:
     )
 
 
-def still_holds(session: Session, item_id: int, run_id: int | None, version: int) -> bool:
+@dataclass(frozen=True)
+class Hold:
+    """Whether a worker may still work on an item (`check_hold`), and the item's text
+    as stored, read in the same SELECT: the ledger packs a model call's parts against
+    it (issue 24: one read of the item per model call, not two)."""
+
+    held: bool
+    source_text: str | None
+
+
+def check_hold(session: Session, item_id: int, run_id: int | None, version: int) -> Hold:
     """Whether a worker of run `run_id` that took the item at `version` may still
     work on it (before each model call: a lost lease sends nothing). The item must
     be `new` at that version (a claim by another run bumps it), and a claimed item's
     lease this run's and not run out. An item never claimed (a submitted one) is
     fenced by its version alone."""
     row = session.connection().execute(_HOLDS, {"item_id": item_id}).first()
-    if row is None or row.status != NEW or row.version != version:
-        return False
-    if row.claimed_by is None:
-        return True
-    return row.claimed_by == run_id and row.claim_until is not None and row.claim_until > utcnow()
+    if row is None:
+        return Hold(False, None)
+    if row.status != NEW or row.version != version:
+        held = False
+    elif row.claimed_by is None:
+        held = True
+    else:
+        held = row.claimed_by == run_id and row.claim_until is not None
+        held = held and row.claim_until > utcnow()
+    return Hold(held, row.source_text)
 
 
 _ITEMS = Item.__table__
@@ -164,6 +179,7 @@ _HOLDS = select(
     _ITEMS.c.version,  # type: ignore[attr-defined]
     _ITEMS.c.claimed_by,  # type: ignore[attr-defined]
     _ITEMS.c.claim_until,  # type: ignore[attr-defined]
+    _ITEMS.c.source_text,  # type: ignore[attr-defined]
 ).where(_ITEMS.c.id == bindparam("item_id"))  # type: ignore[attr-defined]
 
 

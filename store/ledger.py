@@ -168,19 +168,34 @@ def _values(
     return values
 
 
+class Unread:
+    """The item's text was not read by the caller: `store_parts` reads it."""
+
+
+UNREAD = Unread()
+
+
 _CALLS = ModelCall.__table__
 # Every column but the id and the row's time (its begin's), from the parameters.
 _COMPLETE = update(_CALLS).where(_CALLS.c.id == bindparam("row_id"))  # type: ignore[attr-defined]
 
 
-def begin(session: Session, call: CallRecord, *, item_id: int | None, run_id: int | None) -> int:
+def begin(
+    session: Session,
+    call: CallRecord,
+    *,
+    item_id: int | None,
+    run_id: int | None,
+    source: str | None | Unread = UNREAD,
+) -> int:
     """The row of a call about to be sent, written (state "in_flight") before the
     request goes out, so a crash cannot hide a call that may be billed. Returns its
     id, which the completed record carries (`CallRecord._row_id`). A Core INSERT
-    (issue 24: no ORM object for a row this session never reads)."""
+    (issue 24: no ORM object for a row this session never reads). `source`: the
+    item's text as stored, when the caller read it in this transaction."""
     parts: dict[str, str] = {}
     values = _values(call, item_id, run_id, parts) | {"state": IN_FLIGHT, "created_at": utcnow()}
-    store_parts(session, parts, item_id)
+    store_parts(session, parts, item_id, source)
     row_id = session.connection().execute(insert(_CALLS), values).inserted_primary_key[0]
     assert row_id is not None
     return row_id
@@ -248,13 +263,21 @@ def describe_unknown(calls: int, estimate: float | None) -> str:
     )
 
 
-def store_parts(session: Session, parts: dict[str, str], item_id: int | None = None) -> None:
+def store_parts(
+    session: Session,
+    parts: dict[str, str],
+    item_id: int | None = None,
+    source: str | None | Unread = UNREAD,
+) -> None:
     """The parts not stored yet, in hash order, in one statement (built once a
-    dialect: issue 24); those that quote the item's text packed against it."""
+    dialect: issue 24); those that quote the item's text packed against it. `source`
+    is that text as stored, when the caller has read it in this transaction (a
+    model call's claim check does: `store.claims.check_hold`)."""
     if not parts:
         return
     connection = session.connection()
-    source = None if item_id is None else connection.execute(_SOURCE, {"id": item_id}).scalar()
+    if isinstance(source, Unread):
+        source = None if item_id is None else connection.execute(_SOURCE, {"id": item_id}).scalar()
     values = [
         {"hash": key, "content": pack_part(parts[key], item_id, source)} for key in sorted(parts)
     ]

@@ -135,3 +135,47 @@ def test_a_completion_whose_row_is_gone_is_still_a_row(engine) -> None:
         rows = session.exec(select(ModelCall)).all()
         assert [r.request_id for r in rows] == ["req_wendle_7"]
         assert ledger.requests(session, rows) == [_request(7)]
+
+
+def test_beginning_a_call_reads_its_item_once_and_keeps_the_fence(engine) -> None:
+    """Before each model call the worker checks its claim and writes the call's row in
+    flight (`InFlight.begin`). The claim check and the packing of the call's parts
+    against the item's text read the same row: one SELECT of items, not two (issue 24,
+    session 10). The parts still pack against the item's text, and a worker that no
+    longer holds the item still sends nothing and writes no row."""
+    from copydesk.services.pipeline.draft import InFlight
+    from copydesk.services.pipeline.handoff import Job
+    from copydesk.services.pipeline.state import RunState
+    from summarise.base import LeaseLost
+
+    with session_scope(engine) as session:
+        url = "https://wendle.example.test/harbour"
+        item = Item(dedup_key=url, source_url=url, title="Harbour", source_text=ARTICLE)
+        st.create(session, item, actor="cli", reason="seen")
+        item_id, version = item.id, item.version
+    job = Job(item_id, version, url, url, "Harbour", True, 0, None)
+    call = _record(0, ok=False, error="in flight", state=ledger.IN_FLIGHT)
+    call.request_json["messages"][0]["content"][0]["text"] = ARTICLE  # quotes the item
+    journal = InFlight(RunState(settings=None, engine=engine), job)  # type: ignore[arg-type]
+
+    sent = _statements(engine, lambda: journal.begin(call))
+    assert len([s for s in _on("items", sent) if s.startswith("SELECT")]) == 1, sent
+
+    with Session(engine) as session:
+        rows = session.exec(select(ModelCall)).all()
+        assert ledger.requests(session, rows) == [call.request_json]
+        stored = session.exec(select(LedgerPart.content)).all()
+    assert not any(ARTICLE.strip() in str(content) for content in stored)  # packed against it
+
+    stale = InFlight(
+        RunState(settings=None, engine=engine),
+        Job(item_id, version + 1, url, url, "Harbour", True, 0, None),
+    )  # type: ignore[arg-type]
+    try:
+        stale.begin(call)
+    except LeaseLost:
+        pass
+    else:
+        raise AssertionError("a worker that lost the item's claim began a call")
+    with Session(engine) as session:
+        assert len(session.exec(select(ModelCall)).all()) == 1

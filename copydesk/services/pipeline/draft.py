@@ -109,12 +109,15 @@ class InFlight:
     def begin(self, call: CallRecord) -> int | None:
         job = self.job
         with session_scope(self.run.engine) as session:
-            if not claims.still_holds(session, job.item_id, self.run.run_id, job.version):
+            hold = claims.check_hold(session, job.item_id, self.run.run_id, job.version)
+            if not hold.held:
                 raise LeaseLost(
                     f"item {job.item_id}: this run no longer holds its claim (the lease ran "
                     "out or another run took it over); no model call was sent"
                 )
-            return ledger.begin(session, call, item_id=job.item_id, run_id=self.run.run_id)
+            return ledger.begin(
+                session, call, item_id=job.item_id, run_id=self.run.run_id, source=hold.source_text
+            )
 
 
 class DraftStage:

@@ -1,5 +1,6 @@
 """`copydesk review` stopped with SIGTERM (systemd's stop, `kill`) stops its Streamlit
-process too and frees the port (issue 22), through the real console script."""
+process too and frees the port (issue 22), and a Streamlit that stops by itself is
+copydesk's exit 3, through the real console script."""
 
 from __future__ import annotations
 
@@ -100,6 +101,28 @@ def test_sigterm_stops_streamlit_and_frees_the_port(tmp_path):
             except ProcessLookupError:
                 pass
         review.wait(timeout=WIDE)
+
+
+def test_a_server_that_fails_by_itself_is_exit_3_with_one_line(tmp_path):
+    """Streamlit refusing to start (here: a TLS certificate without its key, from the
+    environment the unit's EnvironmentFile= may set) is "could not work", 3, said on
+    one line: not Streamlit's own 1, which for copydesk means "found something that
+    needs a person" and is not among review's exit codes."""
+    env = cli_env(tmp_path, STREAMLIT_SERVER_SSL_CERT_FILE=str(tmp_path / "missing.pem"))
+    assert run(["init"], tmp_path, env=env).returncode == 0
+    done = subprocess.run(
+        [COPYDESK, "review", "--port", str(free_port())],
+        cwd=tmp_path,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=WIDE,
+    )
+    assert done.returncode == 3, done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("copydesk: error: the review server (Streamlit) stopped"), last
+    assert "exit 1" in last
 
 
 # The browser tests' review server (tests/browser.py `_shared_server`), started in a

@@ -32,7 +32,10 @@ SPECIFIC: dict[str, dict[int, str]] = {
         "model key refused), no publish targets with --publish",
     },
     "recheck": {0: "the checks that could be asked again were", 3: "no model to ask"},
-    "demo": {0: "the demo ran (and the review queue was stopped)", 3: "the port is taken"},
+    "demo": {
+        0: "the demo ran (and the review queue was stopped)",
+        3: "the port is taken, or the review server stopped by itself",
+    },
     "feeds add": {0: "the feed was added, or was known already (said so; nothing changed)"},
     "feeds list": {
         0: "listed",
@@ -70,7 +73,10 @@ SPECIFIC: dict[str, dict[int, str]] = {
     "editor password": {0: "changed"},
     "editor list": {0: "listed"},
     "editor disable": {0: "disabled"},
-    "review": {0: "the server was stopped (Ctrl-C or SIGTERM)", 3: "the port is taken"},
+    "review": {
+        0: "the server was stopped (Ctrl-C or SIGTERM)",
+        3: "the port is taken, or the server (Streamlit) stopped by itself",
+    },
     "publish": {
         0: "everything went out",
         1: "a delivery is still pending, failed, held in its Undo window, or blocked by a gate",

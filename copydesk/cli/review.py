@@ -379,7 +379,7 @@ def launch_review(settings: Settings, port: int | None = None, host: str | None 
     # handler Python dies at once and Streamlit, its child, keeps the port.
     previous = signal.signal(signal.SIGTERM, _terminated)
     try:
-        return process.wait()
+        ended = process.wait()
     except (KeyboardInterrupt, Terminated):
         process.terminate()
         try:
@@ -390,6 +390,15 @@ def launch_review(settings: Settings, port: int | None = None, host: str | None 
         return EXIT_OK
     finally:
         signal.signal(signal.SIGTERM, previous)
+    if ended == 0:
+        return EXIT_OK
+    # Streamlit stopped by itself (a setting it refused, a port taken after the check
+    # above): copydesk could not work, 3, whatever Streamlit's own code (its 1 would
+    # read as copydesk's "needs a person").
+    err.print(
+        Text(f"copydesk: error: the review server (Streamlit) stopped with exit {ended}: see above")
+    )
+    return EXIT_UNABLE
 
 
 STOP_SECONDS = 15  # Streamlit's own shutdown on SIGTERM takes a few seconds

@@ -76,3 +76,10 @@ def test_the_readme_says_what_differs_on_postgresql_14_and_older():
     text = " ".join(README.read_text(encoding="utf-8").split())
     assert "PostgreSQL 14 and older" in text
     assert "REVOKE CREATE ON SCHEMA public FROM PUBLIC;" in text
+
+
+def test_the_readme_recommends_backend_anthropic_in_production():
+    """Issue 22: with the offline default, a cron job that lost its key goes on with the
+    extractive summariser, exit 0; README tells production to name its backend."""
+    text = " ".join(README.read_text(encoding="utf-8").split())
+    assert 'backend = "anthropic"' in text and "exit 3" in text

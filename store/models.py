@@ -33,7 +33,7 @@ from sqlalchemy.types import TypeDecorator
 from sqlmodel import Field, SQLModel
 
 from guards.checks import check_state as guard_check_state
-from store.coded import GATES, MODES, STAGES, Coded
+from store.coded import GATES, MODES, REASONS, STAGES, Coded, CodedText
 from store.packing import Digest, PackedEvidence, PackedJSON, PackedSourceText, PackedText
 
 if TYPE_CHECKING:  # a type only: the store does not run gates
@@ -209,7 +209,7 @@ class GateVerdict(SQLModel, table=True):
     gate: str = Field(sa_column=Column(Coded(GATES), nullable=False))
     passed: bool
     mode: str = Field(sa_column=Column(Coded(MODES), nullable=False))  # "discard", "flag" or "off"
-    reason: str = Field(sa_column=Column(Text, nullable=False))
+    reason: str = Field(sa_column=Column(CodedText(REASONS), nullable=False))  # fixed ones coded
     # JSON; a large evidence packed inside it (store/packing.py `PackedEvidence`).
     evidence: Any = Field(default=None, sa_column=Column(PackedEvidence, nullable=True))
     created_at: datetime = Field(

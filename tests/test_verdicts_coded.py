@@ -56,3 +56,23 @@ def test_verdicts_store_codes_and_read_back_names(db_url) -> None:
         gates = session.exec(select(GateVerdict.gate).distinct()).all()
         assert sorted(gates) == sorted(v[0] for v in VERDICTS)
     engine.dispose()
+
+
+def test_a_passing_gate_s_fixed_reason_is_stored_as_a_code(db_url) -> None:
+    # A gate that finds nothing to check says so in the same words every time.
+    engine = open_store(db_url)
+    reasons = ["no quotations in the draft", "the 2 numbers found in the source"]
+    with session_scope(engine) as session:
+        item = Item(dedup_key="https://esk.example.test/w", headline="Esk Holme ferry")
+        st.create(session, item, actor="run:1", reason="found in a feed")
+        for gate, reason in zip(("quotes_verbatim", "numbers_grounded"), reasons, strict=True):
+            verdict = GateVerdict(item_id=item.id, stage="draft", gate=gate, passed=True)
+            verdict.mode, verdict.reason = "discard", reason
+            session.add(verdict)
+    with engine.connect() as conn:
+        stored = conn.execute(text("SELECT reason FROM gate_verdicts ORDER BY id")).scalars()
+        assert list(stored) == ["0", "the 2 numbers found in the source"]
+    with Session(engine) as session:
+        read = session.exec(select(GateVerdict.reason).order_by(GateVerdict.id)).all()
+        assert list(read) == reasons
+    engine.dispose()

@@ -16,10 +16,9 @@ Create Date: 2026-12-04
 
 from __future__ import annotations
 
-import sqlalchemy as sa
 from alembic import op
 
-from store.coded import GATES, MODES, STAGES, code_of
+from store.coded import GATES, MODES, STAGES, recode
 
 revision = "0035_coded_verdict_names"
 down_revision = "0034_short_part_names"
@@ -27,24 +26,13 @@ branch_labels = None
 depends_on = None
 
 _COLUMNS = {"gate": GATES, "stage": STAGES, "mode": MODES}
-_VERDICTS = sa.table("gate_verdicts", *(sa.column(name, sa.String) for name in _COLUMNS))
-
-
-def _recode(to_code: bool) -> None:
-    for name, names in _COLUMNS.items():
-        column = _VERDICTS.c[name]
-        pairs = {n: code_of(names, n) for n in names}
-        mapping = pairs if to_code else {code: n for n, code in pairs.items()}
-        op.execute(
-            sa.update(_VERDICTS)
-            .where(column.in_(list(mapping)))
-            .values({name: sa.case(mapping, value=column)})
-        )
 
 
 def upgrade() -> None:
-    _recode(to_code=True)
+    for statement in recode("gate_verdicts", _COLUMNS, to_code=True):
+        op.execute(statement)
 
 
 def downgrade() -> None:
-    _recode(to_code=False)
+    for statement in recode("gate_verdicts", _COLUMNS, to_code=False):
+        op.execute(statement)

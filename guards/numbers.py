@@ -501,9 +501,10 @@ def _trie(words: list[str]) -> str:
 
 
 _NUM_WORD = _trie(_UNITS + _ORDINALS)
-# Matched in lower-cased text (`re` is slow with IGNORECASE over a long text).
+# Matched only where a candidate starts (below), so the text is not lower-cased first.
 _WORD_RUN = re.compile(
-    rf"\b{_NUM_WORD}(?:(?:[^\S\n]+|[^\S\n]*-[^\S\n]*)(?:(?:and|point)[^\S\n]+)?{_NUM_WORD})*\b"
+    rf"\b{_NUM_WORD}(?:(?:[^\S\n]+|[^\S\n]*-[^\S\n]*)(?:(?:and|point)[^\S\n]+)?{_NUM_WORD})*\b",
+    re.IGNORECASE,
 )
 # Where a run may start: a number word after a non-word character, looked for
 # in a byte view of the text (one byte per character, offsets hold) in which
@@ -521,7 +522,6 @@ _WORD_VIEW = (
     )
     + b" " * 128
 )
-_WORD_CANDIDATE = re.compile(b" " + _NUM_WORD.encode())
 _RUN_TOKEN = re.compile(r"\w+|-")
 _LONE_SCALES = {"1000000": "million", "1000000000": "billion", "1000": "thousand", "100": "hundred"}
 _BEFORE_WORDS = re.compile(r"(?:(\w+)[^\S\n]+)?(\w+)[^\S\n]+$")
@@ -566,21 +566,20 @@ def _word_view(text: str) -> bytes:
     return b" " + text.encode("ascii", "replace").translate(_WORD_VIEW)
 
 
-def _word_runs(text: str, view: bytes | None = None) -> Iterator[re.Match[str]]:
-    """The matches of `_WORD_RUN` in `text` lower-cased, as `finditer` gives them
-    (`view`: `_word_view(text)`, when the caller has it)."""
-    view = _word_view(text) if view is None else view
-    lower = None
+def _word_candidates(view: bytes) -> list[int]:
+    """Where a number word may start in the text of `view` (`_word_view`): an English
+    one (`_WORD_RUN`) or one of the other languages (`_EUROPEAN_WORD`), found in one
+    pass over the view."""
+    return [m.start() for m in _WORD_CANDIDATE.finditer(view)]
+
+
+def _word_runs(text: str, starts: list[int]) -> Iterator[re.Match[str]]:
+    """The matches of `_WORD_RUN` in `text` at the candidates `starts`, in order."""
     end = 0
-    for candidate in _WORD_CANDIDATE.finditer(view):
-        start = candidate.start()  # in `text` (the view has one more byte in front)
+    for start in starts:
         if start < end:
             continue  # inside the previous run
-        if lower is None:
-            lower = text.lower()
-            if len(lower) != len(text):  # a few characters (İ) lower-case to two
-                lower = "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
-        run = _WORD_RUN.match(lower, start)
+        run = _WORD_RUN.match(text, start)
         if run is not None:
             yield run
             end = run.end()
@@ -592,13 +591,14 @@ def _word_numbers(text: str, lang: str | None = None) -> Iterator[NumberToken]:
     "two and a half", "nineteen forty-four" (a year), "a dozen", "a score of",
     and ten to twenty and the tens in the other languages (`_european_words`)."""
     view = _word_view(text)
+    starts = _word_candidates(view)
     dozens = list(_dozens(text, view))
-    european = list(_european_words(text, view, lang))
+    european = list(_european_words(text, starts, lang)) if starts else []
     if not dozens and not european:
-        yield from _run_numbers(text, lang, view)
+        yield from _run_numbers(text, lang, starts)
         return
     inside = [(d.start, d.end) for d in dozens]  # "ten dozen" is 120, not also 10
-    words = [t for t in [*_run_numbers(text, lang, view), *european]
+    words = [t for t in [*_run_numbers(text, lang, starts), *european]
              if not any(a <= t.start < b for a, b in inside)]  # fmt: skip
     yield from sorted([*words, *dozens])
 
@@ -704,21 +704,21 @@ _EUROPEAN_WORD = re.compile(
     r"|miljoen|miljard)\b)",
     re.IGNORECASE,
 )
-# Where one may start, in `_word_view` (ASCII letters lower-cased, every other
-# character a space: "zwölf" is "zw lf" there, "dix-sept" "dix sept").
-_EUROPEAN_CANDIDATE = re.compile(
-    b" " + _trie([_word_view(w)[1:].decode() for w in _EUROPEAN_VALUE]).encode() + b"(?= )"
+# Where a number word may start: an English one or one of `_EUROPEAN_VALUE`, as it is
+# in `_word_view` ("zwölf" is "zw lf" there, "dix-sept" "dix sept"), after one space.
+_WORD_CANDIDATE = re.compile(
+    b" "
+    + _trie(_UNITS + _ORDINALS + [_word_view(w)[1:].decode() for w in _EUROPEAN_VALUE]).encode()
 )
 
 
-def _european_words(text: str, view: bytes, lang: str | None) -> Iterator[NumberToken]:
+def _european_words(text: str, starts: list[int], lang: str | None) -> Iterator[NumberToken]:
     """Ten to twenty and the tens in French, German, Spanish, Italian and Dutch
     ("zwölf" 12, "quatre-vingt-dix" 90; `_EUROPEAN_WORDS`); a word in `_ONLY_IN` only
     when `text` is in its language (`lang`, else detected from `text`)."""
     end = 0
     language = lang
-    for candidate in _EUROPEAN_CANDIDATE.finditer(view + b" "):
-        start = candidate.start()  # in `text` (the view has one more byte in front)
+    for start in starts:
         if start < end:
             continue
         m = _EUROPEAN_WORD.match(text, start)
@@ -741,9 +741,9 @@ _AND_A_FRACTION = re.compile(
 )
 
 
-def _run_numbers(text: str, lang: str | None, view: bytes) -> Iterator[NumberToken]:
+def _run_numbers(text: str, lang: str | None, starts: list[int]) -> Iterator[NumberToken]:
     previous: NumberToken | None = None
-    for token in _plain_word_numbers(text, lang, view):
+    for token in _plain_word_numbers(text, lang, starts):
         year = _year_in_words(previous, token, text)
         if year is not None:
             previous = year
@@ -770,17 +770,18 @@ def _year_in_words(first: NumberToken | None, second: NumberToken, text: str) ->
     return NumberToken(first.start, second.end, text[first.start : second.end], value, 4)
 
 
-def _plain_word_numbers(text: str, lang: str | None, view: bytes) -> Iterator[NumberToken]:
-    for run in _word_runs(text, view):
-        parsed = _parse_run(text[run.start() : run.end()])
+def _plain_word_numbers(text: str, lang: str | None, starts: list[int]) -> Iterator[NumberToken]:
+    for run in _word_runs(text, starts):
+        written = run.group()
+        parsed = _parse_run(written)
         base = run.start()
         if parsed is None:  # unreadable: only the same words ground it
-            words = "words:" + run.group()
-            yield NumberToken(run.start(), run.end(), text[run.start() : run.end()], words, 9)
+            words = "words:" + written.lower()
+            yield NumberToken(run.start(), run.end(), written, words, 9)
             continue
         merged: list[list] = []
         for s, e, value in parsed:
-            lone = value in _LONE_SCALES and run.group()[s:e] == _LONE_SCALES[value]
+            lone = value in _LONE_SCALES and written[s:e].lower() == _LONE_SCALES[value]
             if lone and merged and merged[-1][1] + 1 >= s:
                 scaled = _decimal(merged[-1][2]) * _decimal(value)
                 merged[-1][1], merged[-1][2] = e, format_value(scaled)

@@ -125,13 +125,38 @@ def normalise(text: str) -> Normalised:
     The slow path (a Python loop) runs only for text that is not already NFC
     or carries invisible characters; the fast path costs a few C-level scans.
     """
-    if not any(ch in text for ch in INVISIBLE) and unicodedata.is_normalized("NFC", text):
+    if not any(ch in text for ch in INVISIBLE) and _is_nfc(text):
         if _uncased(non_ascii(text)):
             # `str.lower` is twice as fast as `str.casefold` and gives the same
             # text when no non-ASCII character has case (they agree on ASCII).
             return Normalised(text.lower(), str.casefold)
         return _fold(text, None, None)
     return _normalise_slow(text)
+
+
+def _is_nfc(text: str) -> bool:
+    """`unicodedata.is_normalized("NFC", text)`, answered from the text's distinct
+    non-ASCII characters (`non_ascii`, cached for a source) when each is one that NFC
+    keeps and that never joins the character before it: a letter or sign of Latin-1,
+    Latin Extended-A, general punctuation or currency symbols (combining class 0, not
+    a second part of any composition; UAX #15, "Stable Code Points"), which NFC keeps
+    exactly when it maps it to itself (en quad U+2000 becomes U+2002). Otherwise,
+    and for a text with any other character, the full check in C."""
+    if text.isascii():
+        return True
+    if all(_nfc_stable(ch) for ch in non_ascii(text)):
+        return True
+    return unicodedata.is_normalized("NFC", text)
+
+
+@functools.lru_cache(maxsize=8192)
+def _nfc_stable(ch: str) -> bool:
+    code = ord(ch)
+    return (
+        (0xA0 <= code <= 0x17F or 0x2000 <= code <= 0x206F or 0x20A0 <= code <= 0x20CF)
+        and unicodedata.combining(ch) == 0
+        and unicodedata.normalize("NFC", ch) == ch
+    )
 
 
 def non_ascii(text: str) -> frozenset[str]:
@@ -163,6 +188,22 @@ _non_ascii_cached = functools.lru_cache(maxsize=512)(_non_ascii)
 
 
 _ASCII_BYTES = bytes(range(128))
+
+
+def ascii_bytes(text: str) -> bytes:
+    """`text.encode("ascii", "replace")`: one byte per character, "?" for each
+    non-ASCII one, so offsets hold (the byte views the numbers gate searches). A long
+    text's is cached: the numbers gate makes two views of a source (its digits, its
+    number words), and encoding a source with one curly quote in it is a pass of
+    its own."""
+    if len(text) >= _CACHED_FROM:
+        return _ascii_bytes_cached(text)
+    return text.encode("ascii", "replace")
+
+
+@functools.lru_cache(maxsize=256)  # as many as guards.sourcetext.source_text keeps
+def _ascii_bytes_cached(text: str) -> bytes:
+    return text.encode("ascii", "replace")
 
 
 @functools.lru_cache(maxsize=8192)

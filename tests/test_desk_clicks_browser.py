@@ -22,6 +22,7 @@ import pytest
 
 from review_ui import streamlit_adapter as adapter
 from tests.browser import (
+    SHORT_ANSWER_MS,
     chromium,
     dropping_page,
     focus_page,
@@ -105,7 +106,7 @@ def test_an_approval_the_server_never_hears_of_is_said_and_a_second_press_decide
         chromium() as browser,
     ):
         bridge = server.ids["bridge"]
-        page, drop = dropping_page(browser, server)
+        page, drop = dropping_page(browser, server, answer_ms=SHORT_ANSWER_MS)
         shows(page, "bridge")
         read(page, bridge)
         focus_page(page)
@@ -123,10 +124,8 @@ def test_an_approval_the_server_never_hears_of_is_said_and_a_second_press_decide
     assert item_status(server, bridge) == "approved"
 
 
-# The keyboard script's wait for the answer, shortened by the test (its own clock):
-# long enough that a run the test has released answers well within it on an idle
-# machine, and what is asserted holds however long the machine takes.
-ANSWER_MS = 3000
+# The keyboard script's wait for the answer, shortened by the test (tests/browser.py).
+ANSWER_MS = SHORT_ANSWER_MS
 
 
 def _past_the_window(page: Any, since: float) -> None:

@@ -18,6 +18,7 @@ from publish.service import retract
 from store.db import open_store, session_scope
 from store.models import AuditEvent, SourceCheck
 from tests.browser import (
+    SHORT_ANSWER_MS,
     chromium,
     dropping_page,
     idle,
@@ -191,7 +192,7 @@ def test_a_retract_the_server_never_hears_of_is_said_and_a_second_press_answers(
         chromium() as browser,
     ):
         bridge = _bridge_approved_long_ago(server)
-        page, drop = dropping_page(browser, server)
+        page, drop = dropping_page(browser, server, answer_ms=SHORT_ANSWER_MS)
         _publish_all(page)
         open_view(page, "Published")
         _form_ready(page, "Retract a published item")

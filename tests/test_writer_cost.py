@@ -161,6 +161,34 @@ def test_a_batch_finds_its_duplicates_as_one_item_at_a_time_did(engine) -> None:
     assert item_keys(None, None, first.job.source_url)[1] == items[first_id].dedup_key
 
 
+def test_a_duplicate_look_up_reads_items_once(engine) -> None:
+    """The source stage asks for each item, and the writer for each batch, whether
+    its story is known: by its page's other URLs and by its text. Both look-ups are
+    one SELECT (issue 24, session 10: it was one for each), and find what they did."""
+    from copydesk.services.pipeline.duplicates import find_duplicates
+
+    writer = _writer(engine)
+    [first] = _outcomes(engine, writer.run.run_id, [40])
+    writer.commit_batch([first])
+    same_text, same_url, new = _outcomes(
+        engine, writer.run.run_id, [41, 42, 43], aliases={1: [first.job.source_url]}
+    )
+    same_text.fingerprint = first.fingerprint
+    wanted = [(o.job.item_id, o.aliases, o.fingerprint) for o in (same_text, same_url, new)]
+    found: dict = {}
+
+    def look() -> None:
+        with Session(engine) as session:
+            found.update(find_duplicates(session, wanted))
+
+    assert _statements(engine, look, _reads_of_items) == 1
+    first_id = first.job.item_id
+    assert found == {
+        same_text.job.item_id: (first_id, "same text"),
+        same_url.job.item_id: (first_id, f"same canonical URL {first.job.source_url}"),
+    }
+
+
 def test_a_drafts_band_rows_are_its_signatures_buckets_band_by_band(engine) -> None:
     """The band rows the writer's move leaves (one statement an item; on PostgreSQL an
     INSERT from an array, issue 24) are exactly the stored signature's buckets, each

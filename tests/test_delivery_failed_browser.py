@@ -40,7 +40,9 @@ def _targets(url: str) -> str:
     return (
         '[[publish.targets]]\nkind = "jsonl"\npath = "out/items.jsonl"\n'
         f'[[publish.targets]]\nkind = "webhook"\nurl = "{url}"\nattempts = 1\n'
-        "timeout_seconds = 20\n"
+        # Longer than the test's hold of the first answer (120 s): a publish that timed
+        # out before go.set() would not be the refusal this test is about (issue 23).
+        "timeout_seconds = 240\n"
     )
 
 

@@ -121,7 +121,9 @@ def test_refreshes_while_connected_and_stops_on_disconnect_releasing_nothing(
     second = _claim(engine)
     assert second is not None
     _until(_refreshed_after(engine, second[1]), "refreshed again")
-    assert keeper.refreshes >= 2
+    # The keeper counts a refresh after its commit: the row can show the second refresh
+    # before the count does (seen on a loaded machine), so the count is waited for too.
+    _until(lambda: keeper.refreshes >= 2, "the keeper counted both refreshes")
     # The tab is closed: the keeper stops by itself, and the claim stays as it was
     # (it lapses at its expiry, like after a crash).
     link.up = False

@@ -33,6 +33,9 @@ from guards.text import (
     VULGAR_FRACTIONS,
     Normalised,
     _fold,
+    _is_nfc,
+    _lower_ascii_letters,
+    _nfc_stable,
     compat_fold,
     fold_char,
     non_ascii,
@@ -290,3 +293,27 @@ SCORE_WORDS = ["score", "SCORE", "sCoRe", "sc", "ore", "\u017fcore", "\u0130", "
 @given(st.lists(st.sampled_from(SCORE_WORDS), max_size=12).map("".join))
 def test_the_word_view_has_score_where_the_lower_cased_text_has_it(text: str) -> None:
     assert (b"score" in _word_view(text)) == ("score" in text.lower())
+
+
+# --- a source's NFC check and case folding, from its characters (session 10) --------------
+@settings(max_examples=400, deadline=None)
+@given(TEXTS)
+def test_nfc_from_the_characters_is_the_full_check(text: str) -> None:
+    assert _is_nfc(text) == unicodedata.is_normalized("NFC", text)
+
+
+def test_every_pair_of_nfc_stable_characters_is_nfc() -> None:
+    """The characters `_is_nfc` answers for, with ASCII, two by two (composition in NFC
+    joins a character only to the one before it, so pairs are every case)."""
+    blocks = [*range(0xA0, 0x180), *range(0x2000, 0x2070), *range(0x20A0, 0x20D0)]
+    stable = [chr(c) for c in blocks if _nfc_stable(chr(c))] + [chr(c) for c in range(32, 127)]
+    assert "\u2000" not in stable  # en quad: NFC makes it an en space
+    assert all(unicodedata.is_normalized("NFC", a + b) for a in stable for b in stable)
+
+
+@settings(max_examples=400, deadline=None)
+@given(TEXTS)
+def test_lowering_the_ascii_bytes_is_str_lower_where_nothing_else_has_case(text: str) -> None:
+    low = _lower_ascii_letters(text)
+    assert len(low) == len(text)
+    assert all(a == b or (b.isascii() and a == b.lower()) for a, b in zip(low, text, strict=True))

@@ -46,6 +46,7 @@ prompt, instructions, draft), also in source reads, so fixed overheads show.
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import os
@@ -267,6 +268,9 @@ def cost_usd(model: str, bill: Bill) -> float:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--live", action="store_true", help="API token counts (needs a key)")
+    parser.parse_args()  # --live is read where it is used
     counting = (
         "API count (--live)"
         if "--live" in sys.argv and os.environ.get("ANTHROPIC_API_KEY")

@@ -28,6 +28,7 @@ count instructions instead (docs/gates.md, "Speed of the gates").
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
 import os
@@ -191,7 +192,9 @@ def names_scores() -> tuple[float, float, float, float]:
 
 
 def main() -> None:
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 3000
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("pairs", nargs="?", type=int, default=3000, help="~190-word pairs")
+    n = parser.parse_args().pairs
     rng = random.Random(20261130)
     big = n // 6
     long_faithful = [pair(rng, invented=False, words=2000) for _ in range(big)]

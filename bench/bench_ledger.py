@@ -13,6 +13,7 @@ machine. The goal (issue 19): the whole database under 3x the source text.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import random
@@ -155,8 +156,11 @@ def measure(articles: int = 320, words: int = 300) -> dict[str, object]:
 
 
 def main(argv: list[str]) -> int:
-    articles = int(argv[0]) if argv else 320
-    words = int(argv[1]) if len(argv) > 1 else 300
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("articles", nargs="?", type=int, default=320)
+    parser.add_argument("words", nargs="?", type=int, default=300, help="words per article")
+    args = parser.parse_args(argv)
+    articles, words = args.articles, args.words
     figures = measure(articles, words)
     print(
         f"{figures['items']} items ({figures['drafts']} drafts), {words} words each: database "

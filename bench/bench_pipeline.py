@@ -10,9 +10,9 @@ first run spent in the deterministic gates, so the figures read as ratios.
 
 from __future__ import annotations
 
+import argparse
 import random
 import resource
-import sys
 import tempfile
 import time
 from html import escape
@@ -105,7 +105,9 @@ def bench(url: str, feed: Path, entries: int) -> None:
 
 
 def main() -> None:
-    entries = int(sys.argv[1]) if len(sys.argv) > 1 else 400
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("entries", nargs="?", type=int, default=400, help="feed entries")
+    entries = parser.parse_args().entries
     with tempfile.TemporaryDirectory() as tmp:
         feed = Path(tmp) / "feed.xml"
         build_feed(feed, entries)

@@ -10,9 +10,9 @@ no delivery records and no status moves. Printed as items per second and the rat
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -110,7 +110,9 @@ def pg_database(server: str, name: str) -> str:
 
 
 def main() -> None:
-    items = int(sys.argv[1]) if len(sys.argv) > 1 else 300
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("items", nargs="?", type=int, default=300, help="approved items")
+    items = parser.parse_args().items
     run("sqlite", lambda tmp: f"sqlite:///{tmp}/bench.db", items)
     server = os.environ.get("COPYDESK_TEST_PG_URL")
     if server:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -35,3 +36,16 @@ def test_an_unknown_benchmark_is_a_usage_error() -> None:
     names = known.split(", ")
     assert names == sorted(names) and {"checks", "gates", "scale"} <= set(names)
     assert done.stdout == ""
+
+
+def test_every_benchmark_reads_its_arguments_with_argparse() -> None:
+    """`python -m bench gates --help` once ran the benchmark's int(sys.argv[1]) and ended
+    in a traceback; a script that reads arguments does so with argparse (usage, -h, one
+    line for a bad value), which this checks from the source, without running them."""
+    scripts = sorted((ROOT / "bench").glob("bench_*.py"))
+    assert len(scripts) >= 10
+    by_hand = [
+        p.name for p in scripts if re.search(r"sys\.argv\[\d+\]", p.read_text(encoding="utf-8"))
+    ]
+    assert by_hand == []
+    assert all("ArgumentParser(" in p.read_text(encoding="utf-8") for p in scripts)

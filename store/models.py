@@ -263,6 +263,30 @@ class GateVerdict(SQLModel, table=True):
         return guard_check_state(self.passed, self.evidence)
 
 
+class VerdictSet(SQLModel, table=True):
+    """One attempt's verdicts on an item (a pipeline run's, an edit's, a replay's, a
+    re-check's) as one packed row (issue 19 §4, migration 0037). Only
+    store/verdicts.py reads or writes it; it gives back `GateVerdict` objects."""
+
+    __tablename__ = "verdict_sets"
+
+    id: int | None = Field(default=None, primary_key=True)
+    item_id: int = Field(foreign_key="items.id", index=True)
+    run_id: int | None = Field(default=None, foreign_key="runs.id")
+    # For the SQL filters, never unpacked: the gates that failed (comma-separated,
+    # in the set's order), the states of checks that did not run ("not run",
+    # "failed"; None when every check ran), the stages present.
+    failed_gates: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    checks_state: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    stages: str = Field(sa_column=Column(Text, nullable=False))
+    # zlib'd compact JSON `[[stage, gate, passed, mode, reason, evidence], ...]`
+    # against store/packing.py's preset dictionary.
+    verdicts: bytes = Field(sa_column=Column(LargeBinary, nullable=False), repr=False)
+    created_at: datetime = Field(
+        default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
+    )
+
+
 class AuditEvent(SQLModel, table=True):
     """Append-only: database triggers refuse UPDATE and DELETE on this table."""
 

@@ -1,0 +1,100 @@
+"""Gate verdicts stored as one packed set per attempt (issue 19 §4, migration 0037).
+
+A pipeline attempt writes nine or so verdicts on an item at once, and every reader
+reads an item's verdicts whole (the desk, `copydesk audit`, the history, the
+re-check). As rows of `gate_verdicts` they cost more than the article itself; as one
+`verdict_sets` row per attempt they are one zlib stream of compact JSON, packed
+against store/packing.py's preset dictionary (the gates' names, reasons and evidence
+shapes recur there), beside the few small columns SQL filters on:
+
+- `failed_gates`: the gates whose verdict failed, comma-separated, in order;
+- `checks_state`: the states of model checks that did not run (guards.checks
+  `check_state`: "not run", "failed"), comma-separated; None when all ran;
+- `stages`: the stages present ("source,draft,check").
+
+This module is the only reader and writer of `verdict_sets`. It takes the rows the
+writers build today (`GateVerdict.row_of`) and gives back `GateVerdict` objects,
+not attached to any session (never added: they are not `gate_verdicts` rows), in
+the order they were written, so a reader switched here sees what it saw before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from itertools import groupby
+from typing import Any
+
+from sqlalchemy import insert, select
+from sqlmodel import Session
+
+from guards.checks import RAN
+from guards.checks import check_state as guard_check_state
+from store.models import GateVerdict, VerdictSet, utcnow
+from store.packing import pack_json, unpack_json
+
+FIELDS = ("stage", "gate", "passed", "mode", "reason", "evidence")
+
+
+def _attempt(row: Mapping[str, Any]) -> tuple[Any, ...]:
+    return (row["item_id"], row.get("run_id"), row.get("created_at"))
+
+
+def set_row(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """One attempt's verdict rows (same item, run and time) as a `verdict_sets` row."""
+    first = rows[0]
+    failed = [r["gate"] for r in rows if not r["passed"]]
+    states = []
+    for r in rows:
+        state = guard_check_state(r["passed"], r["evidence"])
+        if state != RAN and state not in states:
+            states.append(state)
+    stages = list(dict.fromkeys(r["stage"] for r in rows))
+    return {
+        "item_id": first["item_id"],
+        "run_id": first.get("run_id"),
+        "failed_gates": ",".join(failed) or None,
+        "checks_state": ",".join(states) or None,
+        "stages": ",".join(stages),
+        "verdicts": pack_json([[r[f] for f in FIELDS] for r in rows]),
+        "created_at": first.get("created_at") or utcnow(),
+    }
+
+
+def write(session: Session, rows: Iterable[Mapping[str, Any]]) -> None:
+    """Store verdict rows (`GateVerdict.row_of`'s): each run of rows of one item,
+    run and time is one set; one executemany for them all."""
+    sets = [set_row(list(group)) for _, group in groupby(rows, key=_attempt)]
+    if sets:
+        session.execute(insert(VerdictSet.__table__), sets)  # type: ignore[arg-type]
+
+
+def unpack(stored: VerdictSet) -> list[GateVerdict]:
+    """A set's verdicts as `GateVerdict` objects (never added to a session)."""
+    return [
+        GateVerdict(
+            item_id=stored.item_id,
+            run_id=stored.run_id,
+            created_at=stored.created_at,
+            **dict(zip(FIELDS, values, strict=True)),
+        )
+        for values in unpack_json(stored.verdicts)
+    ]
+
+
+def of_items(session: Session, item_ids: Sequence[int]) -> dict[int, list[GateVerdict]]:
+    """The items' verdicts in the order written, by item (an item without any is
+    left out)."""
+    found: dict[int, list[GateVerdict]] = {}
+    statement = (
+        select(VerdictSet)
+        .where(VerdictSet.item_id.in_(list(item_ids)))  # type: ignore[attr-defined]
+        .order_by(VerdictSet.id)
+    )
+    for stored in session.scalars(statement):
+        found.setdefault(stored.item_id, []).extend(unpack(stored))
+    return found
+
+
+def of_item(session: Session, item_id: int) -> list[GateVerdict]:
+    """An item's verdicts, oldest attempt first, each attempt in its gates' order."""
+    return of_items(session, [item_id]).get(item_id, [])

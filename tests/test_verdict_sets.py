@@ -1,0 +1,105 @@
+"""A draft attempt's verdicts are one packed row (issue 19 §4, store/verdicts.py):
+`verdict_sets` holds one row per (item, attempt) with every verdict of it as one
+zlib'd compact JSON, plus the small columns the SQL filters need (the failed gates,
+the checks' state). Read back, they are today's `GateVerdict` objects, field for
+field. SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+from sqlalchemy import text
+
+from store import status as st
+from store import verdicts
+from store.db import open_store, session_scope
+from store.models import Item
+
+CLAIMS = {
+    "claims": [
+        {
+            "sentence": "The Ormsby ferry will stop on 3 May.",
+            "claim": "the Ormsby ferry stops on 3 May",
+            "passage": "Ormsby Council said the ferry would stop running on 3 May.",
+            "supported": True,
+        },
+        {
+            "sentence": "The crossing carried 41,200 people last year.",
+            "claim": "41,200 people used the crossing last year",
+            "passage": "Last year 41,200 passengers used the crossing.",
+            "supported": True,
+        },
+    ]
+}
+# stage, gate, passed, mode, reason, evidence: one pipeline attempt's nine verdicts.
+ATTEMPT = [
+    ("source", "source_url", True, "discard", "absolute http(s) URL with a host", None),
+    ("source", "source_length", True, "discard", "412 words", None),
+    ("draft", "numbers_grounded", True, "discard", "the 2 numbers found in the source", None),
+    ("draft", "dates_grounded", True, "discard", "the 1 date found in the source", None),
+    ("draft", "quotes_verbatim", True, "discard", "no quotations in the draft", None),
+    ("draft", "names_grounded", False, "flag", "1 name not in the source: Tillby", ["Tillby"]),
+    ("draft", "length", True, "discard", "58 words", None),
+    ("check", "claims_supported", True, "discard", "2 of 2 claims supported", CLAIMS),
+    ("check", "faithfulness", False, "flag", "the check did not run", {"state": "not run"}),
+]
+AT = datetime(2026, 12, 4, 15, 30, tzinfo=UTC)
+
+
+def _rows(item_id: int) -> list[dict]:
+    keys = ("stage", "gate", "passed", "mode", "reason", "evidence")
+    return [
+        {"item_id": item_id, "run_id": None, "created_at": AT, **dict(zip(keys, v, strict=True))}
+        for v in ATTEMPT
+    ]
+
+
+def test_an_attempt_s_verdicts_are_one_small_row_read_back_as_verdicts(db_url) -> None:
+    engine = open_store(db_url)
+    with session_scope(engine) as session:
+        item = Item(dedup_key="https://ormsby.example.test/1", headline="Ormsby ferry")
+        st.create(session, item, actor="run:1", reason="found in a feed")
+        item_id = item.id
+        verdicts.write(session, _rows(item_id))
+    with engine.connect() as conn:
+        sets = conn.execute(
+            text("SELECT item_id, failed_gates, checks_state, verdicts FROM verdict_sets")
+        ).all()
+        assert conn.execute(text("SELECT count(*) FROM gate_verdicts")).scalar() == 0
+    assert len(sets) == 1
+    item_of, failed, checks, blob = sets[0]
+    assert item_of == item_id
+    assert failed == "names_grounded,faithfulness"
+    assert checks == "not run"
+    # The size: the packed set is well under half the verdicts' own compact JSON.
+    plain = json.dumps(ATTEMPT, separators=(",", ":")).encode()
+    assert len(bytes(blob)) < 0.5 * len(plain), (len(bytes(blob)), len(plain))
+    with session_scope(engine) as session:
+        read = verdicts.of_item(session, item_id)
+        got = [(v.stage, v.gate, v.passed, v.mode, v.reason, v.evidence) for v in read]
+        assert got == [tuple(v) for v in ATTEMPT]
+        assert {v.item_id for v in read} == {item_id}
+        assert {v.created_at for v in read} == {AT}
+        assert [v.check_state for v in read][-2:] == ["ran", "not run"]
+        assert verdicts.of_items(session, [item_id, item_id + 1]) == {item_id: read}
+    engine.dispose()
+
+
+def test_each_attempt_is_its_own_set_in_the_order_written(db_url) -> None:
+    engine = open_store(db_url)
+    with session_scope(engine) as session:
+        item = Item(dedup_key="https://ormsby.example.test/2", headline="Ormsby quay")
+        st.create(session, item, actor="run:1", reason="found in a feed")
+        item_id = item.id
+        first = _rows(item_id)[:3]
+        edit = [
+            dict(r, stage="edit", created_at=datetime(2026, 12, 4, 16, tzinfo=UTC)) for r in first
+        ]
+        verdicts.write(session, first + edit)  # two attempts in one batch: two sets
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT count(*) FROM verdict_sets")).scalar() == 2
+    with session_scope(engine) as session:
+        stages = [v.stage for v in verdicts.of_item(session, item_id)]
+        assert stages == ["source", "source", "draft", "edit", "edit", "edit"]
+    engine.dispose()

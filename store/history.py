@@ -19,6 +19,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from store import ledger, textdiff
+from store import verdicts as stored_verdicts
 from store.models import AuditEvent, CallRecord, Feed, GateVerdict, Item, ModelCall, Note
 
 RECORDED_REPLY_LABEL = "recorded reply (demo), not a live model call"
@@ -275,10 +276,7 @@ def item_history(
         if item is None:
             return None
         feed = session.get(Feed, item.feed_id) if item.feed_id is not None else None
-        verdicts = _rows(
-            session,
-            select(GateVerdict).where(GateVerdict.item_id == item.id).order_by(GateVerdict.id),
-        )
+        verdicts = stored_verdicts.of_item(session, item.id)
         calls = _rows(
             session, select(ModelCall).where(ModelCall.item_id == item.id).order_by(ModelCall.id)
         )

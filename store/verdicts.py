@@ -82,16 +82,31 @@ def unpack(stored: VerdictSet) -> list[GateVerdict]:
 
 
 def of_items(session: Session, item_ids: Sequence[int]) -> dict[int, list[GateVerdict]]:
-    """The items' verdicts in the order written, by item (an item without any is
-    left out)."""
+    """The items' verdicts, oldest first, by item (an item without any is left out).
+
+    Until migration 0037's successor copies `gate_verdicts` into sets and drops it,
+    an item may hold rows there too (written before 0037, or by a writer not yet
+    switched): they are read as well, detached from the session, and the two merged
+    by time (a stable sort: within an attempt, its gates' order)."""
+    ids = list(item_ids)
     found: dict[int, list[GateVerdict]] = {}
+    rows = session.scalars(
+        select(GateVerdict)
+        .where(GateVerdict.item_id.in_(ids))  # type: ignore[attr-defined]
+        .order_by(GateVerdict.id)
+    ).all()
+    for row in rows:
+        session.expunge(row)
+        found.setdefault(row.item_id, []).append(row)
     statement = (
         select(VerdictSet)
-        .where(VerdictSet.item_id.in_(list(item_ids)))  # type: ignore[attr-defined]
+        .where(VerdictSet.item_id.in_(ids))  # type: ignore[attr-defined]
         .order_by(VerdictSet.id)
     )
     for stored in session.scalars(statement):
         found.setdefault(stored.item_id, []).extend(unpack(stored))
+    for listed in found.values():
+        listed.sort(key=lambda v: v.created_at)
     return found
 
 

@@ -14,7 +14,8 @@ from sqlalchemy import text
 from store import status as st
 from store import verdicts
 from store.db import open_store, session_scope
-from store.models import Item
+from store.history import item_history
+from store.models import GateVerdict, Item
 
 CLAIMS = {
     "claims": [
@@ -102,4 +103,35 @@ def test_each_attempt_is_its_own_set_in_the_order_written(db_url) -> None:
     with session_scope(engine) as session:
         stages = [v.stage for v in verdicts.of_item(session, item_id)]
         assert stages == ["source", "source", "draft", "edit", "edit", "edit"]
+    engine.dispose()
+
+
+def test_history_reads_sets_and_rows_written_before_them_in_time_order(db_url) -> None:
+    # Until every writer writes sets, an item may hold both: `gate_verdicts` rows
+    # (older writers, or rows from before 0037) and sets; readers see one list.
+    engine = open_store(db_url)
+    with session_scope(engine) as session:
+        item = Item(dedup_key="https://ormsby.example.test/3", headline="Ormsby slipway")
+        st.create(session, item, actor="run:1", reason="found in a feed")
+        item_id = item.id
+        verdicts.write(session, _rows(item_id)[:2])  # 15:30
+        earlier = datetime(2026, 12, 4, 15, tzinfo=UTC)
+        session.add(
+            GateVerdict(
+                item_id=item_id,
+                stage="draft",
+                gate="length",
+                passed=True,
+                mode="discard",
+                reason="61 words",
+                created_at=earlier,
+            )
+        )
+    history = item_history(engine, item_id)
+    assert history is not None
+    assert [(v.gate, v.reason) for v in history.verdicts] == [
+        ("length", "61 words"),
+        ("source_url", "absolute http(s) URL with a host"),
+        ("source_length", "412 words"),
+    ]
     engine.dispose()

@@ -40,6 +40,7 @@ from publish.payload import Attribution, Ids, Publication, retraction, source_di
 from publish.targets import DELIVERED, FAILED, Event, Sent, Target
 from store import approvals, audit_chain, deliveries, locks
 from store import status as st
+from store import verdicts as stored_verdicts
 from store.db import session_scope
 from store.deliveries import PENDING, PUBLISH, RETRACT, record_retry, still_wanted
 from store.installation import installation
@@ -325,12 +326,10 @@ class Publisher:
     @staticmethod
     def _latest_checks(session: Session, item_id: int | None) -> dict[str, GateVerdict]:
         """The model checks' latest verdicts (they are not re-run at publication)."""
-        rows = session.scalars(
-            select(GateVerdict)
-            .where(GateVerdict.item_id == item_id, col(GateVerdict.gate).in_(CHECK_GATES))
-            .order_by(GateVerdict.id)
-        ).all()
-        return {row.gate: row for row in rows}
+        if item_id is None:
+            return {}
+        rows = stored_verdicts.of_item(session, item_id)
+        return {row.gate: row for row in rows if row.gate in CHECK_GATES}
 
     # ----------------------------------------------------------------- one delivery
 

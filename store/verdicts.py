@@ -81,8 +81,11 @@ def unpack(stored: VerdictSet) -> list[GateVerdict]:
     ]
 
 
-def of_items(session: Session, item_ids: Sequence[int]) -> dict[int, list[GateVerdict]]:
-    """The items' verdicts, oldest first, by item (an item without any is left out).
+def of_items(
+    session: Session, item_ids: Sequence[int], *, failed_only: bool = False
+) -> dict[int, list[GateVerdict]]:
+    """The items' verdicts, oldest first, by item (an item without any is left out);
+    with `failed_only`, only the verdicts that failed (SQL skips the sets with none).
 
     Until migration 0037's successor copies `gate_verdicts` into sets and drops it,
     an item may hold rows there too (written before 0037, or by a writer not yet
@@ -90,21 +93,20 @@ def of_items(session: Session, item_ids: Sequence[int]) -> dict[int, list[GateVe
     by time (a stable sort: within an attempt, its gates' order)."""
     ids = list(item_ids)
     found: dict[int, list[GateVerdict]] = {}
-    rows = session.scalars(
-        select(GateVerdict)
-        .where(GateVerdict.item_id.in_(ids))  # type: ignore[attr-defined]
-        .order_by(GateVerdict.id)
-    ).all()
+    legacy = select(GateVerdict).where(GateVerdict.item_id.in_(ids))  # type: ignore[attr-defined]
+    sets = select(VerdictSet).where(VerdictSet.item_id.in_(ids))  # type: ignore[attr-defined]
+    if failed_only:
+        legacy = legacy.where(GateVerdict.passed.is_(False))  # type: ignore[attr-defined]
+        sets = sets.where(VerdictSet.failed_gates.is_not(None))  # type: ignore[union-attr]
+    rows = session.scalars(legacy.order_by(GateVerdict.id)).all()
     for row in rows:
         session.expunge(row)
         found.setdefault(row.item_id, []).append(row)
-    statement = (
-        select(VerdictSet)
-        .where(VerdictSet.item_id.in_(ids))  # type: ignore[attr-defined]
-        .order_by(VerdictSet.id)
-    )
-    for stored in session.scalars(statement):
-        found.setdefault(stored.item_id, []).extend(unpack(stored))
+    for stored in session.scalars(sets.order_by(VerdictSet.id)):
+        unpacked = unpack(stored)
+        if failed_only:
+            unpacked = [v for v in unpacked if not v.passed]
+        found.setdefault(stored.item_id, []).extend(unpacked)
     for listed in found.values():
         listed.sort(key=lambda v: v.created_at)
     return found

@@ -135,3 +135,34 @@ def test_history_reads_sets_and_rows_written_before_them_in_time_order(db_url) -
         ("source_length", "412 words"),
     ]
     engine.dispose()
+
+
+def test_the_desk_publication_and_audit_read_verdicts_written_as_a_set(db_url) -> None:
+    from copydesk.services.audit import _failed_hard_verdicts
+    from publish.service import Publisher
+    from review_ui.desk.queries import current_verdicts
+
+    engine = open_store(db_url)
+    with session_scope(engine) as session:
+        item = Item(dedup_key="https://ormsby.example.test/4", headline="Ormsby lock")
+        st.create(session, item, actor="run:1", reason="found in a feed")
+        item_id = item.id
+        rows = _rows(item_id)
+        rows[2].update(passed=False, reason="1 number not in the source: 77")  # a hard failure
+        verdicts.write(session, rows)
+    with session_scope(engine) as session:
+        now = current_verdicts(session, item_id)
+        assert [v.gate for v in now.source] == ["source_url", "source_length"]
+        assert [v.gate for v in now.draft if not v.passed] == [
+            "numbers_grounded",
+            "names_grounded",
+            "faithfulness",
+        ]
+        latest = Publisher._latest_checks(session, item_id)
+        assert sorted(latest) == ["claims_supported", "faithfulness"]
+        assert latest["faithfulness"].check_state == "not run"
+        hard = _failed_hard_verdicts(session, [item_id])
+        assert [(v.gate, v.reason) for v in hard[item_id]] == [
+            ("numbers_grounded", "1 number not in the source: 77")
+        ]
+    engine.dispose()

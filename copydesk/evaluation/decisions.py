@@ -26,7 +26,8 @@ from sqlmodel import Session, select
 
 from guards.numbers import tokenise
 from guards.quotes import find_quotes
-from store.models import AuditEvent, GateVerdict
+from store import verdicts as stored_verdicts
+from store.models import AuditEvent
 from store.status import APPROVED, DRAFT, REJECTED
 
 # Capitalised words: a rough reading of names, enough to tell whether an edit
@@ -100,16 +101,10 @@ def load_decided(session: Session, since: datetime | None) -> list[Decided]:
             )
     if not decided:
         return []
-    verdicts = session.exec(
-        select(GateVerdict)
-        .where(
-            GateVerdict.item_id.in_(list(decided)),  # type: ignore[attr-defined]
-            GateVerdict.stage.in_(("draft", "check")),  # type: ignore[attr-defined]
-        )
-        .order_by(GateVerdict.id)
-    )
+    by_item = stored_verdicts.of_items(session, list(decided), failed_only=True)
+    verdicts = [v for listed in by_item.values() for v in listed if v.stage in ("draft", "check")]
     for v in verdicts:
-        if not v.passed and not _not_run(v.evidence):
+        if not _not_run(v.evidence):
             decided[v.item_id].flags[v.gate] = _objections(v.evidence)
     for item_id, d in decided.items():
         d.edits = edits.get(item_id, [])

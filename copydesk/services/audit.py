@@ -22,6 +22,7 @@ from sqlmodel import Session
 
 from ingest.urls import canonical_url
 from store import history
+from store import verdicts as stored_verdicts
 from store.history import ItemHistory, iso, utc
 from store.models import AuditEvent, Feed, GateVerdict, Item
 
@@ -198,17 +199,10 @@ def _failed_hard_verdicts(
     failed: dict[int, list[GateVerdict]] = {}
     for start in range(0, len(item_ids), _CHUNK):
         chunk = item_ids[start : start + _CHUNK]
-        statement = (
-            select(GateVerdict)
-            .where(
-                GateVerdict.item_id.in_(chunk),  # type: ignore[attr-defined]
-                GateVerdict.passed.is_(False),  # type: ignore[attr-defined]
-                GateVerdict.mode == "discard",
-            )
-            .order_by(GateVerdict.id)
-        )
-        for verdict in session.scalars(statement):
-            failed.setdefault(verdict.item_id, []).append(verdict)
+        for item_id, listed in stored_verdicts.of_items(session, chunk, failed_only=True).items():
+            hard = [v for v in listed if v.mode == "discard"]
+            if hard:
+                failed[item_id] = hard
     return failed
 
 

@@ -22,6 +22,7 @@ from guards.checks import RAN
 from review_ui.desk.highlight import VerdictInfo
 from review_ui.desk.times import local_text
 from store import presence
+from store import verdicts as stored_verdicts
 from store.checks import did_not_run, unchecked_clause
 from store.discard_kinds import OTHER as OTHER_KIND
 from store.history import item_history
@@ -483,11 +484,7 @@ def current_verdicts(session: Session, item_id: int) -> Verdicts:
     model checks (claims, faithfulness) judged a text that no longer exists, so
     they neither pass nor fail the new one, and an earlier edit's verdicts are
     as stale. A gate the edit did not run (off by then) has no current verdict."""
-    rows = list(
-        session.scalars(
-            select(GateVerdict).where(GateVerdict.item_id == item_id).order_by(GateVerdict.id)
-        )
-    )
+    rows = stored_verdicts.of_item(session, item_id)
     source = newest_per_gate([v for v in rows if v.stage == "source"])
     # The model checks (stage `check`) judged the pipeline's draft too.
     pipeline = newest_per_gate([v for v in rows if v.stage in ("draft", "check")])

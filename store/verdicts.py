@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from itertools import groupby
 from typing import Any
 
-from sqlalchemy import insert, select
+from sqlalchemy import exists, insert, literal, or_, select
 from sqlmodel import Session
 
 from guards.checks import RAN
@@ -110,6 +110,34 @@ def of_items(
     for listed in found.values():
         listed.sort(key=lambda v: v.created_at)
     return found
+
+
+def item_failed(gate: str, item_id: Any) -> Any:
+    """SQL: the item (`item_id`, e.g. `Item.id`) has a failed verdict of `gate`, as
+    a row or in a set (its `failed_gates` list holds the name between commas)."""
+    listed = literal(",") + VerdictSet.failed_gates + literal(",")
+    return or_(
+        exists().where(
+            GateVerdict.item_id == item_id,
+            GateVerdict.gate == gate,
+            GateVerdict.passed.is_(False),  # type: ignore[attr-defined]
+        ),
+        exists().where(VerdictSet.item_id == item_id, listed.contains(f",{gate},", autoescape=True)),
+    )
+
+
+def failed_gate_names(session: Session) -> list[str]:
+    """Every gate that has failed at least once, sorted (from the sets' `failed_gates`
+    column and the rows not yet in sets; nothing unpacked)."""
+    names = set(
+        session.scalars(
+            select(GateVerdict.gate).where(GateVerdict.passed.is_(False)).distinct()  # type: ignore[attr-defined]
+        )
+    )
+    lists = select(VerdictSet.failed_gates).where(VerdictSet.failed_gates.is_not(None)).distinct()  # type: ignore[union-attr]
+    for listed in session.scalars(lists):
+        names.update(listed.split(","))
+    return sorted(names)
 
 
 def of_item(session: Session, item_id: int) -> list[GateVerdict]:

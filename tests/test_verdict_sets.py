@@ -166,3 +166,32 @@ def test_the_desk_publication_and_audit_read_verdicts_written_as_a_set(db_url) -
             ("numbers_grounded", "1 number not in the source: 77")
         ]
     engine.dispose()
+
+
+def test_failed_gate_filters_find_a_set_s_failures(db_url) -> None:
+    from sqlalchemy import select
+
+    from copydesk.services.replay import _stored_failures
+    from review_ui.desk.queries import failed_gate_names
+
+    engine = open_store(db_url)
+    with session_scope(engine) as session:
+        item = Item(dedup_key="https://ormsby.example.test/5", headline="Ormsby weir")
+        st.create(session, item, actor="run:1", reason="found in a feed")
+        item_id = item.id
+        rows = _rows(item_id)
+        rows[2].update(passed=False, reason="1 number not in the source: 77")
+        verdicts.write(session, rows)
+    with session_scope(engine) as session:
+        assert failed_gate_names(session) == ["faithfulness", "names_grounded", "numbers_grounded"]
+        assert _stored_failures(session, item_id) == {"numbers_grounded"}
+
+        def found(gate: str) -> list[int]:
+            statement = select(Item.id).where(verdicts.item_failed(gate, Item.id))
+            return list(session.scalars(statement))
+
+        assert found("numbers_grounded") == [item_id]
+        assert found("names_grounded") == [item_id]
+        assert found("numbers") == []  # a whole name, not a part of one
+        assert found("length") == []  # it passed
+    engine.dispose()

@@ -24,6 +24,7 @@ from sqlmodel import Session, col, select
 from guards.registry import CHECK_GATES, DRAFT_GATES, SOURCE_GATES, GateResult, run_gates
 from publish.evidence import draft_text
 from store import status as st
+from store import verdicts as stored_verdicts
 from store.db import session_scope
 from store.models import GateVerdict, Item, utcnow
 
@@ -130,14 +131,10 @@ def _flip(item: Item, now: str, failing: list[GateResult]) -> Flip:
 
 
 def _stored_failures(session: Session, item_id: int | None) -> set[str]:
-    rows = session.scalars(
-        select(GateVerdict.gate).where(
-            GateVerdict.item_id == item_id,
-            GateVerdict.passed == False,  # noqa: E712 - SQL, not Python truthiness
-            GateVerdict.mode == "discard",
-        )
-    ).all()
-    return set(rows)
+    if item_id is None:
+        return set()
+    failed = stored_verdicts.of_items(session, [item_id], failed_only=True).get(item_id, [])
+    return {v.gate for v in failed if v.mode == "discard"}
 
 
 def _discard_draft(engine: Engine, flip: Flip, modes: dict[str, str]) -> bool:

@@ -573,13 +573,7 @@ def discard_where(session: Session, filt: DiscardFilter) -> list[Any]:
     if filt.feed_id is not None:
         clauses.append(Item.feed_id == filt.feed_id)
     if filt.gate:
-        clauses.append(
-            exists().where(
-                GateVerdict.item_id == Item.id,
-                GateVerdict.gate == filt.gate,
-                GateVerdict.passed == false(),
-            )
-        )
+        clauses.append(stored_verdicts.item_failed(filt.gate, Item.id))
     # A discard is final, so the item's last update is the discard itself.
     if filt.since:
         clauses.append(Item.updated_at >= _bind_time(_day_start(filt.since), session))
@@ -614,13 +608,9 @@ def discard_page(
     ]
     by_id = {r.id: r for r in rows}
     if by_id:
-        failed = session.execute(
-            select(GateVerdict.item_id, GateVerdict.gate, GateVerdict.mode, GateVerdict.reason)
-            .where(GateVerdict.item_id.in_(list(by_id)), GateVerdict.passed == false())  # type: ignore[union-attr]
-            .order_by(GateVerdict.id)
-        )
-        for item_id, gate, mode, reason in failed:
-            by_id[item_id].failed.append((gate, mode, reason))
+        failed = stored_verdicts.of_items(session, list(by_id), failed_only=True)
+        for item_id, listed in failed.items():
+            by_id[item_id].failed.extend((v.gate, v.mode, v.reason) for v in listed)
         for row in rows:
             event = last_event(session, row.id, DISCARDED)
             row.reason = event.reason if event else None
@@ -629,8 +619,7 @@ def discard_page(
 
 def failed_gate_names(session: Session) -> list[str]:
     """Gates that have failed at least once: the choices of the discards filter."""
-    statement = select(GateVerdict.gate).where(GateVerdict.passed == false()).distinct()
-    return sorted(session.scalars(statement))
+    return stored_verdicts.failed_gate_names(session)
 
 
 @dataclass

@@ -122,7 +122,9 @@ def item_failed(gate: str, item_id: Any) -> Any:
             GateVerdict.gate == gate,
             GateVerdict.passed.is_(False),  # type: ignore[attr-defined]
         ),
-        exists().where(VerdictSet.item_id == item_id, listed.contains(f",{gate},", autoescape=True)),
+        exists().where(
+            VerdictSet.item_id == item_id, listed.contains(f",{gate},", autoescape=True)
+        ),
     )
 
 

@@ -56,12 +56,27 @@ def _rows(item_id: int) -> list[dict]:
     ]
 
 
+def _item(session, n: int, headline: str) -> int:  # type: ignore[no-untyped-def]
+    item = Item(dedup_key=f"https://ormsby.example.test/{n}", headline=headline)
+    st.create(session, item, actor="run:1", reason="found in a feed")
+    assert item.id is not None
+    return item.id
+
+
+def _stored_with_a_hard_failure(engine, n: int, headline: str) -> int:  # type: ignore[no-untyped-def]
+    """An item whose one attempt's set has numbers_grounded failing in `discard`."""
+    with session_scope(engine) as session:
+        item_id = _item(session, n, headline)
+        rows = _rows(item_id)
+        rows[2].update(passed=False, reason="1 number not in the source: 77")
+        verdicts.write(session, rows)
+    return item_id
+
+
 def test_an_attempt_s_verdicts_are_one_small_row_read_back_as_verdicts(db_url) -> None:
     engine = open_store(db_url)
     with session_scope(engine) as session:
-        item = Item(dedup_key="https://ormsby.example.test/1", headline="Ormsby ferry")
-        st.create(session, item, actor="run:1", reason="found in a feed")
-        item_id = item.id
+        item_id = _item(session, 1, "Ormsby ferry")
         verdicts.write(session, _rows(item_id))
     with engine.connect() as conn:
         sets = conn.execute(
@@ -90,9 +105,7 @@ def test_an_attempt_s_verdicts_are_one_small_row_read_back_as_verdicts(db_url) -
 def test_each_attempt_is_its_own_set_in_the_order_written(db_url) -> None:
     engine = open_store(db_url)
     with session_scope(engine) as session:
-        item = Item(dedup_key="https://ormsby.example.test/2", headline="Ormsby quay")
-        st.create(session, item, actor="run:1", reason="found in a feed")
-        item_id = item.id
+        item_id = _item(session, 2, "Ormsby quay")
         first = _rows(item_id)[:3]
         edit = [
             dict(r, stage="edit", created_at=datetime(2026, 12, 4, 16, tzinfo=UTC)) for r in first
@@ -111,22 +124,11 @@ def test_history_reads_sets_and_rows_written_before_them_in_time_order(db_url) -
     # (older writers, or rows from before 0037) and sets; readers see one list.
     engine = open_store(db_url)
     with session_scope(engine) as session:
-        item = Item(dedup_key="https://ormsby.example.test/3", headline="Ormsby slipway")
-        st.create(session, item, actor="run:1", reason="found in a feed")
-        item_id = item.id
+        item_id = _item(session, 3, "Ormsby slipway")
         verdicts.write(session, _rows(item_id)[:2])  # 15:30
         earlier = datetime(2026, 12, 4, 15, tzinfo=UTC)
-        session.add(
-            GateVerdict(
-                item_id=item_id,
-                stage="draft",
-                gate="length",
-                passed=True,
-                mode="discard",
-                reason="61 words",
-                created_at=earlier,
-            )
-        )
+        length = _rows(item_id)[6]  # the "length" gate's verdict, as a row, earlier
+        session.add(GateVerdict(**(length | {"reason": "61 words", "created_at": earlier})))
     history = item_history(engine, item_id)
     assert history is not None
     assert [(v.gate, v.reason) for v in history.verdicts] == [
@@ -143,13 +145,7 @@ def test_the_desk_publication_and_audit_read_verdicts_written_as_a_set(db_url) -
     from review_ui.desk.queries import current_verdicts
 
     engine = open_store(db_url)
-    with session_scope(engine) as session:
-        item = Item(dedup_key="https://ormsby.example.test/4", headline="Ormsby lock")
-        st.create(session, item, actor="run:1", reason="found in a feed")
-        item_id = item.id
-        rows = _rows(item_id)
-        rows[2].update(passed=False, reason="1 number not in the source: 77")  # a hard failure
-        verdicts.write(session, rows)
+    item_id = _stored_with_a_hard_failure(engine, 4, "Ormsby lock")
     with session_scope(engine) as session:
         now = current_verdicts(session, item_id)
         assert [v.gate for v in now.source] == ["source_url", "source_length"]
@@ -175,13 +171,7 @@ def test_failed_gate_filters_find_a_set_s_failures(db_url) -> None:
     from review_ui.desk.queries import failed_gate_names
 
     engine = open_store(db_url)
-    with session_scope(engine) as session:
-        item = Item(dedup_key="https://ormsby.example.test/5", headline="Ormsby weir")
-        st.create(session, item, actor="run:1", reason="found in a feed")
-        item_id = item.id
-        rows = _rows(item_id)
-        rows[2].update(passed=False, reason="1 number not in the source: 77")
-        verdicts.write(session, rows)
+    item_id = _stored_with_a_hard_failure(engine, 5, "Ormsby weir")
     with session_scope(engine) as session:
         assert failed_gate_names(session) == ["faithfulness", "names_grounded", "numbers_grounded"]
         assert _stored_failures(session, item_id) == {"numbers_grounded"}

@@ -274,8 +274,8 @@ class VerdictSet(SQLModel, table=True):
     item_id: int = Field(foreign_key="items.id", index=True)
     run_id: int | None = Field(default=None, foreign_key="runs.id")
     # For the SQL filters, never unpacked: the gates that failed (comma-separated,
-    # in the set's order), the states of checks that did not run ("not run",
-    # "failed"; None when every check ran), the stages present.
+    # in the set's order), the checks that did not run ("gate:state[:transient]"
+    # tokens; None when every check ran), the stages present.
     failed_gates: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     checks_state: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     stages: str = Field(sa_column=Column(Text, nullable=False))

@@ -8,8 +8,9 @@ against store/packing.py's preset dictionary (the gates' names, reasons and evid
 shapes recur there), beside the few small columns SQL filters on:
 
 - `failed_gates`: the gates whose verdict failed, comma-separated, in order;
-- `checks_state`: the states of model checks that did not run (guards.checks
-  `check_state`: "not run", "failed"), comma-separated; None when all ran;
+- `checks_state`: the model checks that did not run, comma-separated tokens
+  "gate:state" (guards.checks `check_state`: "not run", "failed"), ":transient"
+  after a failure for a passing reason; None when all ran;
 - `stages`: the stages present ("source,draft,check").
 
 This module is the only reader and writer of `verdict_sets`. It takes the rows the
@@ -24,11 +25,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from itertools import groupby
 from typing import Any
 
-from sqlalchemy import exists, insert, literal, or_, select
+from sqlalchemy import exists, false, insert, literal, or_, select
+from sqlalchemy.orm import aliased
 from sqlmodel import Session
 
-from guards.checks import RAN
+from guards.checks import NOT_RUN_STATES, RAN
 from guards.checks import check_state as guard_check_state
+from guards.registry import CHECK_GATES
 from store.models import GateVerdict, VerdictSet, utcnow
 from store.packing import pack_json, unpack_json
 
@@ -43,21 +46,27 @@ def set_row(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """One attempt's verdict rows (same item, run and time) as a `verdict_sets` row."""
     first = rows[0]
     failed = [r["gate"] for r in rows if not r["passed"]]
-    states = []
-    for r in rows:
-        state = guard_check_state(r["passed"], r["evidence"])
-        if state != RAN and state not in states:
-            states.append(state)
+    states = [_check_token(r) for r in rows]
     stages = list(dict.fromkeys(r["stage"] for r in rows))
     return {
         "item_id": first["item_id"],
         "run_id": first.get("run_id"),
         "failed_gates": ",".join(failed) or None,
-        "checks_state": ",".join(states) or None,
+        "checks_state": ",".join(t for t in states if t) or None,
         "stages": ",".join(stages),
         "verdicts": pack_json([[r[f] for f in FIELDS] for r in rows]),
         "created_at": first.get("created_at") or utcnow(),
     }
+
+
+def _check_token(row: Mapping[str, Any]) -> str | None:
+    """A check that did not run, as "gate:state" (":transient" after a failure for a
+    passing reason: an outage); None for a verdict that ran."""
+    state = guard_check_state(row["passed"], row["evidence"])
+    if state == RAN:
+        return None
+    evidence = row["evidence"] if isinstance(row["evidence"], dict) else {}
+    return f"{row['gate']}:{state}" + (":transient" if evidence.get("transient") else "")
 
 
 def write(session: Session, rows: Iterable[Mapping[str, Any]]) -> None:
@@ -115,7 +124,7 @@ def of_items(
 def item_failed(gate: str, item_id: Any) -> Any:
     """SQL: the item (`item_id`, e.g. `Item.id`) has a failed verdict of `gate`, as
     a row or in a set (its `failed_gates` list holds the name between commas)."""
-    listed = literal(",") + VerdictSet.failed_gates + literal(",")
+    listed = _listed(VerdictSet.failed_gates)
     return or_(
         exists().where(
             GateVerdict.item_id == item_id,
@@ -126,6 +135,49 @@ def item_failed(gate: str, item_id: Any) -> Any:
             VerdictSet.item_id == item_id, listed.contains(f",{gate},", autoescape=True)
         ),
     )
+
+
+def _listed(column: Any) -> Any:
+    """SQL: a comma-separated column with a comma each side, for whole-token LIKEs."""
+    return literal(",") + column + literal(",")
+
+
+def newest_check_did_not_run(
+    item_id: Any,
+    *,
+    states: Sequence[str] = NOT_RUN_STATES,
+    gates_off: frozenset[str] = frozenset(),
+    transient_only: bool = False,
+    other_than_run: int | None = None,
+) -> Any:
+    """SQL: the item's newest set with model checks in it holds a check (of a gate
+    not now `off`) that did not run, in one of `states` (only a transient failure,
+    with `transient_only`; written by a run other than `other_than_run`, if given).
+    Sets only (not yet `gate_verdicts` rows): store/checks.py's twin-to-be."""
+    s, newer = aliased(VerdictSet), aliased(VerdictSet)
+    tokens = _listed(s.checks_state)
+    wanted = []
+    for gate in (g for g in CHECK_GATES if g not in gates_off):
+        for state in states:
+            token = f",{gate}:{state}"
+            if transient_only:
+                wanted.append(tokens.contains(token + ":transient,", autoescape=True))
+            else:
+                wanted.append(tokens.contains(token + ",", autoescape=True))
+                wanted.append(tokens.contains(token + ":", autoescape=True))
+    clauses = [
+        s.item_id == item_id,
+        _listed(s.stages).contains(",check,"),
+        ~exists().where(
+            newer.item_id == s.item_id,
+            _listed(newer.stages).contains(",check,"),
+            newer.id > s.id,
+        ),
+        or_(*wanted) if wanted else false(),
+    ]
+    if other_than_run is not None:
+        clauses.append(or_(s.run_id.is_(None), s.run_id != other_than_run))
+    return exists().where(*clauses)
 
 
 def failed_gate_names(session: Session) -> list[str]:

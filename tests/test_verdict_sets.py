@@ -15,7 +15,7 @@ from store import status as st
 from store import verdicts
 from store.db import open_store, session_scope
 from store.history import item_history
-from store.models import GateVerdict, Item
+from store.models import GateVerdict, Item, Run
 
 CLAIMS = {
     "claims": [
@@ -87,7 +87,7 @@ def test_an_attempt_s_verdicts_are_one_small_row_read_back_as_verdicts(db_url) -
     item_of, failed, checks, blob = sets[0]
     assert item_of == item_id
     assert failed == "names_grounded,faithfulness"
-    assert checks == "not run"
+    assert checks == "faithfulness:not run"
     # The size: the packed set is well under half the verdicts' own compact JSON.
     plain = json.dumps(ATTEMPT, separators=(",", ":")).encode()
     assert len(bytes(blob)) < 0.5 * len(plain), (len(bytes(blob)), len(plain))
@@ -184,4 +184,59 @@ def test_failed_gate_filters_find_a_set_s_failures(db_url) -> None:
         assert found("names_grounded") == [item_id]
         assert found("numbers") == []  # a whole name, not a part of one
         assert found("length") == []  # it passed
+    engine.dispose()
+
+
+def _check_set(item_id: int, run_id: int | None, at: datetime, **states: dict) -> list[dict]:
+    """A re-check's set: each check gate passing, or failing with `states[gate]`."""
+    return [
+        {
+            "item_id": item_id,
+            "run_id": run_id,
+            "created_at": at,
+            "stage": "check",
+            "gate": gate,
+            "passed": gate not in states,
+            "mode": "flag",
+            "reason": "the check did not run" if gate in states else "all claims supported",
+            "evidence": states.get(gate),
+        }
+        for gate in ("claims_supported", "faithfulness")
+    ]
+
+
+def test_a_check_that_did_not_run_is_found_on_the_item_s_newest_check_set(db_url) -> None:
+    # Step one of switching store/checks.py: its filters over each item's newest
+    # check set, by the set's checks_state tokens ("gate:state[:transient]").
+    from sqlalchemy import select
+
+    engine = open_store(db_url)
+    outage = {"state": "failed", "transient": True, "why": "529 overloaded"}
+    config = {"state": "failed", "why": "temperature refused"}
+    with session_scope(engine) as session:
+        first, second = Run(command="run"), Run(command="run")
+        session.add_all([first, second])
+        session.flush()
+        fixed, waiting, misconfigured = (
+            _item(session, n, h)
+            for n, h in ((6, "Ormsby mill"), (7, "Ormsby dam"), (8, "Ormsby bridge"))
+        )
+        verdicts.write(session, _check_set(fixed, first.id, AT, faithfulness=outage))
+        later = datetime(2026, 12, 4, 16, tzinfo=UTC)
+        verdicts.write(session, _check_set(fixed, second.id, later))  # re-checked: ran
+        verdicts.write(session, _check_set(waiting, first.id, AT, faithfulness=outage))
+        verdicts.write(session, _check_set(misconfigured, first.id, AT, claims_supported=config))
+        verdicts.write(session, _rows(misconfigured)[:2])  # a newer set with no check
+        run_id = first.id
+    with session_scope(engine) as session:
+
+        def found(**kwargs) -> list[int]:  # type: ignore[no-untyped-def]
+            clause = verdicts.newest_check_did_not_run(Item.id, **kwargs)
+            return list(session.scalars(select(Item.id).where(clause).order_by(Item.id)))
+
+        assert found() == [waiting, misconfigured]
+        assert found(transient_only=True) == [waiting]
+        assert found(states=("not run",)) == []
+        assert found(gates_off=frozenset({"faithfulness"})) == [misconfigured]
+        assert found(other_than_run=run_id) == []  # a run does not ask again what it just asked
     engine.dispose()

@@ -240,3 +240,15 @@ def test_a_check_that_did_not_run_is_found_on_the_item_s_newest_check_set(db_url
         assert found(gates_off=frozenset({"faithfulness"})) == [misconfigured]
         assert found(other_than_run=run_id) == []  # a run does not ask again what it just asked
     engine.dispose()
+
+
+def test_copydesk_audit_knows_a_gate_that_failed_only_in_a_set(db_url) -> None:
+    from copydesk.services.audit import known_gates
+
+    engine = open_store(db_url)
+    with session_scope(engine) as session:
+        item_id = _item(session, 9, "Ormsby tide")
+        tides = dict(_rows(item_id)[6], gate="harbour_tides", passed=False, reason="no tide table")
+        verdicts.write(session, [tides])  # a gate since removed from the registry
+    assert "harbour_tides" in known_gates(engine)
+    engine.dispose()

@@ -207,11 +207,13 @@ def _failed_hard_verdicts(
 
 
 def known_gates(engine: Engine) -> set[str]:
-    """Every gate name the registry knows or the database has a verdict from."""
+    """Every gate name the registry knows or the database has a failed verdict from."""
     from guards.registry import ALL_GATES
 
     with Session(engine) as session:
-        recorded = set(session.scalars(select(GateVerdict.gate).distinct()))
+        # A gate that failed: one no longer in the registry that only ever passed
+        # can have no discards to list, so it need not be known.
+        recorded = set(stored_verdicts.failed_gate_names(session))
     return set(ALL_GATES) | recorded
 
 

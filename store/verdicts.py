@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from itertools import groupby
 from typing import Any
 
-from sqlalchemy import exists, false, insert, literal, or_, select
+from sqlalchemy import delete, exists, false, insert, literal, or_, select
 from sqlalchemy.orm import aliased
 from sqlmodel import Session
 
@@ -36,6 +36,7 @@ from store.models import GateVerdict, VerdictSet, utcnow
 from store.packing import pack_json, unpack_json
 
 FIELDS = ("stage", "gate", "passed", "mode", "reason", "evidence")
+ROW_FIELDS = ("item_id", "run_id", "created_at", *FIELDS)  # `GateVerdict.row_of`'s keys
 
 
 def _attempt(row: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -75,6 +76,31 @@ def write(session: Session, rows: Iterable[Mapping[str, Any]]) -> None:
     sets = [set_row(list(group)) for _, group in groupby(rows, key=_attempt)]
     if sets:
         session.execute(insert(VerdictSet.__table__), sets)  # type: ignore[arg-type]
+
+
+def move_rows_to_sets(session: Session, *, batch: int = 500) -> int:
+    """Move every `gate_verdicts` row into sets, `batch` items at a time (each
+    attempt: the rows of one item, run and time, in the order written); returns how
+    many rows moved. The body of the migration that will end `gate_verdicts`."""
+    moved, last = 0, 0
+    while True:
+        ids = session.scalars(
+            select(GateVerdict.item_id)
+            .where(GateVerdict.item_id > last)
+            .distinct()
+            .order_by(GateVerdict.item_id)
+            .limit(batch)
+        ).all()
+        if not ids:
+            return moved
+        chosen = GateVerdict.item_id.in_(ids)  # type: ignore[attr-defined]
+        rows = session.scalars(
+            select(GateVerdict).where(chosen).order_by(GateVerdict.item_id, GateVerdict.id)
+        ).all()
+        write(session, [{f: getattr(v, f) for f in ROW_FIELDS} for v in rows])
+        session.execute(delete(GateVerdict).where(chosen))
+        session.expunge_all()
+        moved, last = moved + len(rows), ids[-1]
 
 
 def unpack(stored: VerdictSet) -> list[GateVerdict]:

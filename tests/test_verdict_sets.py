@@ -252,3 +252,35 @@ def test_copydesk_audit_knows_a_gate_that_failed_only_in_a_set(db_url) -> None:
         verdicts.write(session, [tides])  # a gate since removed from the registry
     assert "harbour_tides" in known_gates(engine)
     engine.dispose()
+
+
+def test_moving_rows_into_sets_keeps_every_verdict(db_url) -> None:
+    # The body of the migration that ends `gate_verdicts` (step 4, not yet one).
+    engine = open_store(db_url)
+    later = datetime(2026, 12, 4, 16, tzinfo=UTC)
+    with session_scope(engine) as session:
+        one, two = _item(session, 10, "Ormsby pier"), _item(session, 11, "Ormsby pool")
+        for row in _rows(one) + [dict(r, created_at=later) for r in _rows(one)[:2]] + _rows(two):
+            session.add(GateVerdict(**row))
+        verdicts.write(
+            session,
+            [dict(r, created_at=datetime(2026, 12, 4, 17, tzinfo=UTC)) for r in _rows(two)[:3]],
+        )
+
+    def every() -> list[tuple]:
+        with session_scope(engine) as session:
+            by_item = verdicts.of_items(session, [one, two])
+            return [
+                (v.item_id, v.stage, v.gate, v.passed, v.mode, v.reason, v.evidence, v.created_at)
+                for i in (one, two)
+                for v in by_item[i]
+            ]
+
+    before = every()
+    with session_scope(engine) as session:
+        assert verdicts.move_rows_to_sets(session, batch=1) == 20
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT count(*) FROM gate_verdicts")).scalar() == 0
+        assert conn.execute(text("SELECT count(*) FROM verdict_sets")).scalar() == 4
+    assert every() == before
+    engine.dispose()

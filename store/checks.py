@@ -20,6 +20,7 @@ from sqlalchemy.orm import aliased
 from sqlmodel import Session
 
 from guards.checks import FAILED, NOT_RUN, NOT_RUN_STATES
+from store import verdicts
 from store.models import AuditEvent, Feed, GateVerdict, Item
 from store.status import DRAFT, EDIT_REASONS, RECHECKED
 
@@ -63,7 +64,8 @@ def unchecked_clause(
     clauses = [v.item_id == Item.id, newest_check(v), did_not_run(v, states)]
     if gates_off:
         clauses.append(v.gate.not_in(sorted(gates_off)))
-    return exists().where(*clauses)
+    in_sets = verdicts.newest_check_did_not_run(Item.id, states=states, gates_off=gates_off)
+    return or_(exists().where(*clauses), in_sets)
 
 
 def recheck_count(session: Session, item_id: int) -> int:
@@ -123,13 +125,19 @@ def _failed_check(run_id: int | None = None, *, transient_only: bool = False) ->
     """SQL on `Item`: one of the item's current model checks failed (for a passing
     reason only, with `transient_only`), in a run other than `run_id` if given."""
     v = aliased(GateVerdict)
-    return exists().where(
+    in_rows = exists().where(
         v.item_id == Item.id,
         newest_check(v),
         did_not_run(v, (FAILED,)),
         is_transient(v) if transient_only else true(),
         or_(v.run_id.is_(None), v.run_id != run_id) if run_id is not None else true(),
     )
+    # Until migration 0038 moves every row into sets, an item's checks are in one or
+    # the other, never both (each writer writes one kind): either may say so.
+    in_sets = verdicts.newest_check_did_not_run(
+        Item.id, states=(FAILED,), transient_only=transient_only, other_than_run=run_id
+    )
+    return or_(in_rows, in_sets)
 
 
 def _due(max_attempts: int, run_id: int | None, failed_too: bool) -> list[Any]:

@@ -284,3 +284,21 @@ def test_moving_rows_into_sets_keeps_every_verdict(db_url) -> None:
         assert conn.execute(text("SELECT count(*) FROM verdict_sets")).scalar() == 4
     assert every() == before
     engine.dispose()
+
+
+def test_the_queue_and_the_recheck_find_a_check_that_failed_in_a_set(db_url) -> None:
+    from sqlalchemy import select
+
+    from store.checks import recheck_due, unchecked_clause
+
+    engine = open_store(db_url)
+    outage = {"state": "failed", "transient": True, "why": "529 overloaded"}
+    with session_scope(engine) as session:
+        item_id = _item(session, 12, "Ormsby sluice")
+        item = session.get(Item, item_id)
+        st.move(session, item, st.DRAFT, actor="run:1", reason="summarised")
+        verdicts.write(session, _check_set(item_id, None, AT, faithfulness=outage))
+    with session_scope(engine) as session:
+        assert list(session.scalars(select(Item.id).where(unchecked_clause()))) == [item_id]
+        assert [i for i, _ in recheck_due(session, 3)] == [item_id]
+    engine.dispose()

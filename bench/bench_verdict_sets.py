@@ -11,6 +11,7 @@ is how the set is measured.
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import sqlite3
@@ -43,8 +44,11 @@ def file_bytes(db: Path) -> int:
 
 
 def main(argv: list[str]) -> int:
-    articles = int(argv[0]) if argv else 320
-    words = int(argv[1]) if len(argv) > 1 else 300
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("articles", nargs="?", type=int, default=320)
+    parser.add_argument("words", nargs="?", type=int, default=300, help="words per article")
+    args = parser.parse_args(argv)
+    articles, words = args.articles, args.words
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         os.environ["BENCH_LEDGER_DIR"] = str(folder)

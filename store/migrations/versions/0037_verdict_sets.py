@@ -7,11 +7,11 @@ Create Date: 2026-12-04
 - A pipeline attempt's nine or so verdicts cost ~1.2x the article's text as rows of
   `gate_verdicts` on bench/bench_ledger.py's 320-article run (model-s10's report);
   packed as one zlib'd compact JSON per attempt, ~0.4x (store/verdicts.py).
-- This revision adds the table (WIP, branch `verdict-set`): `item_id` (indexed),
-  `run_id`, the filter columns `failed_gates`, `checks_state`, `stages`, the packed
-  `verdicts` and `created_at`. Still to come before it lands: copying the existing
-  `gate_verdicts` rows into sets and dropping that table, once every reader reads
-  through store/verdicts.py. Downgrade drops the table.
+- This revision adds the table: `item_id` (indexed), `run_id`, the filter columns
+  `failed_gates`, `checks_state`, `stages`, the packed `verdicts` and `created_at`.
+  Readers read both tables through store/verdicts.py; the writers still write
+  `gate_verdicts` rows until a later revision moves them into sets and drops it.
+  Downgrade drops the table.
 """
 
 from __future__ import annotations

@@ -134,16 +134,21 @@ def add(
     """Stage the ledger rows of `calls` in `session`, their repeated parts stored once.
     A call whose row was written before its request (`begin`) completes that row:
     one UPDATE by its id (issue 24: it used to load the whole row, request and
-    response unpacked, and merge the new one into it). Returns the rows added."""
+    response unpacked, and merge the new one into it); its parts were stored with
+    that row, in `begin`'s transaction, and its request is the same, so they are not
+    stored again (issue 24, session 11: an INSERT into ledger_parts and a SELECT of
+    the item's text a batch, which changed nothing). Returns the rows added."""
     rows, parts = [], {}
     connection = None
     for call in calls:
-        values = _values(call, item_id, run_id, parts)
+        found: dict[str, str] = {}
+        values = _values(call, item_id, run_id, found)
         if call._row_id is not None:
             connection = connection or session.connection()
             done = connection.execute(_COMPLETE, {**values, "row_id": call._row_id})
             if done.rowcount == 1:
                 continue
+        parts |= found
         rows.append(ModelCall(**values))
     store_parts(session, parts, item_id)
     session.add_all(rows)

@@ -179,3 +179,47 @@ def test_beginning_a_call_reads_its_item_once_and_keeps_the_fence(engine) -> Non
         raise AssertionError("a worker that lost the item's claim began a call")
     with Session(engine) as session:
         assert len(session.exec(select(ModelCall)).all()) == 1
+
+
+def test_completing_begun_calls_stores_no_parts_again(engine) -> None:
+    """A begun call's parts were stored with its row, in `begin`'s transaction, and
+    its completed record carries the same request: completing it neither stores the
+    parts again nor reads the item's text to pack them (issue 24, session 11: the
+    writer sent an INSERT into ledger_parts and a SELECT of items per batch of calls
+    that changed nothing). The requests still read back exactly as sent, the parts
+    packed against the item's text."""
+    with session_scope(engine) as session:
+        url = "https://wendle.example.test/harbour"
+        item = Item(dedup_key=url, source_url=url, title="Harbour", source_text=ARTICLE)
+        st.create(session, item, actor="cli", reason="seen")
+        item_id = item.id
+    sent_requests, done = [], []
+    for n in range(2):
+        in_flight = _record(n, ok=False, error="in flight", state=ledger.IN_FLIGHT)
+        in_flight.request_json["messages"][0]["content"][0]["text"] = ARTICLE + f"({n})"
+        with session_scope(engine) as session:
+            row_id = ledger.begin(session, in_flight, item_id=item_id, run_id=None)
+        record = _record(n, request_id=f"req_wendle_{n}", input_tokens=9, output_tokens=3)
+        record.request_json = in_flight.request_json
+        record._row_id = row_id
+        sent_requests.append(in_flight.request_json)
+        done.append(record)
+    with Session(engine) as session:
+        parts_before = session.exec(select(LedgerPart.hash)).all()
+
+    def complete() -> None:
+        with session_scope(engine) as session:
+            ledger.add(session, done, item_id=item_id, run_id=None)
+
+    sent = _statements(engine, complete)
+    assert _on("ledger_parts", sent) == [], sent
+    assert _on("items", sent) == [], sent
+    assert [s.split()[0] for s in _on("model_calls", sent)] == ["UPDATE", "UPDATE"]
+
+    with Session(engine) as session:
+        rows = session.exec(select(ModelCall).order_by(ModelCall.id)).all()
+        assert [r.request_id for r in rows] == ["req_wendle_0", "req_wendle_1"]
+        assert ledger.requests(session, rows) == sent_requests
+        assert session.exec(select(LedgerPart.hash)).all() == parts_before
+        stored = session.exec(select(LedgerPart.content)).all()
+    assert not any(ARTICLE.strip()[:80] in str(content) for content in stored)

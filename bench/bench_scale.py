@@ -297,6 +297,9 @@ def _timed_locks() -> dict[str, float]:
 
 
 def _worker(db_url: str, feed_url: str, level: int, latency: float, out) -> None:  # type: ignore[no-untyped-def]
+    # Forked from this process, which has imported copydesk already: the CPU it
+    # reports has no import in it, and its model is scripted (no SDK, no HTTP, no
+    # ledger rows); bench_cost.py's "once s" and "run ms/a" split the real run's.
     spent = _timed_commits()
     waited = _timed_locks()
     totals = one_run(settings_for(db_url, feed_url, level), latency)

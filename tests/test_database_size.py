@@ -70,7 +70,8 @@ def test_the_database_per_article_is_a_bounded_multiple_of_the_source_text(
 
 
 # Measured 2.92x and 5.25x with the table verdict_sets still empty beside gate_verdicts
-# (0037: two fixed 4 KB pages, its table and its index); 2.92x and 5.18x since a passing gate's fixed reason is a code too (0036);
+# (0037: two fixed 4 KB pages, its table and its index); 2.92x and 5.18x since a
+# passing gate's fixed reason is a code too (0036);
 # 2.97x and 5.25x since a verdict's gate, stage and mode are codes (0035);
 # 3.08x and 5.32x since rows name their ledger parts by a 64-bit prefix
 # (0034); 3.21x and 5.49x before, since a part that quotes its item's text is packed

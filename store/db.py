@@ -47,6 +47,17 @@ SQLITE_OPEN_WAIT_SECONDS = 600
 # The page size a new SQLite file is made with (bytes; SQLite's default is 4096).
 SQLITE_PAGE_SIZE = 4096
 
+# The connections an engine keeps open once it has needed them at once, and the most
+# it opens: SQLAlchemy's default cap (5 kept + 10 overflow), all of them kept. A run
+# has its model threads, page readers and writer in sessions at once; with the
+# default, every connection beyond 5 was closed as it came back ("When those
+# additional connections are returned to the pool, they are disconnected and
+# discarded", and the pool "begins with no connections":
+# https://docs.sqlalchemy.org/en/20/core/pooling.html, QueuePool), so each busy
+# moment opened them again: about 240 PostgreSQL logins a 320-article run at
+# concurrency 16 (issue 24, session 11).
+POOL = {"pool_size": 15, "max_overflow": 0}
+
 
 class StoreError(RuntimeError):
     """The database cannot be reached or brought up to date."""
@@ -95,8 +106,12 @@ def make_engine(url: str) -> Engine:
             if not folder.is_dir():
                 # A typo in the path must not quietly start a new, empty newsroom.
                 raise StoreError(f"database folder {folder} does not exist")
+        # A file's engine has a QueuePool; an in-memory database's pool takes no sizes.
+        in_memory = database in (None, "", ":memory:") or parsed.query.get("mode") == "memory"
         engine = create_engine(
-            url, connect_args={"timeout": SQLITE_BUSY_MS / 1000, "check_same_thread": False}
+            url,
+            connect_args={"timeout": SQLITE_BUSY_MS / 1000, "check_same_thread": False},
+            **({} if in_memory else POOL),
         )
 
         @event.listens_for(engine, "connect")
@@ -139,7 +154,9 @@ def make_engine(url: str) -> Engine:
         # for every search term. Measured: "the draft before #100000" for a
         # one-hit phrase took 0.05 ms planned for its term and 581 ms on the
         # generic plan (a walk of all 100,000 drafts). Planning costs ~0.1 ms.
-        return create_engine(parsed, pool_pre_ping=True, connect_args={"prepare_threshold": None})
+        return create_engine(
+            parsed, pool_pre_ping=True, connect_args={"prepare_threshold": None}, **POOL
+        )
     except Exception as exc:  # noqa: BLE001 - unknown dialect, missing driver...
         safe = parsed.render_as_string(hide_password=True)
         raise StoreError(f"database URL {safe} cannot be used: {exc}") from None

@@ -16,6 +16,8 @@ Fixtures (names are stable, other test files rely on them):
 - `sqlite_engine`  `store.db.open_store(sqlite_url)`, for tests that only need SQLite.
 - `module_engine`  like `engine` (same two params) but one database per test module:
                    only for tests that touch nothing but rows they create themselves.
+- `seeded`         `seeded(url, key, seed)`: a migrated test database made a copy of
+                   one `seed` filled once per test process (class `Seeded` below).
 - `migrated`       asked for beside `sqlite_url`, `pg_url` or `db_url` (by a test or any
                    fixture it uses), it makes that database already at the newest schema
                    and empty, instead of not yet created / empty: what `open_store` would
@@ -49,9 +51,9 @@ import secrets
 import shutil
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Hashable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, chdir, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -321,17 +323,21 @@ class PgServer:
         self.admin, self.server = admin, server
         self._dropper = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pg-drop")
         self._drops: list = []
+        self.kept: list[str] = []  # seeded templates (`seeded`), dropped by `close`
 
     def url(self, name: str) -> str:
         return self.server.set(database=name).render_as_string(hide_password=False)
 
-    def create(self, template: str | None = None, tries: int = 5) -> str:
+    def create(self, template: str | None = None, tries: int = 5, name: str | None = None) -> str:
         """A new database of its own: empty (template0 with UTF8/C gives the same
         encoding whatever the cluster's default locale is, and unlike template1 it can
         be copied while others are connected), or a copy of `template`. Copying fails
         while anyone (an autovacuum worker, say) is connected to the template: tried
-        again a few times."""
-        name = TEST_DB_PREFIX + secrets.token_hex(6)
+        again a few times. Given a `name`, the database of that name is dropped first
+        (even if still connected) and made again under it."""
+        if name is not None:
+            _drop_database(self.admin, name)
+        name = name or TEST_DB_PREFIX + secrets.token_hex(6)
         if template is None:
             sql = (
                 f'CREATE DATABASE "{name}" TEMPLATE template0 '
@@ -354,6 +360,8 @@ class PgServer:
         self._drops.append(self._dropper.submit(_drop_database, self.admin, name))
 
     def close(self) -> None:
+        for name in self.kept:
+            self.drop_later(name)
         self._dropper.shutdown(wait=True)
         errors = [f.exception() for f in self._drops if f.exception() is not None]
         self.admin.dispose()
@@ -507,3 +515,65 @@ def module_engine(
         cleanup.callback(engine.dispose)
         yield engine
         assert_audit_chain_holds(url)
+
+
+# --- Seeded templates -----------------------------------------------------------------
+
+# (backend, the seed's key) -> the seeded template (SQLite: the file; PostgreSQL: the
+# database's name) and what its seed returned; per test process, as the templates above.
+_SEEDED: dict[tuple[str, Hashable], tuple[str, Any]] = {}
+
+
+class Seeded:
+    """`seeded(url, key, seed)`: make the database at `url` (a test's `sqlite_url` or
+    `pg_url`, asked for with `migrated`, nothing written to it yet, no connection open)
+    a copy of the one `seed(template_url)` filled, and return what the seed returned
+    (the items' ids, say). The seed runs once per test process, backend and `key`, on a
+    copy of the migrated template, in a working directory of its own (what a pipeline
+    run writes beside its config, the audit anchor, lands there: not in a test's
+    folder); it must close every connection it opens (PostgreSQL copies a database only
+    while no one is in it). SQLite: the file is copied (the backup API, write-ahead log
+    included); PostgreSQL: `CREATE DATABASE ... TEMPLATE` under the test database's name.
+
+    What a copy does not make fresh: its rows carry the times of the first seed (the
+    same test process, minutes earlier at most), and it keeps the template's
+    installation id (as every copy of the migrated template does). Sequences, the audit
+    chain and the editors' accounts are copied as they are; no claim, lease or
+    sign-in session is made by a seed, so none can lapse in the copy."""
+
+    def __init__(self, request: pytest.FixtureRequest) -> None:
+        self.request = request
+
+    def __call__(self, url: str, key: Hashable, seed: Callable[[str], Any]) -> Any:
+        backend = "sqlite" if url.startswith("sqlite:///") else "postgres"
+        if (backend, key) not in _SEEDED:
+            _SEEDED[backend, key] = self._make(backend, seed)
+        template, made = _SEEDED[backend, key]
+        if backend == "sqlite":
+            from tests.publish_helpers import copy_sqlite
+
+            copy_sqlite(Path(template), Path(url.removeprefix("sqlite:///")))
+        else:
+            pg: PgServer = self.request.getfixturevalue("_pg_admin")
+            pg.create(template, name=make_url(url).database)
+        return made
+
+    def _make(self, backend: str, seed: Callable[[str], Any]) -> tuple[str, Any]:
+        folder = self.request.getfixturevalue("tmp_path_factory").mktemp("seeded")
+        if backend == "sqlite":
+            template = str(folder / "copydesk.db")
+            shutil.copyfile(self.request.getfixturevalue("_sqlite_template"), template)
+            url = f"sqlite:///{template}"
+        else:
+            pg: PgServer = self.request.getfixturevalue("_pg_admin")
+            template = pg.create(self.request.getfixturevalue("_pg_template"))
+            pg.kept.append(template)
+            url = pg.url(template)
+        with chdir(folder):
+            made = seed(url)
+        return template, made
+
+
+@pytest.fixture
+def seeded(request: pytest.FixtureRequest) -> Seeded:
+    return Seeded(request)

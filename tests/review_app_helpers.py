@@ -9,6 +9,7 @@ that needs one wraps `make_desk` in its own `desk` / `any_desk` fixture.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from sqlalchemy import select
@@ -19,6 +20,9 @@ from streamlit.testing.v1 import AppTest
 from store.db import open_store
 from store.models import AuditEvent
 from tests.review_seed import PASSWORD, seed_editor, seed_queue, write_config
+
+if TYPE_CHECKING:
+    from tests.conftest import Seeded
 
 APP = Path(__file__).resolve().parents[1] / "copydesk" / "review_app.py"
 DESK_MODES = {"quotes_verbatim": "flag"}
@@ -76,17 +80,28 @@ def events(engine: Engine, item_id: int) -> list[AuditEvent]:
         )
 
 
-def make_desk(url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Desk:
+def make_desk(url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seeded: Seeded) -> Desk:
     """The items of DESK_KEYS through the real pipeline (quotes_verbatim flags),
     editors alice and bob and viewer vera, the config and database in the
-    environment, and tmp_path the working directory."""
+    environment, and tmp_path the working directory. `url` is a migrated test
+    database; the desk is seeded once per test process and backend and copied into
+    it (conftest's `seeded`)."""
+    ids = seeded(url, "review desk", _seed_desk)
     engine = open_store(url)
-    ids = seed_queue(engine, DESK_KEYS, modes=DESK_MODES)
-    seed_editor(engine, "alice")
-    seed_editor(engine, "bob")
-    seed_editor(engine, "vera", role="viewer")
     monkeypatch.chdir(tmp_path)
     config = write_config(tmp_path / "c.toml", url, modes=DESK_MODES)
     monkeypatch.setenv("COPYDESK_CONFIG", str(config))
     monkeypatch.setenv("COPYDESK_DATABASE_URL", url)
     return Desk(engine, ids)
+
+
+def _seed_desk(url: str) -> dict[str, int]:
+    engine = open_store(url)
+    try:
+        ids = seed_queue(engine, DESK_KEYS, modes=DESK_MODES)
+        seed_editor(engine, "alice")
+        seed_editor(engine, "bob")
+        seed_editor(engine, "vera", role="viewer")
+    finally:
+        engine.dispose()
+    return ids

@@ -27,7 +27,7 @@ from tests.publish_helpers import approve, cli, jsonl_lines, run_pipeline, write
 
 
 @pytest.fixture
-def world(tmp_path: Path, db_url: str):  # type: ignore[no-untyped-def]
+def world(tmp_path: Path, db_url: str, migrated: None):  # type: ignore[no-untyped-def]
     config = write_config(tmp_path, db_url, targets=("jsonl",))
     run_pipeline(config)
     engine = open_store(db_url)

@@ -43,7 +43,7 @@ NOTE = "An earlier version gave the quay's length as 1,250 metres; the council s
 
 
 @pytest.fixture
-def world(tmp_path: Path, db_url: str):  # type: ignore[no-untyped-def]
+def world(tmp_path: Path, db_url: str, migrated: None):  # type: ignore[no-untyped-def]
     run_pipeline(write_config(tmp_path, db_url, targets=()))
     engine = open_store(db_url)
     with session_scope(engine) as session:

@@ -21,7 +21,7 @@ from tests.publish_helpers import approve, run_pipeline, write_config
 
 
 @pytest.fixture
-def published(tmp_path: Path, db_url: str):  # type: ignore[no-untyped-def]
+def published(tmp_path: Path, db_url: str, migrated: None):  # type: ignore[no-untyped-def]
     from store.db import open_store
 
     run_pipeline(write_config(tmp_path, db_url, targets=()))

@@ -41,7 +41,7 @@ SCHEMA = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
 
 
 @pytest.fixture
-def world(tmp_path: Path, db_url: str):  # type: ignore[no-untyped-def]
+def world(tmp_path: Path, db_url: str, migrated: None):  # type: ignore[no-untyped-def]
     """A database with the pipeline's drafts, and a function to write the config."""
     config = write_config(tmp_path, db_url, targets=())
     run_pipeline(config)
@@ -347,7 +347,9 @@ def test_retract_needs_an_editor_account(world) -> None:  # type: ignore[no-unty
     assert statuses(engine, ids) == ["published"]
 
 
-def test_a_webhook_without_its_secret_is_one_line_exit_3(tmp_path: Path, sqlite_url: str) -> None:
+def test_a_webhook_without_its_secret_is_one_line_exit_3(
+    tmp_path: Path, sqlite_url: str, migrated: None
+) -> None:
     config = write_config(tmp_path, sqlite_url, webhook_url="http://127.0.0.1:9/hook")
     result = cli(config, "publish", env={"COPYDESK_WEBHOOK_SECRET": ""})
     assert result.exit_code == 3
@@ -447,7 +449,9 @@ gate. Former workers will be offered their old jobs first, she said.</p>
 </article></body></html>"""
 
 
-def test_the_evidence_map_grounds_quotations_too(tmp_path: Path, db_url: str) -> None:
+def test_the_evidence_map_grounds_quotations_too(
+    tmp_path: Path, db_url: str, migrated: None
+) -> None:
     from tests.publish_helpers import LOOPBACK, Page, page_server
 
     with page_server(Page(QUOTED)) as url:

@@ -44,7 +44,7 @@ WAIT = 120  # seconds: a ceiling for a loaded machine, never a pace
 
 
 @pytest.fixture
-def drafts(tmp_path: Path, db_url: str, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+def drafts(tmp_path: Path, db_url: str, monkeypatch: pytest.MonkeyPatch, migrated: None):  # type: ignore[no-untyped-def]
     """Drafts from the real pipeline, two accounts, the secret in the environment."""
     with desk_with_drafts(tmp_path, db_url, monkeypatch) as desk:
         yield desk

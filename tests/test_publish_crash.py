@@ -93,7 +93,9 @@ def killed_during_first_post(
     engine.dispose()
 
 
-def test_kill_9_between_delivery_and_record_then_publish_again(tmp_path: Path, db_url: str) -> None:
+def test_kill_9_between_delivery_and_record_then_publish_again(
+    tmp_path: Path, db_url: str, migrated: None
+) -> None:
     with killed_during_first_post(tmp_path, db_url, "[publish]\nlease_seconds = 1\n") as (
         engine,
         ids,
@@ -124,7 +126,7 @@ def test_kill_9_between_delivery_and_record_then_publish_again(tmp_path: Path, d
 
 
 def test_publish_rerun_after_a_kill_names_the_dead_workers_item(
-    tmp_path: Path, db_url: str
+    tmp_path: Path, db_url: str, migrated: None
 ) -> None:
     """Issue 26: the rerun of `publish` after a crash names the item the dead worker
     still holds (its claim lasts the lease, 300 s by default): what was in flight,

@@ -41,7 +41,7 @@ WAIT = 3.0  # seconds a blocked competitor is given; the outcome does not depend
 
 
 @pytest.fixture
-def world(tmp_path: Path, db_url: str):  # type: ignore[no-untyped-def]
+def world(tmp_path: Path, db_url: str, migrated: None):  # type: ignore[no-untyped-def]
     config = write_config(tmp_path, db_url, targets=())
     run_pipeline(config)
     engine = open_store(db_url)

@@ -36,7 +36,7 @@ from tests.publish_helpers import (
 
 
 @pytest.fixture
-def world(tmp_path: Path, db_url: str):  # type: ignore[no-untyped-def]
+def world(tmp_path: Path, db_url: str, migrated: None):  # type: ignore[no-untyped-def]
     config = write_config(tmp_path, db_url, targets=())
     run_pipeline(config)
     engine = open_store(db_url)

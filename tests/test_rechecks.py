@@ -100,7 +100,7 @@ class Desk:
 
 
 @pytest.fixture
-def desk(tmp_path, db_url, feed_url, monkeypatch):  # type: ignore[no-untyped-def]
+def desk(tmp_path, db_url, migrated, feed_url, monkeypatch):  # type: ignore[no-untyped-def]
     made = Desk(tmp_path, db_url, feed_url, monkeypatch)
     yield made
     made.engine.dispose()
@@ -240,7 +240,9 @@ def test_an_editor_deciding_while_the_model_answers_keeps_the_decision(desk: Des
     assert desk.rechecked_events(target.id) == []
 
 
-def test_rechecks_are_bounded_and_recorded(tmp_path, sqlite_url, feed_url, monkeypatch) -> None:
+def test_rechecks_are_bounded_and_recorded(
+    tmp_path, sqlite_url, migrated, feed_url, monkeypatch
+) -> None:
     desk = Desk(tmp_path, sqlite_url, feed_url, monkeypatch, "recheck_attempts = 2")
     for _ in range(4):  # the first run, then three more during a long outage
         desk.run()
@@ -334,7 +336,7 @@ def test_no_recheck_when_the_model_checks_are_off_now(desk: Desk) -> None:
 
 
 def test_rechecks_stop_at_the_runs_deadline_and_the_rest_wait(
-    tmp_path, db_url, feed_url, monkeypatch
+    tmp_path, db_url, migrated, feed_url, monkeypatch
 ) -> None:
     """Issue 26: re-checks that hang do not hold the run (and SQLite's run slot) for
     hours. The run's deadline ([runs] deadline_seconds after it started) bounds the

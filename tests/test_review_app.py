@@ -24,6 +24,7 @@ from store.editors import REFUSED, disable_editor
 from store.models import GateVerdict, Item, Run
 from store.status import Conflict
 from tests.apptest_helpers import list_rows, page_html
+from tests.conftest import Seeded
 from tests.language_material import HEADLINE, SOURCE, SUMMARY, TITLE
 from tests.review_app_helpers import (
     APP,
@@ -68,13 +69,17 @@ def decision_buttons(at: AppTest) -> set[str]:
 
 
 @pytest.fixture
-def desk(sqlite_url: str, migrated: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Desk:
-    return make_desk(sqlite_url, tmp_path, monkeypatch)
+def desk(
+    sqlite_url: str, migrated: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seeded: Seeded
+) -> Desk:
+    return make_desk(sqlite_url, tmp_path, monkeypatch, seeded)
 
 
 @pytest.fixture
-def any_desk(db_url: str, migrated: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Desk:
-    return make_desk(db_url, tmp_path, monkeypatch)
+def any_desk(
+    db_url: str, migrated: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seeded: Seeded
+) -> Desk:
+    return make_desk(db_url, tmp_path, monkeypatch, seeded)
 
 
 # --------------------------------------------------------------------------- what the pipeline made
@@ -513,8 +518,10 @@ def test_every_view_renders(desk: Desk, view: str) -> None:
 
 
 @pytest.fixture
-def sso_desk(sqlite_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Desk:
-    desk = make_desk(sqlite_url, tmp_path, monkeypatch)
+def sso_desk(
+    sqlite_url: str, migrated: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seeded: Seeded
+) -> Desk:
+    desk = make_desk(sqlite_url, tmp_path, monkeypatch, seeded)
     seed_editor(desk.engine, "alice@example.org")
     config = write_config(tmp_path / "sso.toml", sqlite_url, modes=MODES, auth="oidc")
     monkeypatch.setenv("COPYDESK_CONFIG", str(config))

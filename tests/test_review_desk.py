@@ -18,6 +18,7 @@ from review_ui.desk.decisions import Reviewer
 from review_ui.desk.queries import QueueFilter, queue_count, queue_page
 from store.db import session_scope
 from store.models import DeskPresence, utcnow
+from tests.conftest import Seeded
 from tests.review_app_helpers import APP, Desk, make_desk, sign_in, texts
 from tests.review_seed import (
     ARTICLES,
@@ -34,13 +35,17 @@ MODES = {"quotes_verbatim": "flag"}
 
 
 @pytest.fixture
-def desk(sqlite_url: str, migrated: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Desk:
-    return make_desk(sqlite_url, tmp_path, monkeypatch)
+def desk(
+    sqlite_url: str, migrated: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seeded: Seeded
+) -> Desk:
+    return make_desk(sqlite_url, tmp_path, monkeypatch, seeded)
 
 
 @pytest.fixture
-def any_desk(db_url: str, migrated: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Desk:
-    return make_desk(db_url, tmp_path, monkeypatch)
+def any_desk(
+    db_url: str, migrated: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seeded: Seeded
+) -> Desk:
+    return make_desk(db_url, tmp_path, monkeypatch, seeded)
 
 
 def open_id(at: AppTest) -> int | None:

@@ -18,6 +18,7 @@ from review_ui.desk.decisions import NotAllowed, ReasonRequired, Reviewer
 from store import textdiff
 from store.db import session_scope
 from store.notes import MAX_NOTE_CHARS, NoteRefused, add_note, notes_for
+from tests.conftest import Seeded
 from tests.review_app_helpers import Desk, events, make_desk, open_item, texts
 from tests.review_seed import IMG, SCRIPT, decision_button, item_state
 
@@ -26,13 +27,17 @@ GATES = {"modes": {}, "min": 40}
 
 
 @pytest.fixture
-def desk(sqlite_url: str, migrated: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Desk:
-    return make_desk(sqlite_url, tmp_path, monkeypatch)
+def desk(
+    sqlite_url: str, migrated: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seeded: Seeded
+) -> Desk:
+    return make_desk(sqlite_url, tmp_path, monkeypatch, seeded)
 
 
 @pytest.fixture
-def any_desk(db_url: str, migrated: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Desk:
-    return make_desk(db_url, tmp_path, monkeypatch)
+def any_desk(
+    db_url: str, migrated: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seeded: Seeded
+) -> Desk:
+    return make_desk(db_url, tmp_path, monkeypatch, seeded)
 
 
 def _edit(desk: Desk, item_id: int, headline: str, summary: str) -> None:

@@ -29,7 +29,7 @@ HOSTILE = "<script>alert(1)</script> ![](https://tracker.example.net/p.png)"
 
 
 @pytest.fixture
-def desk(tmp_path: Path, sqlite_url: str, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+def desk(tmp_path: Path, sqlite_url: str, monkeypatch: pytest.MonkeyPatch, migrated: None):  # type: ignore[no-untyped-def]
     config = write_config(tmp_path, sqlite_url, targets=("atom", "jsonl"))
     run_pipeline(config)
     engine = open_store(sqlite_url)

@@ -23,10 +23,11 @@ from sqlmodel import Session
 from review_ui.desk import claim_keeper
 from review_ui.desk.claim_keeper import THREAD_PREFIX, ClaimKeeper
 from store import presence
-from store.db import session_scope
+from store.db import open_store, session_scope
 from store.editors import disable_editor
 from store.models import DeskPresence, Item
 from store.status import move
+from tests.conftest import Seeded
 from tests.review_seed import seed_editor, seed_queue
 
 TTL = 10.0
@@ -78,14 +79,26 @@ class Link:
 
 
 @pytest.fixture
-def desk(engine: Engine) -> Iterator[tuple[Engine, dict[str, int]]]:
-    ids = seed_queue(engine, ("bridge", "school", "market"))
-    for name in ("alice", "bob"):
-        seed_editor(engine, name)
+def desk(db_url: str, migrated: None, seeded: Seeded) -> Iterator[tuple[Engine, dict[str, int]]]:
+    ids = seeded(db_url, "claim keeper desk", _seed_desk)
+    engine = open_store(db_url)
     yield engine, ids
     for key in (SESSION, "session-2"):
         claim_keeper.stop(key)
+    engine.dispose()
     assert _keeper_threads() == []
+
+
+def _seed_desk(url: str) -> dict[str, int]:
+    """Three drafts through the real pipeline, editors alice and bob (copied per test)."""
+    engine = open_store(url)
+    try:
+        ids = seed_queue(engine, ("bridge", "school", "market"))
+        for name in ("alice", "bob"):
+            seed_editor(engine, name)
+    finally:
+        engine.dispose()
+    return ids
 
 
 def _keep(engine: Engine, item_id: int, link: Link, *, idle: float = 3600.0) -> ClaimKeeper:

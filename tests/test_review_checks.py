@@ -5,6 +5,7 @@ did not run, `[checks] require`, and model output kept inert."""
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from review_ui.desk.decisions import Blocked, Reviewer
 from review_ui.desk.queries import QueueFilter, flagged_ids, item_view, queue_count, queue_page
 from store.db import open_store, session_scope
 from store.models import Item
+from tests.conftest import Seeded
 from tests.review_app_helpers import APP, open_item
 from tests.review_checks_material import BRIDGE, CHECK, P_COST, H
 from tests.review_seed import (
@@ -46,14 +48,27 @@ def html(at: AppTest) -> str:
 
 
 @pytest.fixture
-def desk(db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def desk(
+    db_url: str, migrated: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seeded: Seeded
+):
+    def seed(url: str, require: bool, check: Any) -> dict[str, int]:
+        engine = open_store(url)
+        try:
+            ids = seed_queue(engine, ("bridge", "school"))
+            with session_scope(engine) as session:
+                seed_checks(session, ids["bridge"], check)
+                seed_checks(session, ids["school"], None, require=require)
+            seed_editor(engine, "alice")
+        finally:
+            engine.dispose()
+        return ids
+
     def make(require: bool = False, check: Any = CHECK) -> tuple[Any, dict[str, int], AppTest]:
+        """Called once per test: the seed for `require` and `check` is made once per
+        test process and backend, and copied into the test's database."""
+        key = ("review checks", require, json.dumps(check, sort_keys=True))
+        ids = seeded(db_url, key, lambda url: seed(url, require, check))
         engine = open_store(db_url)
-        ids = seed_queue(engine, ("bridge", "school"))
-        with session_scope(engine) as session:
-            seed_checks(session, ids["bridge"], check)
-            seed_checks(session, ids["school"], None, require=require)
-        seed_editor(engine, "alice")
         monkeypatch.chdir(tmp_path)
         config = write_config(tmp_path / "c.toml", db_url)
         if require:

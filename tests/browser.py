@@ -16,8 +16,10 @@
   use), lent to one test at a time: the browser contexts a test opened are closed when
   it is done. `new_page(browser, server, ...)` a page in a context of its own (viewport,
   time zone, generous waits, loopback only); `signed_in_page(...)` the same, signed in
-  with the queue on screen. `run_apart(coroutine)`: what `asyncio.run` would do, in a
-  thread, since sync Playwright holds this thread's event loop.
+  by its session cookie (`session_cookie`: no sign-in form, issue 23) with the queue
+  on screen; `open_signed_in` does that for a page a test made itself.
+  `run_apart(coroutine)`: what `asyncio.run` would do, in a thread, since sync
+  Playwright holds this thread's event loop.
 - `submit_sign_in` / `sign_in`: the sign-in form, without and with waiting for the queue.
 - `press(page, button)`: every form submit (and any button whose page run a test
   waits on) goes through it: from an idle page, a click proven sent to the server
@@ -53,6 +55,7 @@ from collections.abc import Callable, Coroutine, Hashable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -61,7 +64,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from review_ui import streamlit_adapter as adapter
-from store.db import open_store
+from store.db import open_store, session_scope
 from store.models import Item
 from tests.publish_helpers import SECRET, SECRET_ENV, copy_sqlite
 from tests.review_seed import ARTICLES, PASSWORD, seed_editor, seed_queue, write_config
@@ -111,6 +114,7 @@ class Server:
     base: str
     db_url: str
     ids: dict[str, int]
+    config: Path  # the test's config.toml, which the server reads on every page run
 
 
 # --------------------------------------------------------------------------- the server
@@ -360,7 +364,7 @@ def serve(
     )
     server = _shared_server()
     _point_at(server.config_link, config_file)
-    yield Server(server.base, db_url, ids)
+    yield Server(server.base, db_url, ids, config_file)
 
 
 @contextmanager
@@ -555,6 +559,32 @@ def sign_in(page: Any, name: str = "alice") -> None:
     expect(page.locator(".cd-count").first).to_contain_text("Review queue")
 
 
+def session_cookie(server: Server, name: str = "alice") -> dict[str, Any]:
+    """The cookie a password sign-in as `name` leaves in the browser: a session opened
+    in the database and its token signed with the server's secret, as the sign-in
+    form's callback does once the password is right (review_ui/views/auth.py
+    `_try_password`; the app's next page run finds the editor by it, `_from_cookie`).
+    For a test that is not about signing in: the form costs a page load, a page run
+    and an argon2 check per test (issue 23)."""
+    from copydesk.config import load_settings
+    from review_ui.desk import session_tokens
+    from review_ui.views.auth import COOKIE
+    from store import sessions
+
+    review = load_settings(server.config, env={}).review  # the secret file beside it
+    secret = session_tokens.load_secret(None, Path(review.session_secret_file))
+    engine = open_store(server.db_url)
+    try:
+        with session_scope(engine) as session:
+            key = sessions.open_session(session, name, timedelta(hours=review.session_hours))
+    finally:
+        engine.dispose()
+    token = session_tokens.sign(secret, key, int(time.time()))
+    # Playwright's BrowserContext.add_cookies takes name, value and url (or domain and
+    # path): https://playwright.dev/python/docs/api/class-browsercontext#browser-context-add-cookies
+    return {"name": COOKIE, "value": token, "url": server.base, "sameSite": "Strict"}
+
+
 def signed_in_page(
     browser: Any,
     server: Server,
@@ -563,12 +593,26 @@ def signed_in_page(
     width: int = 1280,  # issue 25's screen: a test that needs more says why
     height: int = 720,
     timezone: str = "UTC",
+    answer_ms: int | None = None,
 ) -> Any:
-    """`new_page` opened at the server and signed in as `name`, the queue on screen."""
-    page = new_page(browser, server, width=width, height=height, timezone=timezone)
-    page.goto(server.base)
-    sign_in(page, name)
+    """`new_page` opened at the server already signed in as `name` (its session
+    cookie, `session_cookie`), the queue on screen. The sign-in form itself is
+    covered by the tests that use `sign_in` and `submit_sign_in`."""
+    page = new_page(
+        browser, server, width=width, height=height, timezone=timezone, answer_ms=answer_ms
+    )
+    open_signed_in(page, server, name)
     return page
+
+
+def open_signed_in(page: Any, server: Server, name: str = "alice", *, at: str = "/") -> None:
+    """Open `page` (not yet opened) at the server's address `at` (a link, say
+    "/?item=7") signed in as `name` by its session cookie, and wait for the queue."""
+    from playwright.sync_api import expect
+
+    page.context.add_cookies([session_cookie(server, name)])
+    page.goto(server.base + at)
+    expect(page.locator(".cd-count").first).to_contain_text("Review queue")
 
 
 # --------------------------------------------------------------------------- page helpers
@@ -863,6 +907,5 @@ def dropping_page(
     page = new_page(browser, server, width=1280, height=720, answer_ms=answer_ms)
     drop = DropNextRun()
     page.route_web_socket(STREAM, drop.route)
-    page.goto(server.base)
-    sign_in(page, name)
+    open_signed_in(page, server, name)
     return page, drop

@@ -57,13 +57,6 @@ def server(tmp_path: Path, sqlite_url: str) -> Iterator[Server]:
 
 
 @pytest.fixture
-def race_server(tmp_path: Path, db_url: str) -> Iterator[Server]:
-    """The app with no dwell time, on SQLite and on PostgreSQL: for the races."""
-    with serve(tmp_path, db_url, queue_of(*QUEUE_KEYS), dwell_seconds=0) as running:
-        yield running
-
-
-@pytest.fixture
 def dwell_server(tmp_path: Path, db_url: str) -> Iterator[Server]:
     """The app with a dwell of DWELL seconds (the shipped default is 1 s), on SQLite
     and on PostgreSQL (two quick presses race each other to the database), or on the
@@ -173,11 +166,16 @@ def test_sign_in_approve_reject_in_a_real_browser(server: Server) -> None:
     assert (ARTIFACTS / "review_discarded.png").stat().st_size > 10_000
 
 
-def test_parallel_sign_ins_from_many_browsers_are_each_counted(race_server: Server) -> None:
+def test_parallel_sign_ins_from_many_browsers_are_each_counted(server: Server) -> None:
     """Ten browser contexts submit wrong passwords at the same moment. Each attempt
     is counted before its password is checked, so exactly FREE_FAILURES + 1 of
     them are checked and counted (the last of those sets the lock) and the rest
-    are refused by the lock; afterwards even the right password is refused."""
+    are refused by the lock; afterwards even the right password is refused.
+
+    On SQLite only (issue 23: ten pages, 30 s a backend): what differs between the
+    backends is the count's own race in the database, which
+    tests/test_editors.py test_parallel_attempts_count_one_each_and_the_limit_holds
+    runs on both, twenty threads at once; this test is the app's path to it."""
     import asyncio
 
     from playwright.async_api import async_playwright
@@ -191,7 +189,7 @@ def test_parallel_sign_ins_from_many_browsers_are_each_counted(race_server: Serv
     async def ready_to_sign_in(browser):  # type: ignore[no-untyped-def]
         page = await (await browser.new_context()).new_page()
         page.set_default_timeout(WAIT_MS * 2)
-        await page.goto(race_server.base)
+        await page.goto(server.base)
         await page.get_by_role("textbox", name="Name").fill("alice")
         await page.get_by_role("textbox", name="Password").fill("wrong-guess-1234")
         return page
@@ -213,7 +211,7 @@ def test_parallel_sign_ins_from_many_browsers_are_each_counted(race_server: Serv
 
                 late = await (await browser.new_context()).new_page()
                 late.set_default_timeout(WAIT_MS)
-                await late.goto(race_server.base)
+                await late.goto(server.base)
                 await late.get_by_role("textbox", name="Name").fill("alice")
                 await late.get_by_role("textbox", name="Password").fill(PASSWORD)
                 await late.get_by_role("button", name="Sign in").click()
@@ -224,7 +222,7 @@ def test_parallel_sign_ins_from_many_browsers_are_each_counted(race_server: Serv
                 await browser.close()
 
     run_apart(burst())
-    engine = open_store(race_server.db_url)
+    engine = open_store(server.db_url)
     try:
         with Session(engine) as session:
             alice = session.scalars(select(Editor).where(Editor.name == "alice")).one()
@@ -388,7 +386,10 @@ def test_two_quick_a_presses_approve_only_the_draft_that_was_on_screen(
         expect(said(page, f"Approved #{ids['bridge']}")).to_be_visible()
         shows(page, "school")
         on_screen(page, ids["school"])
-        page.wait_for_timeout(2500)  # any late decision has landed by now
+        # The second press is refused aloud (in the browser, or by the server if it got
+        # there), whichever draft it met: once that is said, no decision can follow
+        # from it (issue 23: a condition, not a 2.5 s pause meant to outlast one).
+        expect(said(page, "Not approved")).to_be_visible()
         expect(said(page, f"Approved #{ids['bridge']}")).to_be_visible()
     decided = statuses(dwell_server)
     assert decided["bridge"] == "approved"

@@ -28,6 +28,7 @@ from tests.browser import (
     focus_page,
     idle,
     new_page,
+    open_signed_in,
     said,
     serve,
     shows,
@@ -52,6 +53,7 @@ def _desk(copies: int = 0) -> Seed:
             seed_editor(engine, name)
         return ids
 
+    seed.template_key = ("review_desk", copies)  # type: ignore[attr-defined]
     return seed
 
 
@@ -70,24 +72,17 @@ def test_two_editors_in_two_browsers_do_not_collide(tmp_path: Path, db_url: str)
     with serve(tmp_path, db_url, _desk()) as server, chromium() as browser:
         ids = server.ids
         opened = time.monotonic()  # before alice opens her draft
-        alice = new_page(browser, server, width=1280, height=720)
-        alice.goto(server.base)
-        sign_in(alice, "alice")
+        alice = signed_in_page(browser, server, "alice")
         shows(alice, "bridge")
-        bob = new_page(
-            browser, server, width=1280, height=720
-        )  # a context of its own: another person
-        bob.goto(server.base)
-        sign_in(bob, "bob")
+        bob = signed_in_page(browser, server, "bob")  # a context of its own: another person
         shows(bob, "school")  # not alice's draft
         expect(
             bob.get_by_role("button", name="1 more open by other editors: show them")
         ).to_be_visible()
         assert _claims(server) == {"alice": ids["bridge"], "bob": ids["school"]}
         # Bob opens alice's draft on purpose (a link to it): he sees she has it.
-        bob = new_page(browser, server, width=1280, height=720)  # a fresh visit (no session cookie)
-        bob.goto(f"{server.base}/?item={ids['bridge']}")
-        sign_in(bob, "bob")
+        bob = new_page(browser, server, width=1280, height=720)  # a fresh visit
+        open_signed_in(bob, server, "bob", at=f"/?item={ids['bridge']}")
         shows(bob, "bridge")
         # How long she has had it is what the clock says (the wording, by a test clock, is
         # tests/test_review_desk.py's): on a loaded machine a minute may have gone by.
@@ -125,9 +120,7 @@ def test_draft_checks_and_buttons_fit_the_screen(
 
     ARTIFACTS.mkdir(exist_ok=True)
     with serve(tmp_path, sqlite_url, _desk()) as server, chromium() as browser:
-        page = new_page(browser, server, width=width, height=height)
-        page.goto(server.base)
-        sign_in(page, "alice")
+        page = signed_in_page(browser, server, "alice", width=width, height=height)
         shows(page, "bridge")
         expect(page.locator(".cd-checks-summary").first).to_be_visible()
         page.screenshot(path=str(ARTIFACTS / f"review_desk_{width}x{height}.png"))
@@ -166,8 +159,7 @@ def test_the_list_follows_the_open_item(tmp_path: Path, sqlite_url: str) -> None
         ids = server.ids  # 4 + 24 = 28 drafts: two pages of 25
         page = new_page(browser, server)
         last = ids["copy23"]
-        page.goto(f"{server.base}/?item={ids['copy21']}")
-        sign_in(page, "alice")
+        open_signed_in(page, server, "alice", at=f"/?item={ids['copy21']}")
         page.get_by_text("List of pending drafts").click()
         listing = page.locator(".cd-list-page").first
         expect(listing).to_contain_text("page 2 of 2")

@@ -27,13 +27,12 @@ from tests.browser import (
     dropping_page,
     focus_page,
     idle,
-    new_page,
     page_runs_held,
     queue_of,
     running,
     serve,
     shows,
-    sign_in,
+    signed_in_page,
 )
 from tests.desk_kit import item_status, read
 
@@ -62,9 +61,7 @@ def test_a_press_made_during_a_page_run_lands_or_is_refused_aloud(
         chromium() as browser,
     ):
         bridge, school = server.ids["bridge"], server.ids["school"]
-        page = new_page(browser, server, width=1280, height=720)
-        page.goto(server.base)
-        sign_in(page)
+        page = signed_in_page(browser, server, width=1280, height=720)
         shows(page, "bridge")
         read(page, bridge)
         focus_page(page)
@@ -169,9 +166,7 @@ def test_a_press_answered_by_the_run_it_started_during_another_gets_no_false_lin
         serve(tmp_path, sqlite_url, queue_of("bridge", "school", "market")) as server,
         chromium() as browser,
     ):
-        page = new_page(browser, server, width=1280, height=720, answer_ms=ANSWER_MS)
-        page.goto(server.base)
-        sign_in(page)
+        page = signed_in_page(browser, server, width=1280, height=720, answer_ms=ANSWER_MS)
         shows(page, "bridge")
         focus_page(page)
         pressed = _click_help_during_a_held_run(page)

@@ -19,7 +19,15 @@ from review_ui.desk.decisions import Reviewer, edit
 from store.db import session_scope
 from store.models import Item
 from store.notes import add_note
-from tests.browser import Server, chromium, new_page, said, serve, sign_in
+from tests.browser import (
+    Server,
+    chromium,
+    new_page,
+    open_signed_in,
+    said,
+    serve,
+    signed_in_page,
+)
 from tests.desk_kit import decide_as, headline_is, item_status
 from tests.dup_material import ARTICLES as STORIES
 from tests.dup_material import story
@@ -64,9 +72,7 @@ def test_duplicates_are_listed_confirmed_and_undone(server: Server) -> None:
     ids = server.ids
     kept, noted, edited = ids["warehouse-a"], ids["warehouse-b"], ids["warehouse-u"]
     with chromium() as browser:
-        page = new_page(browser, server, width=1280, height=720)
-        page.goto(server.base)
-        sign_in(page)
+        page = signed_in_page(browser, server, width=1280, height=720)
         headline_is(page, STORIES["warehouse-a"][0])
         page.get_by_role("button", name="Reject these…").click()
         # Nothing is rejected yet: the whole list, on screen where the button was.
@@ -102,7 +108,6 @@ def test_a_draft_is_compared_with_approved_stories(server: Server) -> None:
     decide_as(server, "bob", ids["closure-a"], "approve")
     with chromium() as browser:
         page = new_page(browser, server, width=1280, height=720)
-        page.goto(f"{server.base}/?item={ids['closure-b']}")
-        sign_in(page)
+        open_signed_in(page, server, at=f"/?item={ids['closure-b']}")
         headline_is(page, STORIES["closure-b"][0])
         expect(said(page, f"#{ids['closure-a']}").first).to_contain_text("approved")

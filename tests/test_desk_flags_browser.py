@@ -21,10 +21,10 @@ from tests.browser import (
     chromium,
     focus_page,
     new_page,
+    open_signed_in,
     said,
     serve,
     shows,
-    sign_in,
     signed_in_page,
 )
 from tests.desk_kit import item_status, read
@@ -83,8 +83,7 @@ def test_checks_that_never_ran_are_not_run_not_failed(server: Server) -> None:
 
     with chromium() as browser:
         page = new_page(browser, server, width=1280, height=720)
-        page.goto(f"{server.base}/?item={server.ids['school']}")
-        sign_in(page)
+        open_signed_in(page, server, at=f"/?item={server.ids['school']}")
         shows(page, "school")
         summary = page.locator(".cd-checks-summary").first
         expect(summary).to_contain_text("not run")

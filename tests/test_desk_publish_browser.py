@@ -27,7 +27,7 @@ from tests.browser import (
     serve,
     signed_in_page,
 )
-from tests.desk_kit import approved_long_ago, decide_as, item_status, open_view
+from tests.desk_kit import approved_long_ago, decide_as, item_status, open_view, published_by
 from tests.review_seed import seed_editor, seed_queue
 
 pytestmark = pytest.mark.browser
@@ -56,22 +56,14 @@ def _form_ready(page, summary: str) -> None:  # type: ignore[no-untyped-def]
     toggle.click()
 
 
-def _bridge_approved_long_ago(server) -> int:  # type: ignore[no-untyped-def]
-    """Bob approved the bridge story, long enough ago to publish; its id."""
+def _bridge_published(server) -> int:  # type: ignore[no-untyped-def]
+    """Bob approved the bridge story long ago and Alice published it (the desk's own
+    Publish now: the browser's way is test_publish_now_confirms_...); its id."""
     bridge = server.ids["bridge"]
     decide_as(server, "bob", bridge, "approve")
     approved_long_ago(server.db_url, bridge)
+    published_by(server, "alice", bridge)
     return bridge
-
-
-def _publish_all(page) -> None:  # type: ignore[no-untyped-def]
-    """Publish now, confirmed, from the Approved view; then the Published view."""
-    from playwright.sync_api import expect
-
-    open_view(page, "Approved")
-    press(page, page.get_by_role("button", name=re.compile(r"^Publish now")))
-    press(page, page.get_by_role("button", name="Confirm: publish 1"))
-    expect(said(page, "Published 1")).to_be_visible()
 
 
 def test_publish_now_confirms_and_leaves_an_approval_in_its_undo_window(
@@ -109,9 +101,8 @@ def test_retract_from_the_desk(tmp_path: Path, sqlite_url: str) -> None:
         serve(tmp_path, sqlite_url, _desk, undo_seconds=300, extra=TARGETS) as server,
         chromium() as browser,
     ):
-        bridge = _bridge_approved_long_ago(server)
+        bridge = _bridge_published(server)
         page = signed_in_page(browser, server, width=1280, height=720)
-        _publish_all(page)
         engine = open_store(server.db_url)
         try:
             with session_scope(engine) as session:
@@ -148,9 +139,8 @@ def test_a_retraction_another_editor_made_first_is_named(tmp_path: Path, db_url:
         serve(tmp_path, db_url, _desk, undo_seconds=300, extra=TARGETS) as server,
         chromium() as browser,
     ):
-        bridge = _bridge_approved_long_ago(server)
+        bridge = _bridge_published(server)
         page = signed_in_page(browser, server, width=1280, height=720)
-        _publish_all(page)
         open_view(page, "Published")
         _form_ready(page, "Retract a published item")
         engine = open_store(server.db_url)
@@ -191,9 +181,8 @@ def test_a_retract_the_server_never_hears_of_is_said_and_a_second_press_answers(
         serve(tmp_path, sqlite_url, _desk, undo_seconds=300, extra=TARGETS) as server,
         chromium() as browser,
     ):
-        bridge = _bridge_approved_long_ago(server)
+        bridge = _bridge_published(server)
         page, drop = dropping_page(browser, server, answer_ms=SHORT_ANSWER_MS)
-        _publish_all(page)
         open_view(page, "Published")
         _form_ready(page, "Retract a published item")
         form = page.locator("[data-testid=stForm]").filter(has_text="Retract")

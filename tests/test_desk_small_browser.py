@@ -16,10 +16,10 @@ from tests.browser import (
     focus_page,
     idle,
     new_page,
+    open_signed_in,
     queue_of,
     serve,
     shows,
-    sign_in,
     signed_in_page,
 )
 from tests.desk_kit import decide_as, item_status, open_view
@@ -41,8 +41,7 @@ def test_a_shared_link_never_carries_an_unsent_reason(tmp_path: Path, sqlite_url
         link = alice.url
         assert "private" not in link
         bob = new_page(browser, server, width=1280, height=720)
-        bob.goto(link)
-        sign_in(bob, "bob")
+        open_signed_in(bob, server, "bob", at=link.removeprefix(server.base))
         shows(bob, "bridge")
         expect(bob.get_by_label("Reason for rejecting")).to_have_value("")
         # Alice's own reload keeps her reason.
@@ -73,8 +72,7 @@ def test_a_link_copied_off_the_queue_names_no_draft(tmp_path: Path, sqlite_url: 
             expect(alice).not_to_have_url(re.compile(r"[?&]item="))
         link = alice.url
         bob = new_page(browser, server, width=1280, height=720)
-        bob.goto(link)
-        sign_in(bob, "bob")
+        open_signed_in(bob, server, "bob", at=link.removeprefix(server.base))
         shows(bob, "bridge")
         expect(bob).to_have_url(re.compile(rf"[?&]item={server.ids['bridge']}\b"))
 
@@ -136,9 +134,7 @@ def test_the_discarded_list_leads_with_the_gate(tmp_path: Path, sqlite_url: str)
 
     seed = queue_of("bridge", "wrong_number")
     with serve(tmp_path, sqlite_url, seed) as server, chromium() as browser:
-        page = new_page(browser, server, width=1280, height=720)
-        page.goto(server.base)
-        sign_in(page)
+        page = signed_in_page(browser, server, width=1280, height=720)
         page.locator("[data-testid=stSidebar]").get_by_text("Discarded", exact=True).click()
         expect(page.get_by_role("heading", name="Discarded", level=1)).to_be_visible()
         headers = page.locator("table.cd-list th")

@@ -41,10 +41,12 @@ def _desk(engine: Engine) -> dict[str, int]:
 
 
 @pytest.fixture
-def server(tmp_path: Path, db_url: str) -> Iterator[Server]:
-    """SQLite and PostgreSQL: another editor decides between the confirmation and
-    the confirm (a race between read and write)."""
-    with serve(tmp_path, db_url, _desk) as running:
+def server(tmp_path: Path, sqlite_url: str) -> Iterator[Server]:
+    """Another editor decides between the confirmation and the confirm (a race
+    between read and write). On SQLite only (issue 23: 22 s a backend): that a bulk
+    action skips and names what changed since it was drawn is tests/test_bulk.py's,
+    on both backends; this is the page's side of it."""
+    with serve(tmp_path, sqlite_url, _desk) as running:
         yield running
 
 

@@ -26,7 +26,7 @@ from sqlmodel import Session
 
 from store.db import open_store
 from store.models import DeskPresence, utcnow
-from tests.browser import Server, chromium, new_page, queue_of, serve, shows, sign_in
+from tests.browser import Server, chromium, queue_of, serve, shows, signed_in_page
 
 pytestmark = pytest.mark.browser
 
@@ -54,9 +54,7 @@ def test_a_long_read_keeps_the_draft_and_a_closed_tab_lets_it_go(
         chromium() as browser,
     ):
         ids = server.ids
-        alice = new_page(browser, server)
-        alice.goto(server.base)
-        sign_in(alice, "alice")
+        alice = signed_in_page(browser, server, "alice")
         shows(alice, "bridge")
         opened = _claim(server, "alice")
         assert opened is not None and opened[0] == ids["bridge"]
@@ -70,9 +68,7 @@ def test_a_long_read_keeps_the_draft_and_a_closed_tab_lets_it_go(
         held = _claim(server, "alice")
         assert held is not None and held[0] == ids["bridge"]
         assert held[1] > utcnow(), "alice's claim lapsed while her tab was open"
-        bob = new_page(browser, server)  # a browser context of its own: another person
-        bob.goto(server.base)
-        sign_in(bob, "bob")
+        bob = signed_in_page(browser, server, "bob")  # a context of its own: another person
         shows(bob, "school")  # not the draft alice is reading
         expect(
             bob.get_by_role("button", name="1 more open by other editors: show them")
@@ -85,8 +81,6 @@ def test_a_long_read_keeps_the_draft_and_a_closed_tab_lets_it_go(
             time.sleep(0.5)
         assert claim is not None and claim[0] == ids["bridge"]  # lapsed, not released
         # Bob's queue offers the bridge draft again (a fresh visit opens the oldest).
-        bob = new_page(browser, server)  # a fresh visit (no session cookie)
-        bob.goto(server.base)
-        sign_in(bob, "bob")
+        bob = signed_in_page(browser, server, "bob")  # a fresh visit
         shows(bob, "bridge")
         expect(bob.get_by_role("button", name=re.compile("open by other editors"))).to_have_count(0)

@@ -20,7 +20,8 @@
   on screen; `open_signed_in` does that for a page a test made itself.
   `run_apart(coroutine)`: what `asyncio.run` would do, in a thread, since sync
   Playwright holds this thread's event loop.
-- `submit_sign_in` / `sign_in`: the sign-in form, without and with waiting for the queue.
+- `submit_sign_in` / `sign_in`: the sign-in form, without and with waiting for the queue
+  (`queue_ready`: its run ended and its Approve button painted).
 - `press(page, button)`: every form submit (and any button whose page run a test
   waits on) goes through it: from an idle page, a click proven sent to the server
   (clicked again only when the page sent nothing), then the page run it started,
@@ -553,10 +554,26 @@ def submit_sign_in(page: Any, name: str = "alice", password: str = PASSWORD) -> 
 
 def sign_in(page: Any, name: str = "alice") -> None:
     """Sign in with the right password from the form on screen; wait for the queue."""
+    submit_sign_in(page, name)
+    queue_ready(page)
+
+
+# The first queue page after signing in paints a button up to two seconds after the
+# frame it sits in (review_ui/views/shortcuts.py `painting`), and A pressed before the
+# Approve button is there is refused ("its buttons are still being drawn; press A
+# again": seen at load 24-32, with the sign-in form and with the cookie alike).
+_APPROVE_PAINTED = """() => [...document.querySelectorAll('[class*="st-key-approve_"]')]
+    .every((frame) => frame.querySelector("button") !== null)"""
+
+
+def queue_ready(page: Any) -> None:
+    """Wait for the queue, the page run that draws it to end, and the Approve button
+    of a draft on screen to be painted: a test's first key finds the page ready."""
     from playwright.sync_api import expect
 
-    submit_sign_in(page, name)
     expect(page.locator(".cd-count").first).to_contain_text("Review queue")
+    idle(page)
+    page.wait_for_function(_APPROVE_PAINTED)
 
 
 def session_cookie(server: Server, name: str = "alice") -> dict[str, Any]:
@@ -608,11 +625,9 @@ def signed_in_page(
 def open_signed_in(page: Any, server: Server, name: str = "alice", *, at: str = "/") -> None:
     """Open `page` (not yet opened) at the server's address `at` (a link, say
     "/?item=7") signed in as `name` by its session cookie, and wait for the queue."""
-    from playwright.sync_api import expect
-
     page.context.add_cookies([session_cookie(server, name)])
     page.goto(server.base + at)
-    expect(page.locator(".cd-count").first).to_contain_text("Review queue")
+    queue_ready(page)
 
 
 # --------------------------------------------------------------------------- page helpers

@@ -182,13 +182,23 @@ def test_a_source_gate_discard_says_no_draft_was_made_in_chromium(audit_server: 
         page.screenshot(path=str(ARTIFACTS / "source_gate_discard.png"), full_page=True)
 
 
-def test_the_audit_trail_reads_in_the_editors_time_zone_in_chromium(audit_server: Server) -> None:
+def test_the_trails_verdicts_and_model_calls_read_in_the_editors_zone_with_utc_on_hover(
+    audit_server: Server,
+) -> None:
+    """Issue 25's one time zone rule in the audit trail's gate verdicts, model calls
+    and the item's facts: each time in the editor's zone (IST here), the UTC moment
+    on hovering its cell, in escaped HTML tables rather than grids (which cannot
+    hover a cell). The whole trail first, then each table on a 1280x720 screen and on
+    the same page at 1024x768 (issue 23: a page of its own for each of the three cost a
+    sign-in, a page load and the pick)."""
     from playwright.sync_api import expect
 
     with chromium() as browser:
         page = signed_in_page(browser, audit_server, timezone="Asia/Kolkata")
         page.get_by_text("Discarded", exact=True).click()
-        _pick(page, audit_server.ids["misquote"])  # discarded by quotes_verbatim
+        item = audit_server.ids["misquote"]  # discarded by quotes_verbatim
+        _pick(page, item)
+        # Every time of the trail reads in the editor's zone, UTC on hovering it.
         times = page.locator("table.cd-trail td.cd-time")
         expect(times.first).to_be_visible(timeout=WAIT_MS)
         for n in range(times.count()):
@@ -200,21 +210,6 @@ def test_the_audit_trail_reads_in_the_editors_time_zone_in_chromium(audit_server
         # The failed quote beside the source's closest wording.
         expect(page.get_by_text("Quotations not in the source (1)")).to_be_visible()
         page.screenshot(path=str(ARTIFACTS / "audit_trail_times.png"), full_page=True)
-
-
-def test_the_trails_verdicts_and_model_calls_read_in_the_editors_zone_with_utc_on_hover(
-    audit_server: Server,
-) -> None:
-    """Issue 25's one time zone rule in the audit trail's gate verdicts, model calls
-    and the item's facts: each time in the editor's zone (IST here), the UTC moment
-    on hovering its cell, in escaped HTML tables rather than grids (which cannot
-    hover a cell). On a 1280x720 screen, then the same page on a 1024x768 one (issue
-    23: a page of its own for each size cost a sign-in, a page load and the pick)."""
-    with chromium() as browser:
-        page = signed_in_page(browser, audit_server, timezone="Asia/Kolkata")
-        page.get_by_text("Discarded", exact=True).click()
-        item = audit_server.ids["misquote"]
-        _pick(page, item)
         for width, height in ((1280, 720), (1024, 768)):
             page.set_viewport_size({"width": width, "height": height})
             _trail_times_read_in_ist_with_utc_on_hover(page, item)

@@ -32,6 +32,10 @@ from tests import record_cassettes
 from tests.articles import page_html, paragraphs_html, rss
 from tests.pipeline_helpers import KEY, config_for, invoke
 
+# Each test's database starts at the newest schema (conftest's migrated template), so
+# `copydesk init` in write_config migrates nothing; what init makes is the same.
+pytestmark = pytest.mark.usefixtures("migrated")
+
 ROOT = Path(__file__).resolve().parent.parent
 NAMES = sorted(p.stem for p in fake_api.CASSETTES.glob("*.json"))
 

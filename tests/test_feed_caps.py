@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from sqlmodel import Session, select
 from typer.testing import CliRunner
 
@@ -13,6 +14,10 @@ from store.db import open_store
 from store.models import Feed, Item
 from tests.articles import rss
 from tests.pipeline_helpers import write_config
+
+# Each test's database starts at the newest schema (conftest's migrated template), so
+# `copydesk init` in write_config migrates nothing; what init makes is the same.
+pytestmark = pytest.mark.usefixtures("migrated")
 
 
 def big_feed(n: int) -> str:

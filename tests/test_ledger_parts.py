@@ -26,6 +26,10 @@ from tests import anthropic_fake as fake_api
 from tests.articles import long_articles, rss
 from tests.pipeline_helpers import KEY, config_for, invoke
 
+# Each test's database starts at the newest schema (conftest's migrated template), so
+# `copydesk init` in write_config migrates nothing; what init makes is the same.
+pytestmark = pytest.mark.usefixtures("migrated")
+
 ARTICLES = 6
 FULL = ("--full", "--json")
 

@@ -16,6 +16,10 @@ from store.models import AuditEvent, GateVerdict, Item, Run
 from tests.articles import FERRY, LIBRARY, TITLES, page_html, paragraphs_html, rss
 from tests.pipeline_helpers import write_config
 
+# Each test's database starts at the newest schema (conftest's migrated template), so
+# `copydesk init` in write_config migrates nothing; what init makes is the same.
+pytestmark = pytest.mark.usefixtures("migrated")
+
 TEASER = "<p>Full story on our website.</p>"
 
 

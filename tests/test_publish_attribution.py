@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import jsonschema
+import pytest
 from lxml import etree
 from sqlalchemy import update
 from sqlmodel import Session
@@ -18,6 +19,10 @@ from publish.payload import SCHEMA_PATH
 from store.db import open_store, session_scope
 from store.models import Item
 from tests.publish_helpers import approve, cli, jsonl_lines, run_pipeline, write_config
+
+# Each test's database starts at the newest schema (conftest's migrated template), so
+# `copydesk init` in write_config migrates nothing; what init makes is the same.
+pytestmark = pytest.mark.usefixtures("migrated")
 
 ATOM = "{http://www.w3.org/2005/Atom}"
 CD = "{tag:copydesk,2026:ns/evidence}"

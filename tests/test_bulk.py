@@ -19,6 +19,7 @@ from store.assignments import NotAssignable, assign
 from store.db import open_store, session_scope
 from store.editors import add_editor
 from store.models import AuditEvent, Item
+from tests.conftest import Seeded
 from tests.dup_material import ARTICLES, add_draft
 
 ALICE = Reviewer("alice", "editor")
@@ -28,14 +29,24 @@ KEYS = ("match-a", "match-b", "ferry-a", "strike-a")
 
 
 @pytest.fixture
-def desk(db_url: str, migrated: None) -> Iterator[tuple[Engine, dict[str, int]]]:
+def desk(db_url: str, migrated: None, seeded: Seeded) -> Iterator[tuple[Engine, dict[str, int]]]:
+    ids = seeded(db_url, "bulk desk", _seed_desk)
     engine = open_store(db_url)
-    with session_scope(engine) as session:
-        for name, role in (("alice", "editor"), ("bob", "editor"), ("vera", "viewer")):
-            add_editor(session, name, "correct horse battery", role=role)
-        ids = {key: add_draft(session, key, *ARTICLES[key]) for key in KEYS}
     yield engine, ids
     engine.dispose()
+
+
+def _seed_desk(url: str) -> dict[str, int]:
+    """Editors alice and bob, viewer vera (three password hashes) and the drafts of
+    KEYS: made once per test process and backend, copied per test (conftest)."""
+    engine = open_store(url)
+    try:
+        with session_scope(engine) as session:
+            for name, role in (("alice", "editor"), ("bob", "editor"), ("vera", "viewer")):
+                add_editor(session, name, "correct horse battery", role=role)
+            return {key: add_draft(session, key, *ARTICLES[key]) for key in KEYS}
+    finally:
+        engine.dispose()
 
 
 def versions(engine: Engine, ids: list[int]) -> dict[int, int]:

@@ -527,12 +527,12 @@ _SEEDED: dict[tuple[str, Hashable], tuple[str, Any]] = {}
 class Seeded:
     """`seeded(url, key, seed)`: make the database at `url` (a test's `sqlite_url` or
     `pg_url`, asked for with `migrated`, nothing written to it yet, no connection open)
-    a copy of the one `seed(template_url)` filled, and return what the seed returned
-    (the items' ids, say). The seed runs once per test process, backend and `key`, on a
-    copy of the migrated template, in a working directory of its own (what a pipeline
-    run writes beside its config, the audit anchor, lands there: not in a test's
-    folder); it must close every connection it opens (PostgreSQL copies a database only
-    while no one is in it). SQLite: the file is copied (the backup API, write-ahead log
+    a copy of the one `seed(engine)` filled, and return what the seed returned (the
+    items' ids, say). The seed runs once per test process, backend and `key`, with an
+    engine on a copy of the migrated template (disposed afterwards: PostgreSQL copies a
+    database only while no one is in it), in a working directory of its own (what a
+    pipeline run writes beside its config, the audit anchor, lands there: not in a
+    test's folder). SQLite: the file is copied (the backup API, write-ahead log
     included); PostgreSQL: `CREATE DATABASE ... TEMPLATE` under the test database's name.
 
     What a copy does not make fresh: its rows carry the times of the first seed (the
@@ -544,7 +544,7 @@ class Seeded:
     def __init__(self, request: pytest.FixtureRequest) -> None:
         self.request = request
 
-    def __call__(self, url: str, key: Hashable, seed: Callable[[str], Any]) -> Any:
+    def __call__(self, url: str, key: Hashable, seed: Callable[[Engine], Any]) -> Any:
         backend = "sqlite" if url.startswith("sqlite:///") else "postgres"
         if (backend, key) not in _SEEDED:
             _SEEDED[backend, key] = self._make(backend, seed)
@@ -558,7 +558,7 @@ class Seeded:
             pg.create(template, name=make_url(url).database)
         return made
 
-    def _make(self, backend: str, seed: Callable[[str], Any]) -> tuple[str, Any]:
+    def _make(self, backend: str, seed: Callable[[Engine], Any]) -> tuple[str, Any]:
         folder = self.request.getfixturevalue("tmp_path_factory").mktemp("seeded")
         if backend == "sqlite":
             template = str(folder / "copydesk.db")
@@ -569,8 +569,12 @@ class Seeded:
             template = pg.create(self.request.getfixturevalue("_pg_template"))
             pg.kept.append(template)
             url = pg.url(template)
-        with chdir(folder):
-            made = seed(url)
+        engine = open_store(url)
+        try:
+            with chdir(folder):
+                made = seed(engine)
+        finally:
+            engine.dispose()
         return template, made
 
 

@@ -95,13 +95,9 @@ def make_desk(url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seeded:
     return Desk(engine, ids)
 
 
-def _seed_desk(url: str) -> dict[str, int]:
-    engine = open_store(url)
-    try:
-        ids = seed_queue(engine, DESK_KEYS, modes=DESK_MODES)
-        seed_editor(engine, "alice")
-        seed_editor(engine, "bob")
-        seed_editor(engine, "vera", role="viewer")
-    finally:
-        engine.dispose()
+def _seed_desk(engine: Engine) -> dict[str, int]:
+    ids = seed_queue(engine, DESK_KEYS, modes=DESK_MODES)
+    seed_editor(engine, "alice")
+    seed_editor(engine, "bob")
+    seed_editor(engine, "vera", role="viewer")
     return ids

@@ -36,17 +36,13 @@ def desk(db_url: str, migrated: None, seeded: Seeded) -> Iterator[tuple[Engine, 
     engine.dispose()
 
 
-def _seed_desk(url: str) -> dict[str, int]:
+def _seed_desk(engine: Engine) -> dict[str, int]:
     """Editors alice and bob, viewer vera (three password hashes) and the drafts of
     KEYS: made once per test process and backend, copied per test (conftest)."""
-    engine = open_store(url)
-    try:
-        with session_scope(engine) as session:
-            for name, role in (("alice", "editor"), ("bob", "editor"), ("vera", "viewer")):
-                add_editor(session, name, "correct horse battery", role=role)
-            return {key: add_draft(session, key, *ARTICLES[key]) for key in KEYS}
-    finally:
-        engine.dispose()
+    with session_scope(engine) as session:
+        for name, role in (("alice", "editor"), ("bob", "editor"), ("vera", "viewer")):
+            add_editor(session, name, "correct horse battery", role=role)
+        return {key: add_draft(session, key, *ARTICLES[key]) for key in KEYS}
 
 
 def versions(engine: Engine, ids: list[int]) -> dict[int, int]:

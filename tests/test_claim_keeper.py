@@ -89,15 +89,11 @@ def desk(db_url: str, migrated: None, seeded: Seeded) -> Iterator[tuple[Engine, 
     assert _keeper_threads() == []
 
 
-def _seed_desk(url: str) -> dict[str, int]:
+def _seed_desk(engine: Engine) -> dict[str, int]:
     """Three drafts through the real pipeline, editors alice and bob (copied per test)."""
-    engine = open_store(url)
-    try:
-        ids = seed_queue(engine, ("bridge", "school", "market"))
-        for name in ("alice", "bob"):
-            seed_editor(engine, name)
-    finally:
-        engine.dispose()
+    ids = seed_queue(engine, ("bridge", "school", "market"))
+    for name in ("alice", "bob"):
+        seed_editor(engine, name)
     return ids
 
 

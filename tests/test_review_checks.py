@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy.engine import Engine
 from sqlmodel import Session
 from streamlit.testing.v1 import AppTest
 
@@ -51,23 +52,19 @@ def html(at: AppTest) -> str:
 def desk(
     db_url: str, migrated: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seeded: Seeded
 ):
-    def seed(url: str, require: bool, check: Any) -> dict[str, int]:
-        engine = open_store(url)
-        try:
-            ids = seed_queue(engine, ("bridge", "school"))
-            with session_scope(engine) as session:
-                seed_checks(session, ids["bridge"], check)
-                seed_checks(session, ids["school"], None, require=require)
-            seed_editor(engine, "alice")
-        finally:
-            engine.dispose()
+    def seed(engine: Engine, require: bool, check: Any) -> dict[str, int]:
+        ids = seed_queue(engine, ("bridge", "school"))
+        with session_scope(engine) as session:
+            seed_checks(session, ids["bridge"], check)
+            seed_checks(session, ids["school"], None, require=require)
+        seed_editor(engine, "alice")
         return ids
 
     def make(require: bool = False, check: Any = CHECK) -> tuple[Any, dict[str, int], AppTest]:
         """Called once per test: the seed for `require` and `check` is made once per
         test process and backend, and copied into the test's database."""
         key = ("review checks", require, json.dumps(check, sort_keys=True))
-        ids = seeded(db_url, key, lambda url: seed(url, require, check))
+        ids = seeded(db_url, key, lambda engine: seed(engine, require, check))
         engine = open_store(db_url)
         monkeypatch.chdir(tmp_path)
         config = write_config(tmp_path / "c.toml", db_url)

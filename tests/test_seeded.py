@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from sqlalchemy import select
+from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from store import status
@@ -19,13 +20,9 @@ from tests.review_seed import seed_queue
 SEEDS: list[str] = []  # the URL of every database `_seed` filled in this process
 
 
-def _seed(url: str) -> dict[str, int]:
-    SEEDS.append(url)
-    engine = open_store(url)
-    try:
-        return seed_queue(engine, ("bridge", "school"))
-    finally:
-        engine.dispose()
+def _seed(engine: Engine) -> dict[str, int]:
+    SEEDS.append(engine.url.render_as_string(hide_password=False))
+    return seed_queue(engine, ("bridge", "school"))
 
 
 def _statuses(url: str) -> dict[int, str]:

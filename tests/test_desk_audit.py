@@ -10,18 +10,16 @@ from typing import Any
 
 import pytest
 
-from store.db import open_store
 from tests.apptest_helpers import pick_item
 from tests.cli_helpers import cli_env, run, run_here
+from tests.conftest import Seeded
 from tests.desk_helpers import NO_DRAFT, seed_audit_desk
 from tests.review_seed import ARTICLES
 
 
 @pytest.fixture
-def audit_desk(sqlite_url: str, tmp_path: Path) -> dict[str, Any]:
-    engine = open_store(sqlite_url)
-    ids = seed_audit_desk(engine)
-    engine.dispose()
+def audit_desk(sqlite_url: str, migrated: None, tmp_path: Path, seeded: Seeded) -> dict[str, Any]:
+    ids = seeded(sqlite_url, "audit desk", seed_audit_desk)  # seeded once per test process
     env = cli_env(tmp_path, COPYDESK_DATABASE_URL=sqlite_url, TZ="Asia/Kolkata")
     return {"ids": ids, "env": env, "tmp": tmp_path, "url": sqlite_url}
 

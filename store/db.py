@@ -485,6 +485,7 @@ RUNTIME_TABLE_RIGHTS = {
     "audit_events": "SELECT, INSERT",
     "notes": "SELECT, INSERT",
     "ledger_parts": "SELECT, INSERT",  # content-addressed: a part never changes
+    "call_settings": "SELECT, INSERT",  # found by their content: a row never changes
     "alembic_version": "SELECT",
     "runtime_roles": "SELECT",
     "installation": "SELECT",

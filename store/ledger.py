@@ -57,11 +57,13 @@ from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import and_, bindparam, func, insert, or_, select, update
+from sqlalchemy.engine import Connection
 from sqlmodel import Session
 
+from store import call_settings
 from store.models import CallRecord, Item, LedgerPart, ModelCall, Run, utcnow
 from store.packing import AgainstItem, AgainstParts, pack_against, pack_text
-from store.upsert import dialect_insert
+from store.upsert import insert_or_skip
 
 IN_FLIGHT, UNKNOWN, DONE = "in_flight", "unknown", "done"  # model_calls.state
 PART_KEY = "$part"
@@ -139,12 +141,11 @@ def add(
     stored again (issue 24, session 11: an INSERT into ledger_parts and a SELECT of
     the item's text a batch, which changed nothing). Returns the rows added."""
     rows, parts = [], {}
-    connection = None
+    connection = session.connection()
     for call in calls:
         found: dict[str, str] = {}
-        values = _values(call, item_id, run_id, found)
+        values = _values(connection, call, item_id, run_id, found)
         if call._row_id is not None:
-            connection = connection or session.connection()
             done = connection.execute(_COMPLETE, {**values, "row_id": call._row_id})
             if done.rowcount == 1:
                 continue
@@ -156,10 +157,24 @@ def add(
 
 
 def _values(
+    connection: Connection,
+    call: CallRecord,
+    item_id: int | None,
+    run_id: int | None,
+    parts: dict[str, str],
+) -> dict[str, Any]:
+    """A call's row as column values: its settings by the id of their row
+    (store/call_settings.py), its request split (its parts added to `parts`)."""
+    values = split_values(call, item_id, run_id, parts)
+    values["settings_id"] = call_settings.settings_id(connection, call_settings.pop(values))
+    return values
+
+
+def split_values(
     call: CallRecord, item_id: int | None, run_id: int | None, parts: dict[str, str]
 ) -> dict[str, Any]:
-    """A call's row as column values (what `ModelCall.of` holds), its request split
-    (its parts added to `parts`)."""
+    """A call's fields as a row holds them, but its settings (still in place): its
+    request split (its parts added to `parts`), its reply packed against them."""
     values = call.model_dump()
     values.update(item_id=item_id, run_id=run_id)
     values["request_json"], found = split(call.request_json)
@@ -199,9 +214,11 @@ def begin(
     (issue 24: no ORM object for a row this session never reads). `source`: the
     item's text as stored, when the caller read it in this transaction."""
     parts: dict[str, str] = {}
-    values = _values(call, item_id, run_id, parts) | {"state": IN_FLIGHT, "created_at": utcnow()}
+    connection = session.connection()
+    values = _values(connection, call, item_id, run_id, parts)
+    values |= {"state": IN_FLIGHT, "created_at": utcnow()}
     store_parts(session, parts, item_id, source)
-    row_id = session.connection().execute(insert(_CALLS), values).inserted_primary_key[0]
+    row_id = connection.execute(insert(_CALLS), values).inserted_primary_key[0]
     assert row_id is not None
     return row_id
 
@@ -286,14 +303,7 @@ def store_parts(
     values = [
         {"hash": key, "content": pack_part(parts[key], item_id, source)} for key in sorted(parts)
     ]
-    dialect = connection.dialect.name
-    statement = _PUT_PARTS.get(dialect)
-    if statement is None:
-        statement = dialect_insert(dialect)(LedgerPart).on_conflict_do_nothing(
-            index_elements=["hash"]
-        )
-        _PUT_PARTS[dialect] = statement
-    connection.execute(statement, values)
+    connection.execute(insert_or_skip(connection.dialect.name, LedgerPart, "hash"), values)
 
 
 _ITEMS = Item.__table__
@@ -308,9 +318,6 @@ def pack_part(part: str, item_id: int | None, source: str | None) -> str | Again
     if len(against.stored()) + MIN_ITEM_SAVING <= len(pack_text(part)):
         return against
     return part
-
-
-_PUT_PARTS: dict[str, Any] = {}  # the statement, by dialect (built at its first use)
 
 
 def requests(session: Session, calls: Sequence[ModelCall]) -> list[Any]:

@@ -28,9 +28,11 @@ from sqlalchemy import (
     event,
     false,
     inspect,
+    select,
 )
+from sqlalchemy.ext.hybrid import hybrid_property
 from sqlalchemy.types import TypeDecorator
-from sqlmodel import Field, SQLModel
+from sqlmodel import Field, Relationship, SQLModel
 
 from guards.checks import check_state as guard_check_state
 from store.coded import GATES, MODES, REASONS, STAGES, Coded, CodedText
@@ -325,22 +327,25 @@ class SignInFailure(SQLModel, table=True):
     )
 
 
-class CallRecord(SQLModel):
-    """One model call, as the ledger keeps it: the one definition of its fields.
-
-    A summariser or checker fills one in per HTTP attempt and hands it back (it
-    never touches the database); the pipeline stores it as a `ModelCall` row,
-    which adds the item, the run and the time; `copydesk audit` prints these
-    fields. `vars(record)` is exactly the fields."""
+class CallSettings(SQLModel):
+    """What a model call was made with that is the same for thousands of calls: the
+    purpose, the backend and model, the API version, the temperature sent and the
+    prompt's version and hash. A ledger row keeps them once, in a `call_settings` row
+    it references (`CallSetting`, migration 0038; store/call_settings.py)."""
 
     purpose: str = "summary"  # "summary", "checks"
     backend: str
     model: str | None = None
     api_version: str | None = None
     temperature: float | None = None  # the temperature sent, None when none was
-    temperature_in_force: bool = False
     prompt_version: str | None = None
     prompt_hash: str | None = Field(default=None, sa_column=Column(Digest("sha256:")))
+
+
+class CallOutcome(SQLModel):
+    """What is particular to one model call: what was sent and what came back."""
+
+    temperature_in_force: bool = False
     request_id: str | None = None
     input_tokens: int | None = None
     output_tokens: int | None = None
@@ -364,17 +369,57 @@ class CallRecord(SQLModel):
         sa_column=Column(String, nullable=False, server_default="done", index=True),
     )
     cost_estimate_usd: float | None = None
+
+
+class CallRecord(CallOutcome, CallSettings):
+    """One model call, as the ledger keeps it: the one definition of its fields
+    (its settings, then its outcome).
+
+    A summariser or checker fills one in per HTTP attempt and hands it back (it
+    never touches the database); the pipeline stores it as a `ModelCall` row,
+    which adds the item, the run and the time; `copydesk audit` prints these
+    fields. `vars(record)` is exactly the fields."""
+
     # The ledger row written before the request (in flight), completed by this
     # record; not a column.
     _row_id: int | None = PrivateAttr(default=None)
 
 
-class ModelCall(CallRecord, table=True):
+class CallSetting(CallSettings, table=True):
+    """One set of call settings, stored once (migration 0038): `key` is their
+    canonical JSON text (store/call_settings.py), unique, so equal settings are one
+    row even where a value is NULL (a unique index over the columns would keep
+    NULLs apart)."""
+
+    __tablename__ = "call_settings"
+
+    id: int | None = Field(default=None, primary_key=True)
+    key: str = Field(sa_column=Column(Text, nullable=False, unique=True))
+
+
+def _setting(name: str) -> hybrid_property[Any]:
+    """A call setting read through the row's `settings`: on a loaded row, its value;
+    in a query (`ModelCall.purpose == "checks"`), the setting of the row's settings
+    row (a correlated subquery, the same SQL on both backends)."""
+
+    def value(row: ModelCall) -> Any:
+        return getattr(row.settings, name)
+
+    def expression(cls: type[ModelCall]) -> Any:
+        column = getattr(CallSetting, name)
+        return select(column).where(CallSetting.id == cls.settings_id).scalar_subquery()
+
+    return hybrid_property(value, expr=expression)
+
+
+class ModelCall(CallOutcome, table=True):
     """The ledger: one row per model call, with what was sent and what came back.
     Written through store/ledger.py, which keeps the request's repeated parts once
-    (`LedgerPart`) and puts them back for the audit."""
+    (`LedgerPart`) and puts them back for the audit, and the call's settings once
+    (`CallSetting`, read here as if they were the row's own: `call.model`)."""
 
     __tablename__ = "model_calls"
+    model_config = {"ignored_types": (hybrid_property,)}  # type: ignore[assignment]
 
     id: int | None = Field(default=None, primary_key=True)
     item_id: int | None = Field(default=None, foreign_key="items.id", index=True)
@@ -382,11 +427,19 @@ class ModelCall(CallRecord, table=True):
     created_at: datetime = Field(
         default_factory=utcnow, sa_column=Column(UTCDateTime(), nullable=False)
     )
+    settings_id: int = Field(foreign_key="call_settings.id")
+    # Loaded with the row (one join), so a row read and let go still has them.
+    settings: CallSetting = Relationship(
+        sa_relationship_kwargs={"lazy": "joined", "innerjoin": True}
+    )
 
-    @classmethod
-    def of(cls, call: CallRecord, *, item_id: int | None, run_id: int | None) -> ModelCall:
-        """The ledger row of one call."""
-        return cls(item_id=item_id, run_id=run_id, **call.model_dump())
+    purpose = _setting("purpose")
+    backend = _setting("backend")
+    model = _setting("model")
+    api_version = _setting("api_version")
+    temperature = _setting("temperature")
+    prompt_version = _setting("prompt_version")
+    prompt_hash = _setting("prompt_hash")
 
 
 class LedgerPart(SQLModel, table=True):

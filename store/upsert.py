@@ -25,3 +25,16 @@ def dialect_insert(dialect: str) -> Any:
 
         return sqlite_insert
     raise ValueError(f"no upsert for the {dialect} dialect")
+
+
+_SKIPPING: dict[tuple[str, Any, str], Any] = {}  # built once a dialect, table and key
+
+
+def insert_or_skip(dialect: str, table: Any, key: str) -> Any:
+    """`INSERT INTO table ... ON CONFLICT (key) DO NOTHING` for `dialect`: a row whose
+    key is there already is left as it is (content-addressed rows never change)."""
+    statement = _SKIPPING.get((dialect, table, key))
+    if statement is None:
+        statement = dialect_insert(dialect)(table).on_conflict_do_nothing(index_elements=[key])
+        _SKIPPING[(dialect, table, key)] = statement
+    return statement

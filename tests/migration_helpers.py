@@ -9,12 +9,13 @@ from typing import Any
 
 from alembic import command
 from alembic.script import ScriptDirectory
-from sqlalchemy import text
+from sqlalchemy import MetaData, Table, insert, inspect, text
 from sqlalchemy.engine import Engine
+from sqlmodel import Session, select
 
 from store import audit_chain, ledger
 from store.db import alembic_config, make_engine, migrate, session_scope
-from store.models import CallRecord
+from store.models import CallRecord, CallSetting, ModelCall, utcnow
 from store.packing import (
     AGAINST_ITEM,
     AgainstItem,
@@ -151,7 +152,44 @@ def add_call(engine: Engine, item_id: int, request: dict[str, Any]) -> None:
     (its repeated parts stored once)."""
     with session_scope(engine) as session:
         call = CallRecord(backend="anthropic:claude-haiku-4-5", request_json=request)
-        ledger.add(session, [call], item_id=item_id, run_id=None)
+        add_calls(session, [call], item_id)
+
+
+def add_calls(session: Session, calls: list[CallRecord], item_id: int | None) -> None:
+    """The calls in the ledger as the database's revision keeps them: through the
+    ledger, or, before 0038, with their settings in every row as the ledger wrote
+    them then (the model describes the newest schema)."""
+    names = _call_columns(session)
+    if "settings_id" in names:
+        ledger.add(session, calls, item_id=item_id, run_id=None)
+        return
+    parts: dict[str, str] = {}
+    rows = [ledger.split_values(call, item_id, None, parts) for call in calls]
+    ledger.store_parts(session, parts, item_id)
+    rows = [{k: v for k, v in row.items() if k in names} | {"created_at": utcnow()} for row in rows]
+    session.connection().execute(insert(_old_calls(names)), rows)
+
+
+def ledger_rows(session: Session) -> list[Any]:
+    """The ledger's rows in order as the database's revision keeps them (before 0038
+    with their settings in each row), each with its fields as attributes: what
+    `ledger.requests` and `ledger.replies` read."""
+    names = _call_columns(session)
+    if "settings_id" in names:
+        return list(session.exec(select(ModelCall).order_by(ModelCall.id)).all())  # type: ignore[arg-type]
+    table = _old_calls(names)
+    return list(session.connection().execute(table.select().order_by(table.c.id)).all())
+
+
+def _call_columns(session: Session) -> set[str]:
+    return {c["name"] for c in inspect(session.connection()).get_columns("model_calls")}
+
+
+def _old_calls(names: set[str]) -> Table:
+    """model_calls as a revision before 0038 has it: the settings in each row."""
+    settings = [c for c in CallSetting.__table__.columns if c.name not in ("id", "key")]  # type: ignore[attr-defined]
+    typed = [*ModelCall.__table__.columns, *settings]  # type: ignore[attr-defined]
+    return Table("model_calls", MetaData(), *(c._copy() for c in typed if c.name in names))
 
 
 def source_text_forms(engine: Engine) -> dict[int, tuple[str | None, int | None]]:

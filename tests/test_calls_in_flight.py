@@ -31,7 +31,7 @@ from tests.run_helpers import KEY, Newsroom, start_run, write_config
 
 def _states(engine) -> list[tuple[str, str]]:  # type: ignore[no-untyped-def]
     with engine.connect() as conn:
-        return [tuple(r) for r in conn.execute(text("SELECT purpose, state FROM model_calls"))]
+        return [tuple(r) for r in conn.execute(select(ModelCall.purpose, ModelCall.state))]
 
 
 def test_each_row_is_written_before_its_request_and_completed_after(

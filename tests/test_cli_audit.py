@@ -21,9 +21,9 @@ from copydesk.cli import app as cli_app
 from copydesk.services import audit
 from guards.registry import DRAFT_GATES, SOURCE_GATES, run_gates
 from guards.source import count_words
-from store import status
+from store import call_settings, status
 from store.db import session_scope
-from store.models import Feed, GateVerdict, Item, ModelCall, Run
+from store.models import Feed, GateVerdict, Item, Run
 
 GAZETTE = "Harbourside Gazette"
 COURIER = "Valley Courier"
@@ -184,7 +184,8 @@ def build_world(s: Session, engine: Engine) -> World:
         summary=FLOODS_SUMMARY,
     )
     s.add(
-        ModelCall(
+        call_settings.model_call(
+            s.connection(),
             item_id=floods.id,
             run_id=run.id,
             purpose="summary",
@@ -254,7 +255,8 @@ def build_world(s: Session, engine: Engine) -> World:
     assert gated(s, bridge, run, BRIDGE_TEXT) is None
     for attempt in range(1, 6):
         s.add(
-            ModelCall(
+            call_settings.model_call(
+                s.connection(),
                 item_id=bridge.id,
                 run_id=run.id,
                 backend="anthropic",

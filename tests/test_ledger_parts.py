@@ -18,9 +18,9 @@ import pytest
 from sqlalchemy import text
 from sqlmodel import Session, select
 
-from store import ledger
+from store import call_settings, ledger
 from store.db import open_store
-from store.models import Item, ModelCall
+from store.models import CallRecord, Item, ModelCall
 from store.packing import AGAINST_ITEM, pack_json, read_digest, unpack_json, unpack_text
 from tests import anthropic_fake as fake_api
 from tests.articles import long_articles, rss
@@ -154,7 +154,11 @@ def test_a_row_without_references_reads_as_it_was_stored(sqlite_url) -> None:
     engine = open_store(sqlite_url)
     request = {"model": "m", "system": "S" * 400, "messages": [{"role": "user", "content": "hi"}]}
     with Session(engine) as session:
-        session.add(ModelCall(backend="anthropic:m", request_json=request, response_json={}))
+        connection = session.connection()
+        row = call_settings.model_call(
+            connection, backend="anthropic:m", request_json=request, response_json={}
+        )
+        session.add(row)
         session.commit()
         [call] = session.exec(select(ModelCall)).all()
         assert ledger.requests(session, [call]) == [request]
@@ -165,7 +169,10 @@ def test_a_missing_part_is_named_not_a_crash(sqlite_url) -> None:
     engine = open_store(sqlite_url)
     skeleton = {"model": "m", "system": {ledger.PART_KEY: "sha256:" + "0" * 64}}
     with Session(engine) as session:
-        session.add(ModelCall(backend="anthropic:m", request_json=skeleton))
+        connection = session.connection()
+        session.add(
+            call_settings.model_call(connection, backend="anthropic:m", request_json=skeleton)
+        )
         session.commit()
         [call] = session.exec(select(ModelCall)).all()
         [shown] = ledger.requests(session, [call])
@@ -287,3 +294,47 @@ def test_a_row_names_its_parts_by_a_short_prefix_of_their_keys(
     assert names and all(len(name) == len("sha256:") + 16 for name in names), names
     # Before: about 205 bytes a packed request; the names shortened, under 130.
     assert sum(map(len, stored)) / len(stored) < 130, [len(r) for r in stored]
+
+
+def test_a_call_s_settings_are_stored_once_and_read_as_the_row_s_own(db_url) -> None:
+    """Issue 19 §4: the settings every call of a run shares are one `call_settings` row
+    (NULLs included: an extractive call has no model); each row reads them back, and a
+    query by purpose finds the rows."""
+    engine = open_store(db_url)
+    anthropic = {
+        "backend": "anthropic:claude-haiku-4-5",
+        "model": "claude-haiku-4-5-20251001",
+        "api_version": "2023-06-01",
+        "temperature": 0.0,
+        "prompt_version": "summary-v2",
+        "prompt_hash": "sha256:" + "7a" * 32,
+    }
+    calls = [
+        CallRecord(**anthropic, input_tokens=10),
+        CallRecord(**anthropic, input_tokens=20),
+        CallRecord(**anthropic, purpose="checks", input_tokens=30),
+        CallRecord(backend="extractive", input_tokens=40),
+        CallRecord(backend="extractive", input_tokens=50),
+    ]
+    with Session(engine) as session:
+        ledger.add(session, calls[:3], item_id=None, run_id=None)
+        session.commit()
+    with Session(engine) as session:  # a second transaction finds the rows already there
+        ledger.add(session, calls[3:], item_id=None, run_id=None)
+        session.commit()
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT count(*) FROM call_settings")).scalar() == 3
+        columns = set(conn.execute(text("SELECT * FROM model_calls")).keys())
+        assert "settings_id" in columns and not columns & set(call_settings.NAMES)
+    with Session(engine) as session:
+        rows = session.exec(select(ModelCall).order_by(ModelCall.id)).all()
+        assert [(r.purpose, r.model, r.prompt_hash, r.input_tokens) for r in rows] == [
+            ("summary", anthropic["model"], anthropic["prompt_hash"], 10),
+            ("summary", anthropic["model"], anthropic["prompt_hash"], 20),
+            ("checks", anthropic["model"], anthropic["prompt_hash"], 30),
+            ("summary", None, None, 40),
+            ("summary", None, None, 50),
+        ]
+        checks = session.exec(select(ModelCall.input_tokens).where(ModelCall.purpose == "checks"))
+        assert checks.all() == [30]
+    engine.dispose()

@@ -9,16 +9,17 @@ from __future__ import annotations
 
 from alembic import command
 from sqlalchemy import text
-from sqlmodel import Session, select
+from sqlmodel import Session
 
 from store import ledger
 from store import status as st
 from store.db import alembic_config, migrate, session_scope
-from store.models import Item, ModelCall
+from store.models import Item
 from store.packing import read_digest
 from tests.migration_helpers import (
     add_call,
     at_previous_revision,
+    ledger_rows,
     sqlite_table_schema,
     summary_request,
 )
@@ -40,8 +41,7 @@ def _parts(engine) -> list[tuple[str, bytes]]:  # type: ignore[no-untyped-def]
 
 def _requests(engine) -> list:  # type: ignore[no-untyped-def]
     with Session(engine) as session:
-        calls = session.exec(select(ModelCall).order_by(ModelCall.id)).all()  # type: ignore[arg-type]
-        return ledger.requests(session, calls)
+        return ledger.requests(session, ledger_rows(session))
 
 
 def test_upgrade_keeps_every_part_keyed_by_its_hash(db_url: str) -> None:

@@ -17,6 +17,7 @@ from store.history import item_history
 from store.models import CallRecord, ModelCall
 from store.packing import AGAINST_PARTS, pack_json, unpack_json
 from tests.migration_helpers import (
+    add_calls,
     at_previous_revision,
     insert_article,
     parts_named_in_full,
@@ -78,7 +79,7 @@ def test_upgrade_packs_replies_against_their_requests_parts(db_url: str) -> None
         ),
     ]
     with session_scope(engine) as session:
-        ledger.add(session, calls, item_id=item, run_id=None)
+        add_calls(session, calls, item)
     ids = sorted(_raw(engine))
     with engine.begin() as conn:  # as the code before this revision stored them
         parts_packed_alone(conn)  # (against their item since 0033)

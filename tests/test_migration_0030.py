@@ -11,14 +11,20 @@ from __future__ import annotations
 import hashlib
 
 from alembic import command
-from sqlalchemy import text
+from sqlalchemy import inspect, text
 from sqlmodel import Session, select
 
 from copydesk.services.pipeline.duplicates import find_duplicates
 from store import ledger
 from store.db import alembic_config, migrate
 from store.models import Item, LedgerPart, ModelCall
-from tests.migration_helpers import add_call, at_previous_revision, insert_article, summary_request
+from tests.migration_helpers import (
+    add_call,
+    at_previous_revision,
+    insert_article,
+    ledger_rows,
+    summary_request,
+)
 
 REVISION = "0030_digests_as_bytes"
 ARTICLE = (
@@ -32,9 +38,13 @@ PROMPT = "sha256:" + hashlib.sha256(b"summary-v2 prompt").hexdigest()
 
 def _forms(engine) -> dict[str, set[tuple[str, int]]]:  # type: ignore[no-untyped-def]
     kind = "typeof" if engine.dialect.name == "sqlite" else "pg_typeof"
+    # A call's prompt hash is in its settings row since 0038, copied as stored.
+    calls = (
+        "call_settings" if "call_settings" in inspect(engine).get_table_names() else "model_calls"
+    )
     queries = {
         "content_hash": "items WHERE content_hash IS NOT NULL",
-        "prompt_hash": "model_calls WHERE prompt_hash IS NOT NULL",
+        "prompt_hash": f"{calls} WHERE prompt_hash IS NOT NULL",
         "hash": "ledger_parts",
     }
     with engine.connect() as conn:
@@ -64,7 +74,7 @@ def test_upgrade_stores_digests_as_bytes_and_reads_them_as_before(db_url: str) -
     with engine.begin() as conn:
         conn.execute(text("UPDATE model_calls SET prompt_hash = :p"), {"p": PROMPT})
     with Session(engine) as session:
-        [call] = session.exec(select(ModelCall)).all()
+        [call] = ledger_rows(session)
         sent = ledger.requests(session, [call])
         keys = sorted(session.exec(select(LedgerPart.hash)).all())
 

@@ -19,6 +19,7 @@ from store.models import CallRecord, ModelCall
 from store.packing import AGAINST_ITEM, read_digest
 from tests.migration_helpers import (
     add_call,
+    add_calls,
     at_previous_revision,
     insert_article,
     parts_named_in_full,
@@ -66,7 +67,7 @@ def test_upgrade_packs_an_article_s_part_against_its_item_and_downgrade_undoes_i
     }
     with session_scope(engine) as session:
         call = CallRecord(backend="anthropic:claude-haiku-4-5", request_json=loose)
-        ledger.add(session, [call], item_id=None, run_id=None)
+        add_calls(session, [call], None)
     with engine.begin() as conn:  # as the code before this revision stored them
         assert parts_packed_alone(conn) == 1
         parts_named_in_full(conn)

@@ -16,6 +16,7 @@ from store.history import item_history
 from store.models import CallRecord, ModelCall
 from store.packing import unpack_json
 from tests.migration_helpers import (
+    add_calls,
     at_previous_revision,
     insert_article,
     parts_named_in_full,
@@ -48,7 +49,7 @@ def test_upgrade_names_parts_by_a_prefix_and_downgrade_gives_the_keys_back(db_ur
             CallRecord(backend="anthropic:m", request_json=request, response_json=REPLY),
             CallRecord(backend="anthropic:m", request_json=plain),
         ]
-        ledger.add(session, calls, item_id=item, run_id=None)
+        add_calls(session, calls, item)
     with engine.begin() as conn:  # as the code before this revision named them
         assert parts_named_in_full(conn) == 1
     before = _requests(engine)

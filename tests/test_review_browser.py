@@ -58,9 +58,8 @@ def server(tmp_path: Path, sqlite_url: str) -> Iterator[Server]:
 
 @pytest.fixture
 def dwell_server(tmp_path: Path, db_url: str) -> Iterator[Server]:
-    """The app with a dwell of DWELL seconds (the shipped default is 1 s), on SQLite
-    and on PostgreSQL (two quick presses race each other to the database), or on the
-    one backend a test names (`indirect=["db_url"]`)."""
+    """The app with a dwell of DWELL seconds (the shipped default is 1 s), on the
+    backend a test names (`indirect=["db_url"]`)."""
     with serve(tmp_path, db_url, queue_of(*QUEUE_KEYS), dwell_seconds=DWELL) as running:
         yield running
 
@@ -340,14 +339,15 @@ def _slow_down(page, how: str) -> None:  # type: ignore[no-untyped-def]
         )
 
 
-# The two presses race each other to the database on both backends; how late a slow
-# browser handles the second press does not depend on the backend, so those variants
-# run on SQLite only (issue 23: 13 s of browser each).
+# On SQLite only (issue 23: 13 s of browser a variant). What the backend decides here,
+# a second decision on a draft already decided being refused as a conflict, is
+# tests/test_store.py's test_second_decision_on_the_same_view_raises_conflict and
+# test_stale_screen_gets_a_conflict_not_an_illegal_move, on both backends; how late a
+# slow browser handles the second press does not depend on the backend.
 @pytest.mark.parametrize(
     ("db_url", "gap_ms", "slow"),
     [
         ("sqlite", 150, ""),
-        pytest.param("postgres", 150, "", marks=pytest.mark.postgres),
         ("sqlite", 700, ""),
         ("sqlite", 150, "busy"),
         ("sqlite", 150, "throttled"),

@@ -66,10 +66,14 @@ def _claims(server: Server) -> dict[str, int]:
         engine.dispose()
 
 
-def test_two_editors_in_two_browsers_do_not_collide(tmp_path: Path, db_url: str) -> None:
+def test_two_editors_in_two_browsers_do_not_collide(tmp_path: Path, sqlite_url: str) -> None:
+    """On SQLite only (issue 23: 14 s a backend): the same two editors' claims, the
+    held-drafts button and the presence line are
+    tests/test_review_desk.py::test_second_editor_does_not_get_the_first_editors_draft
+    in AppTest, on both backends; this is the same in two real browsers."""
     from playwright.sync_api import expect
 
-    with serve(tmp_path, db_url, _desk()) as server, chromium() as browser:
+    with serve(tmp_path, sqlite_url, _desk()) as server, chromium() as browser:
         ids = server.ids
         opened = time.monotonic()  # before alice opens her draft
         alice = signed_in_page(browser, server, "alice")

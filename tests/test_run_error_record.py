@@ -15,6 +15,10 @@ from store.db import open_store
 from store.models import Run
 from tests.publish_helpers import cli, write_config
 
+# Each test's database starts at the newest schema (conftest's migrated template), so
+# `copydesk init` in write_config migrates nothing; what init makes is the same.
+pytestmark = pytest.mark.usefixtures("migrated")
+
 SECRET = "Harrowby-council-minutes-not-for-publication"
 
 

@@ -7,9 +7,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from store.db import open_store, session_scope
 from store.models import Run, utcnow
 from tests.publish_helpers import cli, write_config
+
+# Each test's database starts at the newest schema (conftest's migrated template), so
+# `copydesk init` in write_config migrates nothing; what init makes is the same.
+pytestmark = pytest.mark.usefixtures("migrated")
 
 
 def test_a_refused_run_says_so_in_json(sqlite_url: str, tmp_path: Path) -> None:

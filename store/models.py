@@ -400,7 +400,9 @@ class CallSetting(CallSettings, table=True):
 def _setting(name: str) -> hybrid_property[Any]:
     """A call setting read through the row's `settings`: on a loaded row, its value;
     in a query (`ModelCall.purpose == "checks"`), the setting of the row's settings
-    row (a correlated subquery, the same SQL on both backends)."""
+    row (a correlated subquery, the same SQL on both backends). A hybrid with its own
+    expression: https://docs.sqlalchemy.org/en/21/orm/extensions/hybrid.html
+    ("Defining Expression Behavior Distinct from Attribute Behavior")."""
 
     def value(row: ModelCall) -> Any:
         return getattr(row.settings, name)
@@ -419,6 +421,8 @@ class ModelCall(CallOutcome, table=True):
     (`CallSetting`, read here as if they were the row's own: `call.model`)."""
 
     __tablename__ = "model_calls"
+    # Pydantic leaves the hybrids alone, not fields (`ignored_types`:
+    # https://docs.pydantic.dev/latest/api/config/).
     model_config = {"ignored_types": (hybrid_property,)}  # type: ignore[assignment]
 
     id: int | None = Field(default=None, primary_key=True)

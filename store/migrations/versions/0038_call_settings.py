@@ -75,6 +75,8 @@ def upgrade() -> None:
                 id=number, key=_key(row), **dict(zip(SETTINGS, row, strict=True))
             )
         )
+        # NULL-safe equality: `IS` on SQLite, `IS NOT DISTINCT FROM` on PostgreSQL
+        # (https://docs.sqlalchemy.org/en/21/core/sqlelement.html, `is_not_distinct_from`).
         same = [calls.c[n].is_not_distinct_from(v) for n, v in zip(SETTINGS, row, strict=True)]
         conn.execute(sa.update(calls).where(*same).values(settings_id=number))
     if conn.dialect.name == "postgresql" and found:  # the ids above were given by hand

@@ -45,8 +45,9 @@ from review_ui.desk.queries import (
     queue_position,
     queue_where,
 )
+from store import verdicts
 from store.db import open_store
-from store.models import Feed, GateVerdict, Item
+from store.models import Feed, Item
 
 TOWNS = [
     f"{a}{b}"
@@ -165,11 +166,15 @@ def seed(engine: sqlalchemy.Engine, drafts: int) -> None:
                 "passed": False,
                 "mode": "flag",
                 "reason": "flagged",
+                "evidence": None,
                 "created_at": now,
             }
             for i in range(1, drafts + 1, 10)
         ]
-        conn.execute(sqlalchemy.insert(GateVerdict.__table__), flags)
+        with Session(conn) as session:  # one verdict set an item, with its state (flagged)
+            for start in range(0, len(flags), 1000):
+                verdicts.write(session, flags[start : start + 1000])
+            session.flush()
     if engine.dialect.name == "postgresql":
         with engine.connect() as conn:
             conn.execution_options(isolation_level="AUTOCOMMIT").exec_driver_sql("ANALYZE")

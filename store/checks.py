@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import and_, exists, false, func, or_, select, true
@@ -21,7 +21,8 @@ from sqlmodel import Session
 
 from guards.checks import FAILED, NOT_RUN, NOT_RUN_STATES
 from store import verdicts
-from store.models import AuditEvent, Feed, GateVerdict, Item
+from store.history import utc
+from store.models import AuditEvent, Feed, GateVerdict, Item, VerdictSet
 from store.status import DRAFT, EDIT_REASONS, RECHECKED
 
 CHECK_STAGE = "check"
@@ -132,7 +133,7 @@ def _failed_check(run_id: int | None = None, *, transient_only: bool = False) ->
         is_transient(v) if transient_only else true(),
         or_(v.run_id.is_(None), v.run_id != run_id) if run_id is not None else true(),
     )
-    # Until migration 0038 moves every row into sets, an item's checks are in one or
+    # Until migration 0040 moves every row into sets, an item's checks are in one or
     # the other, never both (each writer writes one kind): either may say so.
     in_sets = verdicts.newest_check_did_not_run(
         Item.id, states=(FAILED,), transient_only=transient_only, other_than_run=run_id
@@ -170,11 +171,19 @@ def checks_waiting(session: Session, max_attempts: int) -> dict[str, Any]:
         later.id > v.id,
         ~did_not_run(later),
     )
-    since = session.scalar(
+    in_rows = session.scalar(
         select(func.min(v.created_at))
         .join(Item, Item.id == v.item_id)
         .where(*waiting, v.stage == CHECK_STAGE, did_not_run(v, (FAILED,)), ~ran_after)
     )
+    # An item whose verdicts are sets: its newest set's `checks_since` (store/verdicts.py).
+    newest = aliased(VerdictSet)
+    in_sets = session.scalar(
+        select(func.min(newest.checks_since))
+        .join(Item, Item.id == newest.item_id)
+        .where(*waiting, verdicts.is_newest(newest))
+    )
+    since = min((t for t in (in_rows, in_sets) if t is not None), key=utc, default=None)
 
     def due(failed_too: bool) -> int:
         if max_attempts <= 0 and not failed_too:
@@ -237,10 +246,12 @@ def unchecked_items(
         .where(newest_check(v), did_not_run(v, states))
         .order_by(v.created_at.desc(), v.id.desc())
     )
+    of_item = []
     if status:
-        statement = statement.where(Item.status == status)
+        of_item.append(Item.status == status)
     if feed:
-        statement = statement.where(or_(Feed.name == feed, Feed.url == feed))
+        of_item.append(or_(Feed.name == feed, Feed.url == feed))
+    statement = statement.where(*of_item)
     if since is not None:
         statement = statement.where(v.created_at >= since)
     found: dict[int, Unchecked] = {}
@@ -250,20 +261,55 @@ def unchecked_items(
             row = found[verdict.item_id] = Unchecked(
                 verdict.item_id, item_status, title, url or original, feed_name, verdict.created_at
             )
-        evidence = verdict.evidence if isinstance(verdict.evidence, dict) else {}
-        row.checks.append(
-            {
-                "gate": verdict.gate,
-                "state": verdict.check_state,
-                "why": evidence.get("why"),
-                "transient": bool(evidence.get("transient")),
-                "mode": verdict.mode,
-            }
-        )
-    for row in found.values():
+        row.checks.append(_check(verdict))
+    listed = list(found.values()) + _unchecked_in_sets(session, states, of_item, since)
+    listed.sort(
+        key=lambda row: utc(row.checked_at) or datetime.min.replace(tzinfo=UTC), reverse=True
+    )
+    for row in listed:
         row.checks.sort(key=lambda c: c["gate"])
         row.rechecks = recheck_count(session, row.item_id)
-    return list(found.values())
+    return listed
+
+
+def _check(verdict: GateVerdict) -> dict[str, Any]:
+    """A check that did not run, as `copydesk unchecked` lists it."""
+    evidence = verdict.evidence if isinstance(verdict.evidence, dict) else {}
+    return {
+        "gate": verdict.gate,
+        "state": verdict.check_state,
+        "why": evidence.get("why"),
+        "transient": bool(evidence.get("transient")),
+        "mode": verdict.mode,
+    }
+
+
+def _unchecked_in_sets(
+    session: Session, states: Sequence[str], of_item: list[Any], since: datetime | None
+) -> list[Unchecked]:
+    """`unchecked_items` for the items whose verdicts are sets: their newest sets say
+    a check did not run; their verdicts, unpacked, say which and why. `of_item`: the
+    caller's clauses on the item and its feed."""
+    statement = (
+        select(Item.id, Item.status, Item.title, Item.source_url, Item.original_url, Feed.name)
+        .outerjoin(Feed, Feed.id == Item.feed_id)
+        .where(verdicts.newest_check_did_not_run(Item.id, states=states), *of_item)
+    )
+    items = session.execute(statement).all()
+    stored = verdicts.of_items(session, [r[0] for r in items])
+    listed = []
+    for item_id, item_status, title, url, original, feed_name in items:
+        checks = [
+            v
+            for v in verdicts.newest_checks(stored.get(item_id, []))
+            if v.check_state in states and (since is None or utc(v.created_at) >= utc(since))
+        ]
+        if checks:
+            at = max(v.created_at for v in checks)
+            row = Unchecked(item_id, item_status, title, url or original, feed_name, at)
+            row.checks = [_check(v) for v in checks]
+            listed.append(row)
+    return listed
 
 
 __all__ = [

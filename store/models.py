@@ -275,12 +275,20 @@ class VerdictSet(SQLModel, table=True):
     id: int | None = Field(default=None, primary_key=True)
     item_id: int = Field(foreign_key="items.id", index=True)
     run_id: int | None = Field(default=None, foreign_key="runs.id")
-    # For the SQL filters, never unpacked: the gates that failed (comma-separated,
-    # in the set's order), the checks that did not run ("gate:state[:transient]"
-    # tokens; None when every check ran), the stages present.
+    # For the SQL filters, never unpacked: the gates that failed in this set
+    # (comma-separated, in the set's order) and the stages present; and the item's
+    # state after it (store/verdicts.py `summary`, migration 0039): the newest verdict
+    # of each model check ("gate:ran[:problems]", "gate:not run", "gate:failed
+    # [:transient]"), the gates failing in `discard` and the ones that ran and failed
+    # in `flag` on the current text, the start of the oldest failed-check streak.
     failed_gates: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     checks_state: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     stages: str = Field(sa_column=Column(Text, nullable=False))
+    blocking: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    flagging: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    checks_since: datetime | None = Field(
+        default=None, sa_column=Column(UTCDateTime(), nullable=True)
+    )
     # zlib'd compact JSON `[[stage, gate, passed, mode, reason, evidence], ...]`
     # against store/packing.py's preset dictionary.
     verdicts: bytes = Field(sa_column=Column(LargeBinary, nullable=False), repr=False)

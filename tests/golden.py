@@ -34,14 +34,15 @@ def actor_kind(actor: str) -> str:
 
 def snapshot(url: str) -> list[dict[str, Any]]:
     """Every item of the database, in dedup-key order, with its verdicts and events."""
+    from store import verdicts as stored_verdicts
     from store.db import open_store
-    from store.models import AuditEvent, GateVerdict, Item
+    from store.models import AuditEvent, Item
 
     engine = open_store(url)
     try:
         with Session(engine) as session:
             items = session.exec(select(Item).order_by(Item.dedup_key)).all()
-            verdicts = session.exec(select(GateVerdict).order_by(GateVerdict.id)).all()
+            verdicts = stored_verdicts.every(session)
             events = session.exec(select(AuditEvent).order_by(AuditEvent.id)).all()
             return [_item(item, verdicts, events) for item in items]
     finally:

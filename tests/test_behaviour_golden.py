@@ -38,13 +38,17 @@ def test_snapshot_sees_a_changed_reason(tmp_path, monkeypatch):
     from sqlmodel import Session, select
 
     from store.db import open_store
-    from store.models import GateVerdict
+    from store.models import VerdictSet
+    from store.packing import pack_json, unpack_json
 
     engine = open_store(url)
-    with Session(engine) as session:
-        verdict = session.exec(select(GateVerdict).where(GateVerdict.passed == False)).first()  # noqa: E712
-        verdict.reason += " (reworded)"
-        session.add(verdict)
+    with Session(engine) as session:  # a failed verdict's reason, inside its packed set
+        stored = session.exec(select(VerdictSet).where(VerdictSet.failed_gates != None)).first()  # noqa: E711
+        packed = unpack_json(stored.verdicts)
+        failed = next(v for v in packed if not v[2])  # [stage, gate, passed, mode, reason, ...]
+        failed[4] += " (reworded)"
+        stored.verdicts = pack_json(packed)
+        session.add(stored)
         session.commit()
     engine.dispose()
     assert snapshot(url) != before

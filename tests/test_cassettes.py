@@ -25,8 +25,9 @@ from typer.testing import CliRunner
 
 from copydesk.cli import app
 from copydesk.cli.doctor import ARTICLE
+from store import verdicts as stored_verdicts
 from store.db import open_store
-from store.models import AuditEvent, GateVerdict, Item, utcnow
+from store.models import AuditEvent, Item, utcnow
 from tests import anthropic_fake as fake_api
 from tests import record_cassettes
 from tests.articles import page_html, paragraphs_html, rss
@@ -294,9 +295,7 @@ def test_a_run_replays_the_recorded_replies(
     with Session(open_store(sqlite_url)) as session:
         item = session.exec(select(Item)).one()
         events = session.exec(select(AuditEvent).where(AuditEvent.item_id == item.id)).all()
-        verdicts = session.exec(
-            select(GateVerdict).where(GateVerdict.item_id == item.id, GateVerdict.stage == "check")
-        ).all()
+        verdicts = [v for v in stored_verdicts.of_item(session, item.id) if v.stage == "check"]
     assert item.status == status, [e.reason for e in events]
     record = " ".join(e.reason or "" for e in events)
     if said == "checks passed":

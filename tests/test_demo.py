@@ -8,6 +8,7 @@ from sqlmodel import Session, select
 from typer.testing import CliRunner
 
 from copydesk.cli import app
+from store import verdicts as stored_verdicts
 from store.db import open_store
 from store.models import AuditEvent, GateVerdict, Item, ModelCall
 
@@ -28,7 +29,7 @@ def test_demo_shows_drafts_and_every_kind_of_discard(tmp_path, monkeypatch):
     engine = open_store(f"sqlite:///{tmp_path / 'demo' / 'demo.db'}")
     with Session(engine) as session:
         items = session.exec(select(Item)).all()
-        verdicts = session.exec(select(GateVerdict)).all()
+        verdicts = stored_verdicts.every(session)
         calls = session.exec(select(ModelCall)).all()
         events = session.exec(select(AuditEvent)).all()
     by_status: dict[str, list[Item]] = {}
@@ -153,9 +154,9 @@ def test_audit_shows_the_model_checks_as_the_editor_sees_them(tmp_path, monkeypa
     assert "up from 31.8%" in discarded.split("Model checks, as the editor")[1]
     engine = open_store(f"sqlite:///{tmp_path / 'demo' / 'demo.db'}")
     with Session(engine) as session:
-        not_run = session.exec(
-            select(GateVerdict).where(GateVerdict.reason == "not run (no model)")
-        ).first()
+        not_run = next(
+            v for v in stored_verdicts.every(session) if v.reason == "not run (no model)"
+        )
     unchecked = json.loads(
         CliRunner().invoke(app, ["audit", str(not_run.item_id), "--json"]).stdout
     )

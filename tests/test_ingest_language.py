@@ -24,6 +24,7 @@ from ingest.extract import extract_page
 from ingest.feeds import parse_feed
 from ingest.fetch import Fetcher, FetchResult
 from ingest.language import language_code
+from store import verdicts as stored_verdicts
 from store.models import GateVerdict, Item
 from summarise.recorded import RecordedReply, RecordedSummariser
 from tests.ingest_helpers import LOOPBACK_ALLOW
@@ -175,10 +176,10 @@ def _run(engine, db_url: str, feed_url: str, page_url: str) -> Item:
 
 def _numbers_verdict(engine, item_id: int) -> GateVerdict:
     with Session(engine) as session:
-        query = select(GateVerdict).where(
-            GateVerdict.item_id == item_id, GateVerdict.gate == "numbers_grounded"
-        )
-        return session.exec(query).one()
+        (found,) = [
+            v for v in stored_verdicts.of_item(session, item_id) if v.gate == "numbers_grounded"
+        ]
+        return found
 
 
 @pytest.mark.parametrize("declared", ["<language>en-ca</language>", ""])

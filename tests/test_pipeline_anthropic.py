@@ -12,8 +12,9 @@ from sqlmodel import Session, select
 from typer.testing import CliRunner
 
 from copydesk.cli import app
+from store import verdicts as stored_verdicts
 from store.db import open_store
-from store.models import GateVerdict, Item, ModelCall, Run
+from store.models import Item, ModelCall, Run
 from tests import anthropic_fake as fake_api
 from tests.articles import long_articles, rss
 from tests.pipeline_helpers import KEY, config_for, invoke
@@ -76,7 +77,7 @@ def test_auto_uses_anthropic_with_a_key_and_fills_the_ledger(
         (i.id, p) for i in items for p in ("summary", "checks")
     }
     with Session(engine) as session:
-        checked = session.exec(select(GateVerdict).where(GateVerdict.stage == "check")).all()
+        checked = [v for v in stored_verdicts.every(session) if v.stage == "check"]
     assert len(checked) == 16 and all(v.passed for v in checked), [
         v.evidence for v in checked if not v.passed
     ][:1]

@@ -14,8 +14,9 @@ from sqlmodel import Session, select
 from typer.testing import CliRunner
 
 from copydesk.cli import app
+from store import verdicts as stored_verdicts
 from store.db import open_store
-from store.models import AuditEvent, GateVerdict, Item, ModelCall, Run
+from store.models import AuditEvent, Item, ModelCall, Run
 from tests import anthropic_fake as fake_api
 from tests.articles import long_articles, rss
 from tests.pipeline_helpers import KEY, config_for, invoke
@@ -52,7 +53,7 @@ def run(tmp_path, monkeypatch, sqlite_url, feed_url, check: Any, extra: str = ""
     engine = open_store(sqlite_url)
     with Session(engine) as session:
         items = session.exec(select(Item)).all()
-        verdicts = session.exec(select(GateVerdict).where(GateVerdict.stage == "check")).all()
+        verdicts = [v for v in stored_verdicts.every(session) if v.stage == "check"]
         calls = session.exec(select(ModelCall).where(ModelCall.purpose == "checks")).all()
         events = session.exec(select(AuditEvent)).all()
     return config, items, verdicts, calls, events

@@ -11,8 +11,9 @@ from sqlmodel import Session, select
 from typer.testing import CliRunner
 
 from copydesk.cli import app
+from store import verdicts as stored_verdicts
 from store.db import open_store
-from store.models import AuditEvent, GateVerdict, Item, Run
+from store.models import AuditEvent, Item, Run
 from tests.articles import FERRY, LIBRARY, TITLES, page_html, paragraphs_html, rss
 from tests.pipeline_helpers import write_config
 
@@ -124,7 +125,7 @@ def test_run_fills_the_database_and_accounts_for_every_entry(tmp_path, newsroom,
 
     with Session(engine) as session:
         events = session.exec(select(AuditEvent).order_by(AuditEvent.id)).all()
-        verdicts = session.exec(select(GateVerdict)).all()
+        verdicts = stored_verdicts.every(session)
         run = session.exec(select(Run)).one()
     # Every item was born with an event, and every move has one with reason and actor.
     by_item: dict[int, list[AuditEvent]] = {}

@@ -19,6 +19,7 @@ from copydesk.config import load_settings
 from copydesk.services.recheck import recheck_drafts
 from review_ui.desk import decisions
 from store import status as st
+from store import verdicts as stored_verdicts
 from store.db import open_store
 from store.editors import add_editor
 from store.models import AuditEvent, GateVerdict, Item, ModelCall
@@ -81,12 +82,8 @@ class Desk:
 
     def newest_checks(self, item_id: int) -> dict[str, GateVerdict]:
         with Session(self.engine) as session:
-            rows = session.exec(
-                select(GateVerdict)
-                .where(GateVerdict.item_id == item_id, GateVerdict.stage == "check")
-                .order_by(GateVerdict.id)
-            ).all()
-        return {v.gate: v for v in rows}
+            rows = stored_verdicts.of_item(session, item_id)
+        return {v.gate: v for v in rows if v.stage == "check"}
 
     def rechecked_events(self, item_id: int) -> list[AuditEvent]:
         with Session(self.engine) as session:

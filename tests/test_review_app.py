@@ -9,7 +9,6 @@ import time
 from pathlib import Path
 
 import pytest
-from sqlalchemy import select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 from streamlit.testing.v1 import AppTest
@@ -19,9 +18,10 @@ from review_ui.desk.decisions import Blocked, NotAllowed, ReasonRequired, Review
 from review_ui.desk.queries import QueueFilter, discards_per_day, item_view, queue_count, since_days
 from review_ui.views import queue as queue_view
 from review_ui.views.stats import feed_chart
+from store import verdicts as stored_verdicts
 from store.db import open_store, session_scope
 from store.editors import REFUSED, disable_editor
-from store.models import GateVerdict, Item, Run
+from store.models import Item, Run
 from store.status import Conflict
 from tests.apptest_helpers import list_rows, page_html
 from tests.conftest import Seeded
@@ -90,11 +90,11 @@ def test_the_queue_shows_what_the_pipeline_produced(desk: Desk) -> None:
     ones the queue shows, word for word."""
     with Session(desk.engine) as session:
         statuses = {key: session.get(Item, i).status for key, i in desk.ids.items()}
-        quote = session.scalars(
-            select(GateVerdict).where(
-                GateVerdict.item_id == desk.ids["misquote"], GateVerdict.gate == "quotes_verbatim"
-            )
-        ).one()
+        (quote,) = [
+            v
+            for v in stored_verdicts.of_item(session, desk.ids["misquote"])
+            if v.gate == "quotes_verbatim"
+        ]
         (discard,) = [
             e for e in events(desk.engine, desk.ids["wrong_number"]) if e.to_status == "discarded"
         ]
@@ -292,9 +292,7 @@ def test_edit_with_an_ungrounded_number_cannot_be_approved(desk: Desk) -> None:
     assert edit_event.details["before"]["summary"] == original.summary
     assert edit_event.details["after"]["summary"] == bad
     with Session(desk.engine) as session:
-        edits = session.scalars(
-            select(GateVerdict).where(GateVerdict.item_id == item_id, GateVerdict.stage == "edit")
-        ).all()
+        edits = [v for v in stored_verdicts.of_item(session, item_id) if v.stage == "edit"]
     failed = [v for v in edits if not v.passed]
     assert [v.gate for v in failed] == ["numbers_grounded"] and "3,400" in failed[0].reason
     # The decision function refuses too, whatever the page shows.

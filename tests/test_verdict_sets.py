@@ -80,14 +80,24 @@ def test_an_attempt_s_verdicts_are_one_small_row_read_back_as_verdicts(db_url) -
         verdicts.write(session, _rows(item_id))
     with engine.connect() as conn:
         sets = conn.execute(
-            text("SELECT item_id, failed_gates, checks_state, verdicts FROM verdict_sets")
+            text(
+                "SELECT item_id, failed_gates, checks_state, verdicts, blocking, flagging, "
+                "checks_since FROM verdict_sets"
+            )
         ).all()
         assert conn.execute(text("SELECT count(*) FROM gate_verdicts")).scalar() == 0
     assert len(sets) == 1
-    item_of, failed, checks, blob = sets[0]
+    item_of, failed, checks, blob, *state = sets[0]
     assert item_of == item_id
-    assert failed == "names_grounded,faithfulness"
-    assert checks == "faithfulness:not run"
+    assert failed == "5,8"  # gates by their store/coded.py codes
+    assert verdicts.names(failed) == ("names_grounded", "faithfulness")
+    # The item's state after the set: each check's newest verdict; what fails now.
+    assert checks == "7:ran,8:not run"
+    assert verdicts.checks(checks) == [
+        ("claims_supported", "ran", True),
+        ("faithfulness", "not run", False),
+    ]
+    assert state == [None, "5", None]  # names_grounded; a check that did not run flags nothing
     # The size: the packed set is well under half the verdicts' own compact JSON.
     plain = json.dumps(ATTEMPT, separators=(",", ":")).encode()
     assert len(bytes(blob)) < 0.5 * len(plain), (len(bytes(blob)), len(plain))

@@ -146,11 +146,15 @@ CHECK_STATES = ("passed", "problems found", "not run", "failed to run")
 def check_state(verdict: GateVerdict) -> str:
     """What a model check's verdict says: it ran (passed, or found problems), or it
     did not (not run: no model; failed to run: the model or its reply failed)."""
+    return describe_state(verdict.check_state, verdict.passed)
+
+
+def describe_state(state: str, passed: bool) -> str:
+    """`check_state`'s words for a check's state ("ran", "not run", "failed")."""
     from guards.checks import FAILED, RAN
 
-    state = verdict.check_state
     if state == RAN:
-        return "passed" if verdict.passed else "problems found"
+        return "passed" if passed else "problems found"
     return "failed to run" if state == FAILED else "not run"
 
 
@@ -160,6 +164,7 @@ def model_check_counts(session: Session) -> dict[str, dict[str, int]]:
     counts as what the re-check found)."""
     from sqlmodel import select
 
+    from store import verdicts
     from store.checks import newest_check
     from store.models import GateVerdict
 
@@ -168,6 +173,9 @@ def model_check_counts(session: Session) -> dict[str, dict[str, int]]:
     for verdict in rows:
         per_gate = counts.setdefault(verdict.gate, dict.fromkeys(CHECK_STATES, 0))
         per_gate[check_state(verdict)] += 1
+    for gate, state, passed in verdicts.checks_now(session):  # items whose verdicts are sets
+        per_gate = counts.setdefault(gate, dict.fromkeys(CHECK_STATES, 0))
+        per_gate[describe_state(state, passed)] += 1
     return counts
 
 

@@ -37,9 +37,10 @@ from guards.registry import CHECK_GATES, GateResult, run_checks
 from publish.evidence import draft_text
 from store import ledger
 from store import status as st
+from store import verdicts as stored_verdicts
 from store.checks import recheck_count, recheck_due
 from store.db import session_scope
-from store.models import GateVerdict, Item
+from store.models import GateVerdict, Item, utcnow
 from summarise.base import Article
 from summarise.checks import NOT_RUN, RAN, Checker, CheckOutcome, NoChecker
 
@@ -156,12 +157,14 @@ def _store(
     try:
         with session_scope(engine) as session:
             item = session.get(Item, draft.item_id)
-            for result in results:
-                session.add(
-                    GateVerdict.from_result(
-                        result, item_id=draft.item_id, stage="check", run_id=run_id
-                    )
+            now = utcnow()  # one time: the attempt's verdicts are one set (store/verdicts.py)
+            rows = [
+                GateVerdict.row_of(
+                    result, item_id=draft.item_id, stage="check", run_id=run_id, created_at=now
                 )
+                for result in results
+            ]
+            stored_verdicts.write(session, rows)
             ledger.add(session, checked.calls, item_id=draft.item_id, run_id=run_id)
             if failed:
                 st.move(

@@ -159,6 +159,10 @@ def _discard_draft(engine: Engine, flip: Flip, modes: dict[str, str]) -> bool:
             },
             discard_kind=flip.gates[0] if flip.gates else None,
         )
-        for result in flip.results:  # the verdicts that discarded it, as the pipeline keeps them
-            session.add(GateVerdict.from_result(result, item_id=item.id, stage="replay"))
+        now = utcnow()  # the verdicts that discarded it, as the pipeline keeps them: one set
+        rows = [
+            GateVerdict.row_of(result, item_id=item.id, stage="replay", created_at=now)
+            for result in flip.results
+        ]
+        stored_verdicts.write(session, rows)
     return True

@@ -21,6 +21,7 @@ from sqlmodel import Session
 from guards.registry import CHECK_GATES, DEFAULT_MODES, DRAFT_GATES, GateResult, run_gates
 from review_ui.desk.queries import current_verdicts, first_edit, is_hard_failure, last_event, stamp
 from store import status
+from store import verdicts as stored_verdicts
 from store.db import session_scope
 from store.editors import get_editor
 from store.models import GateVerdict, Item, utcnow
@@ -298,8 +299,8 @@ def edit(
         reverted=original is not None and (headline, summary) == tuple(t.strip() for t in original),
     )
     at = event.at or utcnow()
-    for result in results:
-        session.add(GateVerdict.from_result(result, item_id=item_id, stage="edit", created_at=at))
+    rows = [GateVerdict.row_of(r, item_id=item_id, stage="edit", created_at=at) for r in results]
+    stored_verdicts.write(session, rows)  # one set, with the item's state after the edit
     session.flush()
     return EditOutcome(results, item.version)
 

@@ -173,14 +173,16 @@ def flagged_clause(gates_off: frozenset[str] = frozenset()) -> Any:
     ran, whichever gate it is (numbers, quotes, names, dates, the claims check,
     the faithfulness judge): a model check that did not run flags nothing."""
     v = aliased(GateVerdict)
-    return exists().where(*_failing(v, "flag", gates_off))
+    in_sets = stored_verdicts.failing_now(Item.id, "flagging", gates_off)
+    return or_(exists().where(*_failing(v, "flag", gates_off)), in_sets)
 
 
 def blocked_clause(gates_off: frozenset[str] = frozenset()) -> Any:
     """SQL: a hard gate fails on the item's current text (after an edit: a draft
     the pipeline made passed them all), so it cannot be approved."""
     v = aliased(GateVerdict)
-    return exists().where(*_failing(v, "discard", gates_off))
+    in_sets = stored_verdicts.failing_now(Item.id, "blocking", gates_off)
+    return or_(exists().where(*_failing(v, "discard", gates_off)), in_sets)
 
 
 def _search_clause(text: str) -> Any:
@@ -341,6 +343,11 @@ def failing_gates(
             gates = found.setdefault(item_id, ([], []))[slot]
             if gate not in gates:
                 gates.append(gate)
+    # An item's verdicts are rows or sets (store/verdicts.py): its newest set's state.
+    for item_id, newest in stored_verdicts.newest_sets(session, item_ids).items():
+        blocking, flagging = found.setdefault(item_id, ([], []))
+        blocking.extend(stored_verdicts.names(newest.blocking, gates_off))
+        flagging.extend(stored_verdicts.names(newest.flagging, gates_off))
     return {i: (tuple(b), tuple(f)) for i, (b, f) in found.items()}
 
 

@@ -21,7 +21,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import select, update
 from sqlmodel import Session
 
 from copydesk.services.pipeline.duplicates import find_duplicates, hold_stories
@@ -30,6 +30,7 @@ from copydesk.services.pipeline.state import RunState
 from copydesk.services.reports import FeedReport
 from store import ledger
 from store import status as st
+from store import verdicts as stored_verdicts
 from store.db import session_scope
 from store.models import GateVerdict, Item, Run, utcnow
 from summarise.base import CallRecord
@@ -102,8 +103,8 @@ class Writer:
                 looked = find_duplicates(session, [_wanted(out) for out in looking])
                 verdicts: list[dict[str, Any]] = []
                 moves = [self.write_outcome(session, out, verdicts, looked) for out in outs]
-                if verdicts:  # one executemany for the batch's verdicts
-                    session.execute(insert(GateVerdict.__table__), verdicts)  # type: ignore[arg-type]
+                if verdicts:  # one set an item, one executemany for the batch (store/verdicts.py)
+                    stored_verdicts.write(session, verdicts)
                 batch: list[tuple[Item, str, dict[str, Any]]] = []
                 written = [move(batch) for move in moves]
                 # Only the reports this batch counts into are kept for a rollback: a
@@ -179,7 +180,7 @@ class Writer:
         if verdicts is not None:
             verdicts.extend(rows)
         elif rows:
-            session.execute(insert(GateVerdict.__table__), rows)  # type: ignore[arg-type]
+            stored_verdicts.write(session, rows)
         ledger.add(session, out.calls, item_id=item.id, run_id=run_id)
         failed = [r.gate for _, r in out.verdicts if r.hard_fail]
         flagged = [r.gate for _, r in out.verdicts if r.flagged and not r.not_run]

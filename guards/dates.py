@@ -58,7 +58,7 @@ from typing import Any, NamedTuple
 
 from guards.quotes import _source
 from guards.sourcetext import SourceText, source_text
-from guards.text import Normalised, lowers_as_ascii
+from guards.text import Normalised, lowers_as_ascii, non_ascii
 from guards.units import detect_language
 from guards.verdict import Verdict, all_found
 
@@ -236,7 +236,10 @@ _LETTERS = re.compile(r"[a-z]+")
 # or "_" precedes (lower-cased), and each capitalised run of them. Read in one C pass each
 # (`findall`), then compared as sets; a word these find that a pattern would not read
 # (after a non-ASCII letter: "éjanvier") only makes the pattern run, never skips it.
-_WORD_START = re.compile(r"(?<![a-z0-9_])[a-z]+")
+# Written letter first, then the look-behind (two characters back: the one before the
+# letter), so that `re` may skip to the next letter in C instead of trying the
+# look-behind at every position; the same matches as "(?<![a-z0-9_])[a-z]+".
+_WORD_START = re.compile(r"[a-z](?<![a-z0-9_][a-z])[a-z]*")
 _CAPITALISED_RUN = re.compile(r"[A-Z][a-z]+")
 _BARE_MONTH_WORDS = frozenset(_CAPITALISED_MONTHS + _BARE_ABBREVIATIONS)
 
@@ -532,11 +535,24 @@ _FOREIGN_HINTS = (
     | {abbr + "." for table in _ABBREVIATED.values() for abbr in table}
 )
 _LOWER_WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?\.?")
+# `_LOWER_WORD` over a lower-cased text whose letters are all ASCII. `[^\W\d_]` is a
+# letter or a digit that is not a decimal one (Python docs, re: "\w ... matches Unicode
+# word characters; this includes alphanumeric characters (as defined by str.isalnum())
+# as well as the underscore", https://docs.python.org/3/library/re.html); where no
+# other character is alphanumeric (curly quotes, dashes, a euro sign), that is [a-z]:
+# the same words, found by a range test instead of a Unicode category look-up for each
+# character (about half the instructions).
+_ASCII_LOWER_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?\.?")
+
+
+def _lower_words(low: str) -> list[str]:
+    """`_LOWER_WORD.findall(low)` over a lower-cased text."""
+    letters_ascii = low.isascii() or not any(c.isalnum() for c in non_ascii(low))
+    return (_ASCII_LOWER_WORD if letters_ascii else _LOWER_WORD).findall(low)
 
 
 def _may_be_foreign(text: str) -> bool:
-    low = text.lower()
-    return not _FOREIGN_HINTS.isdisjoint(_LOWER_WORD.findall(low.replace("’", "'")))
+    return not _FOREIGN_HINTS.isdisjoint(_lower_words(text.lower().replace("’", "'")))
 
 
 # The case-insensitive patterns read from a lower-cased ASCII text: their literals
@@ -731,13 +747,14 @@ def _stems(text: str) -> set[str]:
 _ASCII_LONG_WORD = re.compile(r"[A-Za-z]{4,}")
 
 
-def _event(text: str, start: int, end: int) -> tuple[set[str], set[str], tuple[int, int]]:
-    """(the event words before a date in its clause, all of its clause's, the clause)."""
+def _event(text: str, start: int, end: int) -> tuple[set[str], tuple[int, int]]:
+    """(the event words before a date in its clause, the clause). The clause's other
+    event words, after the date, are `_stems(text[end:clause_end])`: read only when the
+    words before do not decide (`_same_event`)."""
     cs, ce = _clause(text, start, end)
     if not text[cs:start].strip(" ,") and cs > 1 and text[cs - 1] in ",:":
         cs = _clause(text, cs - 1, cs - 1)[0]  # "Board meeting: Thu 9 January": one event
-    before = _stems(text[cs:start])
-    return before, before | _stems(text[end:ce]), (cs, ce)
+    return _stems(text[cs:start]), (cs, ce)
 
 
 _FULL_WEEKDAY = {w[:3]: w for w in WEEKDAY_NAMES}
@@ -771,15 +788,22 @@ def _same_event(
 ) -> tuple[tuple[int, int] | None, tuple[int, int] | None]:
     """(where the source gives the date to the draft's event, or None; the clause of
     the source's date when it belongs to another event)."""
-    before, whole = _event(draft, d.start, d.end)[:2]
-    key = before or whole
+    # The draft's event words: those before its date, else all of its clause's.
+    before, (_, draft_end) = _event(draft, d.start, d.end)
+    key = before or _stems(draft[d.end : draft_end])
     if not key:
         return span, None
     clauses = []
     for occurrence in _occurrences(text, d, foreign) or [span]:
-        s_before, s_whole, clause = _event(text, *occurrence)
+        s_before, clause = _event(text, *occurrence)
         clauses.append(clause)
-        if (before & s_before) if (before and s_before) else (key & s_whole):
+        if before and s_before:
+            same = not before.isdisjoint(s_before)
+        else:  # the words of the source's whole clause
+            same = not key.isdisjoint(s_before) or not key.isdisjoint(
+                _stems(text[occurrence[1] : clause[1]])
+            )
+        if same:
             return occurrence, None
     elsewhere = any(
         key & stems

@@ -227,11 +227,20 @@ def tokenise(text: str, language: str | None = None) -> list[NumberToken]:
     return [_to_original(t, folded, text) for t in _folded_tokens(folded.text, lang)]
 
 
-_LANGUAGE_MATTERS = re.compile(r"[0-9][,\s][0-9]{3}(?![0-9])|illion|[0-9],[0-9]{3}")
+# A comma before three digits, or a space before three digits and no fourth: what a
+# text's language changes besides "illion" (found with `in`: "[0-9],[0-9]{3}" holds
+# "[0-9],[0-9]{3}(?![0-9])"). Starting with a digit class, the pattern is searched by
+# skipping to the next digit in C; an alternation with "illion" was tried at every
+# position.
+_GROUP_OF_THREE = re.compile(r"[0-9](?:,[0-9]{3}|\s[0-9]{3}(?![0-9]))")
 
 
 def _numbers_language(read: SourceText) -> str | None:
     return language_for_numbers(read.folded.text)
+
+
+def _language_matters(text: str) -> bool:
+    return "illion" in text or _GROUP_OF_THREE.search(text) is not None
 
 
 def language_for_numbers(text: str) -> str | None:
@@ -241,7 +250,7 @@ def language_for_numbers(text: str) -> str | None:
     scale word is read with European separators ("1,125 Mio.": `_decimal_before_scale`),
     since a short German text may have too few function words to be told from English;
     only a declared "en" reads it the English way."""
-    if not _LANGUAGE_MATTERS.search(text):
+    if not _language_matters(text):
         return None
     guess = detect_language(text)
     return None if guess == "en" else guess

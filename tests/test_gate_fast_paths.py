@@ -16,13 +16,24 @@ import unicodedata
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from guards.dates import _EVENT_STOP, _HEADS, _LONG_WORD, _LOWER, _matches_at_heads, _stems
+from guards.dates import (
+    _EVENT_STOP,
+    _HEADS,
+    _LONG_WORD,
+    _LOWER,
+    _WORD_START,
+    _lower_words,
+    _matches_at_heads,
+    _stems,
+)
+from guards.dates import _LOWER_WORD as _DATES_LOWER_WORD
 from guards.names import _SKIM, _WORD
 from guards.numbers import (
     _NUMBER,
     _RUN,
     _RUN_VIEW,
     _WORD_RUN,
+    _language_matters,
     _word_candidates,
     _word_runs,
     _word_view,
@@ -317,3 +328,34 @@ def test_lowering_the_ascii_bytes_is_str_lower_where_nothing_else_has_case(text:
     low = _lower_ascii_letters(text)
     assert len(low) == len(text)
     assert all(a == b or (b.isascii() and a == b.lower()) for a, b in zip(low, text, strict=True))
+
+
+# Session 11: three prefilters read with patterns `re` can skip through in C.
+_PLAIN_LANGUAGE_MATTERS = re.compile(r"[0-9][,\s][0-9]{3}(?![0-9])|illion|[0-9],[0-9]{3}")
+_PLAIN_WORD_START = re.compile(r"(?<![a-z0-9_])[a-z]+")
+NUMBER_PIECES = ["1", "12", "123", "1234", ",", " ", "\u00a0", "\u2009", "\n", ".", "illion",
+                 "m", "b", "x", "\u0663", "\uff14"]  # fmt: skip
+DATE_PIECES = PIECES + ["mars", "Août", "janv", "lundi", "’", "'", "Mitte", "hier", "\u00bd",
+                        "\u2164", "9", "_x"]  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(NUMBER_PIECES), max_size=30).map("".join))
+def test_whether_the_language_matters_is_the_plain_search(text: str) -> None:
+    assert _language_matters(text) == bool(_PLAIN_LANGUAGE_MATTERS.search(text))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(DATE_PIECES), max_size=40).map("".join))
+def test_date_prefilter_words_are_the_plain_scan(text: str) -> None:
+    low = text.lower().replace("’", "'")
+    assert _lower_words(low) == _DATES_LOWER_WORD.findall(low)
+    assert _WORD_START.findall(_lower(text)) == _PLAIN_WORD_START.findall(_lower(text))
+
+
+def test_a_non_ascii_letter_or_numeral_takes_the_unicode_scan() -> None:
+    # é is a letter, Ⅴ (Roman numeral five) and ½ are alphanumeric: [a-z] would split
+    # or drop them; ’ and “ are not, and the ASCII range reads the same words.
+    for text in ["café mars", "\u2164mars", "mars\u00bdx", "\u201cmars\u201d d'avril."]:
+        assert _lower_words(text) == _DATES_LOWER_WORD.findall(text)
+    assert _lower_words("café") == ["café"]

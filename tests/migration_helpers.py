@@ -37,6 +37,17 @@ def at_previous_revision(db_url: str, revision: str) -> Engine:
     return engine
 
 
+# The last revision whose verdicts live in `gate_verdicts` rows: 0040 moves them into
+# verdict sets (store/verdicts.py). A test about an earlier migration that reads or
+# writes verdict rows upgrades to here, not to head.
+LAST_WITH_VERDICT_ROWS = "0039_verdict_set_summary"
+
+
+def upgrade_to_verdict_rows(engine: Engine) -> None:
+    """Upgrade `engine`'s database to LAST_WITH_VERDICT_ROWS."""
+    command.upgrade(alembic_config(engine), LAST_WITH_VERDICT_ROWS)
+
+
 # An article (status, title, source text, URL) several migration tests keep beside
 # the one they are about.
 MILL_SOLD = (

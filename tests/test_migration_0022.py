@@ -17,10 +17,16 @@ from sqlmodel import Session, select
 
 from store import ledger
 from store import status as st
-from store.db import alembic_config, migrate, session_scope
+from store.db import alembic_config, session_scope
 from store.models import GateVerdict, Item, ModelCall
 from store.packing import unpack_json
-from tests.migration_helpers import add_call, at_previous_revision, named_in_full, summary_request
+from tests.migration_helpers import (
+    add_call,
+    at_previous_revision,
+    named_in_full,
+    summary_request,
+    upgrade_to_verdict_rows,
+)
 
 REVISION = "0022_packed_dictionary"
 ARTICLE = (
@@ -108,7 +114,7 @@ def test_upgrade_reads_plain_rows_packs_new_ones_and_downgrade_plains_them(db_ur
             {"item": item_id, "ev": json.dumps(packed)},
         )
 
-    migrate(engine)
+    upgrade_to_verdict_rows(engine)  # its rows are read below: not into sets
 
     with Session(engine) as session:
         [call] = session.exec(select(ModelCall)).all()

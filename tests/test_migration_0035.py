@@ -10,9 +10,9 @@ from sqlalchemy import text
 from sqlmodel import Session, select
 
 from store.checks import did_not_run
-from store.db import alembic_config, migrate
+from store.db import alembic_config
 from store.models import GateVerdict
-from tests.migration_helpers import at_previous_revision, insert_article
+from tests.migration_helpers import at_previous_revision, insert_article, upgrade_to_verdict_rows
 
 REVISION = "0035_coded_verdict_names"
 ROWS = (  # stage, gate, passed, mode, evidence
@@ -46,7 +46,7 @@ def test_upgrade_codes_verdict_names_and_downgrade_writes_them_back(db_url: str)
     before = _stored(engine)
     assert before == [(s, g, m) for s, g, _, m, _ in ROWS]
 
-    migrate(engine)
+    upgrade_to_verdict_rows(engine)  # its rows are read below: not into sets
 
     coded = [("0", "1", "0"), ("1", "2", "0"), ("2", "7", "1"), ("4", "harbour_tides", "2")]
     assert _stored(engine) == coded

@@ -1,5 +1,5 @@
 """Real-world material nobody on the team wrote (../shared/corpora, see its README):
-every feed file through the whole ingest path over loopback, and a 2,000-entry
+every feed file through the whole ingest path over loopback, and an 800-entry
 feed built from real entries under the per-host limit.
 
 Every feed file (feedparser's 2,106 test feeds, feed-rs's fixtures) is served
@@ -237,9 +237,12 @@ def lead(body: str, words: int = 220) -> list[str]:
     return kept
 
 
-def test_a_2000_entry_feed_ingests_concurrently_under_the_per_host_limit(tmp_path):
+def test_a_big_feed_ingests_concurrently_under_the_per_host_limit(tmp_path):
+    """800 entries over three hosts (issue 23: 2,000 took 53 s idle, most of it the
+    pipeline's own work per item; 800 is still 25 of the writer's commit batches and
+    keeps every host busy at its limit for most of the run)."""
     root = corpora()
-    n, hosts, per_host = 2_000, ["wire-a.test", "wire-b.test", "wire-c.test"], 2
+    n, hosts, per_host = 800, ["wire-a.test", "wire-b.test", "wire-c.test"], 2
     truth = json.loads(
         (root / "articles" / "scrapinghub-dev" / "ground-truth.json").read_text(encoding="utf-8")
     )

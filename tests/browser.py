@@ -566,14 +566,25 @@ _APPROVE_PAINTED = """() => [...document.querySelectorAll('[class*="st-key-appro
     .every((frame) => frame.querySelector("button") !== null)"""
 
 
+# The keyboard script marks the window once it has installed itself
+# (review_ui/views/shortcuts.py): its key handling and its watch over every button
+# press exist from then on, on every view.
+_KEYS_INSTALLED = "() => window.__copydeskKeys === true"
+
+
 def queue_ready(page: Any) -> None:
-    """Wait for the queue, the page run that draws it to end, and the Approve button
-    of a draft on screen to be painted: a test's first key finds the page ready."""
+    """Wait for the queue, the page run that draws it to end, the Approve button of a
+    draft on screen to be painted and the keyboard script to be installed: a test's
+    first key, or a press on another view it goes to at once, finds the page ready.
+    (The script runs when its element is drawn; on a loaded machine a test that left
+    the queue as soon as its button was painted could unmount it first: the lost
+    Retract's "no answer" line then never came, busy clean-clone CI of 4c49dc5.)"""
     from playwright.sync_api import expect
 
     expect(page.locator(".cd-count").first).to_contain_text("Review queue")
     idle(page)
     page.wait_for_function(_APPROVE_PAINTED)
+    page.wait_for_function(_KEYS_INSTALLED)
 
 
 def session_cookie(server: Server, name: str = "alice") -> dict[str, Any]:

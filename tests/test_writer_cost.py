@@ -294,3 +294,47 @@ def test_a_rolled_back_batch_undoes_only_its_own_counts(engine, monkeypatch) -> 
     assert writer.run.reports[0].drafts == 3  # this batch's draft is not counted
     assert writer.run.reports[7] is filling and filling.seen == 5
     assert writer.run.reports[8] is arriving
+
+
+def test_a_batchs_verdicts_become_sets_without_an_orm_object_each(engine) -> None:
+    """Every verdict of an item was built into a `GateVerdict` object (the
+    ORM's instrumented constructor) only to be read back by `verdicts.summary`:
+    about a third of the writer's verdict write. They are read as plain records now;
+    the sets stored, and the item's state after them, are the same."""
+    from guards.registry import DRAFT_GATES, SOURCE_GATES, run_gates
+    from store import verdicts
+    from store.models import GateVerdict
+
+    writer = _writer(engine)
+    outs = _outcomes(engine, writer.run.run_id, [0, 1, 2])
+    for out in outs:
+        text, draft = out.changes.source_text, f"{out.job.title}\n\nIt cost 999 crowns."
+        for stage, gates in (("source", SOURCE_GATES), ("draft", DRAFT_GATES)):
+            results = run_gates(gates, text, out.job.source_url, draft, modes={})
+            out.verdicts += [(stage, r) for r in results]
+    built = [0]
+
+    def count(*args: object) -> None:
+        built[0] += 1
+
+    event.listen(GateVerdict, "init", count)
+    try:
+        writer.commit_batch(outs)
+    finally:
+        event.remove(GateVerdict, "init", count)
+    assert built[0] == 0  # failed before: one a verdict (21)
+
+    with Session(engine) as session:
+        stored = verdicts.of_items(session, [out.job.item_id for out in outs])
+        for out in outs:
+            found = stored[out.job.item_id]
+            assert [(v.stage, v.gate, v.passed) for v in found] == [
+                (stage, r.gate, r.to_dict()["passed"]) for stage, r in out.verdicts
+            ]
+        sets = session.exec(select(verdicts.VerdictSet)).all()
+        # The made-up 999 crowns fail the numbers gate, a hard gate: each set says so
+        # (among the failed hard gates of its item, in order).
+        for stored_set, out in zip(sets, outs, strict=True):
+            hard = [r.gate for _, r in out.verdicts if r.hard_fail]
+            assert "numbers_grounded" in hard
+            assert stored_set.blocking == verdicts._coded(hard)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from sqlalchemy import bindparam, literal, select, union_all
+from sqlalchemy import Connection, bindparam, literal, select, union_all
 from sqlmodel import Session
 
 from ingest.dedup import item_keys
@@ -57,7 +57,7 @@ NOT_CONTENT = ("model", "fetch", "internal", "refused", "robots", "other")
 
 
 def find_duplicate(
-    session: Session, item_id: int, aliases: list[str], fingerprint: str | None
+    session: Session | Connection, item_id: int, aliases: list[str], fingerprint: str | None
 ) -> tuple[int, str] | None:
     """The item this one duplicates, with why: an EARLIER item whose URL is one of
     this page's other URLs (earlier only, so two pages that name each other as
@@ -90,7 +90,7 @@ _BY_EITHER = union_all(_BY_KEY, _BY_TEXT).order_by("id")
 
 
 def find_duplicates(
-    session: Session, wanted: Iterable[tuple[int, list[str], str | None]]
+    session: Session | Connection, wanted: Iterable[tuple[int, list[str], str | None]]
 ) -> dict[int, tuple[int, str]]:
     """`find_duplicate` for many items at once, (item id, its other URLs, its text
     hash) each: at most two queries however many there are (the writer asks for

@@ -139,18 +139,32 @@ def add(
     response unpacked, and merge the new one into it); its parts were stored with
     that row, in `begin`'s transaction, and its request is the same, so they are not
     stored again (issue 24, session 11: an INSERT into ledger_parts and a SELECT of
-    the item's text a batch, which changed nothing). Returns the rows added."""
-    rows, parts = [], {}
+    the item's text a batch, which changed nothing). The completions are one UPDATE
+    sent once for all of them (issue 24, session 12: an executemany, which psycopg
+    sends in one round trip, its pipeline mode:
+    https://www.psycopg.org/psycopg3/docs/advanced/pipeline.html); its row count is
+    the sum over them (`supports_sane_multi_rowcount` on both dialects:
+    https://docs.sqlalchemy.org/en/20/core/connections.html#sqlalchemy.engine.CursorResult.rowcount),
+    so a row gone is noticed and its call added. Returns the rows added."""
     connection = session.connection()
+    entries = []  # (row id or None, column values, parts), in the calls' order
     for call in calls:
         found: dict[str, str] = {}
-        values = _values(connection, call, item_id, run_id, found)
-        if call._row_id is not None:
-            done = connection.execute(_COMPLETE, {**values, "row_id": call._row_id})
-            if done.rowcount == 1:
-                continue
-        parts |= found
-        rows.append(ModelCall(**values))
+        entries.append((call._row_id, _values(connection, call, item_id, run_id, found), found))
+    begun = {row_id: values for row_id, values, _ in entries if row_id is not None}
+    there: set[int] = set()
+    if begun:
+        done = connection.execute(
+            _COMPLETE, [{**values, "row_id": row_id} for row_id, values in begun.items()]
+        )
+        there = set(begun)
+        if done.rowcount != len(begun):  # a row gone (never begun in this database)
+            there = set(connection.execute(_BEGUN, {"ids": list(begun)}).scalars())
+    rows, parts = [], {}
+    for row_id, values, found in entries:
+        if row_id not in there:
+            parts |= found
+            rows.append(ModelCall(**values))
     store_parts(session, parts, item_id)
     session.add_all(rows)
     return rows
@@ -198,6 +212,7 @@ UNREAD = Unread()
 _CALLS = ModelCall.__table__
 # Every column but the id and the row's time (its begin's), from the parameters.
 _COMPLETE = update(_CALLS).where(_CALLS.c.id == bindparam("row_id"))  # type: ignore[attr-defined]
+_BEGUN = select(_CALLS.c.id).where(_CALLS.c.id.in_(bindparam("ids", expanding=True)))  # type: ignore[attr-defined]
 
 
 def begin(

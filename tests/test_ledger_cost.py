@@ -69,7 +69,7 @@ def _on(table: str, statements: list[str]) -> list[str]:
     return [s for s in statements if re.search(rf"\b{table}\b", s)]
 
 
-def test_completing_begun_calls_is_one_update_each_and_reads_as_before(engine) -> None:
+def test_completing_begun_calls_is_one_update_for_all_and_reads_as_before(engine) -> None:
     item_id = _item(engine)
     begun = []
     for n in range(3):
@@ -98,11 +98,22 @@ def test_completing_begun_calls_is_one_update_each_and_reads_as_before(engine) -
         with session_scope(engine) as session:
             ledger.add(session, done, item_id=item_id, run_id=None)
 
-    sent = _statements(engine, complete)
-    calls = _on("model_calls", sent)
-    # Before: a SELECT of the whole row (request and response unpacked) for each call,
-    # then the ORM's UPDATE.
-    assert [s.split()[0] for s in calls] == ["UPDATE"] * 3, calls
+    executions: list[tuple[str, int]] = []
+
+    def note(conn, cursor, statement, parameters, context, executemany) -> None:  # type: ignore[no-untyped-def]
+        if re.search(r"\bmodel_calls\b", statement):
+            executions.append((statement.split()[0], len(parameters) if executemany else 1))
+
+    event.listen(engine, "before_cursor_execute", note)
+    try:
+        sent = _statements(engine, complete)
+    finally:
+        event.remove(engine, "before_cursor_execute", note)
+    # Before session 10: a SELECT of the whole row (request and response unpacked) for
+    # each call, then the ORM's UPDATE; before session 12, one UPDATE per call. Now
+    # one UPDATE sent once for all of them (an executemany: on PostgreSQL one round
+    # trip, psycopg's pipeline; issue 24, session 12).
+    assert executions == [("UPDATE", 3)], executions
     assert len(_on("ledger_parts", sent)) <= 1  # the parts in one statement, if any
 
     with Session(engine) as session:
@@ -214,7 +225,7 @@ def test_completing_begun_calls_stores_no_parts_again(engine) -> None:
     sent = _statements(engine, complete)
     assert _on("ledger_parts", sent) == [], sent
     assert _on("items", sent) == [], sent
-    assert [s.split()[0] for s in _on("model_calls", sent)] == ["UPDATE", "UPDATE"]
+    assert [s.split()[0] for s in _on("model_calls", sent)] == ["UPDATE"]  # one executemany
 
     with Session(engine) as session:
         rows = session.exec(select(ModelCall).order_by(ModelCall.id)).all()
@@ -223,3 +234,29 @@ def test_completing_begun_calls_stores_no_parts_again(engine) -> None:
         assert session.exec(select(LedgerPart.hash)).all() == parts_before
         stored = session.exec(select(LedgerPart.content)).all()
     assert not any(ARTICLE.strip()[:80] in str(content) for content in stored)
+
+
+def test_completions_whose_rows_are_partly_gone_update_the_rest_and_add_the_others(engine) -> None:
+    """Completions sent as one UPDATE for all (issue 24, session 12): when one of the
+    rows is gone, the UPDATE's row count says so, the rows still there are completed
+    and the call without a row becomes one. Every call is a row, none twice."""
+    item_id = _item(engine)
+    with session_scope(engine) as session:
+        in_flight = _record(0, ok=False, error="in flight", state=ledger.IN_FLIGHT)
+        begun = ledger.begin(session, in_flight, item_id=item_id, run_id=None)
+    done = []
+    for n, row_id in enumerate([begun, 515151, None]):
+        record = _record(n, request_id=f"req_wendle_{n}", input_tokens=5, output_tokens=5)
+        record._row_id = row_id
+        done.append(record)
+    with session_scope(engine) as session:
+        ledger.add(session, done, item_id=item_id, run_id=None)
+    with Session(engine) as session:
+        rows = session.exec(select(ModelCall).order_by(ModelCall.id)).all()
+        assert sorted(r.request_id for r in rows) == [
+            "req_wendle_0",
+            "req_wendle_1",
+            "req_wendle_2",
+        ]
+        assert rows[0].id == begun and rows[0].state == ledger.DONE
+        assert ledger.requests(session, rows) == [_request(n) for n in range(3)]

@@ -341,6 +341,39 @@ def test_a_claim_takes_at_most_the_batch_asked_for(engine) -> None:
     assert len(held) == 8
 
 
+def test_a_claim_binds_its_values_to_a_statement_built_once(engine, monkeypatch) -> None:
+    """A run claims a few items at a time (its workers' number), about 80 times in 320
+    articles: building the claim's statement each time (a CTE inside an UPDATE, every
+    value a new bound parameter) cost more CPU than running it (issue 24). It is built
+    once; each claim binds its run, time, lease and limit, and takes what it did."""
+    from sqlalchemy.sql.elements import BindParameter
+
+    with session_scope(engine) as session:
+        for i in range(6):
+            item = Item(dedup_key=f"https://tollmere.example.test/b/{i}", title=f"b{i}")
+            st.create(session, item, actor="cli", reason="test")
+    with session_scope(engine) as session:  # a first claim: what is built lazily, is
+        [expired] = claims.claim_items(session, 5, 1, timedelta(seconds=-1))
+    built = [0]
+    init = BindParameter.__init__
+
+    def counted(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        built[0] += 1
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(BindParameter, "__init__", counted)
+    before = utcnow()
+    with session_scope(engine) as session:
+        claimed = claims.claim_items(session, 7, 2, timedelta(minutes=5))
+    monkeypatch.undo()
+    assert built[0] == 0  # failed before: 10 (the statement built again)
+    assert [c.item_id for c in claimed] == [expired.item_id, expired.item_id + 1]
+    with Session(engine) as session:
+        rows = session.exec(select(Item).where(col(Item.claimed_by) == 7)).all()
+    assert sorted(r.id for r in rows) == [c.item_id for c in claimed]
+    assert all(r.claim_until >= before + timedelta(minutes=4) for r in rows)
+
+
 def test_the_heartbeat_skips_items_the_writer_holds_instead_of_waiting(pg_url) -> None:
     """The writer commits several items in one transaction, holding their rows while
     the heartbeat renews the run's leases. Were the renewal to wait for those rows,

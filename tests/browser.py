@@ -544,6 +544,17 @@ def new_page(
     return page
 
 
+def keys_clock_ahead(page: Any, ms: int = 60_000) -> None:
+    """Move the keyboard script's clock for waiting keys on by `ms` (a minute: far
+    past its WAIT_MS, review_ui/views/shortcuts.py `keysNow`), so that a key that
+    cannot apply is reported at once instead of after seconds of real waiting. A
+    key pressed before this call waited on the old clock, and is now past its wait."""
+    page.evaluate(
+        f"() => {{ window.__copydeskKeysAhead = (Number(window.__copydeskKeysAhead) || 0)"
+        f" + {int(ms)}; }}"
+    )
+
+
 def submit_sign_in(page: Any, name: str = "alice", password: str = PASSWORD) -> None:
     """Fill the sign-in form on screen and press Sign in; wait for nothing but the
     page run it started (a refused sign-in is what some tests are about)."""

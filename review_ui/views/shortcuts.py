@@ -283,7 +283,14 @@ _KEYS_TEMPLATE = streamlit_adapter.fill("""<script>
   // page has settled; one that cannot be applied within WAIT_MS is reported on
   // screen, never dropped in silence. After a click, the next waiting key waits
   // for the page that click asked for.
+  //
+  // The waiting keys are timed on a clock of their own, `keysNow`: the page's
+  // (performance.now(), https://developer.mozilla.org/en-US/docs/Web/API/Performance/now)
+  // plus `window.__copydeskKeysAhead` milliseconds, which only a browser test sets
+  // (tests/browser.py `keys_clock_ahead`), to move that clock past WAIT_MS
+  // instead of waiting 6 s for a key that cannot apply to be reported.
   const WAIT_MS = 6000;
+  const keysNow = () => performance.now() + (Number(window.__copydeskKeysAhead) || 0);
   const BUTTONS = {j: "nav_next", k: "nav_prev", n: "page_next", p: "page_prev", "?": "keys_help"};
   const NAMES = {j: "J", k: "K", n: "N", p: "P", "?": "?", r: "R", e: "E"};
   const settled = () => {
@@ -340,7 +347,7 @@ _KEYS_TEMPLATE = streamlit_adapter.fill("""<script>
       const next = waiting[0];
       const result = apply(next.key);
       if (result === "wait") {
-        if (performance.now() - next.at < WAIT_MS) return;
+        if (keysNow() - next.at < WAIT_MS) return;
         waiting.length = 0;
         say("Key " + NAMES[next.key] + " not applied: the page was still being drawn " +
           "after " + WAIT_MS / 1000 + " s. Press it again.");
@@ -526,7 +533,7 @@ _KEYS_TEMPLATE = streamlit_adapter.fill("""<script>
     // may not be painted yet, and lose the press.
     event.preventDefault(); event.stopImmediatePropagation();
     if (event.repeat) return;
-    waiting.push({key: lower, at: performance.now()});
+    waiting.push({key: lower, at: keysNow()});
     flush();
   }, true);
 })();

@@ -114,6 +114,11 @@ class ExtractiveSummariser:
                 break
         if not picked:
             raise SummaryFailed("no sentence to build a summary from", transient=False)
-        lead = _grounded_lead(picked[0], body)
-        headline = article.title if article.title and _grounded(article.title, body) else lead
+        # The title when the draft gates pass on it; only then is the lead cut to a
+        # headline (issue 24, session 12: a run of every draft gate an article was
+        # spent on a lead headline that a grounded title made unused).
+        if article.title and _grounded(article.title, body):
+            headline = article.title
+        else:
+            headline = _grounded_lead(picked[0], body)
         return Draft(headline=headline, summary=join_sentences(picked), backend=self.name)

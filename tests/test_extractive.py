@@ -56,6 +56,36 @@ def test_a_title_the_source_does_not_ground_is_not_the_headline() -> None:
     assert check(article) == []
 
 
+def test_a_grounded_title_costs_one_run_of_the_draft_gates(monkeypatch) -> None:
+    """The lead cut to a headline is only the headline when the title is missing or
+    not grounded: with a grounded title the gates ran on the cut lead too, for a
+    headline never used (a run of every draft gate an article: issue 24). The
+    headlines are those of before: the title when grounded, else the cut lead."""
+    import summarise.extractive as extractive
+
+    lead = (
+        "The harbour board of Ostbrook met on Thursday and voted for the new berth plan "
+        "that the ferry crews of Keldmoor Shipping asked for last week."
+    )
+    text = f"{lead} Crews worked through the night on the quay.\n\nThe levy rose to 12."
+    runs = []
+    gates = extractive.run_gates
+
+    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        runs.append(args[3])  # the draft the gates judged
+        return gates(*args, **kwargs)
+
+    monkeypatch.setattr(extractive, "run_gates", counted)
+    titled = ExtractiveSummariser().summarise(Article("k", "Ostbrook votes for a berth", URL, text))
+    assert titled.headline == "Ostbrook votes for a berth"
+    assert runs == ["Ostbrook votes for a berth"]  # failed before: the cut lead first
+    runs.clear()
+    untitled = ExtractiveSummariser().summarise(Article("k", None, URL, text))
+    assert untitled.headline.endswith("…") and lead.startswith(untitled.headline[:-1])
+    assert runs == [untitled.headline]
+    assert check(Article("k", None, URL, text)) == []
+
+
 _PIECE = st.one_of(
     st.sampled_from(WORDS),
     st.sampled_from(NAMES),

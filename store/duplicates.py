@@ -281,28 +281,42 @@ def write_bands(conn: Any, item_id: int, raw: bytes | None, *, replace: bool = T
     migration signs items again (a draft is signed once, by the status machine)."""
     if replace:
         conn.execute(delete(_bands).where(_bands.c.item_id == item_id))
-    values = from_bytes(raw)
-    if values is None:
+    write_new_bands(conn, [(item_id, raw)])
+
+
+def write_new_bands(conn: Any, signed: Sequence[tuple[int, bytes | None]]) -> None:
+    """The band buckets of several items' stored signatures, (item id, signature)
+    each, for items that have none yet, in one statement (issue 24, session 12: the
+    status machine's moves of a batch to draft wrote a statement an item)."""
+    rows = [
+        (item_id, band, bucket)
+        for item_id, raw in signed
+        if (values := from_bytes(raw)) is not None
+        for band, bucket in enumerate(buckets(values))
+    ]
+    if not rows:
         return
-    found = buckets(values)
     if conn.dialect.name == "postgresql":
-        # One statement of three values, its text fixed (issue 24: the driver's
-        # many-rows INSERT was built again for every item, the largest part of the
-        # PostgreSQL writer's CPU). The band is the bucket's place in the array:
-        # WITH ORDINALITY numbers a table function's rows from 1
-        # (https://www.postgresql.org/docs/current/queries-table-expressions.html#QUERIES-TABLEFUNCTIONS).
-        conn.execute(_PG_BANDS, {"item_id": item_id, "buckets": found})
+        # One statement, its text fixed whatever the count (the driver's many-rows
+        # INSERT was built again for every item, the largest part of the PostgreSQL
+        # writer's CPU): the rows as three arrays, which unnest in FROM lays side by
+        # side as the rows' columns
+        # (https://www.postgresql.org/docs/current/functions-array.html, unnest
+        # "expands multiple arrays ... to a set of rows ... only allowed in the FROM
+        # clause").
+        item_ids, bands, found = (list(column) for column in zip(*rows, strict=True))
+        conn.execute(_PG_BANDS, {"item_ids": item_ids, "bands": bands, "buckets": found})
         return
     conn.execute(
-        _INSERT_BANDS,
-        [{"item_id": item_id, "band": band, "bucket": bucket} for band, bucket in enumerate(found)],
+        _INSERT_BANDS, [{"item_id": i, "band": band, "bucket": bucket} for i, band, bucket in rows]
     )
 
 
 _INSERT_BANDS = insert(_bands)
 _PG_BANDS = text(
-    "INSERT INTO item_dup_bands (item_id, band, bucket) SELECT :item_id, t.n - 1, t.bucket"
-    " FROM unnest(CAST(:buckets AS bigint[])) WITH ORDINALITY AS t(bucket, n)"
+    "INSERT INTO item_dup_bands (item_id, band, bucket) SELECT t.item_id, t.band, t.bucket"
+    " FROM unnest(CAST(:item_ids AS bigint[]), CAST(:bands AS integer[]),"
+    " CAST(:buckets AS bigint[])) AS t(item_id, band, bucket)"
 )
 
 

@@ -8,6 +8,7 @@ not at all, and two deciders racing on one item cannot both win.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -240,9 +241,13 @@ def move(
         text = {"title": item.title, "source_text": item.source_text} | columns
         values["dup_signature"] = duplicates.signed(text["title"], text["source_text"])
     _compare_and_set(session, item, from_status, version, values)
+    deferred = session.info.get(_DEFERRED)
     if signed:  # a draft is made once, from new: there are no bands to replace
-        raw = values["dup_signature"]
-        duplicates.write_bands(session.connection(), item.id, raw, replace=False)  # type: ignore[arg-type]
+        signature = (item.id, values["dup_signature"])
+        if deferred is not None:  # inside `move_many`: written with the others
+            deferred.bands.append(signature)
+        else:
+            duplicates.write_new_bands(session.connection(), [signature])  # type: ignore[list-item]
     event = AuditEvent(
         item_id=item.id,
         at=now,
@@ -252,32 +257,42 @@ def move(
         reason=reason,
         details=details,
     )
-    deferred = session.info.get(_DEFERRED)
     if deferred is not None:  # inside `move_many`: appended with the others
-        deferred.append(event)
+        deferred.events.append(event)
         return event
     return audit_chain.append(session, event)
 
 
-_DEFERRED = "copydesk.status.deferred_events"  # `move_many`'s events, not yet appended
+_DEFERRED = "copydesk.status.deferred"  # `move_many`'s writes not made yet (`_Deferred`)
+
+
+@dataclass
+class _Deferred:
+    """What `move_many`'s moves leave for it to write together: their audit events,
+    and the new drafts' signatures, (item id, signature), for their band rows."""
+
+    events: list[AuditEvent] = field(default_factory=list)
+    bands: list[tuple[int, bytes | None]] = field(default_factory=list)
 
 
 def move_many(session: Session, moves: list[tuple[Item, str, dict[str, Any]]]) -> list[AuditEvent]:
     """`move` for several items in one transaction, (item, to_status, `move`'s keyword
-    arguments) each: every item's compare-and-set first (with a new draft's signature
-    and bands), then their audit events, appended together in the order given (issue
+    arguments) each: every item's compare-and-set first (with a new draft's signature),
+    then the new drafts' band rows in one statement, then their audit events, appended
+    together in the order given (issue
     24: the chain's lock, which serialises writers across workers until the commit, is
     taken once and last, not at the first item, and held while every later item was
     signed and written). A Conflict or IllegalMove on any item leaves the caller's
     transaction to roll back, with no event appended. The caller commits."""
-    events: list[AuditEvent] = []
-    session.info[_DEFERRED] = events
+    deferred = _Deferred()
+    session.info[_DEFERRED] = deferred
     try:
         for item, to_status, arguments in moves:
             move(session, item, to_status, **arguments)
     finally:
         session.info.pop(_DEFERRED, None)
-    return audit_chain.append_many(session, events)
+    duplicates.write_new_bands(session.connection(), deferred.bands)  # one statement
+    return audit_chain.append_many(session, deferred.events)
 
 
 def record_edit(

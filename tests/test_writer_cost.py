@@ -190,16 +190,19 @@ def test_a_duplicate_look_up_reads_items_once(engine) -> None:
 
 
 def test_a_drafts_band_rows_are_its_signatures_buckets_band_by_band(engine) -> None:
-    """The band rows the writer's move leaves (one statement an item; on PostgreSQL an
-    INSERT from an array, issue 24) are exactly the stored signature's buckets, each
-    under its band number."""
+    """The band rows the writer's moves leave (one statement for the batch's drafts:
+    an executemany on SQLite, an INSERT from arrays on PostgreSQL, issue 24) are
+    exactly each stored signature's buckets, each under its band number."""
     from sqlalchemy import text
 
     from store import duplicates
 
     writer = _writer(engine)
     outs = _outcomes(engine, writer.run.run_id, [40, 41, 42])
-    writer.commit_batch(outs)
+    bands = _statements(
+        engine, lambda: writer.commit_batch(outs), lambda s: "INSERT INTO item_dup_bands" in s
+    )
+    assert bands == 1  # failed before: 3, one an item
     with Session(engine) as session:
         for out in outs:
             item = session.get(Item, out.job.item_id)

@@ -12,15 +12,24 @@ Settings rows are only ever inserted (`INSERT ... ON CONFLICT DO NOTHING`, then 
 by key: two writers making the first call with new settings at once both get the
 one row); the runtime role may not change or delete them (store/db.py
 `RUNTIME_TABLE_RIGHTS`).
+
+So a row's id, once its transaction has committed, stands for good: an engine made by
+store/db.py (`remember_committed`) keeps the ids it has seen committed, and a call
+with the same settings reads call_settings no more (issue 24, session 12: it was a
+SELECT before every request and another as the call completed, four an article). An
+id seen in a transaction still open waits in its connection's `info` until that
+transaction commits; a rollback, of the transaction or of a savepoint in it,
+forgets it (the row may be gone with it).
 """
 
 from __future__ import annotations
 
 import json
 from typing import Any
+from weakref import WeakKeyDictionary
 
-from sqlalchemy import bindparam, select
-from sqlalchemy.engine import Connection
+from sqlalchemy import bindparam, event, select
+from sqlalchemy.engine import Connection, Engine
 
 from store.models import CallSetting, CallSettings, ModelCall
 from store.upsert import insert_or_skip
@@ -44,15 +53,43 @@ _TABLE = CallSetting.__table__
 _FIND = select(_TABLE.c.id).where(_TABLE.c.key == bindparam("key"))  # type: ignore[attr-defined]
 
 
+# {settings key: row id} seen committed, by engine (those `remember_committed` watches).
+_COMMITTED: WeakKeyDictionary[Engine, dict[str, int]] = WeakKeyDictionary()
+_SEEN = "call_settings_seen"  # in a connection's `info`: {key: id} seen in its transaction
+
+
 def settings_id(connection: Connection, settings: dict[str, Any]) -> int:
     """The id of the row holding `settings`, written first when there is none yet."""
     text = key(settings)
+    committed = _COMMITTED.get(connection.engine)
+    if committed is not None and text in committed:
+        return committed[text]
     found = connection.execute(_FIND, {"key": text}).scalar()
-    if found is not None:
-        return found
-    statement = insert_or_skip(connection.dialect.name, CallSetting, "key")
-    connection.execute(statement, {**settings, "key": text})
-    return connection.execute(_FIND, {"key": text}).scalar_one()
+    if found is None:
+        statement = insert_or_skip(connection.dialect.name, CallSetting, "key")
+        connection.execute(statement, {**settings, "key": text})
+        found = connection.execute(_FIND, {"key": text}).scalar_one()
+    if committed is not None:
+        connection.info.setdefault(_SEEN, {})[text] = found
+    return found
+
+
+def remember_committed(engine: Engine) -> None:
+    """Keep the settings ids `engine`'s connections see, once their transaction
+    commits (Connection events "commit", "rollback", "rollback_savepoint":
+    https://docs.sqlalchemy.org/en/20/core/events.html#sqlalchemy.events.ConnectionEvents)."""
+    _COMMITTED[engine] = {}
+
+    @event.listens_for(engine, "commit")
+    def _committed(connection: Connection) -> None:
+        seen = connection.info.pop(_SEEN, None)
+        if seen:
+            _COMMITTED[engine].update(seen)
+
+    @event.listens_for(engine, "rollback")
+    @event.listens_for(engine, "rollback_savepoint")
+    def _rolled_back(connection: Connection, *savepoint: Any) -> None:
+        connection.info.pop(_SEEN, None)
 
 
 def model_call(connection: Connection, **fields: Any) -> ModelCall:

@@ -29,6 +29,7 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Engine, make_url
 from sqlmodel import Session, create_engine
 
+from store import call_settings
 from store.models import RuntimeRole
 from store.packing import SQL_UNPACK, sql_unpack
 from store.search import SQL_TERMS, terms_match
@@ -262,6 +263,7 @@ def open_store(url: str, *, create: bool = True) -> Engine:
     brought up to date when this role may (see `may_migrate`); on PostgreSQL the
     roles `copydesk migrate` gave rights to get them on the new tables too."""
     engine = make_engine(url)
+    call_settings.remember_committed(engine)  # a model call's settings looked up once
     try:
         if not create:
             _refuse_missing_file(engine)

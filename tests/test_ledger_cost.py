@@ -260,3 +260,65 @@ def test_completions_whose_rows_are_partly_gone_update_the_rest_and_add_the_othe
         ]
         assert rows[0].id == begun and rows[0].state == ledger.DONE
         assert ledger.requests(session, rows) == [_request(n) for n in range(3)]
+
+
+def test_a_calls_settings_are_looked_up_once_they_are_committed(engine) -> None:
+    """Every call of a run is made with one of a few sets of settings, stored once
+    (store/call_settings.py): once their row's id has been seen in a committed
+    transaction, a call neither before its request (`begin`) nor as it completes
+    (`add`) reads call_settings again (issue 24, session 12: two SELECTs a call, four
+    an article). The rows still name their settings."""
+    item_id = _item(engine)
+    with session_scope(engine) as session:  # the first call: its settings written
+        first = ledger.begin(
+            session, _record(0, ok=False, state=ledger.IN_FLIGHT), item_id=item_id, run_id=None
+        )
+    done = [_record(0, request_id="req_wendle_0", input_tokens=5, output_tokens=5)]
+    done[0]._row_id = first
+
+    def second() -> None:
+        with session_scope(engine) as session:
+            row_id = ledger.begin(
+                session, _record(1, ok=False, state=ledger.IN_FLIGHT), item_id=item_id, run_id=None
+            )
+        done.append(_record(1, request_id="req_wendle_1", input_tokens=5, output_tokens=5))
+        done[-1]._row_id = row_id
+        with session_scope(engine) as session:
+            ledger.add(session, done, item_id=item_id, run_id=None)
+
+    sent = _statements(engine, second)
+    assert _on("call_settings", sent) == [], sent
+    with Session(engine) as session:
+        rows = session.exec(select(ModelCall).order_by(ModelCall.id)).all()
+        assert [(r.model, r.backend, r.purpose) for r in rows] == [
+            ("claude-haiku-4-5", "anthropic", "summary")
+        ] * 2
+
+
+def test_settings_written_in_a_transaction_rolled_back_are_not_remembered(engine) -> None:
+    """A settings row written in a transaction that rolls back (the whole of it, or
+    its savepoint) is gone: the next call with those settings writes it again, and its
+    row names it (a remembered id would name no row: the foreign key refuses it)."""
+    item_id = _item(engine)
+
+    def call(n: int, model: str) -> CallRecord:
+        record = _record(n, ok=False, state=ledger.IN_FLIGHT)
+        record.model = model
+        return record
+
+    try:
+        with session_scope(engine) as session:
+            ledger.begin(session, call(0, "model-rolled-back"), item_id=item_id, run_id=None)
+            raise RuntimeError("the transaction fails after the settings were written")
+    except RuntimeError:
+        pass
+    with session_scope(engine) as session:
+        with session.begin_nested() as savepoint:
+            ledger.begin(session, call(1, "model-in-a-savepoint"), item_id=item_id, run_id=None)
+            savepoint.rollback()
+    with session_scope(engine) as session:
+        for n, model in enumerate(["model-rolled-back", "model-in-a-savepoint"]):
+            ledger.begin(session, call(n, model), item_id=item_id, run_id=None)
+    with Session(engine) as session:
+        rows = session.exec(select(ModelCall).order_by(ModelCall.id)).all()
+        assert [r.model for r in rows] == ["model-rolled-back", "model-in-a-savepoint"]

@@ -66,6 +66,10 @@ sys.path.insert(0, str(ROOT))
 
 KEY = "sk-ant-bench-0123456789abcdef"
 CASES = ("bare", "extractive", "model", "writer")
+# The worker rows' articles at least (issue 24, session 12: 320 articles took 3.7 s
+# with 3 workers, too short a run to compare on a shared machine), each count run
+# --worker-repeats times.
+WORKER_ARTICLES = 960
 
 
 # --------------------------------------------------------------------------- children
@@ -571,8 +575,21 @@ def main() -> int:
     parser.add_argument(
         "--workers",
         default=None,
-        help="worker processes on PostgreSQL (1,3: bench_scale.py workers, at the largest "
-        "--articles, in this table); needs --pg-url",
+        help="worker processes on PostgreSQL (1,3: bench_scale.py workers, in this table); "
+        "needs --pg-url",
+    )
+    parser.add_argument(
+        "--worker-articles",
+        type=int,
+        default=None,
+        help=f"articles of each worker run (default: the largest --articles, at least "
+        f"{WORKER_ARTICLES})",
+    )
+    parser.add_argument(
+        "--worker-repeats",
+        type=int,
+        default=3,
+        help="runs of each worker count, in turn; each row is the run of median rate",
     )
     parser.add_argument("--profile", default=None, help="cProfile file of the extractive run")
     parser.add_argument(
@@ -591,8 +608,8 @@ def main() -> int:
         from bench.bench_scale import workers
 
         counts = [int(x) for x in args.workers.split(",")]
-        n = max(sizes)
-        found = workers(n, args.pg_url, counts, args.concurrency, args.latency)
+        n = args.worker_articles or max(max(sizes), WORKER_ARTICLES)
+        found = workers(n, args.pg_url, counts, args.concurrency, args.latency, args.worker_repeats)
         rows += [(f"workers pg x{w['workers']:.0f}", n, w) for w in found]
     print()
     table([(name, n, r) for name, n, r in rows if not name.startswith("writer")])
@@ -606,9 +623,11 @@ def main() -> int:
             )
     for name, n, r in rows:
         if "x1" in r:
+            low, high = r["spread"]
             print(
-                f"{name} ({n}): waited {r['chain_ms']:.1f} ms/article for the audit chain's "
-                f"lock, {r['stories_ms']:.1f} for the stories' locks"
+                f"{name} ({n}): median of {low:.1f} to {high:.1f} articles/s; waited "
+                f"{r['chain_ms']:.1f} ms/article for the audit chain's lock, "
+                f"{r['stories_ms']:.1f} for the stories' locks; {r['claims_ms']:.1f} claiming"
             )
         elif name != "bare" and not name.startswith("writer"):
             print(

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import Integer, bindparam, func, or_, select, update
+from sqlalchemy import Integer, and_, bindparam, exists, func, or_, select, update
 from sqlmodel import Session, col
 
 from store.models import Feed, Item, Run, utcnow
@@ -201,6 +201,33 @@ _HOLDS = select(
     _ITEMS.c.claim_until,  # type: ignore[attr-defined]
     _ITEMS.c.source_text,  # type: ignore[attr-defined]
 ).where(_ITEMS.c.id == bindparam("item_id"))  # type: ignore[attr-defined]
+
+
+# check_hold's test in SQL, for a statement that writes only while the claim holds (a
+# model call's ledger row: store/ledger.py `begin`); its parameters from `fence`.
+HELD = exists().where(
+    _ITEMS.c.id == bindparam("fence_item"),  # type: ignore[attr-defined]
+    _ITEMS.c.status == NEW,  # type: ignore[attr-defined]
+    _ITEMS.c.version == bindparam("fence_version"),  # type: ignore[attr-defined]
+    or_(
+        _ITEMS.c.claimed_by.is_(None),  # type: ignore[attr-defined]
+        and_(
+            _ITEMS.c.claimed_by == bindparam("fence_run"),  # type: ignore[attr-defined]
+            _ITEMS.c.claim_until.is_not(None),  # type: ignore[attr-defined]
+            _ITEMS.c.claim_until > bindparam("fence_now"),  # type: ignore[attr-defined]
+        ),
+    ),
+)
+
+
+def fence(item_id: int, run_id: int | None, version: int) -> dict[str, Any]:
+    """HELD's parameters: a worker of run `run_id` that took the item at `version`."""
+    return {
+        "fence_item": item_id,
+        "fence_run": run_id,
+        "fence_version": version,
+        "fence_now": utcnow(),
+    }
 
 
 def release_all(session: Session, run_id: int) -> None:

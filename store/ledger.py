@@ -49,6 +49,7 @@ not change or delete them (store/db.py `RUNTIME_TABLE_RIGHTS`).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import zlib
@@ -60,7 +61,7 @@ from sqlalchemy import and_, bindparam, func, insert, or_, select, update
 from sqlalchemy.engine import Connection
 from sqlmodel import Session
 
-from store import call_settings
+from store import call_settings, claims
 from store.models import CallRecord, Item, LedgerPart, ModelCall, Run, utcnow
 from store.packing import AgainstItem, AgainstParts, pack_against, pack_text
 from store.upsert import insert_or_skip
@@ -222,20 +223,37 @@ def begin(
     item_id: int | None,
     run_id: int | None,
     source: str | None | Unread = UNREAD,
-) -> int:
+    fence: dict[str, Any] | None = None,
+) -> int | None:
     """The row of a call about to be sent, written (state "in_flight") before the
     request goes out, so a crash cannot hide a call that may be billed. Returns its
     id, which the completed record carries (`CallRecord._row_id`). A Core INSERT
     (issue 24: no ORM object for a row this session never reads). `source`: the
-    item's text as stored, when the caller read it in this transaction."""
+    item's text as stored, when the caller read it in this transaction. With `fence`
+    (`store.claims.fence`), the row is written only while the worker's claim on the
+    item holds, in the INSERT itself (`INSERT ... SELECT ... WHERE`: issue 24, session
+    12), and None is returned when it does not: nothing written."""
     parts: dict[str, str] = {}
     connection = session.connection()
     values = _values(connection, call, item_id, run_id, parts)
     values |= {"state": IN_FLIGHT, "created_at": utcnow()}
-    store_parts(session, parts, item_id, source)
-    row_id = connection.execute(insert(_CALLS), values).inserted_primary_key[0]
+    if fence is None:
+        row_id = connection.execute(insert(_CALLS), values).inserted_primary_key[0]
+    else:
+        row_id = connection.execute(_fenced(tuple(values)), values | fence).scalar()
+        if row_id is None:
+            return None
     assert row_id is not None
+    store_parts(session, parts, item_id, source)
     return row_id
+
+
+@functools.cache
+def _fenced(columns: tuple[str, ...]) -> Any:
+    """INSERT of a call's row with `columns` only while the claim holds (built once)."""
+    chosen = [bindparam(name, type_=_CALLS.c[name].type) for name in columns]  # type: ignore[attr-defined]
+    held = select(*chosen).where(claims.HELD)
+    return insert(_CALLS).from_select(list(columns), held).returning(_CALLS.c.id)  # type: ignore[attr-defined]
 
 
 UNKNOWN_REASON = "outcome unknown: the run ended while this call was in flight"

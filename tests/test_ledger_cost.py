@@ -322,3 +322,63 @@ def test_settings_written_in_a_transaction_rolled_back_are_not_remembered(engine
     with Session(engine) as session:
         rows = session.exec(select(ModelCall).order_by(ModelCall.id)).all()
         assert [r.model for r in rows] == ["model-rolled-back", "model-in-a-savepoint"]
+
+
+def test_an_items_later_calls_are_fenced_in_their_insert(engine) -> None:
+    """An item's first model call checks the claim and reads the item's text in one
+    SELECT (`InFlight.begin`); its later calls (the check after the summary) reuse
+    that text and put the fence in the call's INSERT itself (`INSERT ... SELECT ...
+    WHERE` the claim still holds: issue 24, session 12), one statement fewer a call.
+    The fence still holds: once the item is another run's (its version bumped) or no
+    longer waiting, a call writes no row and sends nothing (`LeaseLost`)."""
+    from sqlalchemy import update
+
+    from copydesk.services.pipeline.draft import InFlight
+    from copydesk.services.pipeline.handoff import Job
+    from copydesk.services.pipeline.state import RunState
+    from summarise.base import LeaseLost
+
+    with session_scope(engine) as session:
+        url = "https://wendle.example.test/harbour"
+        item = Item(dedup_key=url, source_url=url, title="Harbour", source_text=ARTICLE)
+        st.create(session, item, actor="cli", reason="seen")
+        item_id, version = item.id, item.version
+    journal = InFlight(
+        RunState(settings=None, engine=engine),  # type: ignore[arg-type]
+        Job(item_id, version, url, url, "Harbour", True, 0, None),
+    )
+
+    def call(n: int) -> CallRecord:
+        record = _record(n, ok=False, error="in flight", state=ledger.IN_FLIGHT)
+        record.request_json["messages"][0]["content"][0]["text"] = ARTICLE + f" ({n})"
+        return record
+
+    first = _statements(engine, lambda: journal.begin(call(0)))
+    assert len([s for s in _on("items", first) if s.startswith("SELECT")]) == 1, first
+    second = _statements(engine, lambda: journal.begin(call(1)))
+    assert [s.split()[0] for s in second if not s.startswith("SELECT 1")] == [
+        "INSERT",
+        "INSERT",
+    ], second  # the call, fenced; its parts
+    with Session(engine) as session:
+        rows = session.exec(select(ModelCall).order_by(ModelCall.id)).all()
+        assert ledger.requests(session, rows) == [call(0).request_json, call(1).request_json]
+        stored = session.exec(select(LedgerPart.content)).all()
+    assert not any(ARTICLE.strip()[:80] in str(content) for content in stored)  # packed
+
+    items = Item.__table__
+    for lost in ({"version": version + 1}, {"status": st.DISCARDED}):
+        with session_scope(engine) as session:
+            session.connection().execute(update(items).where(items.c.id == item_id).values(**lost))
+        try:
+            journal.begin(call(2))
+        except LeaseLost:
+            pass
+        else:
+            raise AssertionError(f"a call was begun on an item no longer held: {lost}")
+        with session_scope(engine) as session:
+            session.connection().execute(
+                update(items).where(items.c.id == item_id).values(version=version, status=st.NEW)
+            )
+    with Session(engine) as session:
+        assert len(session.exec(select(ModelCall)).all()) == 2

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import groupby
 from typing import Any
 
 from sqlalchemy import bindparam, update
@@ -240,8 +241,11 @@ def move(
     if signed:  # its near-duplicate signature, once, written by the same UPDATE
         text = {"title": item.title, "source_text": item.source_text} | columns
         values["dup_signature"] = duplicates.signed(text["title"], text["source_text"])
-    _compare_and_set(session, item, from_status, version, values)
     deferred = session.info.get(_DEFERRED)
+    if deferred is not None:  # inside `move_many`: set with the others
+        deferred.sets.append((item, from_status, version, values))
+    else:
+        _compare_and_set(session, item, from_status, version, values)
     if signed:  # a draft is made once, from new: there are no bands to replace
         signature = (item.id, values["dup_signature"])
         if deferred is not None:  # inside `move_many`: written with the others
@@ -268,22 +272,27 @@ _DEFERRED = "copydesk.status.deferred"  # `move_many`'s writes not made yet (`_D
 
 @dataclass
 class _Deferred:
-    """What `move_many`'s moves leave for it to write together: their audit events,
-    and the new drafts' signatures, (item id, signature), for their band rows."""
+    """What `move_many`'s moves leave for it to write together: their
+    compare-and-sets, (item, status, version, values) each; the new drafts'
+    signatures, (item id, signature), for their band rows; their audit events."""
 
-    events: list[AuditEvent] = field(default_factory=list)
+    sets: list[tuple[Item, str, int, dict[str, Any]]] = field(default_factory=list)
     bands: list[tuple[int, bytes | None]] = field(default_factory=list)
+    events: list[AuditEvent] = field(default_factory=list)
 
 
 def move_many(session: Session, moves: list[tuple[Item, str, dict[str, Any]]]) -> list[AuditEvent]:
     """`move` for several items in one transaction, (item, to_status, `move`'s keyword
-    arguments) each: every item's compare-and-set first (with a new draft's signature),
-    then the new drafts' band rows in one statement, then their audit events, appended
-    together in the order given (issue
+    arguments) each: every move checked (with a new draft's signature), then their
+    compare-and-sets (one executemany for moves that set the same columns:
+    `_compare_and_set_many`), then the new drafts' band rows in one statement, then
+    their audit events, appended together in the order given (issue
     24: the chain's lock, which serialises writers across workers until the commit, is
     taken once and last, not at the first item, and held while every later item was
     signed and written). A Conflict or IllegalMove on any item leaves the caller's
     transaction to roll back, with no event appended. The caller commits."""
+    if len({id(item) for item, _, _ in moves}) < len(moves):  # an item moved twice:
+        return [move(session, item, to, **arguments) for item, to, arguments in moves]
     deferred = _Deferred()
     session.info[_DEFERRED] = deferred
     try:
@@ -291,6 +300,7 @@ def move_many(session: Session, moves: list[tuple[Item, str, dict[str, Any]]]) -
             move(session, item, to_status, **arguments)
     finally:
         session.info.pop(_DEFERRED, None)
+    _compare_and_set_many(session, deferred.sets)
     duplicates.write_new_bands(session.connection(), deferred.bands)  # one statement
     return audit_chain.append_many(session, deferred.events)
 
@@ -419,6 +429,44 @@ def _compare_and_set(
     for key, value in values.items():
         # The row is already written; mirror it on the object without a second UPDATE.
         set_committed_value(item, key, value)
+
+
+def _compare_and_set_many(
+    session: Session, sets: list[tuple[Item, str, int, dict[str, Any]]]
+) -> None:
+    """`_compare_and_set` for several items, (item, status, version, values) each:
+    those in a row that set the same columns in one executemany (issue 24, session
+    12: an UPDATE an item, one round trip each on PostgreSQL). Its row count is the
+    sum over its rows on both dialects (`supports_sane_multi_rowcount`,
+    https://docs.sqlalchemy.org/en/20/core/connections.html#sqlalchemy.engine.CursorResult.rowcount);
+    short of one a row, the Conflict names the first item whose row does not hold the
+    status and version its UPDATE set, and the caller's transaction rolls back."""
+    session.flush()
+    connection = session.connection()
+    for _, run in groupby(sets, key=lambda s: tuple(s[3])):
+        group = list(run)
+        wheres = [
+            values | {"cas_id": item.id, "cas_status": status, "cas_version": version}
+            for item, status, version, values in group
+        ]
+        if connection.execute(_CAS, wheres).rowcount != len(group):
+            raise _conflict(session, _first_not_set(connection, group))
+        for item, _, _, values in group:
+            for key, value in values.items():  # mirrored, as `_compare_and_set` does
+                set_committed_value(item, key, value)
+
+
+def _first_not_set(connection: Any, group: list[tuple[Item, str, int, dict[str, Any]]]) -> int:
+    """The first item of `group` whose row does not hold what its UPDATE set."""
+    ids = [item.id for item, _, _, _ in group]
+    query = sa_select(_ITEMS.c.id, _ITEMS.c.status, _ITEMS.c.version).where(
+        _ITEMS.c.id.in_(ids)  # type: ignore[attr-defined]
+    )
+    found = {row.id: (row.status, row.version) for row in connection.execute(query)}
+    for item, _, _, values in group:
+        if found.get(item.id) != (values["status"], values["version"]):
+            return item.id  # type: ignore[return-value]
+    return ids[0]  # type: ignore[return-value]
 
 
 def _conflict(session: Session, item_id: int) -> Conflict:

@@ -371,3 +371,68 @@ def test_the_page_readers_look_up_finds_the_stored_story_without_an_orm_session(
     assert found == (first.job.item_id, "same text")
     assert fresh is None
     assert begun[0] == 0  # failed before: 2 (one a look-up)
+
+
+def _item_update(statement: str) -> bool:
+    return " ".join(statement.split()).upper().startswith("UPDATE ITEMS")
+
+
+def test_a_batchs_compare_and_sets_are_one_statement_and_a_stale_one_is_named(engine) -> None:
+    """The batch's moves set the same columns: their compare-and-sets are one
+    executemany (one round trip; issue 24), not an UPDATE an item. Its row count is
+    the sum over the rows, so an item whose row moved on since it was read still
+    fails the batch, and the Conflict names that item, with nothing written."""
+    from sqlalchemy.orm.attributes import set_committed_value
+
+    writer = _writer(engine)
+    outs = _outcomes(engine, writer.run.run_id, [60, 61, 62])
+    updates = _statements(engine, lambda: writer.commit_batch(outs), _item_update)
+    assert updates == 1  # failed before: 3, one an item
+    with Session(engine) as session:
+        assert {session.get(Item, o.job.item_id).status for o in outs} == {st.DRAFT}
+
+    more = _outcomes(engine, writer.run.run_id, [63, 64, 65])
+    ids = [o.job.item_id for o in more]
+    arguments = {"actor": writer.run.actor, "reason": "test", "discard_kind": "other"}
+    with session_scope(engine) as session:
+        events = session.exec(select(AuditEvent)).all()
+    try:
+        with session_scope(engine) as session:
+            items = [session.get(Item, i) for i in ids]
+            stale = items[1]
+            set_committed_value(stale, "version", stale.version - 1)  # its row moved on
+            st.move_many(session, [(item, st.DISCARDED, dict(arguments)) for item in items])
+    except st.Conflict as conflict:
+        assert conflict.item_id == ids[1]
+    else:
+        raise AssertionError("a stale item's move went through")
+    with Session(engine) as session:
+        assert {session.get(Item, i).status for i in ids} == {st.NEW}
+        assert len(session.exec(select(AuditEvent)).all()) == len(events)
+
+
+def test_an_item_moved_twice_in_one_call_moves_in_order(engine) -> None:
+    """`move_many` sets the items' rows together after their moves are checked; an
+    item moved twice in one call (no writer does it) is moved one move at a time, so
+    its second move starts from where its first left it."""
+    writer = _writer(engine)
+    [out] = _outcomes(engine, writer.run.run_id, [70])
+    actor = writer.run.actor
+    with session_scope(engine) as session:
+        item = session.get(Item, out.job.item_id)
+        version = item.version
+        st.move_many(
+            session,
+            [
+                (item, st.ERROR, {"actor": actor, "reason": "page timed out"}),
+                (item, st.NEW, {"actor": actor, "reason": "retry"}),
+            ],
+        )
+    with Session(engine) as session:
+        item = session.get(Item, out.job.item_id)
+        assert (item.status, item.version) == (st.NEW, version + 2)
+        moves = session.exec(select(AuditEvent).where(AuditEvent.item_id == item.id)).all()
+        assert [(e.from_status, e.to_status) for e in moves][-2:] == [
+            (st.NEW, st.ERROR),
+            (st.ERROR, st.NEW),
+        ]

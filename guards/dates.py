@@ -257,8 +257,10 @@ def find_dates(
     not read as French); when None, the one detected from the draft, else
     `fallback()` (the source's) for a draft too short to tell. `prefilter` skips a
     pattern whose words are not in the draft (same result, see `_MONTH_HINTS`)."""
-    found = _english_dates(draft, prefilter)
-    if prefilter and not _may_be_foreign(draft):
+    # The draft lower-cased once, for both prefilters (English words, other languages').
+    low = draft.lower() if prefilter else None
+    found = _english_dates(draft, low)
+    if low is not None and not _may_be_foreign(low):
         return sorted(found)
     own = language or detect_language(draft) or (fallback() if fallback else None)
     for lang in _languages(own):
@@ -345,10 +347,13 @@ def _matches_at_heads(pattern: re.Pattern[str], low: str) -> Iterator[re.Match[s
             end = m.end()
 
 
-def _english_dates(draft: str, prefilter: bool) -> list[DateMention]:
+def _english_dates(draft: str, lowered: str | None) -> list[DateMention]:
+    """The English dates of `draft`; `lowered` (`draft.lower()`, None: no prefilter)
+    lets the patterns whose words the draft lacks be skipped."""
+    prefilter = lowered is not None
     low = None
     if prefilter and lowers_as_ascii(draft):
-        low = draft.lower()
+        low = lowered
         words = set(_WORD_START.findall(low))
         calendar = _ANY_DIGIT.search(draft) is not None
         calendar = calendar and not words.isdisjoint(_MONTH_SPELLINGS)
@@ -551,8 +556,9 @@ def _lower_words(low: str) -> list[str]:
     return (_ASCII_LOWER_WORD if letters_ascii else _LOWER_WORD).findall(low)
 
 
-def _may_be_foreign(text: str) -> bool:
-    return not _FOREIGN_HINTS.isdisjoint(_lower_words(text.lower().replace("’", "'")))
+def _may_be_foreign(low: str) -> bool:
+    """Whether a lower-cased draft has a word of another language's dates."""
+    return not _FOREIGN_HINTS.isdisjoint(_lower_words(low.replace("’", "'")))
 
 
 # The case-insensitive patterns read from a lower-cased ASCII text: their literals

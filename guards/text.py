@@ -184,6 +184,8 @@ def non_ascii(text: str) -> frozenset[str]:
         return frozenset()
     if len(text) >= _CACHED_FROM:
         return _non_ascii_cached(text)
+    if len(text) >= _DRAFT_FROM:
+        return _non_ascii_recent(text)
     return _non_ascii(text)
 
 
@@ -196,6 +198,12 @@ def _non_ascii(text: str) -> frozenset[str]:
 # keep; the cache holds as many sources as `guards.sourcetext.source_text` does, twice.
 _CACHED_FROM = 512
 _non_ascii_cached = functools.lru_cache(maxsize=512)(_non_ascii)
+# A draft (a few sentences) is asked about by every gate too (its digits, folding,
+# quotation marks, dates): its answer is kept in a small cache of its own, which the
+# other texts of that length (a quotation, a sentence) pass through without pushing
+# sources out of the large one.
+_DRAFT_FROM = 160
+_non_ascii_recent = functools.lru_cache(maxsize=8)(_non_ascii)
 
 
 _ASCII_BYTES = bytes(range(128))

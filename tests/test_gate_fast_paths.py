@@ -38,6 +38,7 @@ from guards.numbers import (
     _word_runs,
     _word_view,
 )
+from guards.registry import DRAFT_GATES, _gates
 from guards.source import _WORD as _SOURCE_WORD
 from guards.source import count_words
 from guards.text import (
@@ -47,6 +48,7 @@ from guards.text import (
     _is_nfc,
     _lower_ascii_letters,
     _nfc_stable,
+    _non_ascii_recent,
     compat_fold,
     fold_char,
     non_ascii,
@@ -359,3 +361,37 @@ def test_a_non_ascii_letter_or_numeral_takes_the_unicode_scan() -> None:
     for text in ["café mars", "\u2164mars", "mars\u00bdx", "\u201cmars\u201d d'avril."]:
         assert _lower_words(text) == _DATES_LOWER_WORD.findall(text)
     assert _lower_words("café") == ["café"]
+
+
+# Session 12: a draft's non-ASCII characters are read once for every gate.
+@settings(max_examples=200, deadline=None)
+@given(TEXTS, TEXTS)
+def test_a_draft_s_non_ascii_characters_are_its_own(text: str, other: str) -> None:
+    """A draft-length text's answer is kept too (a small cache of its own): an equal text
+    built apart gets the same answer, a text that differs by one character its own."""
+    piece = text + " harbour board of Kelmont "
+    draft = (piece * (300 // len(piece) + 1))[:300]
+    same = "".join(list(draft))
+    assert non_ascii(draft) == non_ascii(same) == frozenset(c for c in draft if not c.isascii())
+    changed = draft[:-1] + (other + "\u00e9")[:1]
+    assert non_ascii(changed) == frozenset(c for c in changed if not c.isascii())
+
+
+def test_every_gate_reads_a_draft_s_characters_once() -> None:
+    source = (
+        "The harbour board of Kelmont said on Monday that 41,200 containers passed through "
+        "the terminal. Lena Varga said: \u201cThe quay will reopen in March.\u201d "
+    ) * 8
+    draft = (
+        "The harbour board of Kelmont said on Monday that 41,200 containers passed "
+        "through the terminal, a record for the port and its three cranes. Lena Varga, "
+        "the harbour master, said: \u201cThe quay will reopen in March.\u201d The board "
+        "meets again next week to set the winter tolls for barges and tugs."
+    )
+    assert 160 <= len(draft) < 512 and not draft.isascii()
+    before = _non_ascii_recent.cache_info()
+    gates = _gates(150, None)
+    for name in DRAFT_GATES:
+        gates[name](source, None, draft)
+    after = _non_ascii_recent.cache_info()
+    assert after.hits - before.hits >= 3  # asked by several gates, read once

@@ -77,9 +77,20 @@ def test_help_r_e_and_a_refusal_that_keeps_the_earlier_message(slow_server: Serv
     with chromium() as browser:
         page = signed_in_page(browser, slow_server, width=1280, height=720)
         shows(page, "bridge")
+
+        # R then Enter on a draft that has just appeared: the cursor goes to the
+        # reason box, and the rejection is refused by the dwell rule, naming the item.
+        # (One draft read, not two: issue 23, each read is DWELL of waiting.)
         focus_page(page)
+        page.keyboard.press("r")
+        reason = page.get_by_label("Reason for rejecting")
+        expect(reason).to_be_focused()
+        page.keyboard.type("Too quick")
+        page.keyboard.press("Enter")
+        expect(said(page, f"Not rejected: #{ids['bridge']}")).to_be_visible()
 
         # ? opens the overlay listing every shortcut; Esc closes it.
+        focus_page(page)
         page.keyboard.press("?")
         dialog = page.get_by_role("dialog")
         expect(dialog).to_be_visible()
@@ -88,51 +99,35 @@ def test_help_r_e_and_a_refusal_that_keeps_the_earlier_message(slow_server: Serv
         page.keyboard.press("Escape")
         expect(dialog).to_be_hidden()
 
-        # R on a draft read long enough: the cursor goes to the reason box, and
-        # Enter rejects with what was typed (an "a" typed there approves nothing).
-        read(page, ids["bridge"])
-        focus_page(page)
-        page.keyboard.press("r")
-        reason = page.get_by_label("Reason for rejecting")
-        expect(reason).to_be_focused()
-        page.keyboard.type("Duplicate of an earlier story")
-        page.keyboard.press("Enter")
-        expect(said(page, f"Rejected #{ids['bridge']}")).to_be_visible()
-        shows(page, "school")
-
-        # R then Enter on a draft that has just appeared: refused by the dwell
-        # rule, and the confirmation of the rejection before stays visible.
-        focus_page(page)
-        page.keyboard.press("r")
-        expect(reason).to_be_focused()
-        page.keyboard.type("Too quick")
-        page.keyboard.press("Enter")
-        expect(said(page, f"Not rejected: #{ids['school']}")).to_be_visible()
-        expect(said(page, f"Rejected #{ids['bridge']}")).to_be_visible()
-
         # E opens the edit box with the cursor in the summary.
         focus_page(page)
         page.keyboard.press("e")
         summary = page.locator('textarea[aria-label="Summary"]:focus')
         expect(summary).to_be_in_viewport()
-        expect(summary).to_have_value(ARTICLES["school"].summary)
+        expect(summary).to_have_value(ARTICLES["bridge"].summary)
 
-        # A, then A again on the draft that has just opened: the second is refused
-        # and both messages stay on screen, each naming its item.
+        # R on the draft read long enough: Enter rejects with what was typed (an "a"
+        # typed there approves nothing).
         focus_page(page)
-        read(page, ids["school"])
-        page.keyboard.press("a")
-        expect(said(page, f"Approved #{ids['school']}")).to_be_visible()
-        shows(page, "market")
+        read(page, ids["bridge"])
+        page.keyboard.press("r")
+        expect(reason).to_be_focused()
+        reason.fill("")  # what the refused rejection left there
+        page.keyboard.type("Duplicate of an earlier story")
+        page.keyboard.press("Enter")
+        expect(said(page, f"Rejected #{ids['bridge']}")).to_be_visible()
+        shows(page, "school")
+
+        # A on the draft that has just opened: refused, and both messages stay on
+        # screen, each naming its item.
         focus_page(page)
         page.keyboard.press("a")
-        expect(said(page, f"Not approved: #{ids['market']}")).to_be_visible()
-        expect(said(page, f"Approved #{ids['school']}")).to_be_visible()
+        expect(said(page, f"Not approved: #{ids['school']}")).to_be_visible()
         expect(said(page, f"Rejected #{ids['bridge']}")).to_be_visible()
     decided = statuses(slow_server)
     assert (decided["bridge"], decided["school"], decided["market"]) == (
         "rejected",
-        "approved",
+        "draft",
         "draft",
     )
     engine = open_store(slow_server.db_url)

@@ -56,6 +56,7 @@ _FIND = select(_TABLE.c.id).where(_TABLE.c.key == bindparam("key"))  # type: ign
 # {settings key: row id} seen committed, by engine (those `remember_committed` watches).
 _COMMITTED: WeakKeyDictionary[Engine, dict[str, int]] = WeakKeyDictionary()
 _SEEN = "call_settings_seen"  # in a connection's `info`: {key: id} seen in its transaction
+_COMMITTING = "call_settings_committing"  # ...and those of a transaction being committed
 
 
 def settings_id(connection: Connection, settings: dict[str, Any]) -> int:
@@ -75,21 +76,44 @@ def settings_id(connection: Connection, settings: dict[str, Any]) -> int:
 
 
 def remember_committed(engine: Engine) -> None:
-    """Keep the settings ids `engine`'s connections see, once their transaction
-    commits (Connection events "commit", "rollback", "rollback_savepoint":
-    https://docs.sqlalchemy.org/en/20/core/events.html#sqlalchemy.events.ConnectionEvents)."""
+    """Keep the settings ids `engine`'s connections see, once their transaction has
+    committed. The "commit" event comes before the database's COMMIT, so the ids wait
+    there until the connection goes back to the pool (its "checkin": after COMMIT has
+    returned), and any error, rollback or savepoint rollback forgets them (Connection
+    events "commit", "rollback", "rollback_savepoint", "handle_error":
+    https://docs.sqlalchemy.org/en/20/core/events.html#sqlalchemy.events.ConnectionEvents;
+    pool event "checkin": https://docs.sqlalchemy.org/en/20/core/events.html#sqlalchemy.events.PoolEvents).
+    Told another thread at "commit", an id named a row not yet committed, and that
+    thread's row naming it was refused (issue 24, session 12)."""
     _COMMITTED[engine] = {}
 
     @event.listens_for(engine, "commit")
-    def _committed(connection: Connection) -> None:
+    def _committing(connection: Connection) -> None:
         seen = connection.info.pop(_SEEN, None)
         if seen:
-            _COMMITTED[engine].update(seen)
+            connection.info.setdefault(_COMMITTING, {}).update(seen)
+
+    @event.listens_for(engine.pool, "checkin")
+    def _committed(dbapi_connection: Any, record: Any) -> None:
+        committing = record.info.pop(_COMMITTING, None) if record is not None else None
+        if committing:
+            _COMMITTED[engine].update(committing)
 
     @event.listens_for(engine, "rollback")
     @event.listens_for(engine, "rollback_savepoint")
     def _rolled_back(connection: Connection, *savepoint: Any) -> None:
         connection.info.pop(_SEEN, None)
+        connection.info.pop(_COMMITTING, None)
+
+    @event.listens_for(engine, "handle_error")
+    def _failed(context: Any) -> None:
+        if context.connection is not None:
+            _rolled_back(context.connection)
+
+
+def committed_ids(engine: Engine) -> dict[str, int]:
+    """{settings key: row id} that `engine` trusts without a SELECT."""
+    return dict(_COMMITTED.get(engine, {}))
 
 
 def model_call(connection: Connection, **fields: Any) -> ModelCall:

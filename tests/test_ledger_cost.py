@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from sqlalchemy import event
+from sqlalchemy.exc import OperationalError
 from sqlmodel import Session, select
 
 from store import ledger
@@ -382,3 +384,44 @@ def test_an_items_later_calls_are_fenced_in_their_insert(engine) -> None:
             )
     with Session(engine) as session:
         assert len(session.exec(select(ModelCall)).all()) == 2
+
+
+def test_settings_are_trusted_only_once_their_commit_has_returned(engine) -> None:
+    """The "commit" event comes before the database's COMMIT: an id remembered there
+    was handed to other threads while its row was not yet committed, and their rows
+    naming it were refused by the foreign key (an IntegrityError in one of 640 calls
+    of a PostgreSQL bench run, issue 24, session 12). Until COMMIT has returned, no
+    other transaction is told the id; a commit that fails tells none."""
+    from store import call_settings
+
+    item_id = _item(engine)
+    seen_during_commit: list[bool] = []
+
+    def during_commit(conn) -> None:  # type: ignore[no-untyped-def]
+        seen_during_commit.append(bool(call_settings.committed_ids(engine)))
+
+    event.listen(engine, "commit", during_commit)  # after remember_committed's own
+    try:
+        with session_scope(engine) as session:
+            ledger.begin(
+                session, _record(0, ok=False, state=ledger.IN_FLIGHT), item_id=item_id, run_id=None
+            )
+    finally:
+        event.remove(engine, "commit", during_commit)
+    assert seen_during_commit == [False]
+    assert len(call_settings.committed_ids(engine)) == 1  # once COMMIT has returned
+
+    dialect, do_commit = engine.dialect, engine.dialect.do_commit
+
+    def failing_commit(dbapi_connection) -> None:  # type: ignore[no-untyped-def]
+        raise dialect.loaded_dbapi.OperationalError("the COMMIT fails")
+
+    record = _record(1, ok=False, state=ledger.IN_FLIGHT)
+    record.model = "model-whose-commit-fails"
+    dialect.do_commit = failing_commit  # type: ignore[method-assign]
+    try:
+        with pytest.raises(OperationalError), session_scope(engine) as session:
+            ledger.begin(session, record, item_id=item_id, run_id=None)
+    finally:
+        dialect.do_commit = do_commit  # type: ignore[method-assign]
+    assert len(call_settings.committed_ids(engine)) == 1

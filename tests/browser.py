@@ -672,6 +672,7 @@ def choose(page: Any, box: Any, name: str, *, exact: bool = True) -> None:
     a click on a focused box once never opened it, idle clean-clone CI), so the box is
     opened from an idle page until the option shows, by a click and by the keyboard's
     way (ArrowDown on the focused box) in turn."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
     from playwright.sync_api import expect
 
     option = page.get_by_role("option", name=name, exact=exact).first
@@ -690,7 +691,16 @@ def choose(page: Any, box: Any, name: str, *, exact: bool = True) -> None:
             break
         except AssertionError:  # not open (yet): close it and open it again
             page.keyboard.press("Escape")
-    option.click()
+    try:
+        option.click(timeout=15_000)
+    except PlaywrightTimeoutError:
+        # A page run that draws the open list again (a background publish's progress
+        # line, every second) can detach the option between Playwright's checks and its
+        # click, on every retry while the machine is loaded (busy clean-clone CI of
+        # ff426f1: 90 s of "element was detached from the DOM, retrying"). A click event
+        # dispatched in the page finds and clicks the option in one step of its script,
+        # so no redraw comes between; the list's options take it as a click.
+        option.dispatch_event("click")
 
 
 def said(page: Any, text: str) -> Any:

@@ -916,34 +916,65 @@ def _wait_for_a_run_after(page: Any, runs: _Runs, ended: int) -> None:
 
 
 class DropNextRun:
-    """A websocket route that drops the browser's next rerun message (a click on a
-    button) once armed, and passes everything else both ways: a click the server
-    never hears of. `page.route_web_socket(STREAM, drop.route)` before `goto`."""
+    """A websocket route that drops the browser's next rerun message that carries a
+    press (a button or form submit: a trigger widget set) once armed, and passes
+    everything else both ways: a click the server never hears of. A run request
+    with no press in it (a page run the page asks for by itself) is never the one
+    dropped: the test's click must be. `dropped` names the widgets of what it
+    dropped. `page.route_web_socket(STREAM, drop.route)` before `goto`."""
 
     def __init__(self) -> None:
         self.armed = False
-        self.dropped = 0
+        self.dropped: list[str] = []  # per dropped message, the ids of its pressed widgets
 
     def route(self, ws: Any) -> None:
         server = ws.connect_to_server()
 
         def to_server(message: Any) -> None:
-            if self.armed and isinstance(message, bytes) and _is_rerun(message):
+            pressed = _pressed(message) if self.armed and isinstance(message, bytes) else ""
+            if pressed:
                 self.armed = False
-                self.dropped += 1
+                self.dropped.append(pressed)
                 return
             server.send(message)
 
         ws.on_message(to_server)
 
 
-def _is_rerun(message: bytes) -> bool:
+def _pressed(message: bytes) -> str:
+    """The ids of the buttons pressed in this BackMsg if it asks for a page run
+    (Streamlit sends a press as a widget state with `trigger_value` set), or ""."""
     from streamlit.proto.BackMsg_pb2 import BackMsg
 
     try:
-        return BackMsg.FromString(message).WhichOneof("type") == "rerun_script"
+        back = BackMsg.FromString(message)
     except Exception:  # noqa: BLE001 - not a BackMsg: pass it on
-        return False
+        return ""
+    if back.WhichOneof("type") != "rerun_script":
+        return ""
+    states = back.rerun_script.widget_states.widgets
+    pressed = [w.id for w in states if w.WhichOneof("value") == "trigger_value" and w.trigger_value]
+    return " ".join(pressed)
+
+
+def press_unheard(page: Any, button: Any, drop: DropNextRun) -> None:
+    """Click `button` with `drop` armed so that its run request is the one dropped on
+    the way: from an idle page with the button enabled, as `press` does. A click the
+    page did not send (on a loaded machine a redraw can take the button away from
+    under it: busy clean-clone CI, the page sent one request fewer and no "no answer"
+    line came) is clicked again; the drop is still armed for it."""
+    from playwright.sync_api import expect
+
+    for _ in range(PRESS_TRIES):
+        idle(page)
+        expect(button).to_be_enabled()
+        sent = page.evaluate("() => window.__cdRerunsSent")
+        drop.armed = True
+        button.click()
+        if page.evaluate(_SENT_SINCE, sent):
+            return
+        drop.armed = False
+    pytest.fail(f"press_unheard: {PRESS_TRIES} clicks on {button} and the page sent nothing")
 
 
 def dropping_page(

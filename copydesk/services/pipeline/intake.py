@@ -260,10 +260,16 @@ class Intake:
         except IntegrityError:  # another worker created one of them a moment ago
             pass
         for entry, source_url, dedup_key in fresh:
-            item, reason, details = self._born(feed, entry, source_url, dedup_key)
+            values, reason, details = self._born(feed, entry, source_url, dedup_key)
             try:
                 with session.begin_nested():
-                    st.create(session, item, actor=self.run.actor, reason=reason, details=details)
+                    st.create(
+                        session,
+                        Item(**values),
+                        actor=self.run.actor,
+                        reason=reason,
+                        details=details,
+                    )
             except IntegrityError:  # this one
                 report.duplicates += 1
                 continue
@@ -271,33 +277,37 @@ class Intake:
 
     def _born(
         self, feed: Feed, entry: Entry, source_url: str | None, dedup_key: str
-    ) -> tuple[Item, str, dict[str, Any]]:
-        """An entry's item, with the reason and details of its birth event."""
+    ) -> tuple[dict[str, Any], str, dict[str, Any]]:
+        """An entry's item as column values (`st.item_row`: no ORM object an entry,
+        issue 24), with the reason and details of its birth event."""
         text = entry.content_text
         enough = count_words(text) >= self.settings.gates.min_source_words
         use_feed_text = bool(text) and (enough or not self.fetch_pages or not entry.link)
-        item = Item(
-            dedup_key=dedup_key,
-            feed_id=feed.id,
-            entry_id=entry.entry_id,
-            source_url=source_url,
-            original_url=entry.link,
-            title=entry.title,
-            author=entry.author,
-            published_at=entry.published,
-            language=entry.language,
-        )
+        values: dict[str, Any] = {
+            "dedup_key": dedup_key,
+            "feed_id": feed.id,
+            "entry_id": entry.entry_id,
+            "source_url": source_url,
+            "original_url": entry.link,
+            "title": entry.title,
+            "author": entry.author,
+            "published_at": entry.published,
+            "language": entry.language,
+        }
         if use_feed_text:
-            item.source_text = compose_source(entry.title, text)
-            item.word_count = count_words(item.source_text)
-            item.text_origin = "feed_content"
+            source_text = compose_source(entry.title, text)
+            values.update(
+                source_text=source_text,
+                word_count=count_words(source_text),
+                text_origin="feed_content",
+            )
         details = {
             "feed": feed.name,
             "feed_url": feed.url,
             "entry_id": entry.entry_id,
             "link": entry.link,
         }
-        return item, f"seen in feed {feed.name}", details
+        return values, f"seen in feed {feed.name}", details
 
     def create_submitted(self, url: str) -> tuple[int, bool]:
         """The item for a submitted URL: (id, True) when new, the known item's id

@@ -147,12 +147,26 @@ def add(
     the sum over them (`supports_sane_multi_rowcount` on both dialects:
     https://docs.sqlalchemy.org/en/20/core/connections.html#sqlalchemy.engine.CursorResult.rowcount),
     so a row gone is noticed and its call added. Returns the rows added."""
+    return add_many(session, [(item_id, calls)], run_id=run_id)
+
+
+def add_many(
+    session: Session,
+    calls_by_item: Iterable[tuple[int | None, Iterable[CallRecord]]],
+    *,
+    run_id: int | None,
+) -> list[ModelCall]:
+    """`add` for several items' calls, (item id, its calls) each: the completions of
+    all of them are one UPDATE (issue 24, session 13: the run's writer sent one an
+    item of its batch). Each item's parts are packed against its own text."""
     connection = session.connection()
-    entries = []  # (row id or None, column values, parts), in the calls' order
-    for call in calls:
-        found: dict[str, str] = {}
-        entries.append((call._row_id, _values(connection, call, item_id, run_id, found), found))
-    begun = {row_id: values for row_id, values, _ in entries if row_id is not None}
+    entries = []  # (item id, row id or None, column values, parts), in the calls' order
+    for item_id, calls in calls_by_item:
+        for call in calls:
+            found: dict[str, str] = {}
+            values = _values(connection, call, item_id, run_id, found)
+            entries.append((item_id, call._row_id, values, found))
+    begun = {row_id: values for _, row_id, values, _ in entries if row_id is not None}
     there: set[int] = set()
     if begun:
         done = connection.execute(
@@ -161,12 +175,14 @@ def add(
         there = set(begun)
         if done.rowcount != len(begun):  # a row gone (never begun in this database)
             there = set(connection.execute(_BEGUN, {"ids": list(begun)}).scalars())
-    rows, parts = [], {}
-    for row_id, values, found in entries:
+    rows, parts_by_item = [], {}
+    for item_id, row_id, values, found in entries:
+        parts = parts_by_item.setdefault(item_id, {})
         if row_id not in there:
             parts |= found
             rows.append(ModelCall(**values))
-    store_parts(session, parts, item_id)
+    for item_id, parts in parts_by_item.items():
+        store_parts(session, parts, item_id)
     session.add_all(rows)
     return rows
 

@@ -436,3 +436,66 @@ def test_an_item_moved_twice_in_one_call_moves_in_order(engine) -> None:
             (st.NEW, st.ERROR),
             (st.ERROR, st.NEW),
         ]
+
+
+def test_a_batchs_model_calls_are_completed_by_one_update(engine) -> None:
+    """Issue 24, session 13: the ledger rows of every item of a batch (each item's
+    calls, begun before their requests) are completed by one UPDATE sent once for
+    the batch (an executemany), not one an item; each row still names its own item
+    and reads back done, with the reply its call got."""
+    from store import ledger
+    from store.models import CallRecord, ModelCall
+
+    writer = _writer(engine)
+    outs = _outcomes(engine, writer.run.run_id, [40, 41, 42])
+    request = {"model": "claude-haiku-4-5", "max_tokens": 300, "messages": []}
+    for out in outs:
+        for n in range(2):
+            with session_scope(engine) as session:
+                row_id = ledger.begin(
+                    session,
+                    CallRecord(
+                        backend="anthropic",
+                        model="claude-haiku-4-5",
+                        request_json=request,
+                        ok=False,
+                        error="in flight",
+                        state=ledger.IN_FLIGHT,
+                    ),
+                    item_id=out.job.item_id,
+                    run_id=writer.run.run_id,
+                )
+            done = CallRecord(
+                backend="anthropic",
+                model="claude-haiku-4-5",
+                request_json=request,
+                request_id=f"req_tarn_{out.job.item_id}_{n}",
+                ok=True,
+                response_json={"id": f"msg_{out.job.item_id}_{n}", "content": []},
+            )
+            done._row_id = row_id
+            out.calls.append(done)
+
+    updates: list[int] = []
+
+    def note(conn, cursor, statement, parameters, context, executemany) -> None:  # type: ignore[no-untyped-def]
+        if statement.lstrip().upper().startswith("UPDATE") and re.search(
+            r"\bmodel_calls\b", statement
+        ):
+            updates.append(len(parameters) if executemany else 1)
+
+    event.listen(engine, "before_cursor_execute", note)
+    try:
+        writer.commit_batch(outs)
+    finally:
+        event.remove(engine, "before_cursor_execute", note)
+    assert updates == [6], updates  # failed before: [2, 2, 2], one UPDATE an item
+
+    with Session(engine) as session:
+        rows = session.exec(select(ModelCall).order_by(ModelCall.id)).all()
+        replies = ledger.replies(session, rows)
+    assert len(rows) == 6
+    assert [r.state for r in rows] == [ledger.DONE] * 6
+    assert [r.item_id for r in rows] == [out.job.item_id for out in outs for _ in range(2)]
+    assert [r.request_id for r in rows] == [c.request_id for out in outs for c in out.calls]
+    assert replies == [c.response_json for out in outs for c in out.calls]

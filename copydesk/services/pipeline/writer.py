@@ -102,9 +102,12 @@ class Writer:
                 # The batch's duplicate look-ups, at most two queries for all of it.
                 looked = find_duplicates(session, [_wanted(out) for out in looking])
                 verdicts: list[dict[str, Any]] = []
-                moves = [self.write_outcome(session, out, verdicts, looked) for out in outs]
+                calls: list[tuple[int | None, list[CallRecord]]] = []
+                moves = [self.write_outcome(session, out, verdicts, looked, calls) for out in outs]
                 if verdicts:  # one set an item, one executemany for the batch (store/verdicts.py)
                     stored_verdicts.write(session, verdicts)
+                # Every item's calls: their completions, one UPDATE for the batch.
+                ledger.add_many(session, calls, run_id=self.run.run_id)
                 batch: list[tuple[Item, str, dict[str, Any]]] = []
                 written = [move(batch) for move in moves]
                 # Only the reports this batch counts into are kept for a rollback: a
@@ -149,14 +152,17 @@ class Writer:
         out: Outcome,
         verdicts: list[dict[str, Any]] | None = None,
         looked: dict[int, tuple[int, str]] | None = None,
+        calls: list[tuple[int | None, list[CallRecord]]] | None = None,
     ) -> Callable[..., tuple[int | None, str | None]]:
         """The item's verdicts and ledger rows, in the caller's transaction, and its
         move to make next (which returns the item's feed and the move's reason; given
         a list, it adds the move to it for `st.move_many` instead of making it).
         With `verdicts`, the verdict rows are added to it for the caller to insert
         with the rest of its batch; with `looked`, the caller made the duplicate
-        look-up for its batch (`find_duplicates`, under the stories' locks). Writing
-        it again after a rollback gives the same result."""
+        look-up for its batch (`find_duplicates`, under the stories' locks); with
+        `calls`, the item's model calls are added to it for the caller to write with
+        the rest of its batch (`ledger.add_many`). Writing it again after a rollback
+        gives the same result."""
         job, run_id = out.job, self.run.run_id
         looks = _looks_up(out)
         if looks and looked is None:  # the look-up and the write, one step (duplicates.py)
@@ -181,7 +187,10 @@ class Writer:
             verdicts.extend(rows)
         elif rows:
             stored_verdicts.write(session, rows)
-        ledger.add(session, out.calls, item_id=item.id, run_id=run_id)
+        if calls is not None:
+            calls.append((item.id, out.calls))
+        else:
+            ledger.add(session, out.calls, item_id=item.id, run_id=run_id)
         failed = [r.gate for _, r in out.verdicts if r.hard_fail]
         flagged = [r.gate for _, r in out.verdicts if r.flagged and not r.not_run]
         reason = out.reason

@@ -64,3 +64,30 @@ def test_the_shapes_evidence_may_take_come_out_as_asdict_made_them() -> None:
     made = Verdict("g", True, "r", evidence).to_dict()["evidence"]
     assert type(made["pairs"][0]) is Pair and type(made["ordered"]) is OrderedDict
     assert made["spans"] is not evidence["spans"]  # a copy: the caller's evidence stays its own
+
+
+def test_evidence_of_plain_lists_and_dicts_is_copied_without_asking_for_dataclasses(
+    monkeypatch,
+) -> None:
+    """Issue 24, session 13: atoms, lists and dicts (most evidence) are told by their
+    exact type; `is_dataclass` is asked only of what they are not. Counted, not timed."""
+    from guards import verdict as module
+
+    asked = [0]
+    real = module.is_dataclass
+
+    def counting(value):  # type: ignore[no-untyped-def]
+        asked[0] += 1
+        return real(value)
+
+    monkeypatch.setattr(module, "is_dataclass", counting)
+    evidence = {
+        "claims": [{"sentence": n, "passage": "Tarrow quay", "found": [n, None]} for n in range(4)]
+    }
+    verdict = Verdict("claims_supported", True, "all supported", evidence)
+    made = verdict.to_dict()
+    assert made == _as_before(verdict)
+    assert made["evidence"]["claims"] is not evidence["claims"]
+    assert asked[0] == 0, asked[0]  # failed before: 10, one a list and dict
+    Verdict("g", True, "r", {"spans": [Span(1, 4, "Tarrow")]}).to_dict()
+    assert asked[0] == 1  # the dataclass, found as before

@@ -29,7 +29,7 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Engine, make_url
 from sqlmodel import Session, create_engine
 
-from store import call_settings
+from store import committed
 from store.models import RuntimeRole
 from store.packing import SQL_UNPACK, sql_unpack
 from store.search import SQL_TERMS, terms_match
@@ -263,7 +263,8 @@ def open_store(url: str, *, create: bool = True) -> Engine:
     brought up to date when this role may (see `may_migrate`); on PostgreSQL the
     roles `copydesk migrate` gave rights to get them on the new tables too."""
     engine = make_engine(url)
-    call_settings.remember_committed(engine)  # a model call's settings looked up once
+    # A model call's settings looked up once, a request's parts stored once (issue 24).
+    committed.remember_committed(engine)
     try:
         if not create:
             _refuse_missing_file(engine)

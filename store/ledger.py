@@ -61,7 +61,7 @@ from sqlalchemy import and_, bindparam, func, insert, or_, select, update
 from sqlalchemy.engine import Connection
 from sqlmodel import Session
 
-from store import call_settings, claims
+from store import call_settings, claims, committed
 from store.models import CallRecord, Item, LedgerPart, ModelCall, Run, utcnow
 from store.packing import AgainstItem, AgainstParts, pack_against, pack_text
 from store.upsert import insert_or_skip
@@ -343,16 +343,29 @@ def store_parts(
     """The parts not stored yet, in hash order, in one statement (built once a
     dialect: issue 24); those that quote the item's text packed against it. `source`
     is that text as stored, when the caller has read it in this transaction (a
-    model call's claim check does: `store.claims.check_hold`)."""
+    model call's claim check does: `store.claims.check_hold`). A part the engine has
+    seen committed is there for good (the runtime role only inserts parts): it is
+    neither packed nor sent again (store/committed.py; issue 24, session 13: each
+    call's tools and prompts were packed twice and sent, to be skipped)."""
     if not parts:
         return
     connection = session.connection()
+    stored = committed.known(connection.engine, PARTS) or {}
+    parts = {key: part for key, part in parts.items() if key not in stored}
+    if not parts:
+        return
     if isinstance(source, Unread):
         source = None if item_id is None else connection.execute(_SOURCE, {"id": item_id}).scalar()
     values = [
         {"hash": key, "content": pack_part(parts[key], item_id, source)} for key in sorted(parts)
     ]
     connection.execute(insert_or_skip(connection.dialect.name, LedgerPart, "hash"), values)
+    # Inserted, or there already (ON CONFLICT DO NOTHING waits for a writer of the same
+    # row still open): there once this transaction commits.
+    committed.seen(connection, PARTS, dict.fromkeys(parts, True))
+
+
+PARTS = "ledger_parts"  # store/committed.py: {part hash: True}
 
 
 _ITEMS = Item.__table__

@@ -425,3 +425,53 @@ def test_settings_are_trusted_only_once_their_commit_has_returned(engine) -> Non
     finally:
         dialect.do_commit = do_commit  # type: ignore[method-assign]
     assert len(call_settings.committed_ids(engine)) == 1
+
+
+def test_parts_seen_committed_are_not_packed_or_sent_again(engine) -> None:
+    """A request's parts are stored once by their hash and never changed or deleted
+    (the runtime role may only insert them: store/db.py `RUNTIME_TABLE_RIGHTS`). An
+    engine keeps the hashes it has seen committed (store/committed.py), so a call
+    whose tools and system prompt are stored already packs and sends only its new
+    part (issue 24, session 13: every part of every call was packed twice, against
+    the item's text and alone, then sent to be skipped). A part written in a
+    transaction that rolled back is not trusted: it is written again."""
+    item_id = _item(engine)
+    inserted: list[int] = []
+
+    def note(conn, cursor, statement, parameters, context, executemany) -> None:  # type: ignore[no-untyped-def]
+        if statement.lstrip().upper().startswith("INSERT") and "ledger_parts" in statement:
+            inserted.append(len(parameters) if executemany else 1)
+
+    def begin(n: int) -> None:
+        with session_scope(engine) as session:
+            ledger.begin(
+                session, _record(n, ok=False, state=ledger.IN_FLIGHT), item_id=item_id, run_id=None
+            )
+
+    event.listen(engine, "before_cursor_execute", note)
+    try:
+        begin(0)  # tools, system prompt and article block: all new
+        assert inserted == [3], inserted
+        begin(1)  # only the article block is new
+        assert inserted == [3, 1], inserted  # failed before: [3, 3]
+        begin(1)  # nothing new: no statement
+        assert inserted == [3, 1], inserted
+        try:
+            with session_scope(engine) as session:
+                ledger.begin(
+                    session,
+                    _record(2, ok=False, state=ledger.IN_FLIGHT),
+                    item_id=item_id,
+                    run_id=None,
+                )
+                raise RuntimeError("rolled back after its part was written")
+        except RuntimeError:
+            pass
+        begin(2)  # its article block again: the rolled-back row is gone
+        assert inserted == [3, 1, 1, 1], inserted
+    finally:
+        event.remove(engine, "before_cursor_execute", note)
+    with Session(engine) as session:
+        rows = session.exec(select(ModelCall).order_by(ModelCall.id)).all()
+        assert ledger.requests(session, rows) == [_request(n) for n in (0, 1, 1, 2)]
+        assert len(session.exec(select(LedgerPart.hash)).all()) == 2 + 3

@@ -395,3 +395,39 @@ def test_every_gate_reads_a_draft_s_characters_once() -> None:
         gates[name](source, None, draft)
     after = _non_ascii_recent.cache_info()
     assert after.hits - before.hits >= 3  # asked by several gates, read once
+
+
+# Pieces that join digits into grouped integers and decimals, and the ones that make
+# `_NUMBER` read them otherwise: a clock time, a dotted date, a fraction, a leading zero.
+JOINED_WORDS = [
+    "0", "1", "12", "210", "007", ",", ".", "840", "000", "5", "25", " ", "'", "am",
+    " pm", " Uhr", "\u00bd", "\u00a0", "£", "?", "x", "-", "%", "\u0663", "1,234", "2.5",
+    "012", "1,5", "30.11.2026", "10.30am", "1.250", "\u2019",
+]  # fmt: skip
+JOINED_PIECES = st.lists(
+    st.sampled_from(JOINED_WORDS),
+    max_size=16,
+).map("".join)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(JOINED_PIECES, st.sampled_from([None, "en", "de", "fr"]))
+def test_a_number_joined_in_the_byte_view_is_the_full_reading(text: str, lang: str | None) -> None:
+    """A grouped integer (210,840) or a one-digit decimal (1.5) that `_joined` reads from
+    the byte view is the token `_NUMBER` reads there, and the whole scan of a text is the
+    scan that sends every joined run to `_NUMBER`."""
+    from unittest import mock
+
+    from guards import numbers
+    from guards.numbers import _joined, _scan, _tokens
+
+    view = text.encode("ascii", "replace").translate(_RUN_VIEW)
+    for run in _RUN.finditer(view):
+        token = _joined(view, text, text, run.start(), lang)
+        if token is not None:
+            m = _NUMBER.match(text, run.start())
+            assert m is not None and m.end() == token.end
+            assert [token] == _tokens(m, text, lang)
+    fast = list(_scan(text, text, lang))
+    with mock.patch.object(numbers, "_joined", lambda *args: None):
+        assert fast == list(_scan(text, text, lang))

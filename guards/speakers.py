@@ -274,11 +274,17 @@ class _Attributions:
         if k in self._done:
             return self._done[k]
         text, q = self.text, self.quotes[k]
-        previous = self.at(k - 1) if k and self._needs_previous(k) else None
-        found = _attribute(text, q.start, q.end, q.closed, previous)
-        if found is None and previous is not None and previous.speaker is not None:
-            if not _PARAGRAPH.search(text, previous.end, q.start):
-                found = previous._replace(how="inherited")
+        # The quotation before, in this one's paragraph, bounds the narration read for
+        # its speaker (where it ends: an attribution ends where its quotation does);
+        # its own speaker is worked out only when this one has none to inherit it.
+        needs_previous = k and self._needs_previous(k)
+        before_end = self.quotes[k - 1].end if needs_previous else None
+        found = _attribute(text, q.start, q.end, q.closed, before_end)
+        if found is None and needs_previous:
+            previous = self.at(k - 1)
+            if previous.speaker is not None:
+                if not _PARAGRAPH.search(text, previous.end, q.start):
+                    found = previous._replace(how="inherited")
         if found is None:
             found = _previous_sentence(text, q.start)
         attribution = (found or _NONE)._replace(start=q.start, end=q.end)
@@ -301,8 +307,11 @@ _PARAGRAPH = re.compile(r"\n[^\S\n]*\n")
 
 
 def _attribute(
-    text: str, start: int, end: int, closed: bool, previous: Attribution | None
+    text: str, start: int, end: int, closed: bool, previous_end: int | None
 ) -> Attribution | None:
+    """The speaker of the quotation at `start`-`end` its narration names: after it,
+    else before it, back to the end of the quotation before it in its paragraph
+    (`previous_end`, None when there is none)."""
     inner = text[start:end].rstrip()
     if closed and end < len(text):
         after_start = end + 1
@@ -322,7 +331,7 @@ def _attribute(
             if found:
                 return found
     opening = start - 1
-    window = max(0, opening - 300, previous.end + 1 if previous else 0)
+    window = max(0, opening - 300, previous_end + 1 if previous_end is not None else 0)
     breaks = list(_BEFORE_START.finditer(text, window, max(window, opening)))
     before_start = breaks[-1].end() if breaks else window
     if before_start >= opening:

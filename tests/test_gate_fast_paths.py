@@ -431,3 +431,40 @@ def test_a_number_joined_in_the_byte_view_is_the_full_reading(text: str, lang: s
     fast = list(_scan(text, text, lang))
     with mock.patch.object(numbers, "_joined", lambda *args: None):
         assert fast == list(_scan(text, text, lang))
+
+
+# Narration and quotations that attribute, inherit and fall back to the sentence before.
+SPEAKER_PIECES = [
+    "Lena Varga said: ", "she said. ", ", said Tomas Reint. ", "The mayor said ", " ",
+    "\u201cThe quay will open.\u201d ", "\u201cwe will see\u201d", ", he added. ",
+    "\n\n", "\n", "It rained. ", "Mira Tallis", " told reporters ", "\u201cNo,\u201d ",
+]  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(SPEAKER_PIECES), max_size=14).map("".join))
+def test_a_quotation_is_attributed_alike_alone_or_after_the_ones_before(text: str) -> None:
+    """A quotation asked about alone (a source's, found by a draft) gets the speaker it
+    gets when every quotation before it was attributed first, and the attribution of
+    the one before it ends where that quotation ends (all `_attribute` reads of it)."""
+    from guards.speakers import _Attributions, find_attributions
+
+    in_order = find_attributions(text)
+    quotes = _Attributions(text).quotes
+    for k, attribution in enumerate(in_order):
+        assert attribution.end == quotes[k].end
+        assert _Attributions(text).at(k) == attribution
+
+
+def test_a_quotation_its_narration_attributes_does_not_read_the_ones_before() -> None:
+    """The speaker of the third quotation of a paragraph, named beside it, is read
+    without working out the first two's (their speakers are needed only to inherit)."""
+    from guards.speakers import _Attributions
+
+    text = (
+        "Lena Varga said: \u201cThe quay will open.\u201d Tomas Reint said: \u201cNot "
+        "this winter.\u201d Mira Tallis said: \u201cThe levy stays.\u201d"
+    )
+    attributions = _Attributions(text)
+    assert attributions.at(2).speaker == "Mira Tallis"
+    assert list(attributions._done) == [2]

@@ -581,3 +581,21 @@ class Seeded:
 @pytest.fixture
 def seeded(request: pytest.FixtureRequest) -> Seeded:
     return Seeded(request)
+
+
+@pytest.fixture
+def calls_of(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    """`calls_of(owner, name)`: `owner.name` still runs, and the returned list's one
+    number counts its calls (a cost counted, not timed; undone after the test)."""
+
+    def install(owner: Any, name: str) -> list[int]:
+        seen, real = [0], getattr(owner, name)
+
+        def counting(*args: Any, **kwargs: Any) -> Any:
+            seen[0] += 1
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(owner, name, counting)
+        return seen
+
+    return install

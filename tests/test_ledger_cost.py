@@ -477,7 +477,7 @@ def test_parts_seen_committed_are_not_packed_or_sent_again(engine) -> None:
         assert len(session.exec(select(LedgerPart.hash)).all()) == 2 + 3
 
 
-def test_a_begun_calls_request_is_split_once_not_again_as_it_completes(engine, monkeypatch) -> None:
+def test_a_begun_calls_request_is_split_once_not_again_as_it_completes(engine, calls_of) -> None:
     """A call's request is split into its parts (their canonical JSON and SHA-256)
     when its row is begun; the completion carries the same request, so the writer
     takes that split from the engine's memory of the calls it began instead of making
@@ -500,14 +500,7 @@ def test_a_begun_calls_request_is_split_once_not_again_as_it_completes(engine, m
     stranger = _record(9, request_id="req_wendle_9")
     stranger._row_id = 987654  # begun by no one here: split, and added as a row
 
-    splits = [0]
-    real = ledger.split
-
-    def counting(request):  # type: ignore[no-untyped-def]
-        splits[0] += 1
-        return real(request)
-
-    monkeypatch.setattr(ledger, "split", counting)
+    splits = calls_of(ledger, "split")
     with session_scope(engine) as session:
         ledger.add(session, [*done, stranger], item_id=item_id, run_id=None)
     assert splits[0] == 1, splits[0]  # failed before: 3, the begun ones split again

@@ -67,20 +67,13 @@ def test_the_shapes_evidence_may_take_come_out_as_asdict_made_them() -> None:
 
 
 def test_evidence_of_plain_lists_and_dicts_is_copied_without_asking_for_dataclasses(
-    monkeypatch,
+    calls_of,
 ) -> None:
     """Issue 24, session 13: atoms, lists and dicts (most evidence) are told by their
     exact type; `is_dataclass` is asked only of what they are not. Counted, not timed."""
     from guards import verdict as module
 
-    asked = [0]
-    real = module.is_dataclass
-
-    def counting(value):  # type: ignore[no-untyped-def]
-        asked[0] += 1
-        return real(value)
-
-    monkeypatch.setattr(module, "is_dataclass", counting)
+    asked = calls_of(module, "is_dataclass")
     evidence = {
         "claims": [{"sentence": n, "passage": "Tarrow quay", "found": [n, None]} for n in range(4)]
     }

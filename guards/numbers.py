@@ -961,7 +961,11 @@ def _readings(token: NumberToken, text: str) -> list[Reading]:
     value = token.value
     if value.startswith("words:"):
         return [(value, None)]
-    digit_at = token.start + next((i for i, c in enumerate(token.text) if c.isdigit()), 0)
+    written = token.text
+    if written[:1].isdigit():  # most numbers: no sign or currency written before
+        digit_at = token.start
+    else:
+        digit_at = token.start + next((i for i, c in enumerate(written) if c.isdigit()), 0)
     clock = _clock(token, text, digit_at)
     if clock:
         return clock

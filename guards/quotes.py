@@ -498,7 +498,9 @@ def quotes_verbatim(source: str, url: str | None, draft: str) -> Verdict:
         norm = _source(source or "")
         problem = None
         if len(parts) == 1:
-            spans = _locate(norm, parts)
+            # `locate_passage` is `_locate` for one fragment (already normalised as it
+            # normalises a passage), cached: speakers_match looks the same one up next.
+            spans = [locate_passage(source or "", parts[0])]
         else:
             spans, problem = _locate_fragments(norm, parts)
         located = [span for span in spans if span is not None]

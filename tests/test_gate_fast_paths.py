@@ -468,3 +468,38 @@ def test_a_quotation_its_narration_attributes_does_not_read_the_ones_before() ->
     attributions = _Attributions(text)
     assert attributions.at(2).speaker == "Mira Tallis"
     assert list(attributions._done) == [2]
+
+
+# Quotations in every style, with invisible and combining characters and ellipses.
+QUOTE_PIECES = [
+    "We", " ", "will", "\u2019", "'", "\u201c", "\u201d", "\u00ab", "\u00bb", "\u2014", "-",
+    "\u2013", "\u00a0", "\u200b", "e\u0301", "\u0301", "...", "\u2026", ".", ",", "`", "\u00e9",
+    "=\u0338", "!", "\n", "Gr\u00fc\u00dfe", "\u2009",
+]  # fmt: skip
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.sampled_from(QUOTE_PIECES), max_size=20).map("".join))
+def test_a_quotation_s_fragments_are_already_normalised_as_a_passage(quote: str) -> None:
+    """A fragment of a quotation is what `locate_passage` normalises it to, so the
+    quotes gate may look a one-fragment quotation up with `locate_passage` (cached) and
+    the speakers gate then finds the same place without a second search."""
+    from guards.quotes import _ENDS, fragments
+    from guards.text import clean, unify_style
+
+    for part in fragments(quote):
+        assert _ENDS.sub("", unify_style(clean(part))) == part
+
+
+def test_the_speakers_gate_finds_a_quotation_the_quotes_gate_has_located() -> None:
+    """One search of the source per quotation of the draft, for both gates."""
+    from guards.quotes import locate_passage
+
+    source = "Lena Varga said: \u201cThe quay will open in March.\u201d The board met. " * 3
+    draft = "Lena Varga said: \u201cThe quay will open in March.\u201d"
+    gates = _gates(150, None)
+    locate_passage.cache_clear()
+    gates["quotes_verbatim"](source, None, draft)
+    misses = locate_passage.cache_info().misses
+    assert gates["speakers_match"](source, None, draft).passed
+    assert locate_passage.cache_info().misses == misses

@@ -26,8 +26,10 @@ from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import Integer, and_, bindparam, exists, func, or_, select, update
+from sqlalchemy.engine import Connection
 from sqlmodel import Session, col
 
+from store.db import connection_of
 from store.models import Feed, Item, Run, utcnow
 
 NEW = "new"  # store.status.NEW; claims never change a status
@@ -173,13 +175,15 @@ class Hold:
     source_text: str | None
 
 
-def check_hold(session: Session, item_id: int, run_id: int | None, version: int) -> Hold:
+def check_hold(
+    session: Session | Connection, item_id: int, run_id: int | None, version: int
+) -> Hold:
     """Whether a worker of run `run_id` that took the item at `version` may still
     work on it (before each model call: a lost lease sends nothing). The item must
     be `new` at that version (a claim by another run bumps it), and a claimed item's
     lease this run's and not run out. An item never claimed (a submitted one) is
     fenced by its version alone."""
-    row = session.connection().execute(_HOLDS, {"item_id": item_id}).first()
+    row = connection_of(session).execute(_HOLDS, {"item_id": item_id}).first()
     if row is None:
         return Hold(False, None)
     if row.status != NEW or row.version != version:

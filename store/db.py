@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import event, inspect, select, text, true
 from sqlalchemy import exc as sa_exc
-from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.engine import Connection, Engine, make_url
 from sqlmodel import Session, create_engine
 
 from store import committed
@@ -594,6 +594,13 @@ def grant_runtime_rights(engine: Engine, role: str) -> None:
             conn.execute(text(f"REVOKE ALL ON TABLE {quote(table)} FROM {who}"))
             conn.execute(text(f"GRANT {rights} ON TABLE {quote(table)} TO {who}"))
         conn.execute(text(f"GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA {schema} TO {who}"))
+
+
+def connection_of(db: Session | Connection) -> Connection:
+    """The Connection a store function works through: a Session's (its transaction
+    begun if need be), or the Connection it was given (issue 24: a worker's short
+    transaction of Core statements needs no ORM session)."""
+    return db if isinstance(db, Connection) else db.connection()
 
 
 @contextmanager

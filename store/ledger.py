@@ -64,6 +64,7 @@ from sqlalchemy.engine import Connection
 from sqlmodel import Session
 
 from store import call_settings, claims, committed
+from store.db import connection_of
 from store.models import CallRecord, Item, LedgerPart, ModelCall, Run, utcnow
 from store.packing import AgainstItem, AgainstParts, pack_against, pack_text
 from store.upsert import insert_or_skip
@@ -251,7 +252,7 @@ _BEGUN = select(_CALLS.c.id).where(_CALLS.c.id.in_(bindparam("ids", expanding=Tr
 
 
 def begin(
-    session: Session,
+    session: Session | Connection,
     call: CallRecord,
     *,
     item_id: int | None,
@@ -268,7 +269,7 @@ def begin(
     item holds, in the INSERT itself (`INSERT ... SELECT ... WHERE`: issue 24, session
     12), and None is returned when it does not: nothing written."""
     parts: dict[str, str] = {}
-    connection = session.connection()
+    connection = connection_of(session)
     made = split_named(call.request_json)
     values = _values(connection, call, item_id, run_id, parts, made)
     values |= {"state": IN_FLIGHT, "created_at": utcnow()}
@@ -383,7 +384,7 @@ def describe_unknown(calls: int, estimate: float | None) -> str:
 
 
 def store_parts(
-    session: Session,
+    session: Session | Connection,
     parts: dict[str, str],
     item_id: int | None = None,
     source: str | None | Unread = UNREAD,
@@ -397,7 +398,7 @@ def store_parts(
     call's tools and prompts were packed twice and sent, to be skipped)."""
     if not parts:
         return
-    connection = session.connection()
+    connection = connection_of(session)
     stored = committed.known(connection.engine, PARTS) or {}
     parts = {key: part for key, part in parts.items() if key not in stored}
     if not parts:

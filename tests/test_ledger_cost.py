@@ -67,6 +67,25 @@ def _statements(engine, work) -> list[str]:  # type: ignore[no-untyped-def]
     return seen
 
 
+def _journal(engine, slug: str, title: str):  # type: ignore[no-untyped-def]
+    """A `new` item whose text is ARTICLE, and a worker's call journal for it (the
+    model thread's `InFlight`): (journal, item id, version, url)."""
+    from copydesk.services.pipeline.draft import InFlight
+    from copydesk.services.pipeline.handoff import Job
+    from copydesk.services.pipeline.state import RunState
+
+    url = f"https://wendle.example.test/{slug}"
+    with session_scope(engine) as session:
+        item = Item(dedup_key=url, source_url=url, title=title, source_text=ARTICLE)
+        st.create(session, item, actor="cli", reason="seen")
+        item_id, version = item.id, item.version
+    journal = InFlight(
+        RunState(settings=None, engine=engine),  # type: ignore[arg-type]
+        Job(item_id, version, url, url, title, True, 0, None),
+    )
+    return journal, item_id, version, url
+
+
 def _on(table: str, statements: list[str]) -> list[str]:
     return [s for s in statements if re.search(rf"\b{table}\b", s)]
 
@@ -335,20 +354,9 @@ def test_an_items_later_calls_are_fenced_in_their_insert(engine) -> None:
     longer waiting, a call writes no row and sends nothing (`LeaseLost`)."""
     from sqlalchemy import update
 
-    from copydesk.services.pipeline.draft import InFlight
-    from copydesk.services.pipeline.handoff import Job
-    from copydesk.services.pipeline.state import RunState
     from summarise.base import LeaseLost
 
-    with session_scope(engine) as session:
-        url = "https://wendle.example.test/harbour"
-        item = Item(dedup_key=url, source_url=url, title="Harbour", source_text=ARTICLE)
-        st.create(session, item, actor="cli", reason="seen")
-        item_id, version = item.id, item.version
-    journal = InFlight(
-        RunState(settings=None, engine=engine),  # type: ignore[arg-type]
-        Job(item_id, version, url, url, "Harbour", True, 0, None),
-    )
+    journal, item_id, version, url = _journal(engine, "harbour", "Harbour")
 
     def call(n: int) -> CallRecord:
         record = _record(n, ok=False, error="in flight", state=ledger.IN_FLIGHT)
@@ -511,3 +519,51 @@ def test_a_begun_calls_request_is_split_once_not_again_as_it_completes(engine, c
         assert [r.state for r in rows[:2]] == [ledger.DONE] * 2
         assert ledger.requests(session, rows) == [_request(n) for n in (0, 1, 9)]
         assert ledger.replies(session, rows) == [c.response_json for c in [*done, stranger]]
+
+
+def test_a_model_calls_journal_writes_through_a_plain_connection(engine) -> None:
+    """Before each model request the worker checks its claim and writes the call's row
+    (`InFlight.begin`), twice an article: through a plain connection's transaction now,
+    not an ORM session built, begun and closed for Core statements (issue 24, session
+    13: about twice the CPU of the transaction itself on PostgreSQL). The rows, their
+    parts and the fence are as before: a lost claim still writes nothing."""
+    from sqlalchemy.orm import Session as OrmSession
+
+    from copydesk.services.pipeline.draft import InFlight
+    from copydesk.services.pipeline.handoff import Job
+    from copydesk.services.pipeline.state import RunState
+    from summarise.base import LeaseLost
+
+    journal, item_id, version, url = _journal(engine, "weir", "Weir")
+    calls = [_record(n, ok=False, state=ledger.IN_FLIGHT) for n in range(2)]
+    for call in calls:
+        call.request_json["messages"][0]["content"][0]["text"] = ARTICLE  # quotes the item
+    begun = [0]
+
+    def count(*args: object) -> None:
+        begun[0] += 1
+
+    event.listen(OrmSession, "after_begin", count)
+    try:
+        row_ids = [journal.begin(call) for call in calls]  # the claim check, then the fence
+    finally:
+        event.remove(OrmSession, "after_begin", count)
+    assert begun[0] == 0, begun[0]  # failed before: 2, one a call
+
+    with Session(engine) as session:
+        rows = session.exec(select(ModelCall).order_by(ModelCall.id)).all()
+        assert [r.id for r in rows] == row_ids
+        assert ledger.requests(session, rows) == [c.request_json for c in calls]
+    stale = InFlight(
+        RunState(settings=None, engine=engine),  # type: ignore[arg-type]
+        Job(item_id, version + 1, url, url, "Weir", True, 0, None),
+    )
+    for _ in range(2):  # the first call (claim check) and a later one (fenced INSERT)
+        try:
+            stale.begin(_record(5, ok=False, state=ledger.IN_FLIGHT))
+        except LeaseLost:
+            stale.source = ARTICLE  # as if its first call had read the text
+        else:
+            raise AssertionError("a worker that lost the item's claim began a call")
+    with Session(engine) as session:
+        assert len(session.exec(select(ModelCall)).all()) == 2

@@ -25,7 +25,6 @@ from copydesk.services.pipeline.handoff import (
 from copydesk.services.pipeline.state import RunState
 from guards.registry import CHECK_GATES, DRAFT_GATES, run_checks, run_gates
 from store import claims, ledger
-from store.db import session_scope
 from store.models import CallRecord, ModelCall, utcnow
 from summarise.base import (
     CALL_JOURNAL,
@@ -104,7 +103,8 @@ class InFlight:
     claim this worker no longer holds raises `LeaseLost`: no request is sent. The
     first call reads the claim and the item's text (its parts are packed against it)
     in one SELECT; a later call reuses the text and puts the claim's test in its
-    row's INSERT (issue 24, session 12: one statement fewer)."""
+    row's INSERT (issue 24, session 12: one statement fewer). One transaction of a
+    plain connection: Core statements only, no ORM session (issue 24, session 13)."""
 
     def __init__(self, run: RunState, job: Job):
         self.run, self.job = run, job
@@ -112,19 +112,19 @@ class InFlight:
 
     def begin(self, call: CallRecord) -> int | None:
         job, run_id = self.job, self.run.run_id
-        with session_scope(self.run.engine) as session:
+        with self.run.engine.begin() as connection:
             if isinstance(self.source, ledger.Unread):
-                hold = claims.check_hold(session, job.item_id, run_id, job.version)
+                hold = claims.check_hold(connection, job.item_id, run_id, job.version)
                 row_id = None
                 if hold.held:
                     self.source = hold.source_text
                     row_id = ledger.begin(
-                        session, call, item_id=job.item_id, run_id=run_id, source=self.source
+                        connection, call, item_id=job.item_id, run_id=run_id, source=self.source
                     )
             else:
                 fence = claims.fence(job.item_id, run_id, job.version)
                 row_id = ledger.begin(
-                    session,
+                    connection,
                     call,
                     item_id=job.item_id,
                     run_id=run_id,

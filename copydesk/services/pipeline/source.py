@@ -1,8 +1,9 @@
-"""The source stage (a page-reader thread): a `Job` becomes the article's text,
-fetched and extracted (or the feed's own text), through the source gates and the
-duplicate look-ups, or an `Outcome` that ends the item here.
+"""The source stage: a `Job` becomes the article's text, fetched and extracted (or
+the feed's own text) through the source gates on a page-reader thread (`read`),
+then looked up with other pages read, on the run's thread (`look_up`: is the story
+known already?), or an `Outcome` that ends the item here.
 
-Workers may read the database (the stored text, duplicate look-ups), never write it.
+The stage may read the database (the stored text, duplicate look-ups), never write it.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import threading
 from sqlalchemy import null
 from sqlmodel import Session, select
 
-from copydesk.services.pipeline.duplicates import find_duplicate
+from copydesk.services.pipeline.duplicates import find_duplicate, find_duplicates
 from copydesk.services.pipeline.handoff import (
     Job,
     Outcome,
@@ -53,6 +54,12 @@ class SourceStage:
     def prepare(self, job: Job) -> tuple[Outcome, Article | None]:
         """The article's text: fetched, extracted, through the source gates and the
         duplicate look-ups. (outcome, None) when the item ends here."""
+        read = self.read(job)
+        return read if read[1] is None else self.look_up([read])[0]
+
+    def read(self, job: Job) -> tuple[Outcome, Article | None]:
+        """`prepare` but for the look-up of the story in the store and in this run,
+        which `look_up` makes for many pages at once (the run loop gathers them)."""
         out = Outcome(job, st.DRAFT)
         gates = self.settings.gates
         modes = gates.all_modes()
@@ -78,11 +85,25 @@ class SourceStage:
         if any(r.hard_fail for r in length):
             return discard(out, length), None
         out.fingerprint = text_fingerprint(text, job.title, *out.titles)
-        found = self._duplicate_in_store(out) or self._claim(out)
-        if found is not None:
-            return duplicate(out, *found), None
         article = Article(job.dedup_key, out.changes.get("title", job.title), job.source_url, text)
         return out, article
+
+    def look_up(self, reads: list[tuple[Outcome, Article]]) -> list[tuple[Outcome, Article | None]]:
+        """Whether the stories of pages read (`read`) are known already, in the store
+        or to an earlier item of this run: one read-only statement for all of them
+        (issue 24: one a page, with the pool's pre-ping, BEGIN and ROLLBACK around it,
+        cost 0.72 ms of CPU an article on PostgreSQL). Each page as `prepare` gives
+        it: a known story is a duplicate, with no article, so no model call is spent
+        on it; the writer asks the database again inside the writing transaction."""
+        with self.run.engine.connect() as connection:
+            stored = find_duplicates(
+                connection, [(out.job.item_id, out.aliases, out.fingerprint) for out, _ in reads]
+            )
+        looked: list[tuple[Outcome, Article | None]] = []
+        for out, article in reads:
+            found = stored.get(out.job.item_id) or self._claim(out)
+            looked.append((out, article) if found is None else (duplicate(out, *found), None))
+        return looked
 
     def _fetch_page(self, job: Job, out: Outcome) -> str | None:
         """The article text from its page, or None with the outcome set: refused,

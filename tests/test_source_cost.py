@@ -1,0 +1,117 @@
+"""Issue 24: the page readers ask whether a page's story is stored already a batch
+of pages at a time, one statement for many, on SQLite and PostgreSQL; a known story
+is still discarded as a duplicate before any draft is made of it.
+
+The look-up used to be one SELECT a page (with the pool's pre-ping, BEGIN and
+ROLLBACK around it): 0.72 ms of CPU an article on PostgreSQL, the largest single
+part of the extractive path after fetching and extraction (session 13's table).
+Counted in SQL statements (exact), not time."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import event
+from sqlmodel import Session, select
+
+from copydesk.config import Settings
+from copydesk.services.feeds import add_feed
+from copydesk.services.pipeline import Pipeline
+from copydesk.services.pipeline import run as run_module
+from copydesk.services.pipeline import writer as writer_module
+from ingest.fetch import Fetcher
+from store import verdicts
+from store.models import AuditEvent, Item
+from summarise.extractive import ExtractiveSummariser
+from tests.articles import FERRY, LIBRARY, page_html, rss
+from tests.ingest_helpers import LOOPBACK_ALLOW, install_loopback_only, logging_restored
+
+PAGES = 24
+
+
+@pytest.fixture(autouse=True)
+def _loopback_only(monkeypatch):  # type: ignore[no-untyped-def]
+    with logging_restored():
+        yield install_loopback_only(monkeypatch)
+
+
+def _story(i: int) -> str:
+    return f"Report {i} from the council desk of Wrenfield.\n\n" + (FERRY, LIBRARY)[i % 2]
+
+
+def _serve(httpserver, pages: dict[str, str]) -> None:  # type: ignore[no-untyped-def]
+    """A feed linking each page (no text in the feed: every page is fetched)."""
+    httpserver.clear()
+    entries = [
+        {"guid": name, "title": f"Story {name}", "link": httpserver.url_for(f"/news/{name}")}
+        for name in pages
+    ]
+    httpserver.expect_request("/feed.xml").respond_with_data(
+        rss(entries), content_type="application/rss+xml"
+    )
+    for name, text in pages.items():
+        httpserver.expect_request(f"/news/{name}").respond_with_data(
+            page_html(f"Story {name}", text), content_type="text/html"
+        )
+
+
+def _run(engine, db_url: str) -> list[str]:  # type: ignore[no-untyped-def]
+    """One run; the duplicate look-ups it sent (the statement that asks by URL and
+    by text), the writer's included."""
+    settings = Settings.model_validate(
+        {
+            "database": {"url": db_url},
+            "summarise": {"backend": "extractive", "max_concurrency": 4},
+            "ingest": {"allow_private": LOOPBACK_ALLOW, "respect_robots": False},
+        }
+    )
+    looked: list[str] = []
+
+    def note(conn, cursor, statement: str, *args) -> None:  # type: ignore[no-untyped-def]
+        if "content_hash IN" in statement:
+            looked.append(statement)
+
+    event.listen(engine, "before_cursor_execute", note)
+    try:
+        with Fetcher(settings.ingest) as fetcher:
+            Pipeline(settings, engine, ExtractiveSummariser(), fetcher).run(force=True)
+    finally:
+        event.remove(engine, "before_cursor_execute", note)
+    return looked
+
+
+def test_the_page_readers_look_up_a_batch_of_pages_with_one_statement(
+    engine, db_url, httpserver, monkeypatch
+) -> None:
+    # No timing: the pages are looked up 8 at a time (half the window of 4 workers)
+    # or when no other page is being read, and the writer commits once, at the end.
+    monkeypatch.setattr(run_module, "LOOKUP_LINGER", 3600.0)
+    monkeypatch.setattr(writer_module, "COMMIT_LINGER", 3600.0)
+    with Session(engine) as session:
+        add_feed(session, httpserver.url_for("/feed.xml"), "Wrenfield Courier")
+        session.commit()
+    _serve(httpserver, {"first": _story(0)})
+    _run(engine, db_url)
+    with Session(engine) as session:
+        [stored] = session.exec(select(Item)).all()
+    assert stored.status == "draft"
+
+    # 24 new pages, one of them the stored story under another link.
+    pages = {f"p{i}": _story(i + 1) for i in range(PAGES - 1)}
+    pages["copy"] = _story(0)
+    _serve(httpserver, pages)
+    looked = _run(engine, db_url)
+    # The writer's one look-up for its batch, and the readers' for theirs.
+    assert 2 <= len(looked) <= PAGES // 4  # failed before: 25, one a page and the writer's
+
+    with Session(engine) as session:
+        items = {i.dedup_key.rsplit("/", 1)[-1]: i for i in session.exec(select(Item)).all()}
+        found = verdicts.of_items(session, [items["copy"].id])[items["copy"].id]
+        last = session.exec(
+            select(AuditEvent)
+            .where(AuditEvent.item_id == items["copy"].id)
+            .order_by(AuditEvent.id.desc())  # type: ignore[union-attr]
+        ).first()
+    assert items["copy"].status == "discarded"
+    assert last.reason == f"duplicate of item {stored.id} (same text)"
+    assert {v.stage for v in found} == {"source"}  # found by the readers: never drafted
+    assert sorted(i.status for key, i in items.items() if key != "copy") == ["draft"] * PAGES

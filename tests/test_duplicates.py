@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import given, settings, strategies
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
@@ -172,3 +173,23 @@ def test_least_images_are_the_formula() -> None:
     spread = [duplicates._shingle_hash(f"word{i}") for i in range(300)]
     assert duplicates.least_images(spread) == _formula(spread)
     assert duplicates.least_images(spread[:1]) == _formula(spread[:1])
+
+
+# Hashes where the arithmetic's folds matter (0, P - 1, P, 2P - 1, past 2**61 and
+# 2**63, the largest), mixed with any 64-bit hash: shingles hash to anything.
+_PRIME = (1 << 61) - 1
+_EDGES = [0, 1, _PRIME - 1, _PRIME, _PRIME + 1, 2 * _PRIME - 1, 1 << 61, 1 << 63, (1 << 64) - 1]
+_HASHES = strategies.lists(
+    strategies.sampled_from(_EDGES) | strategies.integers(0, (1 << 64) - 1),
+    min_size=1,
+    max_size=300,
+)
+
+
+@given(_HASHES)
+@settings(max_examples=300, deadline=None)
+def test_least_images_are_the_formula_for_any_hashes(hashes: list[int]) -> None:
+    """numpy's uint64 arrays (issue 24, session 14) give the formula's exact values,
+    which the signatures stored before were too (the lane-parallel integers of
+    session 12): every stored band still matches."""
+    assert duplicates.least_images(hashes) == _formula(hashes)

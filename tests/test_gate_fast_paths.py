@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from guards.dates import (
@@ -503,3 +503,54 @@ def test_the_speakers_gate_finds_a_quotation_the_quotes_gate_has_located() -> No
     misses = locate_passage.cache_info().misses
     assert gates["speakers_match"](source, None, draft).passed
     assert locate_passage.cache_info().misses == misses
+
+
+# --- a date's words found from their first word, not tried at every position (session 14) --
+DATE_WORD_PIECES = [
+    "last", "week", "yesterday", "today", "the", "day", "after", "tomorrow", "this", "night",
+    "march", "mar", "ch", ".", "t.", "sept", "sep", "tember", "may", "june", " ", "  ", "\n",
+    "\t", "\u00a0", "_", "x", "\u00e9", "9", "-", "\u00df", "\u212a", "\u2019",
+]  # fmt: skip
+RELATIVE_VALUES = [
+    "yesterday", "today", "tomorrow", "tonight", "last night", "this week", "next weekend",
+    "last month", "the day after tomorrow", "the day before yesterday",
+]  # fmt: skip
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    st.lists(st.sampled_from(DATE_WORD_PIECES), max_size=24).map("".join),
+    st.sampled_from(RELATIVE_VALUES),
+)
+def test_a_relative_date_s_pattern_matches_where_the_word_boundary_one_did(
+    text: str, value: str
+) -> None:
+    """`_phrase` starts with its first word (re skips to it in C) and asks for the word
+    boundary before it after it: the same matches as `\\bword\\s+word\\b`."""
+    from guards.dates import _phrase
+
+    plain = r"\b" + r"\s+".join(map(re.escape, value.split())) + r"\b"
+    expected = [m.span() for m in re.finditer(plain, text)]
+    assert [m.span() for m in re.finditer(_phrase(value), text)] == expected
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    st.lists(st.sampled_from(DATE_WORD_PIECES), max_size=24).map("".join),
+    st.integers(min_value=1, max_value=12),
+)
+@example("by may. then", 5)  # "may" then "." : the name first, as the alternation had it
+@example("from sept. 9 and sep. 3_sept", 9)
+def test_a_month_s_pattern_matches_where_the_word_boundary_one_did(text: str, month: int) -> None:
+    """The month's name or abbreviation in the source, found from its first three
+    letters: the first match of `\\b(?:march|mar\\.)(?!\\w)`, "sept." too for September."""
+    from guards.dates import _MONTH_NAMES, _month_in_source
+
+    name = _MONTH_NAMES[month - 1]
+    short = f"{name[:3]}\\.|sept\\." if month == 9 else f"{name[:3]}\\."
+    plain = re.search(rf"\b(?:{name}|{short})(?!\w)", text)
+    found = _month_in_source(text, month)
+    if plain is not None:
+        assert found == plain.span()
+    else:
+        assert found is None or text[found[0] : found[1]][:1].isdigit()  # an ISO or slashed date

@@ -42,10 +42,7 @@ must never change under us. It did: datasketch 2.0 changed its MinHash's default
 permutation scheme, so a text signed before the upgrade and the same text signed
 after it scored 0.0 and near-duplicate detection silently stopped for everything
 stored earlier; and datasketch pulled numpy and scipy (about 216 MB, and seconds
-of imports at every process start) for 64 hash values per draft. (numpy alone
-computes the least images now, `least_images`, to the formula's exact values: the
-review desk's pandas and Streamlit bring it anyway; about 0.1 s of CPU to import, once
-a process that imports the store, against 0.27 ms saved a draft.) The scheme here
+of imports at every process start) for 64 hash values per draft. The scheme here
 is fixed by this file alone and pinned by tests/test_duplicates.py
 (`test_signature_values_are_pinned`); changing it means a new migration that signs
 every stored item again, as 0011_minhash_own did when it was introduced.
@@ -74,7 +71,6 @@ import struct
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-import numpy as np
 from sqlalchemy import (
     BigInteger,
     Integer,
@@ -196,50 +192,37 @@ def signature(title: str | None, text: str | None) -> Signature | None:
     return least_images([_shingle_hash(s) for s in sorted(found)])
 
 
-# The least images, every shingle under every permutation at once, in numpy's
-# unsigned 64-bit arrays: a (NUM_PERM, shingles) array a step (issue 24, session 14;
-# the shingles side by side in one Python integer, session 12's lanes, still unpacked
-# and compared each lane in Python: 0.32 ms a draft, eight times numpy's). Exact, not
-# datasketch's `(a * h + b) % P` in uint64, which wraps silently once a * h passes
-# 2**64 (numpy's fixed-size integers wrap on overflow, unlike Python's:
-# https://numpy.org/doc/stable/user/basics.types.html#overflow-errors): every value
-# below stays under 2**64. With h and a below 2**61 (h reduced mod P first), cut into
-# 32-bit halves, a * h = a1*h1 * 2**64 + (a1*h0 + a0*h1) * 2**32 + a0*h0, and mod
-# P = 2**61 - 1, 2**64 = 8 and 2**61 = 1 (a Mersenne prime), so each part is folded
-# down before the sum (below 2**63), and the sum folded to [0, P). The values are the
-# formula's, as test_signature_values_are_pinned, test_least_images_are_the_formula
-# (hashes that hit 0 and P - 1) and a property test over random hashes prove.
-_U64 = np.uint64
-_P = _U64(_PRIME)
-_LOW32, _LOW29 = _U64(_MASK), _U64((1 << 29) - 1)
-_A = np.array([a for a, _ in _PERMUTATIONS], dtype=np.uint64)[:, np.newaxis]
-_B = np.array([b for _, b in _PERMUTATIONS], dtype=np.uint64)[:, np.newaxis]
-_A1, _A0 = _A >> _U64(32), _A & _LOW32  # a = a1 * 2**32 + a0, a1 < 2**29
-
-
-def _folded(x: np.ndarray) -> np.ndarray:
-    """x mod P up to one P more (x < 2**64 gives less than 2**61 + 8): 2**61 = 1 mod P."""
-    return (x & _P) + (x >> _U64(61))
-
-
-def _below_p(x: np.ndarray) -> np.ndarray:
-    """x mod P, for x below 2P."""
-    return np.where(x >= _P, x - _P, x)
+# The least images, every shingle at once (issue 24: one permutation of one shingle
+# at a time, ((a * h + b) % P) & MASK, was about 12 microseconds of CPU a shingle,
+# 2.4 ms for a 300-word article, the writer's largest single cost). The shingles'
+# hashes are laid side by side in one integer, LANE bits each, so that each step
+# below is one operation on Python's arbitrary-precision integers for all of them:
+# a * h + b < 2**125 + 2**61 never carries out of its lane, and the lanes are kept
+# apart by masks. The remainder mod P = 2**61 - 1 is taken as a Mersenne prime
+# allows (2**61 = 1 mod P, so x = hi * 2**61 + lo = hi + lo mod P), exactly: the
+# values are the ones the formula gives, as test_signature_values_are_pinned and
+# test_least_images_are_the_formula (hashes that hit 0 and P - 1) prove.
+_LANE_BYTES = 16
+_LANE = 8 * _LANE_BYTES
 
 
 def least_images(hashes: Sequence[int]) -> Signature:
     """For each permutation (a, b): min over the hashes h of ((a * h + b) % P) & MASK."""
-    h = _below_p(_folded(np.array(hashes, dtype=np.uint64)))  # h mod P: the same images
-    h1, h0 = h >> _U64(32), h & _LOW32  # h1 < 2**29
-    middle = _A1 * h0 + _A0 * h1  # < 2**62; times 2**32: its top bits (past 29) wrap to 1
-    x = (
-        ((_A1 * h1) << _U64(3))  # a1*h1 * 2**64 = a1*h1 * 8, < 2**61
-        + (middle >> _U64(29))  # < 2**33
-        + ((middle & _LOW29) << _U64(32))  # < 2**61
-        + _folded(_A0 * h0)  # < 2**61 + 8
-        + _B  # < 2**61
-    )  # < 2**63
-    return tuple((_below_p(_folded(x)) & _LOW32).min(axis=1).tolist())
+    n = len(hashes)
+    lanes = int.from_bytes(b"".join(h.to_bytes(_LANE_BYTES, "little") for h in hashes), "little")
+    ones = int.from_bytes((1).to_bytes(_LANE_BYTES, "little") * n, "little")
+    low = ones * _PRIME  # the low 61 bits of every lane
+    high = ones * ((1 << (_LANE - 61)) - 1)  # what a lane holds above them, moved down
+    low32 = struct.Struct("<" + f"I{_LANE_BYTES - 4}x" * n)  # each lane's low 32 bits
+    out = []
+    for a, b in _PERMUTATIONS:
+        x = a * lanes + b * ones  # each lane < 2**126
+        x = ((x >> 61) & high) + (x & low)  # < 2**65 + 2**61, the same mod P
+        x = ((x >> 61) & high) + (x & low) + ones  # z + 1, with z < 2**61 + 32
+        # z mod P: z when z < P (then z + 1 < 2**61), else z - P = (z + 1) - 2**61
+        x = (x & low) + ((x >> 61) & ones) - ones
+        out.append(min(low32.unpack(x.to_bytes(n * _LANE_BYTES, "little"))))
+    return tuple(out)
 
 
 def similarity(first: Signature, second: Signature) -> float:

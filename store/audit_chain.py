@@ -33,8 +33,8 @@ import hashlib
 import json
 import logging
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -45,11 +45,35 @@ from sqlalchemy.engine import URL, Engine
 from sqlmodel import Session
 
 from store import files
-from store.models import AuditEvent
+from store.models import AuditEvent, utcnow
 
 GENESIS = "0" * 64  # the "previous hash" of the first event
 # Any fixed 64-bit number, distinct from the migration lock in migrations/env.py.
 PG_CHAIN_LOCK = 0x636470792D617564  # "cdpy-aud"
+
+
+@dataclass(slots=True)
+class PlainEvent:
+    """An audit event as the batch writers make it (the run's births and moves,
+    `store/status.py` `create_many` and `move_many`): `AuditEvent`'s columns, no ORM
+    object, for `append_many`'s Core INSERT (issue 24, session 14: SQLModel's
+    constructor and attribute sets cost about 41 µs of CPU an event, this about 1,
+    and a run makes two an article). Chained and stored exactly as an `AuditEvent`
+    is; read back from the database, it is one."""
+
+    item_id: int | None
+    actor: str
+    to_status: str
+    from_status: str | None = None
+    reason: str | None = None
+    details: Any = None
+    at: datetime = field(default_factory=utcnow)
+    id: int | None = None
+    prev_hash: str | None = None  # set by `append_many`, never by hand
+    hash: str | None = None
+
+
+Event = AuditEvent | PlainEvent
 
 
 def _timestamp(value: datetime) -> str:
@@ -90,7 +114,7 @@ def event_hash(
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-def hash_of(event: AuditEvent, prev_hash: str) -> str:
+def hash_of(event: Event, prev_hash: str) -> str:
     return event_hash(
         prev_hash=prev_hash,
         item_id=event.item_id,
@@ -112,10 +136,10 @@ def append(session: Session, event: AuditEvent) -> AuditEvent:
     return event
 
 
-def append_many(session: Session, events: list[AuditEvent]) -> list[AuditEvent]:
-    """`append` for several events, in their order: each linked to the one before,
-    all inserted by one statement (issue 24: a feed's new items, an event each). The
-    caller commits."""
+def append_many(session: Session, events: Sequence[Event]) -> Sequence[Event]:
+    """`append` for several events (`AuditEvent` or `PlainEvent`), in their order:
+    each linked to the one before, all inserted by one statement (issue 24: a feed's
+    new items, an event each). The caller commits."""
     if not events:
         return events
     session.flush()  # our earlier writes first: on SQLite they hold the write lock
@@ -151,7 +175,7 @@ def append_many(session: Session, events: list[AuditEvent]) -> list[AuditEvent]:
     return events
 
 
-def _insert_in_order(connection: Any, events: list[AuditEvent], rows: list[dict]) -> None:
+def _insert_in_order(connection: Any, events: Sequence[Event], rows: list[dict]) -> None:
     """Several events in one statement, their ids ascending in chain order (the order
     `verify` walks). PostgreSQL: one INSERT ... RETURNING whose ids SQLAlchemy makes
     in the rows' order and hands back in it (`sort_by_parameter_order`,

@@ -7,7 +7,7 @@ not at all, and two deciders racing on one item cannot both win.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import groupby
@@ -124,7 +124,7 @@ def create(
     actor: str,
     reason: str,
     details: dict[str, Any] | None = None,
-) -> AuditEvent:
+) -> audit_chain.PlainEvent:
     """Insert a new item (status `new`) with the audit event that says where it came from."""
     if item.status != NEW:
         raise IllegalMove(f"an item is born new, not {item.status}")
@@ -135,16 +135,9 @@ def create(
 
 def _birth(
     item_id: int | None, actor: str, reason: str, details: dict[str, Any] | None
-) -> AuditEvent:
-    """The audit event of an item's birth (status `new`)."""
-    return AuditEvent(
-        item_id=item_id,
-        actor=actor,
-        from_status=None,
-        to_status=NEW,
-        reason=reason,
-        details=details,
-    )
+) -> audit_chain.PlainEvent:
+    """The audit event of an item's birth (status `new`), for `append_many`."""
+    return audit_chain.PlainEvent(item_id, actor, NEW, reason=reason, details=details)
 
 
 def create_many(
@@ -152,7 +145,7 @@ def create_many(
     born: list[tuple[Item | Mapping[str, Any], str, dict[str, Any] | None]],
     *,
     actor: str,
-) -> list[AuditEvent]:
+) -> Sequence[audit_chain.Event]:
     """`create` for several items at once: (item, reason, details) each, every item
     `new` with its own audit event, in the order given. An item is an `Item` or its
     column values (`item_row`: what the run's intake gives, no ORM object an entry).
@@ -239,7 +232,7 @@ def move(
     expected_version: int | None = None,
     changes: ItemChanges | Mapping[str, Any] | None = None,
     discard_kind: str | None = None,
-) -> AuditEvent:
+) -> audit_chain.PlainEvent:
     """Move `item` to `to_status`, applying `changes` to its columns, and record it.
 
     A move to `discarded` stores `discard_kind` (store/discard_kinds.py; "other"
@@ -294,14 +287,8 @@ def move(
             deferred.bands.append(signature)
         else:
             duplicates.write_new_bands(session.connection(), [signature])  # type: ignore[list-item]
-    event = AuditEvent(
-        item_id=item.id,
-        at=now,
-        actor=actor,
-        from_status=from_status,
-        to_status=to_status,
-        reason=reason,
-        details=details,
+    event = audit_chain.PlainEvent(
+        item.id, actor, to_status, from_status=from_status, reason=reason, details=details, at=now
     )
     if deferred is not None:  # inside `move_many`: appended with the others
         deferred.events.append(event)
@@ -320,10 +307,12 @@ class _Deferred:
 
     sets: list[tuple[Item, str, int, dict[str, Any]]] = field(default_factory=list)
     bands: list[tuple[int, bytes | None]] = field(default_factory=list)
-    events: list[AuditEvent] = field(default_factory=list)
+    events: list[audit_chain.PlainEvent] = field(default_factory=list)
 
 
-def move_many(session: Session, moves: list[tuple[Item, str, dict[str, Any]]]) -> list[AuditEvent]:
+def move_many(
+    session: Session, moves: list[tuple[Item, str, dict[str, Any]]]
+) -> Sequence[audit_chain.Event]:
     """`move` for several items in one transaction, (item, to_status, `move`'s keyword
     arguments) each: every move checked (with a new draft's signature), then their
     compare-and-sets (one executemany for moves that set the same columns:

@@ -499,3 +499,51 @@ def test_a_batchs_model_calls_are_completed_by_one_update(engine) -> None:
     assert [r.item_id for r in rows] == [out.job.item_id for out in outs for _ in range(2)]
     assert [r.request_id for r in rows] == [c.request_id for out in outs for c in out.calls]
     assert replies == [c.response_json for out in outs for c in out.calls]
+
+
+def test_a_batchs_moves_and_births_build_no_orm_audit_event(engine) -> None:
+    """Issue 24, session 14: the audit events of moves (`st.move`, `st.move_many`: the
+    writer) and of births (`st.create`, `st.create_many`: intake) are plain records for
+    the chain's Core INSERT; an `AuditEvent` ORM object each (SQLModel's constructor
+    and attribute sets: about 41 µs of CPU against 1, two an article) is built no
+    more. The events stored are the same: their item, statuses, reason and details,
+    linked in the chain, which verifies."""
+    writer = _writer(engine)
+    built = [0]
+
+    def count(*args: object) -> None:
+        built[0] += 1
+
+    event.listen(AuditEvent, "init", count)
+    try:
+        outs = _outcomes(engine, writer.run.run_id, [80, 81, 82])  # born by `st.create`
+        urls = [f"https://pellow.example.test/tide/{n}" for n in (1, 2)]
+        with session_scope(engine) as session:
+            born = st.create_many(
+                session,
+                [({"dedup_key": u, "source_url": u}, "seen", {"n": u}) for u in urls],
+                actor="cli",
+            )
+            assert [(e.to_status, e.reason) for e in born] == [(st.NEW, "seen")] * 2
+            assert all(e.id and e.hash for e in born)
+        writer.commit_batch(outs)
+    finally:
+        event.remove(AuditEvent, "init", count)
+    assert built[0] == 0, f"{built[0]} AuditEvent objects built for 5 births and 3 moves"
+    with Session(engine) as session:
+        ids = [o.job.item_id for o in outs]
+        moves = session.exec(
+            select(AuditEvent).where(AuditEvent.item_id.in_(ids)).order_by(AuditEvent.id)  # type: ignore[union-attr]
+        ).all()
+        births = session.exec(
+            select(AuditEvent).where(AuditEvent.details.is_not(None)).order_by(AuditEvent.id)  # type: ignore[union-attr]
+        ).all()
+    moved = [(e.item_id, e.from_status, e.to_status) for e in moves if e.from_status]
+    assert moved == [(i, st.NEW, st.DRAFT) for i in ids]
+    assert all(
+        e.reason == "all hard gates passed" and e.actor == writer.run.actor
+        for e in moves
+        if e.from_status
+    )
+    assert [e.details for e in births if e.from_status is None][-2:] == [{"n": u} for u in urls]
+    assert audit_chain.verify(engine).ok

@@ -443,3 +443,44 @@ def test_jsonl_unknown_language_is_one_clear_line(app, runner):
     assert '"language" "qq" is not a language code' in bad["made-up"]["error"]
     assert bad["number"]["error"] == 'line 4: "language" must be a string or null'
     assert "checked 4: 1 passed, 0 failed, 3 malformed" in stderr
+
+
+def test_jsonl_workers_get_the_gates_once_not_with_every_chunk(app, runner, tmp_path, monkeypatch):
+    """A worker is forked with the gates and their modes: only the lines travel to it,
+    so the parent pickles no `Gates` at all (it pickled them with every chunk)."""
+    lines, _ = generated_pairs(1100)
+    path = tmp_path / "pairs.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    pickled = []
+
+    def reduce_ex(self, protocol):
+        pickled.append(protocol)
+        return object.__reduce_ex__(self, protocol)
+
+    monkeypatch.setattr(check_commands.Gates, "__reduce_ex__", reduce_ex, raising=False)
+    result = runner.invoke(app, ["check", "--jsonl", str(path), "--workers", "2"])
+    assert len(result.stdout.splitlines()) == 1100
+    assert "checked 1100:" in result.stderr
+    assert pickled == []
+
+
+def _failing_chunk(gates, chunk):
+    """`check._check_chunk` that fails on the chunk holding line 600 (in a worker)."""
+    if any(number == 600 for number, _ in chunk):
+        raise ValueError("a gate broke on line 600")
+    return _REAL_CHECK_CHUNK(gates, chunk)
+
+
+def test_jsonl_a_worker_s_error_stops_the_run_and_every_worker(app, runner, tmp_path, monkeypatch):
+    """An error in a worker is raised in the parent, as checking in one process would
+    raise it, and no worker is left behind."""
+    import multiprocessing
+
+    lines, _ = generated_pairs(1100)
+    path = tmp_path / "pairs.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    monkeypatch.setattr(check_commands, "_check_chunk", _failing_chunk)
+    result = runner.invoke(app, ["check", "--jsonl", str(path), "--workers", "2"])
+    assert isinstance(result.exception, ValueError)
+    assert str(result.exception) == "a gate broke on line 600"
+    assert multiprocessing.active_children() == []

@@ -11,6 +11,7 @@ No database is touched: the same gates and modes as the pipeline, from settings.
 from __future__ import annotations
 
 import collections
+import contextlib
 import functools
 import itertools
 import json
@@ -354,25 +355,151 @@ def _checked_chunks(
 ) -> Iterator[_Checked]:
     """The chunks checked, in order. In this process when `workers` is 1 or there are
     at most two chunks (starting processes costs more than a few hundred lines);
-    otherwise by a pool of `workers` forked processes, at most two chunks per worker
-    in flight, so a long input is read as it is checked, not all at once (Pool.imap
-    would collect the whole input first: "The iterable is collected immediately rather
-    than lazily", https://docs.python.org/3/library/multiprocessing.html)."""
+    otherwise by `workers` forked processes (`_Workers`), two chunks per worker in
+    flight, so a long input is read as it is checked, not all at once."""
     first = list(itertools.islice(chunks, 3))
     if workers <= 1 or len(first) <= 2:
         yield from (_check_chunk(gates, chunk) for chunk in itertools.chain(first, chunks))
         return
-    import multiprocessing  # only a long input pays for it
+    with _Workers(gates, workers) as pool:
+        yield from pool.check(itertools.chain(first, chunks))
 
-    # fork: the workers start with the gates already imported (the Linux default).
-    with multiprocessing.get_context("fork").Pool(workers) as pool:
-        pending: collections.deque = collections.deque()
-        for chunk in itertools.chain(first, chunks):
-            pending.append(pool.apply_async(_check_chunk, (gates, chunk)))
-            if len(pending) >= 2 * workers:
-                yield pending.popleft().get()
-        while pending:
-            yield pending.popleft().get()
+
+# A worker's two pipes are widened to hold a chunk's lines and its results (a 256-line
+# chunk of 190-word pairs is some 460 KB each way; a pipe holds 64 KB by default). The
+# parent then writes a chunk and the worker its results in one go each: neither waits
+# for the other to be scheduled to empty the pipe (with both cores busy checking, each
+# such wait cost milliseconds a chunk). Python docs, fcntl: "On Linux >= 2.6.11, the
+# fcntl module exposes the F_GETPIPE_SZ and F_SETPIPE_SZ constants, which allow to check
+# and modify a pipe's size respectively" (https://docs.python.org/3/library/fcntl.html);
+# above /proc/sys/fs/pipe-max-size (1 MiB by default) an unprivileged process gets EPERM
+# (man 7 pipe), and the pipe keeps its size.
+_PIPE_SIZE = 1 << 20
+
+
+def _widen(connection: Any) -> None:
+    import fcntl
+
+    setpipe = getattr(fcntl, "F_SETPIPE_SZ", None)  # Linux only
+    if setpipe is not None:
+        with contextlib.suppress(OSError):
+            fcntl.fcntl(connection.fileno(), setpipe, _PIPE_SIZE)
+
+
+class _Workers:
+    """`workers` forked processes, each with a pipe of chunks in and a pipe of results
+    out: the gates come with the fork (never pickled), each chunk is sent once and its
+    `_Checked` comes back whole. The parent only hands out chunks and writes results in
+    input order (no pool threads: a worker's result wakes it once)."""
+
+    def __init__(self, gates: Gates, workers: int) -> None:
+        import multiprocessing  # only a long input pays for it
+
+        # fork: the workers start with the gates already imported (the Linux default).
+        context = multiprocessing.get_context("fork")
+        self.workers: list[_Worker] = []
+        parents_ends: list[Any] = []  # the pipes' ends this process keeps
+        for _ in range(workers):
+            task_end, tasks = context.Pipe(duplex=False)
+            results, result_end = context.Pipe(duplex=False)
+            _widen(tasks)
+            _widen(results)
+            parents_ends += [tasks, results]
+            # The worker closes the parent's ends it inherits (its own and the earlier
+            # workers'), so that a parent that dies leaves it an end of input.
+            process = context.Process(
+                target=_serve, args=(gates, task_end, result_end, parents_ends), daemon=True
+            )
+            process.start()
+            task_end.close()
+            result_end.close()
+            self.workers.append(_Worker(process, tasks, results, collections.deque()))
+
+    def check(self, chunks: Iterable[list[tuple[int, bytes | str]]]) -> Iterator[_Checked]:
+        """The chunks checked, in input order: two in flight per worker, the next one
+        sent to whichever worker answers."""
+        from multiprocessing.connection import wait
+
+        numbered = enumerate(chunks)
+        for worker in self.workers:
+            worker.send(numbered)
+            worker.send(numbered)
+        by_pipe = {worker.results: worker for worker in self.workers}
+        done: dict[int, _Checked] = {}
+        following = 0
+        while busy := [w.results for w in self.workers if w.in_flight]:
+            for pipe in wait(busy):
+                worker = by_pipe[pipe]
+                done[worker.in_flight.popleft()] = worker.receive()
+                worker.send(numbered)
+            while following in done:
+                yield done.pop(following)
+                following += 1
+
+    def __enter__(self) -> _Workers:
+        return self
+
+    def __exit__(self, error: type[BaseException] | None, *rest: object) -> None:
+        """Each worker told there is no more (it returns), or, when the run stops half
+        way (an error, Ctrl-C, a closed output), stopped at once."""
+        for worker in self.workers:
+            if error is None:
+                worker.tasks.send(None)
+            else:
+                worker.process.terminate()
+            worker.tasks.close()
+        for worker in self.workers:
+            worker.process.join()
+            worker.results.close()
+
+
+@dataclass
+class _Worker:
+    process: Any  # multiprocessing's Process
+    tasks: Any  # the Connection the chunks go out by
+    results: Any  # and the one their results come back by
+    in_flight: collections.deque[int]  # the chunks sent and not answered, in order
+
+    def send(self, numbered: Iterator[tuple[int, list[tuple[int, bytes | str]]]]) -> None:
+        """Send the next chunk, if any is left."""
+        item = next(numbered, None)
+        if item is not None:
+            self.tasks.send(item[1])
+            self.in_flight.append(item[0])
+
+    def receive(self) -> _Checked:
+        try:
+            answer = self.results.recv()
+        except EOFError:
+            raise RuntimeError(
+                f"a --workers process stopped (exit code {self.process.exitcode})"
+            ) from None
+        if isinstance(answer, BaseException):
+            raise answer
+        return answer
+
+
+def _serve(gates: Gates, tasks: Any, results: Any, parents_ends: list[Any]) -> None:
+    """A worker's loop: check each chunk received and send its `_Checked` back (or the
+    exception that stopped it, raised again in the parent), until None or the end.
+    Ctrl-C is the parent's to handle: it stops the workers (`_Workers.__exit__`)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for end in parents_ends:
+        end.close()
+    while True:
+        try:
+            chunk = tasks.recv()
+        except EOFError:
+            return
+        if chunk is None:
+            return
+        try:
+            results.send(_check_chunk(gates, chunk))
+        except Exception as exc:  # noqa: BLE001 (the parent raises it, as Pool did)
+            results.send(exc)
+            return
 
 
 def default_workers() -> int:

@@ -84,7 +84,7 @@ def summarised(fake: fake_api.FakeAnthropic, purpose: str = "summary") -> Counte
 
 @pytest.mark.parametrize("database", ["fresh", "existing"])
 def test_three_runs_at_once_fetch_and_summarise_every_page_once(tmp_path, pg_url, database) -> None:
-    # A run keeps at most 4 x max_concurrency (16) items in flight, claimed 4 at a time:
+    # A run keeps at most 4 x max_concurrency (16) items in flight, claimed 16 at a time:
     # with 3 x 24 items each run finds some to claim while the model holds the others'.
     n = 72
     room = Newsroom(n)
@@ -368,10 +368,11 @@ def test_a_claim_takes_at_most_the_batch_asked_for(engine) -> None:
 
 
 def test_a_claim_binds_its_values_to_a_statement_built_once(engine, monkeypatch) -> None:
-    """A run claims a few items at a time (its workers' number), about 80 times in 320
-    articles: building the claim's statement each time (a CTE inside an UPDATE, every
-    value a new bound parameter) cost more CPU than running it (issue 24). It is built
-    once; each claim binds its run, time, lease and limit, and takes what it did."""
+    """A run claims a few items at a time (a window's worth; its workers' number
+    before session 14, about 80 times in 320 articles): building the claim's
+    statement each time (a CTE inside an UPDATE, every value a new bound parameter)
+    cost more CPU than running it (issue 24). It is built once; each claim binds its
+    run, time, lease and limit, and takes what it did."""
     from sqlalchemy.sql.elements import BindParameter
 
     with session_scope(engine) as session:

@@ -113,6 +113,12 @@ class Pipeline:
     def workers(self) -> int:
         return self.settings.summarise.max_concurrency
 
+    @property
+    def window(self) -> int:
+        """The most items the run has in flight at once (`_process`): memory stays flat
+        however many are waiting."""
+        return self.workers * 4
+
     # ------------------------------------------------------------------ the run
 
     def run(self, only_feeds: Iterable[str] | None = None, *, force: bool = False) -> RunReport:
@@ -273,9 +279,11 @@ class Pipeline:
             return session.exec(waiting).one()
 
     def _claimed_jobs(self) -> Iterator[Job]:
-        """Waiting items, claimed a small batch at a time as the workers need them, so
-        runs working at once share the backlog instead of each taking all of it."""
-        batch = max(1, self.workers)
+        """Waiting items, claimed a window's worth at a time as the workers need them,
+        so runs working at once share the backlog instead of each taking all of it.
+        (Issue 24, session 14: `max_concurrency` at a time, a quarter of a window, cost
+        the extractive path 0.2 ms of CPU an article in its claims.)"""
+        batch = max(1, self.window)
         feed_urls: dict[int, str] = {}
         while True:
             with session_scope(self.engine) as session:
@@ -309,7 +317,7 @@ class Pipeline:
         run: nothing new starts, what is running finishes and is kept."""
         self.progress("items", 0, total)
         queue: Iterator[Job] = iter(jobs)
-        window = self.workers * 4
+        window = self.window
         readers = min(self.workers, PAGE_READERS)
         pending: dict[Future[Any], str] = {}  # future -> "source" or "model"
         stop: BackendFailure | None = None

@@ -173,6 +173,24 @@ def test_source_length_counts_the_words_the_pattern_finds(text: str) -> None:
     assert count_words(text) == len(_SOURCE_WORD.findall(text))
 
 
+def test_source_length_counts_a_long_source_s_words_without_a_list_of_them() -> None:
+    """The runs of word characters are counted where one begins (`bytes.count`), not
+    split into a list of a source's thousands of words: the memory at the peak is a few
+    byte views of the text, not a word object each (session 14)."""
+    import tracemalloc
+
+    text = "The harbour board's 2,145 berths - quay, pier and lock - met on Monday. " * 180
+    count_words(text)  # anything imported or cached on first use, before measuring
+    tracemalloc.start()
+    try:
+        words = count_words(text)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert words == len(_SOURCE_WORD.findall(text))
+    assert peak < 4 * len(text)
+
+
 @settings(max_examples=400, deadline=None)
 @given(TEXTS)
 def test_non_ascii_is_every_non_ascii_character(text: str) -> None:

@@ -368,7 +368,7 @@ def test_a_claim_takes_at_most_the_batch_asked_for(engine) -> None:
 
 
 def test_a_claim_binds_its_values_to_a_statement_built_once(engine, monkeypatch) -> None:
-    """A run claims a few items at a time (a window's worth; its workers' number
+    """A run claims a few items at a time (16 or its window; its workers' number
     before session 14, about 80 times in 320 articles): building the claim's
     statement each time (a CTE inside an UPDATE, every value a new bound parameter)
     cost more CPU than running it (issue 24). It is built once; each claim binds its

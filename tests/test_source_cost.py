@@ -6,7 +6,8 @@ The look-up used to be one SELECT a page (with the pool's pre-ping, BEGIN and
 ROLLBACK around it): 0.72 ms of CPU an article on PostgreSQL, the largest single
 part of the extractive path after fetching and extraction (session 13's table).
 The run's claims on its items were one statement for `max_concurrency` items, a
-quarter of what it holds in flight: now one for a window's worth.
+quarter of what the extractive backend's 4 workers hold in flight: now one for 16
+(`CLAIM_BATCH`), or the window when smaller.
 
 Counted in SQL statements (exact), not time."""
 
@@ -120,7 +121,7 @@ def test_the_page_readers_look_up_a_batch_of_pages_with_one_statement(
     assert sorted(i.status for key, i in items.items() if key != "copy") == ["draft"] * PAGES
 
 
-def test_a_run_claims_its_items_a_window_at_a_time(engine, db_url, httpserver) -> None:
+def test_a_run_claims_its_items_16_at_a_time(engine, db_url, httpserver) -> None:
     """4 workers keep 16 items in flight: 24 waiting items are claimed 16, then 8,
     then none is left (the claim that finds none ends the run's items)."""
     with Session(engine) as session:

@@ -55,6 +55,11 @@ PAGE_READERS = 4  # threads fetching and extracting pages while the model works
 # CPU an article on PostgreSQL, in SQLAlchemy's and the driver's machinery).
 LOOKUP_BATCH = 16
 LOOKUP_LINGER = 0.2
+# Waiting items are claimed this many at a time, or the run's window when smaller (issue
+# 24, session 14: `max_concurrency` at a time, 4 for the extractive backend, cost it 0.2 ms
+# of CPU an article in claims; a window at a time, 64 at concurrency 16, made the model
+# path's runs on PostgreSQL 0.3-0.5 s slower in four same-run rounds of four, unexplained).
+CLAIM_BATCH = 16
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 
 
@@ -279,11 +284,10 @@ class Pipeline:
             return session.exec(waiting).one()
 
     def _claimed_jobs(self) -> Iterator[Job]:
-        """Waiting items, claimed a window's worth at a time as the workers need them,
-        so runs working at once share the backlog instead of each taking all of it.
-        (Issue 24, session 14: `max_concurrency` at a time, a quarter of a window, cost
-        the extractive path 0.2 ms of CPU an article in its claims.)"""
-        batch = max(1, self.window)
+        """Waiting items, claimed CLAIM_BATCH at a time (or the run's window, when
+        smaller) as the workers need them, so runs working at once share the backlog
+        instead of each taking all of it."""
+        batch = max(1, min(CLAIM_BATCH, self.window))
         feed_urls: dict[int, str] = {}
         while True:
             with session_scope(self.engine) as session:

@@ -484,3 +484,27 @@ def test_jsonl_a_worker_s_error_stops_the_run_and_every_worker(app, runner, tmp_
     assert isinstance(result.exception, ValueError)
     assert str(result.exception) == "a gate broke on line 600"
     assert multiprocessing.active_children() == []
+
+
+def test_jsonl_workers_finish_when_a_chunk_is_larger_than_its_pipe(monkeypatch):
+    """A chunk, or its results, larger than the pipe it goes through (long articles; a
+    system whose pipes cannot be widened): the parent never waits on a send while the
+    worker waits for it to read its results. Pipes of one page (4 KiB) here; the run
+    must end, with what one process writes."""
+    import io
+    import threading
+
+    lines, _ = generated_pairs(1100)
+    raw = [json.dumps(line) for line in lines]
+    gates = check_commands.Gates(dict(DEFAULT_MODES), 150)
+    one = io.StringIO()
+    check_commands.check_jsonl(raw, one, gates, 1)
+    monkeypatch.setattr(check_commands, "_PIPE_SIZE", 4096)
+    two = io.StringIO()
+    run = threading.Thread(
+        target=check_commands.check_jsonl, args=(raw, two, gates, 2), daemon=True
+    )
+    run.start()
+    run.join(timeout=120)  # generous: the run takes about a second
+    assert not run.is_alive(), "--workers 2 hung on pipes smaller than a chunk"
+    assert two.getvalue() == one.getvalue()

@@ -389,8 +389,8 @@ def _widen(connection: Any) -> None:
 class _Workers:
     """`workers` forked processes, each with a pipe of chunks in and a pipe of results
     out: the gates come with the fork (never pickled), each chunk is sent once and its
-    `_Checked` comes back whole. The parent only hands out chunks and writes results in
-    input order (no pool threads: a worker's result wakes it once)."""
+    `_Checked` comes back whole. The parent hands out chunks (each worker's are sent by a
+    thread of its own, `_Worker`) and writes the results in input order."""
 
     def __init__(self, gates: Gates, workers: int) -> None:
         import multiprocessing  # only a long input pays for it
@@ -413,7 +413,7 @@ class _Workers:
             process.start()
             task_end.close()
             result_end.close()
-            self.workers.append(_Worker(process, tasks, results, collections.deque()))
+            self.workers.append(_Worker(process, tasks, results))
 
     def check(self, chunks: Iterable[list[tuple[int, bytes | str]]]) -> Iterator[_Checked]:
         """The chunks checked, in input order: two in flight per worker, the next one
@@ -443,29 +443,51 @@ class _Workers:
         """Each worker told there is no more (it returns), or, when the run stops half
         way (an error, Ctrl-C, a closed output), stopped at once."""
         for worker in self.workers:
-            if error is None:
-                worker.tasks.send(None)
-            else:
+            if error is not None:
                 worker.process.terminate()
-            worker.tasks.close()
+            worker.outbox.put(None)  # after the chunks: the end
         for worker in self.workers:
+            worker.sender.join()
             worker.process.join()
+            worker.tasks.close()
             worker.results.close()
 
 
-@dataclass
 class _Worker:
-    process: Any  # multiprocessing's Process
-    tasks: Any  # the Connection the chunks go out by
-    results: Any  # and the one their results come back by
-    in_flight: collections.deque[int]  # the chunks sent and not answered, in order
+    """One worker process, its pipes, the chunks sent to it and not answered yet (their
+    numbers, in order), and the thread that sends them: a send waits until the worker
+    has read what its pipe cannot hold, and the worker may meanwhile be waiting for this
+    process to read its results, so the sends are never made by the thread that reads."""
+
+    def __init__(self, process: Any, tasks: Any, results: Any) -> None:
+        import queue
+        import threading
+
+        self.process = process  # multiprocessing's Process
+        self.tasks = tasks  # the Connection the chunks go out by
+        self.results = results  # and the one their results come back by
+        self.in_flight: collections.deque[int] = collections.deque()
+        self.outbox: queue.SimpleQueue = queue.SimpleQueue()
+        self.sender = threading.Thread(target=self._send_all, daemon=True)
+        self.sender.start()
 
     def send(self, numbered: Iterator[tuple[int, list[tuple[int, bytes | str]]]]) -> None:
-        """Send the next chunk, if any is left."""
+        """Hand the next chunk, if any is left, to the sending thread."""
         item = next(numbered, None)
         if item is not None:
-            self.tasks.send(item[1])
+            self.outbox.put(item[1])
             self.in_flight.append(item[0])
+
+    def _send_all(self) -> None:
+        """The sending thread: each chunk of `outbox` in order, then None (the end)."""
+        while True:
+            chunk = self.outbox.get()
+            try:
+                self.tasks.send(chunk)
+            except OSError:  # the worker was stopped
+                return
+            if chunk is None:
+                return
 
     def receive(self) -> _Checked:
         try:

@@ -135,3 +135,34 @@ def test_a_run_claims_its_items_16_at_a_time(engine, db_url, httpserver) -> None
         items = session.exec(select(Item)).all()
     assert sorted(i.status for i in items) == ["draft"] * PAGES
     assert all(i.claimed_by is None for i in items)
+
+
+def test_the_run_loop_hears_of_each_finished_stage_without_watching_the_others(
+    engine, db_url, httpserver, monkeypatch
+) -> None:
+    """The run loop waited with `concurrent.futures.wait`, which installs a waiter on
+    every pending future (up to the window, 64 at concurrency 16) at every call, once
+    a finished stage: 0.28 ms of CPU an article on the model path. Each future now
+    tells the loop itself when it is done: no future is watched by a wait."""
+    import concurrent.futures
+
+    watched = [0]
+    inner = concurrent.futures.wait
+
+    def counting(fs, *args, **kwargs):  # type: ignore[no-untyped-def]
+        watched[0] += len(fs)
+        return inner(fs, *args, **kwargs)
+
+    monkeypatch.setattr(concurrent.futures, "wait", counting)
+    monkeypatch.setattr(run_module, "wait", counting, raising=False)
+    with Session(engine) as session:
+        add_feed(session, httpserver.url_for("/feed.xml"), "Wrenfield Courier")
+        session.commit()
+    _serve(httpserver, {f"p{i}": _story(i) for i in range(PAGES)})
+    _run(engine, db_url)
+    # Each item's two stages, each at most once (failed before: 308, the pending
+    # futures again at every wait).
+    assert watched[0] <= 2 * PAGES, watched[0]
+    with Session(engine) as session:
+        items = session.exec(select(Item)).all()
+    assert sorted(i.status for i in items) == ["draft"] * PAGES

@@ -16,9 +16,10 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
+from queue import Empty, SimpleQueue
 from typing import Any
 
 from sqlalchemy import func
@@ -324,6 +325,11 @@ class Pipeline:
         window = self.window
         readers = min(self.workers, PAGE_READERS)
         pending: dict[Future[Any], str] = {}  # future -> "source" or "model"
+        # Each future puts itself here when it finishes or is cancelled (`_watch`): the
+        # loop hears of one finished stage at a time, where `concurrent.futures.wait`
+        # installed and removed a waiter on every pending future at every call (issue
+        # 24, session 14: 0.28 ms of CPU an article at concurrency 16, 64 in flight).
+        finishing: SimpleQueue[Future[Any]] = SimpleQueue()
         stop: BackendFailure | None = None
         done = 0
         # Pages read, waiting for their look-up together, and when the first was read.
@@ -343,7 +349,7 @@ class Pipeline:
                     job = next(queue, None)
                     if job is None:
                         break
-                    pending[pages.submit(self._source_safely, job)] = "source"
+                    _watch(pending, finishing, pages.submit(self._source_safely, job), "source")
                 looked_up = (
                     held
                     and stop is None
@@ -359,7 +365,8 @@ class Pipeline:
                             since = since if ready else time.monotonic()
                             ready.append(out)
                         else:
-                            pending[model.submit(self._draft_safely, out, article)] = "model"
+                            drafting = model.submit(self._draft_safely, out, article)
+                            _watch(pending, finishing, drafting, "model")
                     held = []
                 if not pending and not ready:  # (pages held after a stop wait for a later run)
                     break
@@ -370,12 +377,10 @@ class Pipeline:
                 if held and stop is None:
                     lingers.append(held_since + LOOKUP_LINGER - now)
                 timeout = max(0.0, min(lingers)) if lingers else None
-                finished = set()  # (none to wait for: duplicates found by the look-up)
-                if pending:
-                    finished, _ = wait(pending, timeout=timeout, return_when=FIRST_COMPLETED)
+                finished = _finished(finishing, timeout) if pending else []
                 for future in finished:
-                    stage = pending.pop(future)
-                    if future.cancelled():
+                    stage = pending.pop(future, None)
+                    if stage is None or future.cancelled():  # (popped when cancelled)
                         continue
                     try:
                         result = future.result()
@@ -460,6 +465,31 @@ class Pipeline:
         log.error("item %s: unexpected error", out.job.item_id, exc_info=exc)
         reason = f"unexpected error: {type(exc).__name__}: {exc}"
         return failed(out, reason, True, "internal", limits=self.settings.summarise)
+
+
+def _watch(
+    pending: dict[Future[Any], str],
+    finishing: SimpleQueue[Future[Any]],
+    future: Future[Any],
+    stage: str,
+) -> None:
+    """`future` pending for `stage`, put in `finishing` when it finishes or is cancelled
+    (a done callback runs then, or at once if it is done already, in the thread that
+    finished it: https://docs.python.org/3/library/concurrent.futures.html#concurrent.futures.Future.add_done_callback)."""
+    pending[future] = stage
+    future.add_done_callback(finishing.put)
+
+
+def _finished(finishing: SimpleQueue[Future[Any]], timeout: float | None) -> list[Future[Any]]:
+    """The futures finished since the last call, in the order they finished, waiting up
+    to `timeout` seconds (None: for ever) for the first; none if none finished by then."""
+    try:
+        finished = [finishing.get(timeout=timeout)]
+    except Empty:
+        return []
+    while not finishing.empty():
+        finished.append(finishing.get_nowait())
+    return finished
 
 
 def _write_audit_anchor(engine: Engine, path: Path) -> None:

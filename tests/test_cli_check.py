@@ -508,3 +508,29 @@ def test_jsonl_workers_finish_when_a_chunk_is_larger_than_its_pipe(monkeypatch):
     run.join(timeout=120)  # generous: the run takes about a second
     assert not run.is_alive(), "--workers 2 hung on pipes smaller than a chunk"
     assert two.getvalue() == one.getvalue()
+
+
+def test_jsonl_workers_are_forked_before_any_thread_of_the_parent_starts(tmp_path, monkeypatch):
+    """The sending threads start once every worker is forked: a fork copies only the
+    thread that calls it, and a lock another thread held would stay held in the child
+    (Python 3.12 warns of it: "use of fork() may lead to deadlocks in the child")."""
+    import io
+    import multiprocessing
+    import threading
+
+    context = multiprocessing.get_context("fork")
+    real_start = type(context.Process()).start
+    threads_at_fork = []
+
+    def start(self):
+        threads_at_fork.append(threading.active_count())
+        return real_start(self)
+
+    monkeypatch.setattr(type(context.Process()), "start", start)
+    lines, _ = generated_pairs(1100)
+    raw = [json.dumps(line) for line in lines]
+    before = threading.active_count()
+    out = io.StringIO()
+    check_commands.check_jsonl(raw, out, check_commands.Gates(dict(DEFAULT_MODES), 150), 3)
+    assert len(out.getvalue().splitlines()) == 1100
+    assert threads_at_fork == [before] * 3

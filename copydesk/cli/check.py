@@ -414,6 +414,10 @@ class _Workers:
             task_end.close()
             result_end.close()
             self.workers.append(_Worker(process, tasks, results))
+        # The sending threads start once every worker is forked: a fork copies only the
+        # thread that calls it, and a lock another thread holds stays held in the child.
+        for worker in self.workers:
+            worker.sender.start()
 
     def check(self, chunks: Iterable[list[tuple[int, bytes | str]]]) -> Iterator[_Checked]:
         """The chunks checked, in input order: two in flight per worker, the next one
@@ -468,8 +472,7 @@ class _Worker:
         self.results = results  # and the one their results come back by
         self.in_flight: collections.deque[int] = collections.deque()
         self.outbox: queue.SimpleQueue = queue.SimpleQueue()
-        self.sender = threading.Thread(target=self._send_all, daemon=True)
-        self.sender.start()
+        self.sender = threading.Thread(target=self._send_all, daemon=True)  # started later
 
     def send(self, numbered: Iterator[tuple[int, list[tuple[int, bytes | str]]]]) -> None:
         """Hand the next chunk, if any is left, to the sending thread."""

@@ -723,12 +723,13 @@ def _dozens(text: str, view: bytes) -> Iterator[NumberToken]:
 
 
 # Ten to twenty and the tens in the other languages the gates read (text2num reads
-# the English ones): each word is its value, as "twelve" is 12. Not read, on the safe
-# side (neither grounded nor refused by value, as "several million" is not): a compound
-# ("vingt-trois", "dreiundzwanzig", "veintitrés", "treinta y dos", "vingt et un": the
-# word inside it is not its value)
-# and a word before a scale word ("zwanzig Millionen", "douze mille": `_scale_at` reads
-# only digits before one). French counts 70 to 90 in compounds of their own, read whole.
+# the English ones): each word is its value, as "twelve" is 12; so is each compound from
+# twenty-one to ninety-nine (`_COMPOUND_VALUE`: "vingt-trois", "dreiundzwanzig",
+# "veintitrés", "treinta y dos", "vingt et un"; the word inside one is not its value).
+# Not read, on the safe side (neither grounded nor refused by value, as "several
+# million" is not): a word or a compound before a scale word ("zwanzig Millionen",
+# "douze mille": `_scale_at` reads only digits before one). French counts 70 to 90 in
+# compounds of their own, read whole.
 _EUROPEAN_WORDS = {
     "fr": "dix onze douze treize quatorze quinze seize dix-sept dix-huit dix-neuf vingt "
     "trente quarante cinquante soixante soixante-dix quatre-vingts quatre-vingt-dix",
@@ -752,32 +753,128 @@ _EUROPEAN_VALUE = {
 # "our" in Dutch, "venti" also "winds"): a number only in these languages.
 _ONLY_IN = {"elf": ("de", "nl"), "once": ("es",), "seize": ("fr",), "onze": ("fr",),
             "quince": ("es",), "venti": ("it",)}  # fmt: skip
+_SCALE_AFTER = (
+    r"\s+(?:mille|cents?|millions?|milliards?|tausend|hundert|millionen|milliarden|mil"
+    r"|cientos|millones|mila|cento|milioni|miliardi|duizend|honderd|miljoen|miljard)\b"
+)
 _EUROPEAN_WORD = re.compile(
     r"(?<![\w-])(?P<w>"
     + "|".join(sorted(map(re.escape, _EUROPEAN_VALUE), key=len, reverse=True))
     + r")(?![\w-]|\s+(?:y\s+(?:un[oa]?|dos|tres|cuatro|cinco|seis|siete|ocho|nueve)"
-    r"|et\s+(?:une?|onze))\b|\s+(?:mille|cents?|millions?|milliards?|tausend|hundert|millionen"
-    r"|milliarden|mil|cientos|millones|mila|cento|milioni|miliardi|duizend|honderd"
-    r"|miljoen|miljard)\b)",
+    r"|et\s+(?:une?|onze))\b|" + _SCALE_AFTER + ")",
     re.IGNORECASE,
 )
-# Where a number word may start: an English one or one of `_EUROPEAN_VALUE`, as it is
-# in `_word_view` ("zwölf" is "zw lf" there, "dix-sept" "dix sept"), after one space.
+
+
+# The tens of each language with their values ("dreissig" too, the Swiss spelling).
+_TENS = {
+    lang: list(zip(range(20, 100, 10), words.split()[10:], strict=True))
+    for lang, words in _EUROPEAN_WORDS.items()
+    if lang != "fr"
+} | {"fr": [(20, "vingt"), (30, "trente"), (40, "quarante"), (50, "cinquante"), (60, "soixante")]}
+_TENS["de"].append((30, "dreissig"))
+
+
+def _fr(ten: str, unit: str, n: int) -> list[str]:
+    if n == 1:  # "vingt et un", "vingt-et-une"
+        return [f"{ten}{sep}et{sep}{one}" for sep in (" ", "-") for one in ("un", "une")]
+    if n == 0:  # "quatre-vingt-un" takes no "et"
+        return [f"{ten}-un", f"{ten}-une"]
+    return [f"{ten}-{unit}"]
+
+
+def _es(ten: str, unit: str, n: int) -> list[str]:
+    if ten == "veinte":  # one word: "veintiuno", "veintitrés" (and without the accent)
+        stems = {"uno": ["uno", "ún", "una"], "dos": ["dós", "dos"], "tres": ["trés", "tres"],
+                 "seis": ["séis", "seis"]}.get(unit, [unit])  # fmt: skip
+        return [f"veinti{stem}" for stem in stems]
+    ones = ["uno", "un", "una"] if n == 1 else [unit]
+    return [f"{ten} y {one}" for one in ones]
+
+
+def _it(ten: str, unit: str, n: int) -> list[str]:
+    stem = ten[:-1] if unit in ("uno", "otto") else ten  # "ventuno", "trentotto"
+    return [f"{stem}{unit}"] + ([f"{stem}tré"] if unit == "tre" else [])
+
+
+# Each language's units one to nine and how a compound joins one to the tens: the unit
+# first in German and Dutch ("dreiundzwanzig"; "ën" after a unit that ends in e:
+# "drieëntwintig"), after them in French, Spanish and Italian.
+_COMPOUND_UNITS: dict[str, tuple[str, Callable[[str, str, int], list[str]]]] = {
+    "fr": ("un deux trois quatre cinq six sept huit neuf", _fr),
+    "de": ("ein zwei drei vier fünf sechs sieben acht neun",
+           lambda ten, unit, n: [f"{unit}und{ten}"]),
+    "es": ("uno dos tres cuatro cinco seis siete ocho nueve", _es),
+    "it": ("uno due tre quattro cinque sei sette otto nove", _it),
+    "nl": ("een twee drie vier vijf zes zeven acht negen",
+           lambda ten, unit, n: [f"{unit}{'ën' if unit.endswith('e') else 'en'}{ten}"]),
+}  # fmt: skip
+
+
+def _compound_values() -> dict[str, str]:
+    """Twenty-one to ninety-nine as French, German, Spanish, Italian and Dutch write
+    them, lower-case, one space between words (see `_COMPOUND_UNITS`)."""
+    out: dict[str, int] = {}
+    for lang, (written, join) in _COMPOUND_UNITS.items():
+        tens = [(t, ten) for t, ten in _TENS[lang] if t < 70 or lang != "fr"]
+        if lang == "fr":  # seventy to ninety-nine: sixty and eighty with ten to nineteen
+            tens += [(70, "septante"), (80, "huitante"), (80, "octante"), (90, "nonante")]
+            teens = _EUROPEAN_WORDS["fr"].split()[1:10]  # onze to dix-neuf
+            for n, teen in enumerate(teens, start=11):
+                out[f"quatre-vingt-{teen}"] = 80 + n
+                out[f"soixante-{teen}"] = 60 + n
+            out["soixante et onze"] = out["soixante-et-onze"] = 71
+        for n, unit in enumerate(written.split(), start=1):
+            for t, ten in tens:
+                for word in join(ten, unit, n):
+                    out[word] = t + n
+            if lang == "fr":
+                for word in join("quatre-vingt", unit, n if n > 1 else 0):
+                    out[word] = 80 + n
+    return {word: str(value) for word, value in out.items()}
+
+
+_COMPOUND_VALUE = _compound_values()
+# The compounds as one trie (`_trie`: at each character `re` follows one branch, not
+# 462 words in turn), any space between the words of one ("treinta  y dos").
+_EUROPEAN_COMPOUND = re.compile(
+    r"(?<![\w-])(?P<w>"
+    + _trie(list(_COMPOUND_VALUE)).replace(r"\ ", r"\s+")
+    + r")(?![\w-]|"
+    + _SCALE_AFTER
+    + ")",
+    re.IGNORECASE,
+)
+# Where a number word may start: an English one or one of `_EUROPEAN_VALUE` or
+# `_COMPOUND_VALUE`, as it is in `_word_view` ("zwölf" is "zw lf" there, "dix-sept"
+# "dix sept"), after one space.
 _WORD_CANDIDATE = re.compile(
     b" "
-    + _trie(_UNITS + _ORDINALS + [_word_view(w)[1:].decode() for w in _EUROPEAN_VALUE]).encode()
+    + _trie(
+        _UNITS
+        + _ORDINALS
+        + [_word_view(w)[1:].decode() for w in [*_EUROPEAN_VALUE, *_COMPOUND_VALUE]]
+    ).encode()
 )
 
 
 def _european_words(text: str, starts: list[int], lang: str | None) -> Iterator[NumberToken]:
     """Ten to twenty and the tens in French, German, Spanish, Italian and Dutch
-    ("zwölf" 12, "quatre-vingt-dix" 90; `_EUROPEAN_WORDS`); a word in `_ONLY_IN` only
-    when `text` is in its language (`lang`, else detected from `text`)."""
+    ("zwölf" 12, "quatre-vingt-dix" 90; `_EUROPEAN_WORDS`) and the compounds between
+    them ("dreiundzwanzig" 23; `_COMPOUND_VALUE`); a word in `_ONLY_IN` only when `text`
+    is in its language (`lang`, else detected from `text`)."""
     end = 0
     language = lang
     for start in starts:
         if start < end:
             continue
+        compound = _EUROPEAN_COMPOUND.match(text, start)
+        if compound is not None:  # "vingt-trois", "treinta y dos": the whole is the value
+            value = _COMPOUND_VALUE.get(" ".join(compound.group("w").lower().split()))
+            if value is not None:
+                end = compound.end()
+                yield NumberToken(start, end, compound.group(), value, 2)
+                continue
         m = _EUROPEAN_WORD.match(text, start)
         if m is None:
             continue

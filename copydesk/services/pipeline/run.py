@@ -406,7 +406,7 @@ class Pipeline:
                         done += 1
                 if ready and (
                     stop is not None
-                    or not pending
+                    or not (pending or held)  # nothing else in flight
                     or len(ready) >= writer.COMMIT_BATCH
                     or time.monotonic() - since >= writer.COMMIT_LINGER
                 ):

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
 from pathlib import Path
 
 import pytest
 
 import copydesk
-from tests.cli_helpers import cli_commands, cli_env, run, run_here
+from tests.cli_helpers import COPYDESK, cli_commands, cli_env, run, run_here
 from tests.ops_helpers import make_desk, one_json_line
 
 
@@ -285,7 +286,20 @@ def test_version(tmp_path):
 
 
 def test_shell_completion_completes_commands(tmp_path):
-    script = run(["--show-completion", "bash"], tmp_path)
+    # `--show-completion` finds the shell it prints a script for among its ancestor
+    # processes (Typer asks shellingham, which walks the process tree), so it is asked
+    # from a bash as a user asks it: the suite may run with no shell above it (started
+    # detached, by cron or an IDE), where it printed "Shell  not supported.". The bash
+    # runs it as a child, not by exec: the command after it keeps it from being the last.
+    script = subprocess.run(
+        ["bash", "-c", '"$0" --show-completion bash; status=$?; exit $status', COPYDESK],
+        cwd=tmp_path,
+        env=cli_env(tmp_path),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert script.returncode == 0, script.stderr
     assert "_COPYDESK_COMPLETE" in script.stdout
     env = cli_env(

@@ -11,7 +11,9 @@ RSS are its own:
   `--latency` seconds, at `--concurrency` calls at a time.
 
 Ratios are within one run (the machine is shared: compare the ratios, and read
-the load printed beside them). The bare child imports nothing of copydesk (this
+the load printed beside them), and each extractive case's are against the bare loop
+run just before and just after it (`beside`: the machine's speed drifts between
+minutes). The bare child imports nothing of copydesk (this
 module imports only the standard library at its top: it used to import
 bench_scale, and with it copydesk, into the bare loop too, about 1.5 s of CPU
 that flattered every ratio), and every child runs from compiled bytecode
@@ -90,7 +92,20 @@ def bare(feed_url: str) -> None:
         for entry in feed.entries:
             html = client.get(entry.link).text
             kept += bool(trafilatura.extract(html))
-    print(json.dumps({"items": kept, "run_cpu": _cpu() - run_from}))
+    print(json.dumps({"items": kept, "run_cpu": _cpu() - run_from, "own_rss": _own_peak_rss()}))
+
+
+def _own_peak_rss() -> float:
+    """This process's peak resident memory in MB since its exec (VmHWM, proc(5)); the
+    `ru_maxrss` that wait4 gives keeps the high-water mark of the process before its
+    exec, which is the bench's own, copied by the fork (the bare loop read 104-121 MB,
+    as much as the bench process that started it). Linux; elsewhere, wait4's figure."""
+    try:
+        status = Path("/proc/self/status").read_text()
+    except OSError:
+        return 0.0
+    line = next((x for x in status.splitlines() if x.startswith("VmHWM:")), "")
+    return int(line.split()[1]) / 1024 if line else 0.0
 
 
 def _cpu() -> float:
@@ -148,7 +163,14 @@ def run_copydesk(config: str, out: str, profile: str | None) -> None:
             profiler.dump_stats(profile)
         run_cpu = marks.get("run_to", 0.0) - marks.get("run_from", 0.0)
         Path(out).write_text(
-            json.dumps({"writer_s": spent[0], "written": spent[1], "run_cpu": run_cpu})
+            json.dumps(
+                {
+                    "writer_s": spent[0],
+                    "written": spent[1],
+                    "run_cpu": run_cpu,
+                    "own_rss": _own_peak_rss(),
+                }
+            )
         )
 
 
@@ -454,7 +476,7 @@ def table(rows: list[tuple[str, int, dict[str, float]]]) -> None:
     same size. The worker rows (bench_scale.py workers: a scripted model, PostgreSQL)
     give their rate against one worker in the rate column, and as CPU all the run
     used (workers, PostgreSQL's backends, the feed server)."""
-    bares = {n: r for name, n, r in rows if name == "bare"}
+    bares = {n: r for name, n, r in rows if name.startswith("bare")}  # the latest
     print(
         f"{'':<24} {'wall s':>7} {'CPU s':>6} {'RSS MB':>7} {'wall ms/a':>10} {'CPU ms/a':>9}"
         f" {'once s':>7} {'run ms/a':>9}"
@@ -474,10 +496,10 @@ def table(rows: list[tuple[str, int, dict[str, float]]]) -> None:
         if r.get("run_cpu"):  # CPU paid once a process, and within the run
             once = f"{r['cpu'] - r['run_cpu']:.2f}"
             in_run = f"{r['run_cpu'] * 1000 / n:.1f}"
-        base = bares.get(n)
+        base = r.get("beside") or bares.get(n)
         if "x1" in r:
             rate = f"{r['x1']:.2f} x1"  # workers: the rate against one worker
-        elif base and name != "bare":
+        elif base and not name.startswith("bare"):
             rate = f"{base['wall'] / r['wall']:.2f}"
             cpu = f"{r['cpu'] / base['cpu']:.2f}"
             if r.get("run_cpu") and base.get("run_cpu"):
@@ -486,7 +508,8 @@ def table(rows: list[tuple[str, int, dict[str, float]]]) -> None:
             writer = f"{r['writer_s'] * 1000 / max(1, r['written']):.1f}"
         if r.get("ideal"):
             ideal = f"{r['ideal'] / r['wall']:.2f}"  # ideal seconds over the run's
-        rss = f"{r['rss']:>7.0f}" if "rss" in r else f"{'':>7}"
+        peak = r.get("own_rss") or r.get("rss")  # the child's own since its exec, if known
+        rss = f"{peak:>7.0f}" if peak else f"{'':>7}"
         print(
             f"{name + f' {n}':<24} {r['wall']:>7.1f} {r['cpu']:>6.1f} {rss}"
             f" {r['wall'] * 1000 / n:>10.1f} {r['cpu'] * 1000 / n:>9.1f}"
@@ -517,6 +540,20 @@ def linearity(rows: list[tuple[str, int, dict[str, float]]]) -> None:
             )
 
 
+def beside(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
+    """The bare loop beside a case: the mean of the runs just before and just after it.
+
+    Why not one bare run for the whole table (as until session 14): the machine's
+    speed drifts. In session 14's idle runs the same code's bare loop read 2.7 ms of
+    CPU an article in one run and 2.0 in the next; it ran once, for 141 s at 3,200
+    articles, at other minutes than the copydesk cases (38 s each), so a case's
+    ratio moved by a quarter with the minute it ran in, not with its code. A bare run
+    just before and one just after each extractive case (A-B-A, the classic design
+    for a drifting instrument) cancels a drift that is steady over the three runs;
+    the table shows every bare run, so the drift itself stays visible."""
+    return {key: (before[key] + after[key]) / 2 for key in ("wall", "cpu", "run_cpu")}
+
+
 def one_size(n: int, cases: list[str], args: argparse.Namespace, tmp: Path) -> list:
     """Every case of `cases` over n loopback articles: [(name, n, figures)]."""
     from bench.bench_scale import start_server
@@ -537,20 +574,31 @@ def one_size(n: int, cases: list[str], args: argparse.Namespace, tmp: Path) -> l
     )
     backends = [("sqlite", None)] + ([("postgresql", args.pg_url)] if args.pg_url else [])
     rows: list[tuple[str, int, dict[str, float]]] = []
+    bares: list[dict[str, float]] = []
+
+    def bare_loop() -> dict[str, float]:
+        r = measure(child(f"from bench.bench_cost import bare; bare({feed_url!r})"))
+        r.update(json.loads(str(r.pop("output"))))  # items, run_cpu
+        rows.append((f"bare ({len(bares) + 1})", n, r))
+        bares.append(r)
+        return r
+
     try:
         if "bare" in cases:
-            r = measure(child(f"from bench.bench_cost import bare; bare({feed_url!r})"))
-            r.update(json.loads(str(r.pop("output"))))  # items, run_cpu
-            rows.append(("bare", n, r))
+            bare_loop()
         for db_name, pg in backends:
             if "extractive" in cases:
                 with Database(pg, tmp) as url:
                     r = copydesk_case(url, feed_url, "extractive", 4, None, args.profile)
-                rows.append((f"extractive {db_name}", n, r))
+                if bares:  # the bare loop before this case and the one after it
+                    r["beside"] = beside(bares[-1], bare_loop())
+                rows.insert(len(rows) - bool(bares), (f"extractive {db_name}", n, r))
             if "model" in cases:
                 with Database(pg, tmp) as url:
                     r = copydesk_case(url, feed_url, "auto", args.concurrency, api, None)
                 r["ideal"] = r["calls"] * args.latency / args.concurrency
+                if bares:
+                    r["beside"] = bares[-1]  # the latest (no ratio of it is a goal)
                 rows.append((f"model {db_name}", n, r))
             if "writer" in cases:
                 with Database(pg, tmp) as url:
@@ -629,9 +677,18 @@ def main() -> int:
                 f"{r['chain_ms']:.1f} ms/article for the audit chain's lock, "
                 f"{r['stories_ms']:.1f} for the stories' locks; {r['claims_ms']:.1f} claiming"
             )
-        elif name != "bare" and not name.startswith("writer"):
+        elif not name.startswith(("bare", "writer")):
             print(
                 f"{name} {n}: {r['items']} items ({r['drafts']} drafts), {r['calls']} model calls"
+            )
+    for n in dict.fromkeys(n for _, n, _ in rows):
+        runs = [
+            r["run_cpu"] * 1000 / n for name, m, r in rows if m == n and name.startswith("bare")
+        ]
+        if len(runs) > 1:
+            print(
+                f"bare loop at {n}, run ms/a in turn: {', '.join(f'{x:.2f}' for x in runs)} "
+                f"(the machine's drift over the cases: {max(runs) / min(runs) - 1:.0%})"
             )
     print(f"load average after {os.getloadavg()[0]:.1f}")
     return 0

@@ -133,6 +133,25 @@ class _Attempt:
     row_id: int | None = None  # the ledger row written before it was sent
 
 
+@dataclass(frozen=True)
+class _Body:
+    """One call's request body and its JSON text, made once a call (issue 24, session
+    15: the in-flight row's estimate and each ledger record's copy made three texts
+    of it and read two back). `copy` is the body as JSON gives it back, apart from
+    the dict the SDK is handed: every record of the call (the one begun in flight and
+    one an attempt) holds it, and nothing changes it (store/ledger.py `split` copies
+    before it replaces parts)."""
+
+    request: dict[str, Any]
+    text: str
+    copy: Any
+
+    @classmethod
+    def of(cls, request: dict[str, Any]) -> _Body:
+        text = json.dumps(request)
+        return cls(request, text, json.loads(text))
+
+
 def _decode_body(response: httpx2.Response) -> Any:
     try:
         return response.json()
@@ -439,8 +458,9 @@ class AnthropicSummariser:
         error: anthropic.APIError | None = None
         response: Any = None
         lost: LeaseLost | None = None
+        made = _Body.of(body)
         journal = CALL_JOURNAL.get()
-        begin = (lambda: journal.begin(self._in_flight(body))) if journal is not None else None
+        begin = (lambda: journal.begin(self._in_flight(made))) if journal is not None else None
         with self._recorder.collect(begin) as attempts:
             try:
                 raw = client.messages.with_raw_response.create(**params, extra_body=extra_body)
@@ -450,20 +470,20 @@ class AnthropicSummariser:
             except LeaseLost as exc:  # raised before the attempt was sent
                 lost = exc
         if lost is not None:
-            calls.extend(self._record(body, attempt) for attempt in attempts)
+            calls.extend(self._record(made, attempt) for attempt in attempts)
             raise LeaseLost(str(lost), calls)
         if not attempts:  # the SDK failed before sending anything
             attempts = [_Attempt(None, None, 0, None, f"{type(error).__name__}: no HTTP attempt")]
-        calls.extend(self._record(body, attempt) for attempt in attempts)
+        calls.extend(self._record(made, attempt) for attempt in attempts)
         return response, error, len(attempts)
 
-    def _in_flight(self, body: dict[str, Any]) -> CallRecord:
+    def _in_flight(self, body: _Body) -> CallRecord:
         """The row of an attempt about to be sent: what goes out, and an upper estimate
         of its cost (about 3 bytes a token for the prompt, the whole output budget)."""
         estimate = cost_usd(
             reply.Usage(
-                input_tokens=len(json.dumps(body)) // 3 + 1,
-                output_tokens=int(body.get("max_tokens") or 0),
+                input_tokens=len(body.text) // 3 + 1,
+                output_tokens=int(body.request.get("max_tokens") or 0),
             ),
             self.caps.price,
         )
@@ -471,22 +491,22 @@ class AnthropicSummariser:
             body, ok=False, error="in flight", state="in_flight", cost_estimate_usd=estimate
         )
 
-    def _call_record(self, body: dict[str, Any], **fields: Any) -> CallRecord:
+    def _call_record(self, body: _Body, **fields: Any) -> CallRecord:
         """A ledger record of `body` for this backend and purpose, with `fields`."""
         return CallRecord(
             purpose=self.purpose.name,
             backend=self.name,
             model=self.model,
             api_version=API_VERSION,
-            temperature=body.get("temperature"),
-            temperature_in_force="temperature" in body,
+            temperature=body.request.get("temperature"),
+            temperature_in_force="temperature" in body.request,
             prompt_version=self.purpose.version,
             prompt_hash=self.prompt_hash,
-            request_json=json.loads(json.dumps(body)),
+            request_json=body.copy,
             **fields,
         )
 
-    def _record(self, body: dict[str, Any], attempt: _Attempt) -> CallRecord:
+    def _record(self, body: _Body, attempt: _Attempt) -> CallRecord:
         ok = attempt.status is not None and 200 <= attempt.status < 300
         answered = attempt.body if isinstance(attempt.body, dict) else {}
         served_model = (

@@ -17,14 +17,16 @@ import httpx2
 import pytest
 
 from guards.registry import DRAFT_GATES, hard_failures, run_gates
-from summarise import prompt
+from summarise import anthropic_backend, prompt
 from summarise.anthropic_backend import (
     API_VERSION,
     AnthropicSummariser,
     BackendUnavailable,
     rejects_sampling_parameters,
 )
-from summarise.base import Article, CallRecord, Draft, SummaryFailed
+from summarise.base import CALL_JOURNAL, Article, CallRecord, Draft, SummaryFailed
+from summarise.capabilities import cost_usd
+from summarise.reply import Usage
 from summarise.settings import SummariseSettings
 from tests import anthropic_fake as fake_api
 from tests.anthropic_fake import TIMEOUT, FakeAnthropic, Reply
@@ -812,3 +814,65 @@ def test_http_client_is_really_used() -> None:
     )
     backend.summarise(ARTICLE)
     assert seen == ["https://api.anthropic.com/v1/messages"]
+
+
+# --- what a call costs around the SDK (issue 24, session 15) ---------------------------
+
+
+class _Journal:
+    """A call journal (summarise.base.CallJournal) that keeps the in-flight records."""
+
+    def __init__(self) -> None:
+        self.begun: list[CallRecord] = []
+
+    def begin(self, call: CallRecord) -> int:
+        self.begun.append(call)
+        return len(self.begun)
+
+
+class _CountingJson:
+    """Stands in for the `json` module in summarise/anthropic_backend.py: counts the
+    texts made of a request body (a dict with "messages") and the copies read back."""
+
+    def __init__(self) -> None:
+        self.dumped = 0
+        self.loaded = 0
+
+    def dumps(self, value: Any, **options: Any) -> str:
+        self.dumped += isinstance(value, dict) and "messages" in value
+        return json.dumps(value, **options)
+
+    def loads(self, text: str, **options: Any) -> Any:
+        value = json.loads(text, **options)
+        self.loaded += isinstance(value, dict) and "messages" in value
+        return value
+
+
+def test_a_calls_body_is_serialised_once_for_its_ledger_records(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The in-flight row's estimate and every record's copy of the request come from
+    one JSON text of the body a call (it was made three times and read back twice a
+    call). A retried call sends the same body; both attempts' rows hold it."""
+    counting = _CountingJson()
+    monkeypatch.setattr(anthropic_backend, "json", counting)
+    fake = FakeAnthropic(fake_api.overloaded(), good_reply())
+    backend = make_backend(fake)
+    journal = _Journal()
+    token = CALL_JOURNAL.set(journal)
+    try:
+        draft = backend.summarise(ARTICLE)
+    finally:
+        CALL_JOURNAL.reset(token)
+
+    assert (counting.dumped, counting.loaded) == (1, 1)
+    sent = fake.message_requests[0].json
+    assert fake.message_requests[1].json == sent
+    assert len(journal.begun) == 2 and len(draft.calls) == 2
+    assert all(c.request_json == sent for c in journal.begun + draft.calls)
+    # The estimate is what it was: about 3 bytes a token of the body's JSON text, the
+    # whole output budget (the body as built: temperature last).
+    body = {k: v for k, v in sent.items() if k != "temperature"} | {"temperature": 0.0}
+    tokens = Usage(input_tokens=len(json.dumps(body)) // 3 + 1, output_tokens=4096)
+    estimate = cost_usd(tokens, backend.caps.price)
+    assert [c.cost_estimate_usd for c in journal.begun] == [estimate, estimate]

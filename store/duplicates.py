@@ -192,37 +192,58 @@ def signature(title: str | None, text: str | None) -> Signature | None:
     return least_images([_shingle_hash(s) for s in sorted(found)])
 
 
-# The least images, every shingle at once (issue 24: one permutation of one shingle
-# at a time, ((a * h + b) % P) & MASK, was about 12 microseconds of CPU a shingle,
-# 2.4 ms for a 300-word article, the writer's largest single cost). The shingles'
-# hashes are laid side by side in one integer, LANE bits each, so that each step
-# below is one operation on Python's arbitrary-precision integers for all of them:
-# a * h + b < 2**125 + 2**61 never carries out of its lane, and the lanes are kept
-# apart by masks. The remainder mod P = 2**61 - 1 is taken as a Mersenne prime
-# allows (2**61 = 1 mod P, so x = hi * 2**61 + lo = hi + lo mod P), exactly: the
-# values are the ones the formula gives, as test_signature_values_are_pinned and
-# test_least_images_are_the_formula (hashes that hit 0 and P - 1) prove.
-_LANE_BYTES = 16
-_LANE = 8 * _LANE_BYTES
+# The least images (issue 24). One permutation of one shingle at a time,
+# ((a * h + b) % P) & MASK, was about 12 microseconds of CPU a shingle. Here the 64
+# permutations sit side by side in one integer, _LANE bits each, and each shingle
+# takes every permutation at once: each step below is one operation on Python's
+# arbitrary-precision integers for all 64 lanes (session 15; session 12 laid the
+# shingles side by side instead and read each permutation's images out as a tuple of
+# Python integers: 2.3x the CPU for an article's 36 distinct words, 2.0x for 150).
+# Exact, as test_signature_values_are_pinned and test_least_images_are_the_formula
+# prove:
+# - h is taken mod P (a * h + b is the same mod P) and cut at bit 32, so that
+#   a * h = a * h0 + (a * 2**32 mod P) * h1 with h0 < 2**32, h1 < 2**29: with b + 1
+#   added, a lane holds less than 2**93 + 2**90 + 2**61 + 1 < 2**94, in 96 bits.
+# - The remainder mod P = 2**61 - 1 as a Mersenne prime allows (2**61 = 1 mod P, so
+#   x = hi * 2**61 + lo = hi + lo mod P): one fold leaves z + 1 with z = a * h + b
+#   mod P, or z + P, and z + 1 < 2**61 + 2**34, at least 1.
+# - z mod P is z when z < P, else z - P = z + 1 - 2**61: its low 32 bits are those of
+#   (z + 1) - 1 + [z + 1 >= 2**61], bit 61 of z + 1 saying which.
+# - The least so far, lane by lane, without a borrow crossing lanes: bit 32 of
+#   (2**32 + best) - y is set where best >= y; that bit spread over the lane's low
+#   32 bits picks y there.
+_LANE = 96
+_LANE_BYTES = _LANE // 8
+
+
+def _side_by_side(values: Iterable[int]) -> int:
+    """The values in one integer, _LANE bits each, the first lowest."""
+    return int.from_bytes(b"".join(v.to_bytes(_LANE_BYTES, "little") for v in values), "little")
+
+
+_ONES = _side_by_side([1] * NUM_PERM)
+_A = _side_by_side(a for a, _ in _PERMUTATIONS)
+_A_SHIFTED = _side_by_side((a << 32) % _PRIME for a, _ in _PERMUTATIONS)
+_B_PLUS_ONE = _side_by_side(b + 1 for _, b in _PERMUTATIONS)
+_LOW61 = _ONES * _PRIME  # the low 61 bits of every lane
+_ABOVE61 = _ONES * ((1 << (_LANE - 61)) - 1)  # what a lane holds above them, moved down
+_LOW32 = _ONES * _MASK
+_BIT32 = _ONES << 32
+_READ_OUT = struct.Struct("<" + f"I{_LANE_BYTES - 4}x" * NUM_PERM)  # each lane's low 32 bits
 
 
 def least_images(hashes: Sequence[int]) -> Signature:
-    """For each permutation (a, b): min over the hashes h of ((a * h + b) % P) & MASK."""
-    n = len(hashes)
-    lanes = int.from_bytes(b"".join(h.to_bytes(_LANE_BYTES, "little") for h in hashes), "little")
-    ones = int.from_bytes((1).to_bytes(_LANE_BYTES, "little") * n, "little")
-    low = ones * _PRIME  # the low 61 bits of every lane
-    high = ones * ((1 << (_LANE - 61)) - 1)  # what a lane holds above them, moved down
-    low32 = struct.Struct("<" + f"I{_LANE_BYTES - 4}x" * n)  # each lane's low 32 bits
-    out = []
-    for a, b in _PERMUTATIONS:
-        x = a * lanes + b * ones  # each lane < 2**126
-        x = ((x >> 61) & high) + (x & low)  # < 2**65 + 2**61, the same mod P
-        x = ((x >> 61) & high) + (x & low) + ones  # z + 1, with z < 2**61 + 32
-        # z mod P: z when z < P (then z + 1 < 2**61), else z - P = (z + 1) - 2**61
-        x = (x & low) + ((x >> 61) & ones) - ones
-        out.append(min(low32.unpack(x.to_bytes(n * _LANE_BYTES, "little"))))
-    return tuple(out)
+    """For each permutation (a, b): min over the hashes h of ((a * h + b) % P) & MASK.
+    (No hash: every value is MASK.)"""
+    best = _LOW32
+    for h in hashes:
+        h %= _PRIME
+        x = _A * (h & _MASK) + _A_SHIFTED * (h >> 32) + _B_PLUS_ONE
+        x = ((x >> 61) & _ABOVE61) + (x & _LOW61)  # z + 1 (or z + P + 1)
+        y = (x + ((x >> 61) & _ONES) - _ONES) & _LOW32  # (z mod P) & MASK
+        take = (((best | _BIT32) - y) >> 32) & _ONES  # 1 in the lanes where best >= y
+        best ^= (best ^ y) & (take * _MASK)
+    return _READ_OUT.unpack(best.to_bytes(NUM_PERM * _LANE_BYTES, "little"))
 
 
 def similarity(first: Signature, second: Signature) -> float:

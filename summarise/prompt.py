@@ -278,16 +278,26 @@ def check_purpose(draft: str) -> Purpose:
     )
 
 
-def _copy(value: Any) -> Any:
-    """A fresh deep copy: callers put it in a request body the SDK may walk and change."""
-    return json.loads(json.dumps(value))
+# (TOOLS, its JSON text): made once, not for every request (issue 24, session 15: the
+# copy and the prefix's estimate each serialised the tool list for every request). A
+# new TOOLS tuple in its place (a test adds a tool) gets its own.
+_tools_text: tuple[tuple[dict[str, Any], ...], str] | None = None
+
+
+def _tools_json() -> str:
+    global _tools_text
+    made = _tools_text
+    if made is None or made[0] is not TOOLS:
+        made = _tools_text = (TOOLS, json.dumps(list(TOOLS)))
+    return made[1]
 
 
 def tools(strict: bool = False) -> list[dict[str, Any]]:
-    """The shared tool list; with `strict`, each tool asks the API to enforce its
+    """The shared tool list, a fresh deep copy (callers put it in a request body the
+    SDK may walk and change); with `strict`, each tool asks the API to enforce its
     input schema (docs: "Strict tool use", `tools[].strict: true`; offered by
     the models with structured outputs)."""
-    listed = _copy(list(TOOLS))
+    listed: list[dict[str, Any]] = json.loads(_tools_json())
     if strict:
         for tool in listed:
             tool["strict"] = True
@@ -328,7 +338,7 @@ _BYTES_PER_TOKEN_HIGH = 2.5
 
 def prefix_tokens_estimate(article: Article) -> int:
     """The cached prefix's length in tokens, estimated at the many-tokens end."""
-    fixed = json.dumps(list(TOOLS)) + SYSTEM_PROMPT + article_block(article.title, article.text)
+    fixed = _tools_json() + SYSTEM_PROMPT + article_block(article.title, article.text)
     return int(len(fixed.encode("utf-8")) / _BYTES_PER_TOKEN_HIGH)
 
 

@@ -831,15 +831,18 @@ class _Journal:
 
 
 class _CountingJson:
-    """Stands in for the `json` module in summarise/anthropic_backend.py: counts the
-    texts made of a request body (a dict with "messages") and the copies read back."""
+    """Stands in for the `json` module of summarise/: counts the texts made of a
+    request body (a dict with "messages") and the copies read back, and the texts
+    made of the shared tool list."""
 
     def __init__(self) -> None:
         self.dumped = 0
         self.loaded = 0
+        self.dumps_of_tools = 0
 
     def dumps(self, value: Any, **options: Any) -> str:
         self.dumped += isinstance(value, dict) and "messages" in value
+        self.dumps_of_tools += isinstance(value, list) and value == list(prompt.TOOLS)
         return json.dumps(value, **options)
 
     def loads(self, text: str, **options: Any) -> Any:
@@ -876,3 +879,30 @@ def test_a_calls_body_is_serialised_once_for_its_ledger_records(
     tokens = Usage(input_tokens=len(json.dumps(body)) // 3 + 1, output_tokens=4096)
     estimate = cost_usd(tokens, backend.caps.price)
     assert [c.cost_estimate_usd for c in journal.begun] == [estimate, estimate]
+
+
+def test_the_shared_tools_are_turned_into_json_once_not_for_every_request(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each request gets its own copy of the tool list, read from one JSON text of
+    prompt.TOOLS, and the cached prefix's estimate counts that text's bytes: the tool
+    list was serialised twice a request (the copy, the estimate)."""
+    backend = make_backend(FakeAnthropic())
+    prompt.tools()  # the text made once, before counting
+    counting = _CountingJson()
+    monkeypatch.setattr(prompt, "json", counting)
+    listed = []
+    counted = []
+    for n in range(3):
+        article = Article(f"k{n}", ARTICLE.title, ARTICLE.url, f"{n}. {COUNCIL}")
+        body = backend.request_body(article, 400)
+        listed.append(body["tools"])
+        counted.append(prompt.prefix_tokens_estimate(article))
+        fixed = json.dumps(list(prompt.TOOLS)) + prompt.SYSTEM_PROMPT
+        fixed += prompt.article_block(article.title, article.text)
+        assert counted[-1] == int(len(fixed.encode("utf-8")) / 2.5)
+
+    assert counting.dumps_of_tools == 0
+    assert listed[0] == listed[1] == [dict(t, strict=True) for t in prompt.TOOLS]
+    assert listed[0] is not listed[1] and listed[0][0] is not listed[1][0]
+    assert "strict" not in prompt.TOOLS[0]  # the copies' changes stay theirs

@@ -324,8 +324,13 @@ def write_new_bands(conn: Any, signed: Sequence[tuple[int, bytes | None]]) -> No
         # side as the rows' columns
         # (https://www.postgresql.org/docs/current/functions-array.html, unnest
         # "expands multiple arrays ... to a set of rows ... only allowed in the FROM
-        # clause").
-        item_ids, bands, found = (list(column) for column in zip(*rows, strict=True))
+        # clause"). Each array is sent as its literal, "{1,2,3}"
+        # (https://www.postgresql.org/docs/current/arrays.html#ARRAYS-IO), one
+        # string the server parses: the driver dumped a list one element at a time
+        # in Python, 0.04 ms of CPU an item (issue 24, session 15).
+        item_ids, bands, found = (
+            "{" + ",".join(map(str, column)) + "}" for column in zip(*rows, strict=True)
+        )
         conn.execute(_PG_BANDS, {"item_ids": item_ids, "bands": bands, "buckets": found})
         return
     conn.execute(

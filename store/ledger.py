@@ -226,7 +226,10 @@ def split_values(
     """A call's fields as a row holds them, but its settings (still in place): its
     request split (its parts added to `parts`), its reply packed against them. `made`:
     the request's split made already (`split_named`)."""
-    values = call.model_dump()
+    # Its fields as they are (store/models.py CallRecord: `vars` is exactly them), a
+    # new dict; not `model_dump`, which copied the request and the reply, nested, for
+    # each row (issue 24, session 15). They are only read here and by the packing.
+    values = dict(vars(call))
     values.update(item_id=item_id, run_id=run_id)
     values["request_json"], found, named = made or split_named(call.request_json)
     parts |= found

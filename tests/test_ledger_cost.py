@@ -567,3 +567,41 @@ def test_a_model_calls_journal_writes_through_a_plain_connection(engine) -> None
             raise AssertionError("a worker that lost the item's claim began a call")
     with Session(engine) as session:
         assert len(session.exec(select(ModelCall)).all()) == 2
+
+
+def test_a_calls_row_takes_its_fields_without_serialising_the_record(
+    engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A call's row values are its record's fields as they are (`vars`: request and
+    reply are only read), not pydantic's `model_dump`, which copied the request and
+    the reply, nested, for every call: twice a call (its begin, its completion), about
+    40 us each on a check call's reply (issue 24, session 15). The rows read as sent."""
+    dumped: list[object] = []
+    model_dump = CallRecord.model_dump
+
+    def counted(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        dumped.append(self)
+        return model_dump(self, *args, **kwargs)
+
+    monkeypatch.setattr(CallRecord, "model_dump", counted)
+    item_id = _item(engine)
+    reply = {"id": "msg_9", "content": [{"type": "text", "text": "The board will dredge."}]}
+    with session_scope(engine) as session:
+        begun = _record(9, ok=False, error="in flight", state=ledger.IN_FLIGHT)
+        row_id = ledger.begin(session, begun, item_id=item_id, run_id=None)
+    done = _record(9, request_id="req_9", ok=True, response_json=reply, input_tokens=7)
+    done._row_id = row_id
+    never_begun = _record(10, request_id="req_10", ok=True, response_json=reply)
+    with session_scope(engine) as session:
+        ledger.add(session, [done, never_begun], item_id=item_id, run_id=None)
+
+    assert dumped == []
+    with Session(engine) as session:
+        rows = session.exec(select(ModelCall).order_by(ModelCall.id)).all()
+        assert ledger.requests(session, rows) == [_request(9), _request(10)]
+        assert ledger.replies(session, rows) == [reply, reply]
+    assert [(r.id == row_id, r.state, r.request_id, r.input_tokens) for r in rows] == [
+        (True, ledger.DONE, "req_9", 7),
+        (False, ledger.DONE, "req_10", None),
+    ]
+    assert (done.response_json, done.request_json) == (reply, _request(9))  # unchanged

@@ -504,3 +504,18 @@ def test_claims_read_each_draft_sentence_once_not_once_per_claim(monkeypatch) ->
     assert [e["draft_sentences"] for e in verdict.evidence] == [[i] for i in range(8)]
     # A reading per claim and per passage, one per sentence, one of the draft.
     assert read[0] <= 2 * len(claims) + len(facts) + 1, read[0]
+
+
+def test_a_word_is_stemmed_once_however_many_claims_read_it() -> None:
+    """Issue 24, session 15: the claims' and passages' words are mostly the draft's
+    and the source's, read again for each claim; each word's stem is found once a
+    process and looked up after (about a third of `content_words`, 25 readings an
+    article). Counted in stemmings (exact), not time."""
+    import guards.checks as checks
+
+    checks._stem.cache_clear()
+    text = "Barges crossing Marl Reach paid tolls; barges crossing Hobble Reach paid tolls"
+    first = checks.content_words(text)
+    again = checks.content_words(text.upper())
+    assert first == again == {"barg", "cross", "marl", "reach", "paid", "toll", "hobble"}
+    assert checks._stem.cache_info().misses == len(first)

@@ -16,6 +16,7 @@ import unicodedata
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from guards import checks
 from guards.dates import (
     _EVENT_STOP,
     _HEADS,
@@ -572,3 +573,30 @@ def test_a_month_s_pattern_matches_where_the_word_boundary_one_did(text: str, mo
         assert found == plain.span()
     else:
         assert found is None or text[found[0] : found[1]][:1].isdigit()  # an ISO or slashed date
+
+
+CONTENT_PIECES = st.lists(
+    st.sampled_from(["ferries", "crossed", "the", "Tollmere", "quay", "12", "7", "ab", "_",
+                     " ", "-", "'", "é", "ß", "Σ", "\u212a", "٣", "running", "sadly", "said",
+                     "İ", "x", "a1", "ﬁ"]),
+    max_size=30,
+).map("".join)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(CONTENT_PIECES)
+@example("Tollmere ferries crossed 12 times, sadly")
+def test_content_words_are_the_plain_reading(text: str) -> None:
+    """`content_words` scans an ASCII text with [A-Za-z0-9]+ and stems each word
+    once a process (issue 24, session 15): the same words as the plain reading."""
+    folded = normalise(text).text
+    expected = set()
+    for w in re.findall(r"[^\W_]+", folded):
+        if w in checks._STOPWORDS or not (len(w) > 2 or w.isdigit()):
+            continue
+        for suffix in ("ing", "ed", "es", "s", "ly"):
+            if len(w) > len(suffix) + 3 and w.endswith(suffix):
+                w = w[: -len(suffix)]
+                break
+        expected.add(w)
+    assert checks.content_words(text) == expected

@@ -463,8 +463,10 @@ class AnthropicSummariser:
         begin = (lambda: journal.begin(self._in_flight(made))) if journal is not None else None
         with self._recorder.collect(begin) as attempts:
             try:
-                raw = client.messages.with_raw_response.create(**params, extra_body=extra_body)
-                response = _decode_body(raw.http_response)
+                client.messages.with_raw_response.create(**params, extra_body=extra_body)
+                # The reply the SDK returned is its last attempt's, which the middleware
+                # decoded for its record: not parsed again (issue 24, session 15).
+                response = attempts[-1].body
             except anthropic.APIError as exc:
                 error = exc
             except LeaseLost as exc:  # raised before the attempt was sent

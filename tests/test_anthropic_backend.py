@@ -906,3 +906,23 @@ def test_the_shared_tools_are_turned_into_json_once_not_for_every_request(
     assert listed[0] == listed[1] == [dict(t, strict=True) for t in prompt.TOOLS]
     assert listed[0] is not listed[1] and listed[0][0] is not listed[1][0]
     assert "strict" not in prompt.TOOLS[0]  # the copies' changes stay theirs
+
+
+def test_each_reply_is_decoded_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reply the SDK returns is the one the middleware decoded for its ledger
+    record (its last attempt): it is not parsed again (issue 24, session 15)."""
+    decoded: list[int] = []
+    decode = anthropic_backend._decode_body
+
+    def counted(response: httpx2.Response) -> Any:
+        decoded.append(response.status_code)
+        return decode(response)
+
+    monkeypatch.setattr(anthropic_backend, "_decode_body", counted)
+    fake = FakeAnthropic(fake_api.overloaded(), good_reply())
+
+    draft = make_backend(fake).summarise(ARTICLE)
+
+    assert decoded == [529, 200]
+    assert (draft.headline, draft.summary) == (GOOD_HEADLINE, GOOD_SUMMARY)
+    assert draft.calls[-1].response_json["content"][0]["input"]["summary"] == GOOD_SUMMARY

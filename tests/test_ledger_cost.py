@@ -605,3 +605,50 @@ def test_a_calls_row_takes_its_fields_without_serialising_the_record(
         (False, ledger.DONE, "req_10", None),
     ]
     assert (done.response_json, done.request_json) == (reply, _request(9))  # unchanged
+
+
+def test_the_first_call_on_an_item_with_no_stored_text_is_fenced_in_its_insert(
+    engine,
+) -> None:
+    """An item claimed with no stored text (a page to fetch) has none until its outcome
+    is committed, after its model calls (the claim keeps every other writer away): its
+    first call has nothing to read, and is fenced in its INSERT as a later call is
+    (issue 24, session 15: a SELECT of the item an article less). The fence holds: a
+    first call on an item no longer held writes nothing and raises `LeaseLost`."""
+    from sqlalchemy import update
+
+    from copydesk.services.pipeline.draft import InFlight
+    from copydesk.services.pipeline.handoff import Job
+    from copydesk.services.pipeline.state import RunState
+    from summarise.base import LeaseLost
+
+    def journal_of(slug: str) -> tuple[InFlight, int]:
+        url = f"https://wendle.example.test/{slug}"
+        with session_scope(engine) as session:
+            item = Item(dedup_key=url, source_url=url, title=slug)  # no text yet
+            st.create(session, item, actor="cli", reason="seen")
+            job = Job(item.id, item.version, url, url, slug, False, 0, None)
+        return InFlight(RunState(settings=None, engine=engine), job), job.item_id  # type: ignore[arg-type]
+
+    warm, _ = journal_of("quay")  # the call's settings row, looked up once an engine
+    warm.begin(_record(2, ok=False, error="in flight", state=ledger.IN_FLIGHT))
+    journal, item_id = journal_of("lock")
+    call = _record(0, ok=False, error="in flight", state=ledger.IN_FLIGHT)
+    sent = _statements(engine, lambda: journal.begin(call))
+    assert [s.split()[0] for s in sent if not s.startswith("SELECT 1")] == [
+        "INSERT",
+        "INSERT",
+    ], sent  # the call, fenced; its parts
+    with Session(engine) as session:
+        rows = session.exec(select(ModelCall).where(ModelCall.item_id == item_id)).all()
+        assert ledger.requests(session, rows) == [call.request_json]
+        assert [r.state for r in rows] == [ledger.IN_FLIGHT]
+
+    lost, lost_id = journal_of("weir")
+    items = Item.__table__
+    with session_scope(engine) as session:
+        session.connection().execute(update(items).where(items.c.id == lost_id).values(version=9))
+    with pytest.raises(LeaseLost):
+        lost.begin(_record(1, ok=False, error="in flight", state=ledger.IN_FLIGHT))
+    with Session(engine) as session:
+        assert len(session.exec(select(ModelCall)).all()) == 2  # the warm-up's, the first

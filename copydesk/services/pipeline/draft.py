@@ -101,14 +101,19 @@ class InFlight:
     request, the claim is checked and the call's ledger row written as in flight,
     in one short transaction; the writer completes the row with the outcome. A
     claim this worker no longer holds raises `LeaseLost`: no request is sent. The
-    first call reads the claim and the item's text (its parts are packed against it)
-    in one SELECT; a later call reuses the text and puts the claim's test in its
-    row's INSERT (issue 24, session 12: one statement fewer). One transaction of a
+    first call on an item with a stored text reads the claim and the text (its parts
+    are packed against it) in one SELECT; a later call reuses the text and puts the
+    claim's test in its row's INSERT (issue 24, session 12: one statement fewer), as
+    every call on an item with no stored text does (session 15). One transaction of a
     plain connection: Core statements only, no ORM session (issue 24, session 13)."""
 
     def __init__(self, run: RunState, job: Job):
         self.run, self.job = run, job
-        self.source: str | None | ledger.Unread = ledger.UNREAD
+        # An item claimed with no stored text (a page to fetch) has none until its
+        # outcome is committed, after its calls (the claim keeps other writers away):
+        # nothing to read, so its first call is fenced in its INSERT too (issue 24,
+        # session 15: a SELECT an article less).
+        self.source: str | None | ledger.Unread = ledger.UNREAD if job.has_text else None
 
     def begin(self, call: CallRecord) -> int | None:
         job, run_id = self.job, self.run.run_id

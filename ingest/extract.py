@@ -116,7 +116,9 @@ EXTRACT_OPTIONS = {
 # The XPath expressions a page is read with, compiled once a process: `tree.xpath(text)`
 # compiles its expression at every call (41 us a page for these five, issue 24);
 # an `XPath` object has "the same semantics" and is "more efficient for frequent
-# evaluation" (https://lxml.de/xpathxslt.html). Used under _PARSING, one page at a time.
+# evaluation" (https://lxml.de/xpathxslt.html). Used under _PARSING, one page at a time;
+# shared by threads it would still be safe: each XPath object evaluates under a lock of
+# its own (`_XPathEvaluatorBase._eval_lock`, lxml's src/lxml/xpath.pxi).
 _CANONICAL = lxml.etree.XPath(
     "//link[@href][contains(concat(' ', normalize-space("
     "translate(@rel, 'CANONICAL', 'canonical')), ' '), ' canonical ')]/@href"

@@ -558,7 +558,7 @@ def one_size(n: int, cases: list[str], args: argparse.Namespace, tmp: Path) -> l
     """Every case of `cases` over n loopback articles: [(name, n, figures)]."""
     from bench.bench_scale import start_server
 
-    page_server, feed_url = start_server(n)
+    page_server, feed_url = start_server(n, latency=args.page_latency)
     api_proc = None
     api = None
     if "model" in cases:
@@ -619,6 +619,14 @@ def main() -> int:
     parser.add_argument("--latency", type=float, default=0.4)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--cases", default=",".join(CASES))
+    parser.add_argument(
+        "--page-latency",
+        type=float,
+        default=None,
+        help="seconds the page server waits before each page, with TCP_NODELAY (0: no wait); "
+        "unset: as the issue's figures were taken, each page waiting about 40 ms for a "
+        "delayed acknowledgement (two sends without TCP_NODELAY: session 15's note)",
+    )
     parser.add_argument("--pg-url", default=None, help="also run the copydesk cases on PostgreSQL")
     parser.add_argument(
         "--workers",

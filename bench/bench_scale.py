@@ -102,11 +102,18 @@ def page(i: int, big: int = 0) -> bytes:
     )
 
 
-def serve(port_out, n: int, big: int) -> None:  # type: ignore[no-untyped-def]
+def serve(port_out, n: int, big: int, latency: float | None = None) -> None:  # type: ignore[no-untyped-def]
+    """The feed and its pages. `latency` None: as before session 15, the headers and
+    the body in two sends without TCP_NODELAY, so a client that reads one page at a
+    time waits for its delayed acknowledgement (about 40 ms a page on Linux); a
+    number: TCP_NODELAY (`StreamRequestHandler.disable_nagle_algorithm`, which sets it on
+    each connection: CPython's Lib/socketserver.py, bpo-6192) and that many seconds of
+    stated wait before each page."""
     pages = {}
 
     class Handler(QuietHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = latency is not None
 
         def do_GET(self) -> None:  # noqa: N802
             if self.path == "/feed.xml":
@@ -120,6 +127,8 @@ def serve(port_out, n: int, big: int) -> None:  # type: ignore[no-untyped-def]
                 kind = "application/rss+xml"
             else:
                 i = int(self.path.rsplit("/", 1)[1])
+                if latency:
+                    time.sleep(latency)
                 data = pages.get(i) or page(i, big)
                 if big:
                     pages[i] = data
@@ -132,9 +141,11 @@ def serve(port_out, n: int, big: int) -> None:  # type: ignore[no-untyped-def]
     server.serve_forever()
 
 
-def start_server(n: int, big: int = 0) -> tuple[multiprocessing.Process, str]:
+def start_server(
+    n: int, big: int = 0, latency: float | None = None
+) -> tuple[multiprocessing.Process, str]:
     queue: multiprocessing.Queue[int] = multiprocessing.Queue()
-    proc = multiprocessing.Process(target=serve, args=(queue, n, big), daemon=True)
+    proc = multiprocessing.Process(target=serve, args=(queue, n, big, latency), daemon=True)
     proc.start()
     return proc, f"http://127.0.0.1:{queue.get(timeout=30)}/feed.xml"
 

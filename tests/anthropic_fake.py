@@ -449,6 +449,9 @@ class FakeAnthropic:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # headers and body go in two writes: without TCP_NODELAY the body waits for
+            # the client's delayed acknowledgement (see tests/loopback_http.py)
+            disable_nagle_algorithm = True
 
             def _handle(self) -> None:
                 length = int(self.headers.get("content-length") or 0)

@@ -104,6 +104,32 @@ def bare(feed_url: str) -> None:
     print(json.dumps({"items": kept, "run_cpu": _cpu() - run_from, "own_rss": _own_peak_rss()}))
 
 
+def after_idle(pause: float, rounds: int = 40) -> None:
+    """What waiting costs the work after it on this machine: one page's
+    `trafilatura.extract`, CPU each, back to back and after `pause` seconds idle each,
+    alternated twice. On session 16's VM: 0.9 ms back to back, 2.3 ms after 40 ms
+    idle (a tight arithmetic loop: the same either way); what slows is work that
+    reads much memory after the core sat idle (cold caches), so a loop that waits for
+    each page pays for it in CPU, and copydesk, whose fetches overlap, mostly not.
+    That is why "run x work" is the stricter ratio."""
+    import trafilatura
+
+    from bench.bench_scale import page
+
+    html = page(1, 0).decode()
+    trafilatura.extract(html)  # warm: imports and first-call set-up out of the count
+    spent = {0.0: 0.0, pause: 0.0}
+    for wait in (0.0, pause, 0.0, pause):
+        for _ in range(rounds):
+            if wait:
+                time.sleep(wait)
+            started = _cpu()
+            trafilatura.extract(html)
+            spent[wait] += _cpu() - started
+    busy, idle = (spent[k] * 1000 / (2 * rounds) for k in (0.0, pause))
+    print(json.dumps({"busy_ms": busy, "idle_ms": idle}))
+
+
 def _own_peak_rss() -> float:
     """This process's peak resident memory in MB since its exec (VmHWM, proc(5)); the
     `ru_maxrss` that wait4 gives keeps the high-water mark of the process before its
@@ -738,6 +764,17 @@ def main() -> int:
                 f"bare loop's work alone (no page wait) at {n}, run ms/a in turn: "
                 f"{', '.join(f'{x:.2f}' for x in work)}"
             )
+    if "bare" in cases and args.page_latency:
+        found = measure(
+            child(f"from bench.bench_cost import after_idle; after_idle({args.page_latency!r})")
+        )
+        idle = json.loads(str(found["output"]))
+        print(
+            f"this machine: one page's trafilatura.extract takes {idle['busy_ms']:.2f} ms of CPU "
+            f"back to back, {idle['idle_ms']:.2f} ms after {args.page_latency * 1000:.0f} ms "
+            f"idle ({idle['idle_ms'] / idle['busy_ms']:.1f}x: what the waiting loop pays for "
+            "waiting)"
+        )
     print(f"load average after {os.getloadavg()[0]:.1f}")
     return 0
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
+from copy import copy
 from dataclasses import dataclass
 from datetime import datetime
 from urllib.parse import urljoin, urlsplit
@@ -14,6 +15,7 @@ import lxml.etree
 import lxml.html
 import trafilatura
 from trafilatura.metadata import examine_meta, extract_meta_json, extract_metadata, extract_title
+from trafilatura.settings import Extractor
 from trafilatura.utils import load_html
 
 from ingest.language import first_language
@@ -112,6 +114,31 @@ EXTRACT_OPTIONS = {
     "favor_precision": True,
     "with_metadata": False,
 }
+# The same options as trafilatura's `Extractor` (the object `bare_extraction` builds
+# from its keyword arguments), built once a process: each one built reads eight values
+# from trafilatura's configparser and the date, 46 us a page (issue 24, session 16).
+# `bare_extraction(options=...)` takes "a whole extractor configuration" (its docstring,
+# https://github.com/adbar/trafilatura/blob/master/trafilatura/core.py); a page's copy
+# carries its URL, as the keyword `url` did (trafilatura copies an Extractor before it
+# changes one itself: core.py's recall retry). Its `date_params` hold the day it was
+# built; they are read only with metadata, which this never asks trafilatura for.
+_EXTRACTOR = Extractor(
+    output_format="python",
+    precision=EXTRACT_OPTIONS["favor_precision"],
+    comments=EXTRACT_OPTIONS["include_comments"],
+    tables=EXTRACT_OPTIONS["include_tables"],
+    with_metadata=EXTRACT_OPTIONS["with_metadata"],
+)
+
+
+def extractor_for(url: str | None) -> Extractor:
+    """trafilatura's options for a page at `url`: `_EXTRACTOR`'s, with the page's URL
+    (`url` and `source`, as `Extractor.__init__` sets them)."""
+    options = copy(_EXTRACTOR)
+    options.url = url
+    options.source = url and url.encode("utf-8", "replace").decode("utf-8")
+    return options
+
 
 # The XPath expressions a page is read with, compiled once a process: `tree.xpath(text)`
 # compiles its expression at every call (41 us a page for these five, issue 24);
@@ -284,7 +311,7 @@ def _extract(html: str | bytes, url: str | None, cut: bool, full_metadata: bool)
     language = declared_language(tree)
     # bare_extraction works on its own copy of the tree: the metadata below reads the page
     # as trafilatura's full call did (it reads metadata before the text).
-    raw = trafilatura.bare_extraction(tree, url=url, **EXTRACT_OPTIONS)
+    raw = trafilatura.bare_extraction(tree, options=extractor_for(url))
     if raw is None:
         return Extracted(text="", canonical_url=canonical, cut=cut, language=language)
     if full_metadata:

@@ -171,3 +171,43 @@ def test_fragment_to_text_keeps_paragraphs_and_drops_scripts():
     assert fragment_to_text(html) == "First paragraph.\n\nSecond\nline.\n\none"
     assert fragment_to_text("plain &amp; simple") == "plain &amp; simple"
     assert fragment_to_text("") == ""
+
+
+def test_a_page_builds_no_trafilatura_options_and_gets_the_same_ones(monkeypatch):
+    """trafilatura's options (its `Extractor`) are built once a process, each page given
+    a copy with its URL (issue 24, session 16: built again for every page from the
+    keywords, eight configparser reads, 46 us a page); the copy holds, slot by slot,
+    what `bare_extraction` built from EXTRACT_OPTIONS and the page's URL."""
+    import trafilatura.core
+    from trafilatura.settings import Extractor
+
+    built: list[Extractor] = []
+    init = Extractor.__init__
+
+    def counted(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        built.append(self)
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(Extractor, "__init__", counted)
+    html = page_html(TITLES["library"], LIBRARY)
+    pages = [extract_page(html, f"https://gazette.example.org/news/{n}") for n in range(3)]
+    assert built == []  # failed before: one Extractor a page
+    assert all(p.text and p.title == TITLES["library"] for p in pages)
+
+    from ingest.extract import extractor_for
+
+    given: list[Extractor] = []
+    sequence = trafilatura.core.trafilatura_sequence
+
+    def recorded(tree, options, url):  # type: ignore[no-untyped-def]
+        given.append(options)
+        return sequence(tree, options, url)
+
+    monkeypatch.setattr(trafilatura.core, "trafilatura_sequence", recorded)
+    for url in ("https://gazette.example.org/news/brücke?a=1", None):
+        trafilatura.bare_extraction(load_html(html), url=url, **EXTRACT_OPTIONS)
+        trafilatura.bare_extraction(load_html(html), options=extractor_for(url))
+        old, new = given[-2:]
+        assert new is not old
+        for slot in Extractor.__slots__:
+            assert getattr(new, slot) == getattr(old, slot), slot

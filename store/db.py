@@ -155,12 +155,56 @@ def make_engine(url: str) -> Engine:
         # for every search term. Measured: "the draft before #100000" for a
         # one-hit phrase took 0.05 ms planned for its term and 581 ms on the
         # generic plan (a walk of all 100,000 drafts). Planning costs ~0.1 ms.
-        return create_engine(
-            parsed, pool_pre_ping=True, connect_args={"prepare_threshold": None}, **POOL
-        )
+        engine = create_engine(parsed, connect_args={"prepare_threshold": None}, **POOL)
     except Exception as exc:  # noqa: BLE001 - unknown dialect, missing driver...
         safe = parsed.render_as_string(hide_password=True)
         raise StoreError(f"database URL {safe} cannot be used: {exc}") from None
+    _ping_after_idle(engine)
+    return engine
+
+
+# A pooled PostgreSQL connection is pinged before it is handed out only when it sat
+# in the pool longer than this (seconds). SQLAlchemy's `pool_pre_ping` pinged every
+# checkout: a `SELECT 1` round trip for each of a run's short transactions (two an
+# article on the model path, each model call's ledger row; 80-100 us of CPU a
+# checkout alone, more among 16 threads: issue 24, session 16). A connection handed
+# back this recently was working a moment ago; one that sat longer (a quiet review
+# server's, a run's between bursts) is pinged as before, so a server restart or an
+# idle-session timeout still costs no failed request. Under a run's load the pool
+# (first in, first out) hands each connection out again within about half a second.
+PING_AFTER_IDLE_SECONDS = 2.0
+_RETURNED = "copydesk_returned_at"  # a connection record's `info` key: when checked in
+
+
+def _idle_clock() -> float:
+    return time.monotonic()
+
+
+def _ping_after_idle(engine: Engine) -> None:
+    """SQLAlchemy's pessimistic disconnect handling, for connections idle longer than
+    PING_AFTER_IDLE_SECONDS only: a `checkout` listener that raises `DisconnectionError`
+    has the connection replaced and the checkout tried again, and `InvalidatePoolError`
+    (a disconnect, as `pool_pre_ping` treats one) replaces every connection as old
+    (https://docs.sqlalchemy.org/en/20/core/events.html#sqlalchemy.events.PoolEvents.checkout,
+    https://docs.sqlalchemy.org/en/20/core/pooling.html#disconnect-handling-pessimistic).
+    A connection new from the server is not pinged (nor was it by `pool_pre_ping`)."""
+    dialect = engine.dialect
+
+    @event.listens_for(engine, "checkin")
+    def _returned(_dbapi_connection: Any, record: Any) -> None:
+        record.info[_RETURNED] = _idle_clock()
+
+    @event.listens_for(engine, "checkout")
+    def _handed_out(dbapi_connection: Any, record: Any, _proxy: Any) -> None:
+        returned = record.info.pop(_RETURNED, None)
+        if returned is None or _idle_clock() - returned <= PING_AFTER_IDLE_SECONDS:
+            return
+        try:
+            dialect.do_ping(dbapi_connection)
+        except dialect.loaded_dbapi.Error as exc:
+            if dialect.is_disconnect(exc, dbapi_connection, None):
+                raise sa_exc.InvalidatePoolError(str(exc).splitlines()[0]) from exc
+            raise
 
 
 def keyset_batches(

@@ -137,3 +137,73 @@ def test_connections_held_at_once_stay_open_for_the_next_use(engine) -> None:
     for _ in range(3):
         busy_moment()
     assert len(opened) <= at_once, f"{len(opened)} connections opened for {at_once} at once"
+
+
+class _Clock:
+    """The pool's idle clock, moved by the test (store.db._idle_clock)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _counting_pings(engine, monkeypatch) -> list[int]:
+    pings: list[int] = []
+    real = engine.dialect.do_ping
+
+    def ping(dbapi_connection):  # type: ignore[no-untyped-def]
+        pings.append(1)
+        return real(dbapi_connection)
+
+    monkeypatch.setattr(engine.dialect, "do_ping", ping)
+    return pings
+
+
+def test_a_connection_handed_back_a_moment_ago_is_not_pinged_again(pg_url, monkeypatch) -> None:
+    """Issue 24 (session 16): each of a run's short transactions (two an article on
+    the model path: each call's ledger row) paid a `SELECT 1` round trip first
+    (`pool_pre_ping`). A connection back in the pool for less than
+    PING_AFTER_IDLE_SECONDS is handed out without one; one idle longer is pinged."""
+    import store.db
+
+    clock = _Clock()
+    monkeypatch.setattr(store.db, "_idle_clock", clock, raising=False)
+    engine = make_engine(pg_url)
+    pings = _counting_pings(engine, monkeypatch)
+    try:
+        for _ in range(4):  # the first is a new connection: never pinged
+            with engine.begin() as conn:
+                assert conn.execute(text("SELECT 1")).scalar() == 1
+            clock.now += 0.5
+        assert pings == []
+        clock.now += 60
+        with engine.begin() as conn:
+            assert conn.execute(text("SELECT 1")).scalar() == 1
+        assert pings == [1]
+    finally:
+        engine.dispose()
+
+
+def test_a_connection_that_died_while_idle_is_replaced_before_use(pg_url, monkeypatch) -> None:
+    """What the ping is for, kept: a pooled connection the server ended while it sat
+    idle (a restart, an idle-session timeout) is replaced at checkout, and the
+    transaction that asked for it runs on a new one without an error."""
+    import store.db
+
+    clock = _Clock()
+    monkeypatch.setattr(store.db, "_idle_clock", clock, raising=False)
+    engine, killer = make_engine(pg_url), make_engine(pg_url)
+    try:
+        with engine.begin() as conn:
+            first = conn.execute(text("SELECT pg_backend_pid()")).scalar()
+        with killer.begin() as conn:
+            assert conn.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": first}).scalar()
+        clock.now += 60
+        with engine.begin() as conn:
+            second = conn.execute(text("SELECT pg_backend_pid()")).scalar()
+        assert second != first
+    finally:
+        engine.dispose()
+        killer.dispose()

@@ -226,6 +226,46 @@ def test_a_drafts_band_rows_are_its_signatures_buckets_band_by_band(engine) -> N
             )
             assert dict(rows.all()) == wanted
             assert len(wanted) == duplicates.BANDS
+    _band_rows_go_to_the_driver_as_they_are(engine, writer)
+
+
+def _band_rows_go_to_the_driver_as_they_are(engine, writer: Writer) -> None:  # type: ignore[no-untyped-def]
+    """`write_new_bands` hands SQLite's driver the rows as they are (issue 24, session 16:
+    SQLAlchemy built each row's parameters from a dict, 32 a draft, 0.05 ms of CPU a
+    draft); PostgreSQL's one statement of three arrays builds one set. The rows stored
+    are each signature's buckets."""
+    from sqlalchemy import text
+    from sqlalchemy.sql.compiler import SQLCompiler
+
+    from store import duplicates
+
+    stories = [50, 51, 52]
+    outs = _outcomes(engine, writer.run.run_id, stories)
+    signed = [
+        (out.job.item_id, duplicates.signed(*_story(n)))
+        for out, n in zip(outs, stories, strict=True)
+    ]
+    built: list[object] = []
+    construct = SQLCompiler.construct_params
+
+    def counted(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        built.append(self)
+        return construct(self, *args, **kwargs)
+
+    with session_scope(engine) as session:
+        conn = session.connection()
+        SQLCompiler.construct_params = counted  # type: ignore[method-assign]
+        try:
+            duplicates.write_new_bands(conn, signed)
+        finally:
+            SQLCompiler.construct_params = construct  # type: ignore[method-assign]
+        assert len(built) <= 1  # failed before on SQLite: 96, one a row
+        for item_id, raw in signed:
+            rows = conn.execute(
+                text("SELECT band, bucket FROM item_dup_bands WHERE item_id = :i"), {"i": item_id}
+            )
+            wanted = dict(enumerate(duplicates.buckets(duplicates.from_bytes(raw))))
+            assert dict(rows.all()) == wanted
 
 
 def _chain_statement(statement: str, parameters: object) -> bool:
@@ -561,43 +601,3 @@ def test_a_batchs_moves_and_births_build_no_orm_audit_event(engine) -> None:
     )
     assert [e.details for e in births if e.from_status is None][-2:] == [{"n": u} for u in urls]
     assert audit_chain.verify(engine).ok
-
-
-def test_band_rows_go_to_the_driver_without_a_parameter_set_built_a_row(
-    engine, monkeypatch
-) -> None:
-    """`write_new_bands` hands SQLite's driver the rows as they are (issue 24, session 16:
-    SQLAlchemy built each row's parameters from a dict, 32 a draft, 0.05 ms of CPU a
-    draft); PostgreSQL's one statement of three arrays builds one set. The rows stored
-    are each signature's buckets."""
-    from sqlalchemy import text
-    from sqlalchemy.sql.compiler import SQLCompiler
-
-    from store import duplicates
-
-    writer = _writer(engine)
-    outs = _outcomes(engine, writer.run.run_id, [50, 51, 52])
-    signed = [
-        (out.job.item_id, duplicates.signed(*_story(n)))
-        for out, n in zip(outs, [50, 51, 52], strict=True)
-    ]
-    built: list[object] = []
-    construct = SQLCompiler.construct_params
-
-    def counted(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-        built.append(self)
-        return construct(self, *args, **kwargs)
-
-    with session_scope(engine) as session:
-        conn = session.connection()
-        monkeypatch.setattr(SQLCompiler, "construct_params", counted)
-        duplicates.write_new_bands(conn, signed)
-        monkeypatch.undo()
-        assert len(built) <= 1  # failed before on SQLite: 96, one a row
-        for item_id, raw in signed:
-            rows = conn.execute(
-                text("SELECT band, bucket FROM item_dup_bands WHERE item_id = :i"), {"i": item_id}
-            )
-            assert dict(rows.all()) == dict(
-                enumerate(duplicates.buckets(duplicates.from_bytes(raw)))
-            )

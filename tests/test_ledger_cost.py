@@ -366,10 +366,9 @@ def test_an_items_later_calls_are_fenced_in_their_insert(engine) -> None:
     first = _statements(engine, lambda: journal.begin(call(0)))
     assert len([s for s in _on("items", first) if s.startswith("SELECT")]) == 1, first
     second = _statements(engine, lambda: journal.begin(call(1)))
-    assert [s.split()[0] for s in second if not s.startswith("SELECT 1")] == [
-        "INSERT",
-        "INSERT",
-    ], second  # the call, fenced; its parts
+    # The call, fenced; its parts (on PostgreSQL in the same statement: session 16).
+    fenced = ["WITH"] if engine.dialect.name == "postgresql" else ["INSERT", "INSERT"]
+    assert [s.split()[0] for s in second if not s.startswith("SELECT 1")] == fenced, second
     with Session(engine) as session:
         rows = session.exec(select(ModelCall).order_by(ModelCall.id)).all()
         assert ledger.requests(session, rows) == [call(0).request_json, call(1).request_json]
@@ -635,10 +634,9 @@ def test_the_first_call_on_an_item_with_no_stored_text_is_fenced_in_its_insert(
     journal, item_id = journal_of("lock")
     call = _record(0, ok=False, error="in flight", state=ledger.IN_FLIGHT)
     sent = _statements(engine, lambda: journal.begin(call))
-    assert [s.split()[0] for s in sent if not s.startswith("SELECT 1")] == [
-        "INSERT",
-        "INSERT",
-    ], sent  # the call, fenced; its parts
+    # The call, fenced; its parts (on PostgreSQL in the same statement: session 16).
+    fenced = ["WITH"] if engine.dialect.name == "postgresql" else ["INSERT", "INSERT"]
+    assert [s.split()[0] for s in sent if not s.startswith("SELECT 1")] == fenced, sent
     with Session(engine) as session:
         rows = session.exec(select(ModelCall).where(ModelCall.item_id == item_id)).all()
         assert ledger.requests(session, rows) == [call.request_json]
@@ -652,3 +650,43 @@ def test_the_first_call_on_an_item_with_no_stored_text_is_fenced_in_its_insert(
         lost.begin(_record(1, ok=False, error="in flight", state=ledger.IN_FLIGHT))
     with Session(engine) as session:
         assert len(session.exec(select(ModelCall)).all()) == 2  # the warm-up's, the first
+
+
+def test_on_postgresql_a_fenced_calls_new_parts_go_in_its_insert(engine) -> None:
+    """Issue 24 (session 16): on PostgreSQL a model call's row and its new parts (the
+    article's block, the draft to check) are written by one statement, a round trip
+    less a call (two an article); on SQLite, whose statements cost no round trip,
+    still two. The rows are the same, and a call on an item no longer held writes
+    neither its row nor its parts."""
+    from sqlalchemy import update
+
+    from summarise.base import LeaseLost
+
+    def in_flight(n: int) -> CallRecord:
+        return _record(n, ok=False, error="in flight", state=ledger.IN_FLIGHT)
+
+    journal, item_id, _, _ = _journal(engine, "lock", "Lock gates to close")
+    first = in_flight(10)
+    journal.begin(first)  # reads the claim and the text; later calls are fenced
+    call = in_flight(11)  # a new part: its message
+    sent = _statements(engine, lambda: journal.begin(call))
+    writes = [s for s in sent if s.split()[0] in ("INSERT", "WITH")]
+    assert len(writes) == (1 if engine.dialect.name == "postgresql" else 2), sent
+    with Session(engine) as session:
+        rows = session.exec(
+            select(ModelCall).where(ModelCall.item_id == item_id).order_by(ModelCall.id)
+        ).all()
+        assert ledger.requests(session, rows) == [first.request_json, call.request_json]
+        assert [r.state for r in rows] == [ledger.IN_FLIGHT] * 2
+        parts = len(session.exec(select(LedgerPart)).all())
+
+    lost, lost_id, _, _ = _journal(engine, "weir", "Weir to be rebuilt")
+    lost.begin(in_flight(12))
+    items = Item.__table__
+    with session_scope(engine) as session:
+        session.connection().execute(update(items).where(items.c.id == lost_id).values(version=9))
+    with pytest.raises(LeaseLost):
+        lost.begin(in_flight(13))  # a new part too
+    with Session(engine) as session:
+        assert len(session.exec(select(ModelCall).where(ModelCall.item_id == lost_id)).all()) == 1
+        assert len(session.exec(select(LedgerPart)).all()) == parts + 1  # call 12's message

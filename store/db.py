@@ -648,6 +648,24 @@ def connection_of(db: Session | Connection) -> Connection:
 
 
 @contextmanager
+def one_statement(engine: Engine) -> Iterator[Connection]:
+    """A transaction for a write that is one statement (or several, each whole alone):
+    on PostgreSQL the connection is in autocommit, where a statement is its own
+    transaction, all or nothing, without the BEGIN and COMMIT that cost a round trip
+    each (issue 24, session 16: a model call's fenced ledger row). SQLAlchemy sets the
+    connection's isolation back when it returns to the pool
+    (https://docs.sqlalchemy.org/en/20/core/connections.html#setting-transaction-isolation-levels-including-dbapi-autocommit);
+    psycopg's commit sends nothing when no transaction is open
+    (https://www.psycopg.org/psycopg3/docs/basic/transactions.html#autocommit-transactions).
+    On SQLite, an ordinary transaction (a statement costs no round trip)."""
+    with engine.connect() as connection:
+        if connection.dialect.name == "postgresql":
+            connection.execution_options(isolation_level="AUTOCOMMIT")
+        with connection.begin():
+            yield connection
+
+
+@contextmanager
 def session_scope(engine: Engine) -> Iterator[Session]:
     """One transaction: committed on success, rolled back on any exception."""
     with Session(engine, expire_on_commit=False) as session:

@@ -690,3 +690,46 @@ def test_on_postgresql_a_fenced_calls_new_parts_go_in_its_insert(engine) -> None
     with Session(engine) as session:
         assert len(session.exec(select(ModelCall).where(ModelCall.item_id == lost_id)).all()) == 1
         assert len(session.exec(select(LedgerPart)).all()) == parts + 1  # call 12's message
+
+
+def test_on_postgresql_a_fenced_call_is_its_own_transaction(engine) -> None:
+    """Issue 24 (session 16): a fenced call's row (and its new parts) is one statement,
+    fenced in itself; on PostgreSQL it runs in autocommit, where it is its own
+    transaction, without the BEGIN and COMMIT round trips around it (3 round trips a
+    call to 1). The connection goes back to the pool in transactions again, and a call
+    on an item no longer held still writes nothing."""
+    from sqlalchemy import text, update
+
+    from summarise.base import LeaseLost
+
+    autocommit: list[bool] = []
+
+    def note(conn, cursor, statement, *args) -> None:  # type: ignore[no-untyped-def]
+        if statement.split()[0] in ("INSERT", "WITH"):
+            autocommit.append(bool(getattr(conn.connection.dbapi_connection, "autocommit", False)))
+
+    journal, item_id, version, _ = _journal(engine, "sluice", "Sluice to open")
+    journal.begin(_record(20, ok=False, error="in flight", state=ledger.IN_FLIGHT))
+    event.listen(engine, "before_cursor_execute", note)
+    try:
+        journal.begin(_record(21, ok=False, error="in flight", state=ledger.IN_FLIGHT))
+    finally:
+        event.remove(engine, "before_cursor_execute", note)
+    assert autocommit and all(autocommit) == (engine.dialect.name == "postgresql"), autocommit
+    with engine.connect() as conn:  # back in the pool as it was: a transaction again
+        conn.execute(text("SELECT 1"))
+        assert conn.in_transaction()
+        if engine.dialect.name == "postgresql":
+            assert conn.connection.dbapi_connection.autocommit is False
+    with Session(engine) as session:
+        rows = session.exec(select(ModelCall).where(ModelCall.item_id == item_id)).all()
+        assert [r.state for r in rows] == [ledger.IN_FLIGHT] * 2
+    items = Item.__table__
+    with session_scope(engine) as session:
+        session.connection().execute(
+            update(items).where(items.c.id == item_id).values(version=version + 1)
+        )
+    with pytest.raises(LeaseLost):
+        journal.begin(_record(22, ok=False, error="in flight", state=ledger.IN_FLIGHT))
+    with Session(engine) as session:
+        assert len(session.exec(select(ModelCall).where(ModelCall.item_id == item_id)).all()) == 2

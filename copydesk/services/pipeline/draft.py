@@ -25,6 +25,7 @@ from copydesk.services.pipeline.handoff import (
 from copydesk.services.pipeline.state import RunState
 from guards.registry import CHECK_GATES, DRAFT_GATES, run_checks, run_gates
 from store import claims, ledger
+from store.db import one_statement
 from store.models import CallRecord, ModelCall, utcnow
 from summarise.base import (
     CALL_JOURNAL,
@@ -105,7 +106,9 @@ class InFlight:
     are packed against it) in one SELECT; a later call reuses the text and puts the
     claim's test in its row's INSERT (issue 24, session 12: one statement fewer), as
     every call on an item with no stored text does (session 15). One transaction of a
-    plain connection: Core statements only, no ORM session (issue 24, session 13)."""
+    plain connection: Core statements only, no ORM session (issue 24, session 13); a
+    fenced call's is its one statement (`store.db.one_statement`: on PostgreSQL no
+    BEGIN and COMMIT round trips, session 16)."""
 
     def __init__(self, run: RunState, job: Job):
         self.run, self.job = run, job
@@ -117,8 +120,8 @@ class InFlight:
 
     def begin(self, call: CallRecord) -> int | None:
         job, run_id = self.job, self.run.run_id
-        with self.run.engine.begin() as connection:
-            if isinstance(self.source, ledger.Unread):
+        if isinstance(self.source, ledger.Unread):
+            with self.run.engine.begin() as connection:
                 hold = claims.check_hold(connection, job.item_id, run_id, job.version)
                 row_id = None
                 if hold.held:
@@ -126,7 +129,10 @@ class InFlight:
                     row_id = ledger.begin(
                         connection, call, item_id=job.item_id, run_id=run_id, source=self.source
                     )
-            else:
+        else:
+            # The row and its new parts are one statement, fenced in itself: on
+            # PostgreSQL no BEGIN and COMMIT round trips around it (session 16).
+            with one_statement(self.run.engine) as connection:
                 fence = claims.fence(job.item_id, run_id, job.version)
                 row_id = ledger.begin(
                     connection,
@@ -136,12 +142,12 @@ class InFlight:
                     source=self.source,
                     fence=fence,
                 )
-            if row_id is None:
-                raise LeaseLost(
-                    f"item {job.item_id}: this run no longer holds its claim (the lease ran "
-                    "out or another run took it over); no model call was sent"
-                )
-            return row_id
+        if row_id is None:
+            raise LeaseLost(
+                f"item {job.item_id}: this run no longer holds its claim (the lease ran "
+                "out or another run took it over); no model call was sent"
+            )
+        return row_id
 
 
 class DraftStage:

@@ -210,6 +210,8 @@ class Checker(Protocol):
 class NoChecker:
     """The model checks cannot run here; every outcome says why."""
 
+    local = True  # no network call (pipeline/run.py `drafts_here`)
+
     def __init__(self, why: str = "no model"):
         self.name = "none"
         self.why = why

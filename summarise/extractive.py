@@ -93,6 +93,7 @@ class ExtractiveSummariser:
     """Lead sentences of the article body; the headline is the article's own title."""
 
     name = "extractive"
+    local = True  # no network call: the run drafts on its own thread (pipeline/run.py)
 
     def __init__(self, sentences: int = 3, max_words: int = SUMMARY_MAX_WORDS):
         self.sentences = sentences

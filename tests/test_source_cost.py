@@ -166,3 +166,47 @@ def test_the_run_loop_hears_of_each_finished_stage_without_watching_the_others(
     with Session(engine) as session:
         items = session.exec(select(Item)).all()
     assert sorted(i.status for i in items) == ["draft"] * PAGES
+
+
+def test_the_run_reads_and_drafts_on_its_own_thread_back_to_back(
+    engine, db_url, httpserver, monkeypatch
+) -> None:
+    """The page readers only fetch; the run's thread extracts the pages fetched back to
+    back, and, for a summariser and checker that make no network call (extractive, no
+    model checks), drafts them back to back after their look-up (issue 24, session 16:
+    the same work cost 17-28% more CPU interleaved with other stages', page by page,
+    than back to back). The same drafts."""
+    import threading
+
+    from copydesk.services.pipeline import draft as draft_module
+    from copydesk.services.pipeline import source as source_module
+
+    threads: dict[str, set[str]] = {"extract": set(), "draft": set()}
+
+    def on_thread(kind, inner):  # type: ignore[no-untyped-def]
+        def noted(*args, **kwargs):  # type: ignore[no-untyped-def]
+            threads[kind].add(threading.current_thread().name)
+            return inner(*args, **kwargs)
+
+        return noted
+
+    monkeypatch.setattr(
+        source_module, "extract_page", on_thread("extract", source_module.extract_page)
+    )
+    monkeypatch.setattr(
+        draft_module.DraftStage,
+        "prepare",
+        on_thread("draft", draft_module.DraftStage.prepare),
+    )
+    with Session(engine) as session:
+        add_feed(session, httpserver.url_for("/feed.xml"), "Wrenfield Courier")
+        session.commit()
+    _serve(httpserver, {f"p{i}": _story(i) for i in range(PAGES)})
+    _run(engine, db_url)
+    here = threading.current_thread().name
+    # Failed before: extracted on the page readers' threads, drafted on the model's.
+    assert threads == {"extract": {here}, "draft": {here}}, threads
+    with Session(engine) as session:
+        items = session.exec(select(Item)).all()
+    assert sorted(i.status for i in items) == ["draft"] * PAGES
+    assert all(i.summary and i.source_text for i in items)

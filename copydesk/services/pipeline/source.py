@@ -1,7 +1,8 @@
-"""The source stage: a `Job` becomes the article's text, fetched and extracted (or
-the feed's own text) through the source gates on a page-reader thread (`read`),
-then looked up with other pages read, on the run's thread (`look_up`: is the story
-known already?), or an `Outcome` that ends the item here.
+"""The source stage: a `Job` becomes the article's text, fetched on a page-reader
+thread (`fetch`: the link's gate, the stored text or the page), then extracted (or
+the feed's own text) through the source gates with other pages fetched, back to
+back on the run's thread (`read`), then looked up with them (`look_up`: is the
+story known already?), or an `Outcome` that ends the item here.
 
 The stage may read the database (the stored text, duplicate look-ups), never write it.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from dataclasses import dataclass
 
 from sqlalchemy import null
 from sqlmodel import Session, select
@@ -30,7 +32,7 @@ from guards.registry import run_gates
 from guards.source import count_words
 from ingest.dedup import text_fingerprint, url_aliases
 from ingest.extract import extract_page
-from ingest.fetch import Fetcher
+from ingest.fetch import Fetcher, FetchResult
 from store import status as st
 from store.models import Item
 from summarise.base import Article
@@ -38,6 +40,18 @@ from summarise.base import Article
 log = logging.getLogger("copydesk.pipeline")
 
 PAGE_TYPES = ("html", "xml", "text/")  # content types a page's article can be read from
+
+
+@dataclass
+class Fetched:
+    """A job as `SourceStage.fetch` leaves it for `read`: its outcome so far, and its
+    stored text or its page (neither when page fetching is off); `ended` when the
+    outcome is final already (a refused link)."""
+
+    out: Outcome
+    text: str | None = None
+    page: FetchResult | None = None
+    ended: bool = False
 
 
 class SourceStage:
@@ -57,22 +71,39 @@ class SourceStage:
         read = self.read(job)
         return read if read[1] is None else self.look_up([read])[0]
 
-    def read(self, job: Job) -> tuple[Outcome, Article | None]:
-        """`prepare` but for the look-up of the story in the store and in this run,
-        which `look_up` makes for many pages at once (the run loop gathers them)."""
+    def fetch(self, job: Job) -> Fetched:
+        """The part of `read` that waits on the network, for a page-reader thread: the
+        link's gate, the stored text, and the page when there is none. `read` does the
+        rest (extraction, the source gates), for many pages back to back on the run's
+        thread (issue 24, session 16: each page's CPU work cost more interleaved with
+        the other stages' than back to back)."""
         out = Outcome(job, st.DRAFT)
-        gates = self.settings.gates
-        modes = gates.all_modes()
+        modes = self.settings.gates.all_modes()
         # No request is made for a link that is not an absolute http(s) URL.
         url_result = run_gates(("source_url",), "", job.source_url, "", modes=modes)
         out.verdicts += [("source", r) for r in url_result]
         if any(r.hard_fail for r in url_result):
-            return discard(out, url_result), None
+            return Fetched(discard(out, url_result), ended=True)
         text, out.language = self.stored(job)
+        if text is None and self.fetch_pages:
+            page = self.fetcher.get_page(job.source_url, trusted=self._trusted(job))
+            return Fetched(out, page=page)
+        return Fetched(out, text=text)
+
+    def read(self, job: Job, fetched: Fetched | None = None) -> tuple[Outcome, Article | None]:
+        """`prepare` but for the look-up of the story in the store and in this run,
+        which `look_up` makes for many pages at once (the run loop gathers them); the
+        network's part done already when `fetched` (`fetch`) is given."""
+        got = fetched or self.fetch(job)
+        out, text = got.out, got.text
+        if got.ended:
+            return out, None
         if text is None:
-            text = self._fetch_page(job, out)
+            text = self._page_text(job, out, got.page)
             if text is None:
                 return out, None
+        gates = self.settings.gates
+        modes = gates.all_modes()
         length = run_gates(
             ("source_length",),
             text,
@@ -105,13 +136,12 @@ class SourceStage:
             looked.append((out, article) if found is None else (duplicate(out, *found), None))
         return looked
 
-    def _fetch_page(self, job: Job, out: Outcome) -> str | None:
-        """The article text from its page, or None with the outcome set: refused,
-        disallowed by robots.txt, failed (transient or not), or not a web page."""
-        if not self.fetch_pages:
+    def _page_text(self, job: Job, out: Outcome, result: FetchResult | None) -> str | None:
+        """The article text from its page (`fetch`'s), or None with the outcome set:
+        refused, disallowed by robots.txt, failed (transient or not), or not a web page."""
+        if result is None:
             failed_permanently(out, "the feed carries no text and page fetching is off", "fetch")
             return None
-        result = self.fetcher.get_page(job.source_url, trusted=self._trusted(job))
         out.changes.update(fetch_status=result.status, fetch_bytes=len(result.content))
         if result.truncated:  # said out loud, as a feed cut by max_feed_bytes is (issue 26)
             out.changes.page_cut_at = len(result.content)

@@ -446,9 +446,16 @@ class Pipeline:
                 if finished or looked_up:
                     self.progress("items", done, max(done, total))
                 if stop is not None:
-                    # Start nothing new; what is already running finishes and is kept.
+                    # Start nothing new; what is already running finishes and is kept: the
+                    # pages fetched are read, those that end here committed, the others
+                    # wait for a later run.
                     for future in [f for f in pending if f.cancel()]:
                         pending.pop(future)
+                    for out, article in [self._read_safely(page) for page in fetched]:
+                        if article is None:
+                            since = since if ready else time.monotonic()
+                            ready.append(out)
+                    fetched = []
         if stop is not None:
             raise stop
 

@@ -136,7 +136,9 @@ _bands = sa_table(
 
 
 def shingles(title: str | None, text: str | None) -> set[str]:
-    words = _WORD.findall(f"{title or ''}\n{text or ''}".lower())
+    # The words made a set first: each distinct word is then tested once, not each
+    # time it occurs (the same set either way).
+    words = set(_WORD.findall(f"{title or ''}\n{text or ''}".lower()))
     return {w for w in words if w not in STOP_WORDS and (len(w) > 2 or w.isdigit())}
 
 
@@ -188,7 +190,34 @@ def signature(title: str | None, text: str | None) -> Signature | None:
     found = shingles(title, text)
     if len(found) < MIN_SHINGLES:
         return None
-    return least_images([_shingle_hash(s) for s in sorted(found)])
+    return _least(_images_of(found))
+
+
+# A shingle's images under every permutation (`_image` of its hash), kept for the
+# shingles met lately: most of an article's words were in an earlier one ("council",
+# "minister", the desk's own places and names), and a word's images are its hash
+# (BLAKE2b) and five operations on 768-byte integers, where a word already seen is a
+# dict look-up (issue 24, session 17). The least of them is taken again for every
+# signature, so the values are the same (test_signature_values_are_pinned). At most
+# IMAGES_KEPT words (about 0.8 kB each: 3.5 MB), emptied when full; a race between
+# threads costs a recomputation, never a wrong value (a dict's get and set are
+# atomic in CPython).
+IMAGES_KEPT = 4096
+_IMAGES: dict[str, int] = {}
+
+
+def _images_of(found: Iterable[str]) -> list[int]:
+    """`_image(_shingle_hash(s))` of each shingle, from `_IMAGES` when kept there."""
+    kept = _IMAGES
+    out = []
+    for shingle in found:
+        image = kept.get(shingle)
+        if image is None:
+            if len(kept) >= IMAGES_KEPT:
+                kept.clear()
+            image = kept[shingle] = _image(_shingle_hash(shingle))
+        out.append(image)
+    return out
 
 
 # The least images (issue 24). One permutation of one shingle at a time,
@@ -234,12 +263,21 @@ _READ_OUT = struct.Struct("<" + f"I{_LANE_BYTES - 4}x" * NUM_PERM)  # each lane'
 def least_images(hashes: Sequence[int]) -> Signature:
     """For each permutation (a, b): min over the hashes h of ((a * h + b) % P) & MASK.
     (No hash: every value is MASK.)"""
+    return _least([_image(h) for h in hashes])
+
+
+def _image(h: int) -> int:
+    """((a * h + b) % P) & MASK for every permutation (a, b), in its lane."""
+    h %= _PRIME
+    x = _A * (h & _MASK) + _A_SHIFTED * (h >> 32) + _B_PLUS_ONE
+    x = ((x >> 61) & _ABOVE61) + (x & _LOW61)  # z + 1 (or z + P + 1)
+    return (x + ((x >> 61) & _ONES) - _ONES) & _LOW32  # (z mod P) & MASK
+
+
+def _least(images: Iterable[int]) -> Signature:
+    """The least value of each lane over `images` (`_image`s), read out."""
     best = _LOW32
-    for h in hashes:
-        h %= _PRIME
-        x = _A * (h & _MASK) + _A_SHIFTED * (h >> 32) + _B_PLUS_ONE
-        x = ((x >> 61) & _ABOVE61) + (x & _LOW61)  # z + 1 (or z + P + 1)
-        y = (x + ((x >> 61) & _ONES) - _ONES) & _LOW32  # (z mod P) & MASK
+    for y in images:
         take = (((best | _BIT32) - y) >> 32) & _ONES  # 1 in the lanes where best >= y
         best ^= (best ^ y) & (take * _MASK)
     return _READ_OUT.unpack(best.to_bytes(NUM_PERM * _LANE_BYTES, "little"))

@@ -147,6 +147,32 @@ def test_signature_values_are_pinned() -> None:
     assert fewer is not None and 0.8 <= duplicates.similarity(fewer, PINNED_SIGNATURE) < 1.0
 
 
+def test_a_shingle_met_before_is_not_hashed_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 24, session 17: a shingle's images under the 64 permutations are kept
+    (`_IMAGES`), so a signature hashes only the words no recent article had: the
+    second signature of the same words hashed every shingle again before (41 here),
+    none now; a kept image gives the same values, and the store of them stays bounded."""
+    hashed: list[str] = []
+    inner = duplicates._shingle_hash
+
+    def counted(shingle: str) -> int:
+        hashed.append(shingle)
+        return inner(shingle)
+
+    monkeypatch.setattr(duplicates, "_shingle_hash", counted)
+    monkeypatch.setattr(duplicates, "_IMAGES", {})
+    first = duplicates.signature(PINNED_TITLE, PINNED_TEXT)
+    words = len(duplicates.shingles(PINNED_TITLE, PINNED_TEXT))
+    assert len(hashed) == words
+    again = duplicates.signature(PINNED_TITLE.upper(), PINNED_TEXT)
+    assert len(hashed) == words  # no word hashed twice
+    assert first == again == PINNED_SIGNATURE
+    monkeypatch.setattr(duplicates, "IMAGES_KEPT", 8)
+    monkeypatch.setattr(duplicates, "_IMAGES", {})
+    assert duplicates.signature(PINNED_TITLE, PINNED_TEXT) == PINNED_SIGNATURE
+    assert len(duplicates._IMAGES) <= 8
+
+
 def _formula(hashes: list[int]) -> tuple[int, ...]:
     """The MinHash as the module's docstring defines it, one value at a time."""
     prime, mask = (1 << 61) - 1, 0xFFFFFFFF

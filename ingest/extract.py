@@ -74,7 +74,14 @@ logging.getLogger("trafilatura.utils").addFilter(_not_html_line)
 
 def tidy(text: str) -> str:
     """Collapse runs of spaces inside lines and blank-line runs between paragraphs."""
-    lines = [_SPACES.sub(" ", line).strip() for line in text.replace("\xa0", " ").split("\n")]
+    text = text.replace("\xa0", " ")
+    # `_SPACES` changes nothing in a text whose every run is one space, and its scan
+    # costs about 20 ns a character however few runs match (28 us of a bench page's
+    # 32 in `tidy`; issue 24, session 17): five substring tests tell first. The whole
+    # text at once: no run spans a line ("\n" is not in the class).
+    if "  " in text or "\t" in text or "\r" in text or "\f" in text or "\v" in text:
+        text = _SPACES.sub(" ", text)
+    lines = [line.strip() for line in text.split("\n")]
     return _BLANKS.sub("\n\n", "\n".join(lines)).strip()
 
 

@@ -10,6 +10,8 @@ from collections import Counter
 
 import pytest
 import trafilatura
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from trafilatura.utils import load_html
 
 from ingest.extract import EXTRACT_OPTIONS, extract_page, fragment_to_text, reduce_page, tidy
@@ -211,3 +213,41 @@ def test_a_page_builds_no_trafilatura_options_and_gets_the_same_ones(monkeypatch
         assert new is not old
         for slot in Extractor.__slots__:
             assert getattr(new, slot) == getattr(old, slot), slot
+
+
+def _tidy_before(text: str) -> str:
+    """`tidy` as it was before issue 24, session 17: every run of spaces and tabs,
+    line by line, replaced by one space (a lone space by itself)."""
+    spaces = re.compile(r"[ \t\r\f\v]+")
+    lines = [spaces.sub(" ", line).strip() for line in text.replace("\xa0", " ").split("\n")]
+    return re.sub(r"\n\s*\n+", "\n\n", "\n".join(lines)).strip()
+
+
+def test_tidy_scans_no_text_whose_spaces_are_single(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 24, session 17: `tidy` ran its spaces pattern over every line, 28 us of
+    the 32 it took on a bench page though nothing there changed; a text whose every
+    run is one space is not scanned now (5 scans of its lines before), and a text with
+    others is tidied as before."""
+    from ingest import extract
+
+    scans: list[str] = []
+    spaces = extract._SPACES
+
+    class Counted:
+        def sub(self, repl: str, text: str) -> str:
+            scans.append(text)
+            return spaces.sub(repl, text)
+
+    monkeypatch.setattr(extract, "_SPACES", Counted())
+    single = "Dispatch 7\nThe harbour board met.\n\nMembers heard.\nPart 0.\n\xa0End."
+    assert tidy(single) == _tidy_before(single)
+    assert scans == []
+    messy = "  Lead \t line\xa0 here \n\n\n\x0bsecond  para\r\n\u2003third\f"
+    assert tidy(messy) == _tidy_before(messy) == "Lead line here\n\nsecond para\nthird"
+    assert len(scans) == 1
+
+
+@given(st.text(alphabet=st.sampled_from(" \t\r\f\v\n\xa0\u2003\x1c\x85ab."), max_size=60))
+@settings(max_examples=400, deadline=None)
+def test_tidy_is_what_it_was(text: str) -> None:
+    assert tidy(text) == _tidy_before(text)

@@ -14,12 +14,11 @@ The pipeline applies them; this module only says what the keys are.
 from __future__ import annotations
 
 import hashlib
-import re
 
+from guards.text import word_runs
 from ingest.urls import canonical_url
 
 MAX_KEY_BYTES = 1000  # a PostgreSQL btree index entry must stay well under 2.7 kB
-_WORD = re.compile(r"\w+")
 
 
 def is_web_link(link: str | None) -> bool:
@@ -74,5 +73,5 @@ def text_fingerprint(text: str, *titles: str | None) -> str:
             if title and title.strip() and body.startswith(title.strip()):
                 body = body[len(title.strip()) :].lstrip()
                 stripped = True
-    words = " ".join(_WORD.findall(body.lower()))
+    words = " ".join(word_runs(body.lower()))  # the words `\w+` finds
     return hashlib.sha256(words.encode("utf-8")).hexdigest()

@@ -86,6 +86,7 @@ from sqlalchemy import (
 from sqlalchemy import table as sa_table
 from sqlalchemy import update as sa_update
 
+from guards.text import word_runs
 from store.packing import PackedSourceText
 
 NUM_PERM = 64
@@ -103,7 +104,6 @@ _PACKED = struct.Struct(f"<{NUM_PERM}I")
 
 Signature = tuple[int, ...]
 
-_WORD = re.compile(r"[^\W_]+")
 STOP_WORDS = frozenset(
     """a about after all also an and are as at be been before but by can could did do
     for from had has have he her his how i if in into is it its may more most new no
@@ -138,7 +138,7 @@ _bands = sa_table(
 def shingles(title: str | None, text: str | None) -> set[str]:
     # The words made a set first: each distinct word is then tested once, not each
     # time it occurs (the same set either way).
-    words = set(_WORD.findall(f"{title or ''}\n{text or ''}".lower()))
+    words = set(word_runs(f"{title or ''}\n{text or ''}".lower(), underscore=False))
     return {w for w in words if w not in STOP_WORDS and (len(w) > 2 or w.isdigit())}
 
 

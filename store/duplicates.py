@@ -199,7 +199,7 @@ def signature(title: str | None, text: str | None) -> Signature | None:
 # (BLAKE2b) and five operations on 768-byte integers, where a word already seen is a
 # dict look-up (issue 24, session 17). The least of them is taken again for every
 # signature, so the values are the same (test_signature_values_are_pinned). At most
-# IMAGES_KEPT words (about 0.8 kB each: 3.5 MB), emptied when full; a race between
+# IMAGES_KEPT words (about 0.92 kB each: 3.76 MB by tracemalloc), emptied when full; a race between
 # threads costs a recomputation, never a wrong value (a dict's get and set are
 # atomic in CPython).
 IMAGES_KEPT = 4096

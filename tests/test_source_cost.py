@@ -302,3 +302,61 @@ def test_a_model_run_lets_new_items_in_a_look_up_batch_at_a_time(
     with Session(engine) as session:
         items = session.exec(select(Item)).all()
     assert sorted(i.status for i in items) == ["draft"] * pages
+
+
+class _Apart:
+    """A model whose drafts come back GAP seconds apart at least, one after another."""
+
+    name = "apart"
+    GAP = 0.3
+
+    def __init__(self) -> None:
+        import threading
+
+        self.inner = ExtractiveSummariser(sentences=2)
+        self.lock = threading.Lock()
+
+    def summarise(self, article):  # type: ignore[no-untyped-def]
+        import time
+
+        with self.lock:  # one at a time, each GAP after the one before it
+            time.sleep(self.GAP)
+            return self.inner.summarise(article)
+
+
+def test_a_model_run_commits_replies_a_little_apart_together(
+    engine, db_url, httpserver, monkeypatch
+) -> None:
+    """Replies 0.3 s apart, as a long model run's come once its threads have drifted
+    apart (about 20 a second at concurrency 16, each thread's on its own time), share a
+    commit (`writer.COMMIT_LINGER`, 0.6 s): at 0.2 s each was committed alone (issue 24,
+    session 17: 5-6 items a commit after the first minute of a 3,200-article run, 16
+    before). A bound, not a timing: every reply is at least 0.3 s after the one before
+    it, so at 0.2 s no two could share a commit; the last is committed at once."""
+    batches: list[int] = []
+    inner_commit = writer_module.Writer.commit_batch
+
+    def commit_batch(self, outs):  # type: ignore[no-untyped-def]
+        batches.append(len(outs))
+        inner_commit(self, outs)
+
+    monkeypatch.setattr(writer_module.Writer, "commit_batch", commit_batch)
+    pages = 4
+    with Session(engine) as session:
+        add_feed(session, httpserver.url_for("/feed.xml"), "Wrenfield Courier")
+        session.commit()
+    _serve(httpserver, {f"p{i}": _story(i) for i in range(pages)})
+    settings = Settings.model_validate(
+        {
+            "database": {"url": db_url},
+            "summarise": {"backend": "extractive", "max_concurrency": 4},
+            "ingest": {"allow_private": LOOPBACK_ALLOW, "respect_robots": False},
+        }
+    )
+    with Fetcher(settings.ingest) as fetcher:
+        Pipeline(settings, engine, _Apart(), fetcher).run(force=True)
+    assert sum(batches) == pages
+    assert max(batches) >= 2, batches  # failed before: [1, 1, 1, 1]
+    with Session(engine) as session:
+        items = session.exec(select(Item)).all()
+    assert sorted(i.status for i in items) == ["draft"] * pages

@@ -48,7 +48,13 @@ COMMIT_BATCH = 32
 # flushes to disk: 3.8 ms of CPU an item one a commit, 2.2 eight a commit, on SQLite).
 # The run keeps handing pages to the model meanwhile; nothing waits for a full batch:
 # when nothing else is in flight, or the run stops, what is ready is committed at once.
-COMMIT_LINGER = 0.2
+# 0.6 s, not 0.2 (issue 24, session 17): at concurrency 16 and 0.4 s a call a run's
+# first replies come in step, 16 at a time, but after about a minute its model
+# threads have drifted apart and replies come one by one, about 20 a second: 0.2 s
+# then gathered 5-6 a commit (2.4-2.7 ms of the run thread's CPU an item in the
+# writer, against 1.4-1.9 in 16s), so a long run cost more an article than a short
+# one; 0.6 s gathers 13-16 (1.5-1.7 ms).
+COMMIT_LINGER = 0.6
 
 
 class Writer:

@@ -25,7 +25,17 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import Integer, and_, bindparam, exists, func, or_, select, update
+from sqlalchemy import (
+    Integer,
+    and_,
+    bindparam,
+    exists,
+    func,
+    literal_column,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.engine import Connection
 from sqlmodel import Session, col
 
@@ -68,9 +78,16 @@ def _claim_statement(skip_locked: bool):  # type: ignore[no-untyped-def]
     """The claim, one UPDATE ... RETURNING whose values are bound at each call."""
     items = Item.__table__
     free = _free(items, bindparam("now", type_=items.c.claim_until.type))
+    # The status written into the statement, not bound: the waiting items' partial index
+    # (`ix_items_waiting`, WHERE status = 'new'; migration 0041) serves only a query
+    # whose WHERE implies its predicate, which `status = $1` does not in a generic plan
+    # (https://www.postgresql.org/docs/15/indexes-partial.html: "parameterized query
+    # clauses do not work with a partial index"). Without it a claim walked every item
+    # already done (issue 24, session 17).
+    waiting = items.c.status == literal_column(f"'{NEW}'")
     pick = (
         select(items.c.id)
-        .where(items.c.status == NEW, free)
+        .where(waiting, free)
         .order_by(items.c.id)
         .limit(bindparam("limit", type_=Integer))
     )
@@ -78,11 +95,15 @@ def _claim_statement(skip_locked: bool):  # type: ignore[no-untyped-def]
         pick = pick.with_for_update(skip_locked=True)
     # A CTE, not `id IN (SELECT ... LIMIT n FOR UPDATE SKIP LOCKED)`: PostgreSQL may run
     # such a subquery again for each row it updates, claiming far more than n rows. A
-    # CTE that locks rows is evaluated once.
+    # CTE that locks rows is evaluated once. On PostgreSQL the UPDATE joins it (UPDATE
+    # ... FROM picked: each row by its key) where `id IN (SELECT ...)` was planned as a
+    # hash join over every waiting item; SQLite keeps the IN (UPDATE ... FROM needs
+    # SQLite 3.33) and looks each id up by its key either way.
     picked = pick.cte("picked")
+    picks = items.c.id == picked.c.id if skip_locked else items.c.id.in_(select(picked.c.id))
     return (
         update(items)
-        .where(items.c.id.in_(select(picked.c.id)), items.c.status == NEW, free)
+        .where(picks, waiting, free)
         .values(
             claimed_by=bindparam("run_id", type_=items.c.claimed_by.type),
             claim_until=bindparam("until", type_=items.c.claim_until.type),

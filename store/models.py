@@ -29,6 +29,7 @@ from sqlalchemy import (
     false,
     inspect,
     select,
+    text,
 )
 from sqlalchemy.ext.hybrid import hybrid_property
 from sqlalchemy.types import TypeDecorator
@@ -104,6 +105,16 @@ class Item(SQLModel, table=True):
     for an entry without a link; it is unique, so a second run cannot duplicate."""
 
     __tablename__ = "items"
+    # The waiting items' ids, in order: what a run's claim reads (store/claims.py), as
+    # many entries as it takes however many items are done (migration 0041).
+    __table_args__ = (
+        Index(
+            "ix_items_waiting",
+            "id",
+            postgresql_where=text("status = 'new'"),
+            sqlite_where=text("status = 'new'"),
+        ),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     dedup_key: str = Field(unique=True)

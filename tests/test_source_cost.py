@@ -212,6 +212,24 @@ def test_the_run_reads_and_drafts_on_its_own_thread_back_to_back(
     assert all(i.summary and i.source_text for i in items)
 
 
+def _run_with(engine, db_url: str, httpserver, summariser, pages: int) -> None:  # type: ignore[no-untyped-def]
+    """One run over `pages` stories of one feed, drafted by `summariser` (a stand-in
+    for a model: it drafts on the model's threads, at concurrency 4)."""
+    with Session(engine) as session:
+        add_feed(session, httpserver.url_for("/feed.xml"), "Wrenfield Courier")
+        session.commit()
+    _serve(httpserver, {f"p{i}": _story(i) for i in range(pages)})
+    settings = Settings.model_validate(
+        {
+            "database": {"url": db_url},
+            "summarise": {"backend": "extractive", "max_concurrency": 4},
+            "ingest": {"allow_private": LOOPBACK_ALLOW, "respect_robots": False},
+        }
+    )
+    with Fetcher(settings.ingest) as fetcher:
+        Pipeline(settings, engine, summariser, fetcher).run(force=True)
+
+
 class _OneAtATime:
     """A model (it drafts on the model's threads: no `local`) whose drafts finish one at
     a time, each only once the one before it is committed and every page let in has
@@ -282,19 +300,7 @@ def test_a_model_run_lets_new_items_in_a_look_up_batch_at_a_time(
     monkeypatch.setattr(source_module.SourceStage, "look_up", look_up)
     monkeypatch.setattr(Pipeline, "_claimed_jobs", claimed_jobs)
     pages = 48
-    with Session(engine) as session:
-        add_feed(session, httpserver.url_for("/feed.xml"), "Wrenfield Courier")
-        session.commit()
-    _serve(httpserver, {f"p{i}": _story(i) for i in range(pages)})
-    settings = Settings.model_validate(
-        {
-            "database": {"url": db_url},
-            "summarise": {"backend": "extractive", "max_concurrency": 4},
-            "ingest": {"allow_private": LOOPBACK_ALLOW, "respect_robots": False},
-        }
-    )
-    with Fetcher(settings.ingest) as fetcher:
-        Pipeline(settings, engine, model, fetcher).run(force=True)
+    _run_with(engine, db_url, httpserver, model, pages)
     assert sum(sizes) == pages
     # 8 pages a look-up, half the window of 16 (failed before: 32 look-ups, all but
     # the first two of one or two pages).
@@ -342,19 +348,7 @@ def test_a_model_run_commits_replies_a_little_apart_together(
 
     monkeypatch.setattr(writer_module.Writer, "commit_batch", commit_batch)
     pages = 4
-    with Session(engine) as session:
-        add_feed(session, httpserver.url_for("/feed.xml"), "Wrenfield Courier")
-        session.commit()
-    _serve(httpserver, {f"p{i}": _story(i) for i in range(pages)})
-    settings = Settings.model_validate(
-        {
-            "database": {"url": db_url},
-            "summarise": {"backend": "extractive", "max_concurrency": 4},
-            "ingest": {"allow_private": LOOPBACK_ALLOW, "respect_robots": False},
-        }
-    )
-    with Fetcher(settings.ingest) as fetcher:
-        Pipeline(settings, engine, _Apart(), fetcher).run(force=True)
+    _run_with(engine, db_url, httpserver, _Apart(), pages)
     assert sum(batches) == pages
     assert max(batches) >= 2, batches  # failed before: [1, 1, 1, 1]
     with Session(engine) as session:

@@ -43,6 +43,8 @@ from store.db import connection_of
 from store.models import Feed, Item, Run, utcnow
 
 NEW = "new"  # store.status.NEW; claims never change a status
+# The waiting items' ids, WHERE status = 'new' (migration 0041): what a claim reads.
+WAITING_INDEX = "ix_items_waiting"
 
 
 @dataclass(frozen=True)

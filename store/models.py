@@ -29,7 +29,6 @@ from sqlalchemy import (
     false,
     inspect,
     select,
-    text,
 )
 from sqlalchemy.ext.hybrid import hybrid_property
 from sqlalchemy.types import TypeDecorator
@@ -105,16 +104,10 @@ class Item(SQLModel, table=True):
     for an entry without a link; it is unique, so a second run cannot duplicate."""
 
     __tablename__ = "items"
-    # The waiting items' ids, in order: what a run's claim reads (store/claims.py), as
-    # many entries as it takes however many items are done (migration 0041).
-    __table_args__ = (
-        Index(
-            "ix_items_waiting",
-            "id",
-            postgresql_where=text("status = 'new'"),
-            sqlite_where=text("status = 'new'"),
-        ),
-    )
+    # The waiting items' ids (`store/claims.py` WAITING_INDEX, a partial index WHERE
+    # status = 'new', migration 0041) live beside the model, as the story-order index
+    # does: declared here, `postgresql_where` would import SQLAlchemy's PostgreSQL
+    # dialect into every SQLite process to check its name (tests/test_cli_imports.py).
 
     id: int | None = Field(default=None, primary_key=True)
     dedup_key: str = Field(unique=True)

@@ -26,8 +26,8 @@ from sqlalchemy.exc import SAWarning
 from sqlmodel import SQLModel
 
 import store.models  # noqa: F401 - registers every table on SQLModel.metadata
+from store import claims, search
 from store import db as store_db
-from store import search
 from store import status as st
 from store.db import StoreError, alembic_config, make_engine, migrate, open_store, session_scope
 from store.models import Item
@@ -90,11 +90,17 @@ def _indexes(inspector: Any, table: str) -> list[Any]:
 
 
 def _not_search_index(obj: Any, name: str | None, kind: str, reflected: bool, _: Any) -> bool:
-    """The full-text index and the story-order expression index (store/search.py)
-    live beside the models, not in them."""
+    """The full-text index, the story-order expression index (store/search.py) and
+    the waiting items' partial index (store/claims.py) live beside the models, not in
+    them."""
     if kind == "table":
         return name not in search.SQLITE_TABLES
-    return name not in (search.PG_COLUMN, search.PG_INDEX, search.STORY_ORDER_INDEX)
+    return name not in (
+        search.PG_COLUMN,
+        search.PG_INDEX,
+        search.STORY_ORDER_INDEX,
+        claims.WAITING_INDEX,
+    )
 
 
 def model_diffs(engine: Engine) -> list[Any]:
